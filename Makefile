@@ -1,0 +1,100 @@
+# Makefile - dlq-monitor: dlq-worker, dlqctl, their tests and benchmarks.
+#
+#   make            build build/dlq-worker and build/dlqctl
+#   make run        install what is missing, start a local broker if none
+#                   answers, run the worker on embedded defaults
+#   make test       install what is missing, start a private test broker,
+#                   run the unit and integration tests
+#   make SAN=address,undefined test   the same under sanitizers
+#
+# Every library comes through pkg-config. With SAN set, objects and
+# binaries go to their own directory so the two builds never mix.
+
+comma := ,
+SAN ?=
+B ?= build$(if $(SAN),/san-$(subst $(comma),-,$(SAN)))
+
+CC ?= cc
+PKGS := librabbitmq libcurl libcjson libconfig
+OPT ?= -O2 -g
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wformat=2 -Wno-format-nonliteral
+SANFLAGS := $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all)
+CPPFLAGS += -D_GNU_SOURCE -iquote internal
+CFLAGS += -std=c11 $(OPT) $(WARN) $(SANFLAGS) -pthread -MMD -MP \
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -pthread
+LDFLAGS += $(SANFLAGS)
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+
+LIB_SRC := $(wildcard internal/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/topology_default.o
+UNIT_SRC := $(wildcard tests/unit/check_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+IT_SRC := $(wildcard tests/integration/check_*.c)
+IT_BIN := $(IT_SRC:tests/integration/%.c=$(B)/tests/it_%)
+IT_HARNESS := $(B)/obj/tests/integration/harness.o
+
+.PHONY: all run test check check-unit check-integration deps clean
+all: $(B)/dlq-worker $(B)/dlqctl
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# The default topology is built into the binaries from topology/line.conf.
+$(B)/gen/topology_default.c: topology/line.conf
+	@mkdir -p $(@D)
+	{ echo '#include "topology.h"'; \
+	  echo 'const char dlq_topology_default_text[] = {'; \
+	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00 };'; } > $@
+
+$(B)/obj/gen/topology_default.o: $(B)/gen/topology_default.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/libdlq.a: $(LIB_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/dlq-worker: $(B)/obj/cmd/worker/main.o $(B)/libdlq.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/dlqctl: $(B)/obj/cmd/dlqctl/main.o $(B)/libdlq.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/check_%: $(B)/obj/tests/unit/check_%.o $(B)/libdlq.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(B)/tests/it_%: $(B)/obj/tests/integration/%.o $(IT_HARNESS) $(B)/libdlq.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+tests: $(UNIT_BIN) $(IT_BIN)
+
+# Pure code; no broker needed.
+check-unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+
+# Needs DLQ_TEST_AMQP_URL (scripts/test.sh sets it up).
+check-integration: all $(IT_BIN)
+	@set -e; for t in $(IT_BIN); do echo "== $$t"; \
+	  DLQ_BIN=$(B) $$t; done
+
+check: check-unit check-integration
+
+deps:
+	scripts/deps.sh
+
+run:
+	scripts/run.sh
+
+test:
+	scripts/test.sh
+
+clean:
+	rm -rf build
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

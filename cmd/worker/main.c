@@ -1,0 +1,65 @@
+/* dlq-worker - the RabbitMQ dead-letter monitor daemon.
+ * Parses arguments, loads the configuration and hands over to worker.c. */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "config.h"
+#include "topology.h"
+#include "worker.h"
+
+static void
+usage(FILE *f)
+{
+	fputs("usage: dlq-worker [-c FILE] [--check-config | --assert-only]\n"
+	    "  -c, --config FILE  configuration file (default: built-in "
+	    "defaults + env)\n"
+	    "      --check-config validate the configuration and exit\n"
+	    "      --assert-only  assert the RabbitMQ topology and exit\n"
+	    "  -V, --version      print the version\n", f);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check-config", no_argument, NULL, 'n' },
+		{ "assert-only", no_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = NULL;
+	bool check = false, assert_only = false;
+	struct dlq_config cfg;
+	struct dlq_topology *top;
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': path = optarg; break;
+		case 'n': check = true; break;
+		case 'a': assert_only = true; break;
+		case 'h': usage(stdout); return DLQ_EXIT_OK;
+		case 'V': puts("dlq-worker " DLQ_VERSION); return DLQ_EXIT_OK;
+		default: usage(stderr); return DLQ_EXIT_USAGE;
+		}
+	}
+	if (optind != argc || (check && assert_only)) {
+		usage(stderr);
+		return DLQ_EXIT_USAGE;
+	}
+	if (dlq_cli_load(path, &cfg, &top) == -1)
+		return DLQ_EXIT_ERROR;
+	if (check) {
+		puts("configuration OK");
+		rc = DLQ_EXIT_OK;
+	} else
+		rc = dlq_worker_run(&cfg, top, assert_only);
+	dlq_topology_free(top);
+	dlq_config_release(&cfg);
+	return rc;
+}

@@ -1,0 +1,243 @@
+/* amqp.c - connect, log in and diagnose with rabbitmq-c 0.11. */
+#include "amqp.h"
+
+#include <amqp_ssl_socket.h>
+#include <amqp_tcp_socket.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#define CONNECT_TIMEOUT_S	10
+#define RPC_TIMEOUT_S		30
+
+static amqp_table_entry_t
+bool_entry(const char *k, bool v)
+{
+	amqp_table_entry_t e;
+
+	e.key = amqp_cstring_bytes(k);
+	e.value.kind = AMQP_FIELD_KIND_BOOLEAN;
+	e.value.value.boolean = v;
+	return e;
+}
+
+static amqp_table_entry_t
+str_entry(const char *k, const char *v)
+{
+	amqp_table_entry_t e;
+
+	e.key = amqp_cstring_bytes(k);
+	e.value.kind = AMQP_FIELD_KIND_UTF8;
+	e.value.value.bytes = amqp_cstring_bytes(v);
+	return e;
+}
+
+const char *
+dlq_amqp_reply_text(amqp_rpc_reply_t r, char *buf, size_t n)
+{
+	switch (r.reply_type) {
+	case AMQP_RESPONSE_NORMAL:
+		snprintf(buf, n, "ok");
+		break;
+	case AMQP_RESPONSE_NONE:
+		snprintf(buf, n, "missing RPC reply");
+		break;
+	case AMQP_RESPONSE_LIBRARY_EXCEPTION:
+		snprintf(buf, n, "%s", amqp_error_string2(r.library_error));
+		break;
+	case AMQP_RESPONSE_SERVER_EXCEPTION:
+		if (r.reply.id == AMQP_CONNECTION_CLOSE_METHOD) {
+			amqp_connection_close_t *m = r.reply.decoded;
+			snprintf(buf, n, "connection closed by broker: %u %.*s",
+			    m->reply_code, (int)m->reply_text.len,
+			    (char *)m->reply_text.bytes);
+		} else if (r.reply.id == AMQP_CHANNEL_CLOSE_METHOD) {
+			amqp_channel_close_t *m = r.reply.decoded;
+			snprintf(buf, n, "channel closed by broker: %u %.*s",
+			    m->reply_code, (int)m->reply_text.len,
+			    (char *)m->reply_text.bytes);
+		} else
+			snprintf(buf, n, "broker error, method 0x%08x",
+			    r.reply.id);
+		break;
+	}
+	return buf;
+}
+
+bool
+dlq_amqp_is_channel_error(amqp_rpc_reply_t r, int *code)
+{
+	if (r.reply_type != AMQP_RESPONSE_SERVER_EXCEPTION ||
+	    r.reply.id != AMQP_CHANNEL_CLOSE_METHOD)
+		return false;
+	if (code != NULL)
+		*code = ((amqp_channel_close_t *)r.reply.decoded)->reply_code;
+	return true;
+}
+
+int
+dlq_amqp_reopen_channel(amqp_connection_state_t conn)
+{
+	amqp_channel_close_ok_t ok;
+
+	memset(&ok, 0, sizeof(ok));
+	if (amqp_send_method(conn, DLQ_AMQP_CHANNEL,
+	    AMQP_CHANNEL_CLOSE_OK_METHOD, &ok) != AMQP_STATUS_OK)
+		return -1;
+	amqp_maybe_release_buffers(conn);
+	amqp_channel_open(conn, DLQ_AMQP_CHANNEL);
+	return amqp_get_rpc_reply(conn).reply_type == AMQP_RESPONSE_NORMAL ?
+	    0 : -1;
+}
+
+static enum dlq_amqp_status
+login_status(amqp_rpc_reply_t r)
+{
+	if (r.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION)
+		return DLQ_AMQP_FATAL;	/* 403 access refused, 530 vhost */
+	return DLQ_AMQP_RETRY;
+}
+
+amqp_connection_state_t
+dlq_amqp_connect(const struct dlq_config *c, const char *name,
+    enum dlq_amqp_status *status, char *why, size_t whylen)
+{
+	amqp_connection_state_t conn;
+	amqp_socket_t *sock;
+	amqp_table_entry_t caps[5], props[4];
+	amqp_table_t caps_t, props_t;
+	struct timeval tv = { CONNECT_TIMEOUT_S, 0 };
+	struct timeval rpc = { RPC_TIMEOUT_S, 0 };
+	amqp_rpc_reply_t r;
+	char tmp[256];
+	int rc;
+
+	*status = DLQ_AMQP_RETRY;
+	if ((conn = amqp_new_connection()) == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	if (c->broker.tls) {
+		sock = amqp_ssl_socket_new(conn);
+		if (sock != NULL) {
+			amqp_ssl_socket_set_verify_peer(sock, c->tls_verify);
+			amqp_ssl_socket_set_verify_hostname(sock, c->tls_verify);
+			if (c->tls_ca_cert != NULL &&
+			    amqp_ssl_socket_set_cacert(sock, c->tls_ca_cert)) {
+				snprintf(why, whylen, "cannot load CA file %s",
+				    c->tls_ca_cert);
+				*status = DLQ_AMQP_FATAL;
+				goto fail;
+			}
+		}
+	} else
+		sock = amqp_tcp_socket_new(conn);
+	if (sock == NULL) {
+		snprintf(why, whylen, "cannot create socket");
+		goto fail;
+	}
+	if ((rc = amqp_socket_open_noblock(sock, c->broker.host, c->broker.port,
+	    &tv)) != AMQP_STATUS_OK) {
+		snprintf(why, whylen, "cannot connect to %s:%d: %s",
+		    c->broker.host, c->broker.port, amqp_error_string2(rc));
+		goto fail;
+	}
+	amqp_set_handshake_timeout(conn, &tv);
+	amqp_set_rpc_timeout(conn, &rpc);
+
+	caps[0] = bool_entry("consumer_cancel_notify", true);
+	caps[1] = bool_entry("connection.blocked", true);
+	caps[2] = bool_entry("publisher_confirms", true);
+	caps[3] = bool_entry("basic.nack", true);
+	caps[4] = bool_entry("authentication_failure_close", true);
+	caps_t.num_entries = 5;
+	caps_t.entries = caps;
+	props[0] = str_entry("product", "dlq-monitor");
+	props[1] = str_entry("connection_name", name);
+	props[2].key = amqp_cstring_bytes("capabilities");
+	props[2].value.kind = AMQP_FIELD_KIND_TABLE;
+	props[2].value.value.table = caps_t;
+	props[3] = str_entry("platform", "C, rabbitmq-c");
+	props_t.num_entries = 4;
+	props_t.entries = props;
+
+	r = amqp_login_with_properties(conn, c->broker.vhost, 0, 131072,
+	    (int)c->heartbeat_s, &props_t, AMQP_SASL_METHOD_PLAIN,
+	    c->broker.user, c->broker.password);
+	if (r.reply_type != AMQP_RESPONSE_NORMAL) {
+		*status = login_status(r);
+		snprintf(why, whylen, "login to %s:%d vhost %s as %s failed: %s",
+		    c->broker.host, c->broker.port, c->broker.vhost,
+		    c->broker.user, dlq_amqp_reply_text(r, tmp, sizeof(tmp)));
+		goto fail;
+	}
+	amqp_channel_open(conn, DLQ_AMQP_CHANNEL);
+	r = amqp_get_rpc_reply(conn);
+	if (r.reply_type != AMQP_RESPONSE_NORMAL) {
+		snprintf(why, whylen, "cannot open channel: %s",
+		    dlq_amqp_reply_text(r, tmp, sizeof(tmp)));
+		goto fail;
+	}
+	*status = DLQ_AMQP_OK;
+	return conn;
+fail:
+	amqp_destroy_connection(conn);
+	return NULL;
+}
+
+void
+dlq_amqp_close(amqp_connection_state_t conn)
+{
+	struct timeval tv = { 1, 0 };
+
+	if (conn == NULL)
+		return;
+	/* Never wait long on a peer that may be gone. */
+	amqp_set_rpc_timeout(conn, &tv);
+	amqp_channel_close(conn, DLQ_AMQP_CHANNEL, AMQP_REPLY_SUCCESS);
+	amqp_connection_close(conn, AMQP_REPLY_SUCCESS);
+	amqp_destroy_connection(conn);
+}
+
+int64_t
+dlq_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+dlq_amqp_backoff_ms(unsigned attempt, int64_t min, int64_t max)
+{
+	int64_t cap = min;
+	unsigned i;
+
+	for (i = 0; i < attempt && cap < max; i++)
+		cap *= 2;
+	if (cap > max)
+		cap = max;
+	if (cap <= min)
+		return min;
+	/* jitter: rand_r-free arc4random is not in glibc 2.36; random() is
+	 * fine here, nothing depends on its quality */
+	return min + random() % (cap - min + 1);
+}
+
+void
+dlq_sleep_ms(int64_t ms, const atomic_bool *stop)
+{
+	int64_t end = dlq_now_ms() + ms, left;
+	struct timespec ts;
+
+	while (!*stop && (left = end - dlq_now_ms()) > 0) {
+		if (left > 100)
+			left = 100;
+		ts.tv_sec = 0;
+		ts.tv_nsec = left * 1000000;
+		nanosleep(&ts, NULL);
+	}
+}

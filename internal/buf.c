@@ -1,0 +1,285 @@
+/* buf.c - growable byte buffer and JSON text building.
+ *
+ * JSON escaping lives here and nowhere else, so every line the project
+ * prints (logs, digests, control replies) is valid JSON by construction. */
+#include "buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void
+dlq_buf_init(struct dlq_buf *b)
+{
+	memset(b, 0, sizeof(*b));
+}
+
+void
+dlq_buf_release(struct dlq_buf *b)
+{
+	if (b == NULL)
+		return;
+	free(b->data);
+	memset(b, 0, sizeof(*b));
+}
+
+void
+dlq_buf_reset(struct dlq_buf *b)
+{
+	b->len = 0;
+	b->oom = false;
+	if (b->data != NULL)
+		b->data[0] = '\0';
+}
+
+static bool
+reserve(struct dlq_buf *b, size_t extra)
+{
+	size_t need, cap;
+	char *p;
+
+	if (b->oom)
+		return false;
+	if (extra > SIZE_MAX - b->len - 1)
+		goto oom;
+	need = b->len + extra + 1;
+	if (need <= b->cap)
+		return true;
+	cap = b->cap ? b->cap : 256;
+	while (cap < need)
+		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+	if ((p = realloc(b->data, cap)) == NULL)
+		goto oom;
+	b->data = p;
+	b->cap = cap;
+	return true;
+oom:
+	b->oom = true;
+	return false;
+}
+
+void
+dlq_buf_add(struct dlq_buf *b, const void *p, size_t n)
+{
+	if (n == 0 || !reserve(b, n))
+		return;
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void
+dlq_buf_adds(struct dlq_buf *b, const char *s)
+{
+	dlq_buf_add(b, s, strlen(s));
+}
+
+void
+dlq_buf_addc(struct dlq_buf *b, char c)
+{
+	if (!reserve(b, 1))
+		return;
+	b->data[b->len++] = c;
+	b->data[b->len] = '\0';
+}
+
+void
+dlq_buf_printf(struct dlq_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !reserve(b, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void
+dlq_buf_add_u64(struct dlq_buf *b, uint64_t v)
+{
+	char tmp[24];
+	size_t i = sizeof(tmp);
+
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	dlq_buf_add(b, tmp + i, sizeof(tmp) - i);
+}
+
+void
+dlq_buf_add_i64(struct dlq_buf *b, int64_t v)
+{
+	if (v < 0) {
+		dlq_buf_addc(b, '-');
+		dlq_buf_add_u64(b, (uint64_t)0 - (uint64_t)v);
+	} else
+		dlq_buf_add_u64(b, (uint64_t)v);
+}
+
+/* Length of the valid UTF-8 sequence at s[0..n), or 0 when invalid. */
+static size_t
+utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+void
+dlq_buf_json_str(struct dlq_buf *b, const void *sv, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = sv;
+	size_t i = 0, run, k;
+
+	/* Worst case 6 bytes per input byte; reserve once for short strings. */
+	if (!reserve(b, n + 2))
+		return;
+	dlq_buf_addc(b, '"');
+	while (i < n) {
+		/* Copy the longest run that needs no escaping in one go. */
+		for (run = i; run < n && s[run] >= 0x20 && s[run] < 0x80 &&
+		    s[run] != '"' && s[run] != '\\'; run++)
+			;
+		if (run > i) {
+			dlq_buf_add(b, s + i, run - i);
+			i = run;
+			continue;
+		}
+		switch (s[i]) {
+		case '"':  dlq_buf_add(b, "\\\"", 2); i++; continue;
+		case '\\': dlq_buf_add(b, "\\\\", 2); i++; continue;
+		case '\n': dlq_buf_add(b, "\\n", 2); i++; continue;
+		case '\r': dlq_buf_add(b, "\\r", 2); i++; continue;
+		case '\t': dlq_buf_add(b, "\\t", 2); i++; continue;
+		default:
+			break;
+		}
+		if (s[i] < 0x20) {
+			char esc[6] = { '\\', 'u', '0', '0',
+			    hex[s[i] >> 4], hex[s[i] & 0xf] };
+			dlq_buf_add(b, esc, sizeof(esc));
+			i++;
+			continue;
+		}
+		if ((k = utf8_seq(s + i, n - i)) == 0) {
+			dlq_buf_add(b, "\xef\xbf\xbd", 3);	/* U+FFFD */
+			i++;
+			continue;
+		}
+		dlq_buf_add(b, s + i, k);
+		i += k;
+	}
+	dlq_buf_addc(b, '"');
+}
+
+void
+dlq_buf_json_cstr(struct dlq_buf *b, const char *s)
+{
+	if (s == NULL)
+		dlq_buf_adds(b, "null");
+	else
+		dlq_buf_json_str(b, s, strlen(s));
+}
+
+static void
+rfc3339(struct dlq_buf *b, int64_t secs, int ms)
+{
+	struct tm tm;
+	time_t t = (time_t)secs;
+	char tmp[40];
+	size_t n;
+
+	if (gmtime_r(&t, &tm) == NULL) {
+		dlq_buf_adds(b, "1970-01-01T00:00:00Z");
+		return;
+	}
+	n = strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (ms >= 0)
+		n += (size_t)snprintf(tmp + n, sizeof(tmp) - n, ".%03d", ms);
+	dlq_buf_add(b, tmp, n);
+	dlq_buf_addc(b, 'Z');
+}
+
+void
+dlq_buf_rfc3339(struct dlq_buf *b, int64_t secs)
+{
+	rfc3339(b, secs, -1);
+}
+
+void
+dlq_buf_rfc3339_ms(struct dlq_buf *b, int64_t ms)
+{
+	int64_t s = ms / 1000, r = ms % 1000;
+
+	if (r < 0)
+		r += 1000, s--;
+	rfc3339(b, s, (int)r);
+}
+
+size_t
+dlq_utf8_prefix(const void *sv, size_t n)
+{
+	const unsigned char *s = sv;
+	size_t i = 0, k;
+
+	while (i < n) {
+		if ((k = utf8_seq(s + i, n - i)) == 0) {
+			/* A sequence cut by `n` ends the prefix; a bad byte is
+			 * kept (the JSON writer replaces it). */
+			if (s[i] >= 0xc2 && s[i] <= 0xf4 && n - i < 4)
+				return i;
+			k = 1;
+		}
+		i += k;
+	}
+	return n;
+}
+
+bool
+dlq_utf8_is_text(const void *sv, size_t n)
+{
+	const unsigned char *s = sv;
+	size_t i = 0, k;
+
+	while (i < n) {
+		if (s[i] < 0x20 && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+			return false;
+		if (s[i] == 0x7f)
+			return false;
+		if ((k = utf8_seq(s + i, n - i)) == 0)
+			return false;
+		i += k;
+	}
+	return true;
+}

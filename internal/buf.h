@@ -1,0 +1,52 @@
+/* buf.h - growable byte buffer and JSON text building.
+ *
+ * Log lines, digests and control replies are built by appending to one
+ * buffer and written with one write(2). The buffer is reused between lines,
+ * so the hot path (one dead letter) allocates only when a line is larger
+ * than any before it. An allocation failure is sticky: the buffer stops
+ * growing, `oom` is set and the caller drops the line. Not thread-safe:
+ * one buffer per thread. */
+#ifndef DLQ_BUF_H
+#define DLQ_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dlq_buf {
+	char	*data;		/* always NUL-terminated when len > 0 */
+	size_t	 len;
+	size_t	 cap;
+	bool	 oom;
+};
+
+void	dlq_buf_init(struct dlq_buf *);
+void	dlq_buf_release(struct dlq_buf *);	/* frees data; init again to reuse */
+void	dlq_buf_reset(struct dlq_buf *);	/* len = 0, keeps the memory */
+void	dlq_buf_add(struct dlq_buf *, const void *, size_t);
+void	dlq_buf_adds(struct dlq_buf *, const char *);
+void	dlq_buf_addc(struct dlq_buf *, char);
+void	dlq_buf_printf(struct dlq_buf *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	dlq_buf_add_i64(struct dlq_buf *, int64_t);
+void	dlq_buf_add_u64(struct dlq_buf *, uint64_t);
+
+/* Appends `s` (n bytes) as a quoted JSON string. Control characters are
+ * escaped; bytes that are not valid UTF-8 become U+FFFD, so the output is
+ * always valid JSON whatever the input. */
+void	dlq_buf_json_str(struct dlq_buf *, const void *s, size_t n);
+void	dlq_buf_json_cstr(struct dlq_buf *, const char *);	/* NULL -> null */
+
+/* Appends a timestamp (seconds or milliseconds since the epoch, UTC) as
+ * RFC 3339, e.g. 2026-11-30T10:00:00Z / 2026-11-30T10:00:00.123Z. */
+void	dlq_buf_rfc3339(struct dlq_buf *, int64_t secs);
+void	dlq_buf_rfc3339_ms(struct dlq_buf *, int64_t ms);
+
+/* Length of the longest prefix of s[0..n) that is valid UTF-8 and does not
+ * end inside a multi-byte sequence; used to truncate text cleanly. */
+size_t	dlq_utf8_prefix(const void *s, size_t n);
+/* True when s[0..n) is valid UTF-8 without NUL or control bytes other than
+ * tab, CR and LF: text a human can read in a log line. */
+bool	dlq_utf8_is_text(const void *s, size_t n);
+
+#endif

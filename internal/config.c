@@ -1,0 +1,627 @@
+/* config.c - load the worker's configuration.
+ *
+ * Order: built-in defaults, then the libconfig file, then environment
+ * variables (the source system's names). One table below holds every
+ * setting with its file path, env name, type, default and bounds, so the
+ * README, the example file and the checks cannot drift apart silently.
+ * Numbers are read as 64-bit and range-checked: a value out of range is an
+ * error, never wrapped or clamped. Unknown settings are errors too: a typo
+ * in a key would otherwise silently run on a default. */
+#include "config.h"
+
+#include <amqp.h>
+#include <errno.h>
+#include <libconfig.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum opt_kind { OPT_INT, OPT_STR, OPT_BOOL, OPT_LIST, OPT_LEVEL };
+
+struct opt {
+	const char	*group;
+	const char	*name;
+	const char	*env;		/* NULL: file only */
+	enum opt_kind	 kind;
+	size_t		 off;
+	int64_t		 min, max, def;
+	const char	*def_s;		/* OPT_STR, OPT_LEVEL */
+	const char	*const *def_list;
+};
+
+static const char *const default_mask_keys[] = {
+	"password", "passwd", "secret", "token", "authorization", "api_key",
+	"apikey", "phone", "msisdn", "email", "card", "iban", NULL
+};
+
+static const char *const default_error_headers[] = {
+	"x-error", "x-exception-message", "x-exception", "MT-Fault-Message",
+	"NServiceBus.ExceptionInfo.Message", NULL
+};
+
+#define OFF(f)	offsetof(struct dlq_config, f)
+
+static const struct opt opts[] = {
+	{ "rabbitmq", "url", "RABBITMQ_URL", OPT_STR, OFF(url), 0, 0, 0,
+	    "amqp://guest:guest@localhost:5672/", NULL },
+	{ "rabbitmq", "heartbeat", NULL, OPT_INT, OFF(heartbeat_s),
+	    0, 3600, 30, NULL, NULL },
+	{ "rabbitmq", "prefetch", NULL, OPT_INT, OFF(prefetch),
+	    1, 65535, 200, NULL, NULL },
+	{ "rabbitmq", "reconnect_min_ms", NULL, OPT_INT, OFF(reconnect_min_ms),
+	    10, 600000, 500, NULL, NULL },
+	{ "rabbitmq", "reconnect_max_ms", NULL, OPT_INT, OFF(reconnect_max_ms),
+	    10, 3600000, 30000, NULL, NULL },
+	{ "rabbitmq", "tls_ca_cert", NULL, OPT_STR, OFF(tls_ca_cert),
+	    0, 0, 0, NULL, NULL },
+	{ "rabbitmq", "tls_verify", NULL, OPT_BOOL, OFF(tls_verify),
+	    0, 1, 1, NULL, NULL },
+	{ "topology", "file", "DLQ_TOPOLOGY_FILE", OPT_STR, OFF(topology_file),
+	    0, 0, 0, NULL, NULL },
+	{ "topology", "dlq_suffix", "RABBITMQ_DLQ_SUFFIX", OPT_STR,
+	    OFF(dlq_suffix), 0, 0, 0, NULL, NULL },
+	{ "alert", "webhook_url", "DLQ_ALERT_WEBHOOK_URL", OPT_STR,
+	    OFF(webhook_url), 0, 0, 0, NULL, NULL },
+	{ "alert", "cooldown_ms", "DLQ_ALERT_COOLDOWN_MS", OPT_INT,
+	    OFF(cooldown_ms), 0, 7LL * 24 * 3600 * 1000, 300000, NULL, NULL },
+	{ "log", "level", "DLQ_LOG_LEVEL", OPT_LEVEL, OFF(log_level),
+	    0, 0, 0, "info", NULL },
+	{ "log", "payload_max_bytes", NULL, OPT_INT, OFF(payload_max_bytes),
+	    0, 1 << 20, 4096, NULL, NULL },
+	{ "log", "mask_keys", NULL, OPT_LIST, OFF(mask_keys),
+	    0, 0, 0, NULL, default_mask_keys },
+	{ "log", "mask_emails", NULL, OPT_BOOL, OFF(mask_emails),
+	    0, 1, 1, NULL, NULL },
+	{ "log", "mask_digits_min", NULL, OPT_INT, OFF(mask_digits_min),
+	    0, 64, 8, NULL, NULL },
+	{ "deadletter", "error_headers", NULL, OPT_LIST, OFF(error_headers),
+	    0, 0, 0, NULL, default_error_headers },
+};
+
+#define NOPTS	(sizeof(opts) / sizeof(opts[0]))
+
+static void *
+field(struct dlq_config *c, const struct opt *o)
+{
+	return (char *)c + o->off;
+}
+
+static void
+list_set(struct dlq_strlist *l, const char *const *v)
+{
+	size_t n = 0, i;
+
+	dlq_strlist_release(l);
+	while (v[n] != NULL)
+		n++;
+	l->v = calloc(n + 1, sizeof(char *));
+	if (l->v == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		l->v[i] = strdup(v[i]);
+	l->n = n;
+}
+
+static void
+set_str(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = v ? strdup(v) : NULL;
+}
+
+static bool
+is_secret(const struct opt *o)
+{
+	return strcmp(o->name, "url") == 0 || strcmp(o->name, "webhook_url") == 0;
+}
+
+/* Checks a string value of `o`; NULL when fine, else the reason. */
+static const char *
+check_str(const struct opt *o, const char *v)
+{
+	struct dlq_broker b;
+	const char *why = NULL;
+	size_t i;
+
+	if (strcmp(o->name, "url") == 0) {
+		memset(&b, 0, sizeof(b));
+		if (dlq_config_parse_url(v, &b, &why) == 0)
+			why = NULL;
+		dlq_broker_release(&b);
+		return why;
+	}
+	if (strcmp(o->name, "webhook_url") == 0) {
+		if (*v != '\0' && strncmp(v, "http://", 7) != 0 &&
+		    strncmp(v, "https://", 8) != 0)
+			return "must start with http:// or https://";
+		return NULL;
+	}
+	if (strcmp(o->name, "dlq_suffix") == 0) {
+		if (*v == '\0' || strlen(v) > 64)
+			return "must be 1 to 64 characters";
+		for (i = 0; v[i] != '\0'; i++)
+			if ((unsigned char)v[i] <= ' ')
+				return "must not contain spaces or control characters";
+		return NULL;
+	}
+	return NULL;
+}
+
+static void
+report(struct dlq_buf *errors, const char *where, const struct opt *o,
+    const char *value, const char *why)
+{
+	dlq_buf_printf(errors, "%s: %s.%s: ", where, o->group, o->name);
+	if (value != NULL && !is_secret(o))
+		dlq_buf_printf(errors, "bad value '%s': ", value);
+	else if (value != NULL && strcmp(o->name, "url") == 0) {
+		char *m = dlq_config_url_mask(value);
+		dlq_buf_printf(errors, "bad value '%s': ", m ? m : "?");
+		free(m);
+	}
+	dlq_buf_printf(errors, "%s\n", why);
+}
+
+static int
+apply_int(struct dlq_config *c, const struct opt *o, int64_t v,
+    const char *where, const char *text, struct dlq_buf *errors)
+{
+	char why[96];
+
+	if (v < o->min || v > o->max) {
+		snprintf(why, sizeof(why), "out of range %lld..%lld",
+		    (long long)o->min, (long long)o->max);
+		report(errors, where, o, text, why);
+		return -1;
+	}
+	if (o->kind == OPT_BOOL)
+		*(bool *)field(c, o) = v != 0;
+	else
+		*(int64_t *)field(c, o) = v;
+	return 0;
+}
+
+static int
+apply_str(struct dlq_config *c, const struct opt *o, const char *v,
+    const char *where, struct dlq_buf *errors)
+{
+	const char *why;
+	enum dlq_log_level l;
+
+	if (o->kind == OPT_LEVEL) {
+		if (dlq_log_level_parse(v, &l) == -1) {
+			report(errors, where, o, v,
+			    "expected debug, info, warn or error");
+			return -1;
+		}
+		*(enum dlq_log_level *)field(c, o) = l;
+		return 0;
+	}
+	if ((why = check_str(o, v)) != NULL) {
+		report(errors, where, o, v, why);
+		return -1;
+	}
+	set_str(field(c, o), *v != '\0' ? v : NULL);
+	return 0;
+}
+
+static void
+set_defaults(struct dlq_config *c)
+{
+	const struct opt *o;
+
+	for (o = opts; o < opts + NOPTS; o++) {
+		switch (o->kind) {
+		case OPT_INT:
+			*(int64_t *)field(c, o) = o->def;
+			break;
+		case OPT_BOOL:
+			*(bool *)field(c, o) = o->def != 0;
+			break;
+		case OPT_STR:
+			set_str(field(c, o), o->def_s);
+			break;
+		case OPT_LEVEL:
+			dlq_log_level_parse(o->def_s, field(c, o));
+			break;
+		case OPT_LIST:
+			list_set(field(c, o), o->def_list);
+			break;
+		}
+	}
+}
+
+static const char *
+type_name(int t)
+{
+	switch (t) {
+	case CONFIG_TYPE_INT:
+	case CONFIG_TYPE_INT64:	return "an integer";
+	case CONFIG_TYPE_FLOAT:	return "a number";
+	case CONFIG_TYPE_STRING: return "a string";
+	case CONFIG_TYPE_BOOL:	return "a boolean";
+	case CONFIG_TYPE_ARRAY:	return "an array";
+	case CONFIG_TYPE_LIST:	return "a list";
+	case CONFIG_TYPE_GROUP:	return "a group";
+	default:		return "a setting";
+	}
+}
+
+static void
+where_of(const config_setting_t *s, const char *path, char *out, size_t n)
+{
+	const char *f = config_setting_source_file(s);
+
+	snprintf(out, n, "%s:%u", f ? f : path,
+	    (unsigned)config_setting_source_line(s));
+}
+
+static int
+read_setting(struct dlq_config *c, const struct opt *o,
+    const config_setting_t *s, const char *path, struct dlq_buf *errors)
+{
+	char where[PATH_MAX + 16], why[64], text[32];
+	int t = config_setting_type(s), i, n;
+	const char *const *tmp;
+	const char **v;
+	int rc = 0;
+
+	where_of(s, path, where, sizeof(where));
+	switch (o->kind) {
+	case OPT_INT:
+		if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
+			break;
+		snprintf(text, sizeof(text), "%lld",
+		    (long long)config_setting_get_int64(s));
+		return apply_int(c, o, config_setting_get_int64(s), where, text,
+		    errors);
+	case OPT_BOOL:
+		if (t != CONFIG_TYPE_BOOL)
+			break;
+		return apply_int(c, o, config_setting_get_bool(s), where, NULL,
+		    errors);
+	case OPT_STR:
+	case OPT_LEVEL:
+		if (t != CONFIG_TYPE_STRING)
+			break;
+		return apply_str(c, o, config_setting_get_string(s), where,
+		    errors);
+	case OPT_LIST:
+		if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+			break;
+		n = config_setting_length(s);
+		if ((v = calloc((size_t)n + 1, sizeof(*v))) == NULL)
+			return -1;
+		for (i = 0; i < n; i++) {
+			const config_setting_t *e = config_setting_get_elem(s,
+			    (unsigned)i);
+			if (config_setting_type(e) != CONFIG_TYPE_STRING) {
+				snprintf(why, sizeof(why),
+				    "element %d must be a string", i + 1);
+				report(errors, where, o, NULL, why);
+				rc = -1;
+				break;
+			}
+			v[i] = config_setting_get_string(e);
+		}
+		if (rc == 0) {
+			tmp = v;
+			list_set(field(c, o), tmp);
+		}
+		free(v);
+		return rc;
+	}
+	snprintf(why, sizeof(why), "must be %s, not %s",
+	    type_name(o->kind == OPT_INT ? CONFIG_TYPE_INT :
+	    o->kind == OPT_BOOL ? CONFIG_TYPE_BOOL :
+	    o->kind == OPT_LIST ? CONFIG_TYPE_ARRAY : CONFIG_TYPE_STRING),
+	    type_name(t));
+	report(errors, where, o, NULL, why);
+	return -1;
+}
+
+static bool
+known(const char *group, const char *name)
+{
+	const struct opt *o;
+
+	for (o = opts; o < opts + NOPTS; o++)
+		if (strcmp(o->group, group) == 0 &&
+		    (name == NULL || strcmp(o->name, name) == 0))
+			return true;
+	return false;
+}
+
+/* Every setting in the file must be one we know. */
+static int
+check_unknown(const config_t *cf, const char *path, struct dlq_buf *errors)
+{
+	const config_setting_t *root = config_root_setting(cf), *g, *s;
+	char where[PATH_MAX + 16];
+	int i, j, rc = 0;
+
+	for (i = 0; (g = config_setting_get_elem(root, (unsigned)i)); i++) {
+		where_of(g, path, where, sizeof(where));
+		if (!known(config_setting_name(g), NULL)) {
+			dlq_buf_printf(errors, "%s: unknown setting '%s'\n",
+			    where, config_setting_name(g));
+			rc = -1;
+			continue;
+		}
+		if (config_setting_type(g) != CONFIG_TYPE_GROUP) {
+			dlq_buf_printf(errors, "%s: '%s' must be a group { ... }\n",
+			    where, config_setting_name(g));
+			rc = -1;
+			continue;
+		}
+		for (j = 0; (s = config_setting_get_elem(g, (unsigned)j)); j++) {
+			if (known(config_setting_name(g), config_setting_name(s)))
+				continue;
+			where_of(s, path, where, sizeof(where));
+			dlq_buf_printf(errors, "%s: unknown setting '%s.%s'\n",
+			    where, config_setting_name(g),
+			    config_setting_name(s));
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
+/* A relative topology path is taken relative to the config file. */
+static void
+resolve_relative(char **p, const char *cfgpath)
+{
+	const char *slash;
+	char *r;
+	size_t dirlen;
+
+	if (*p == NULL || (*p)[0] == '/' || (slash = strrchr(cfgpath, '/')) == NULL)
+		return;
+	dirlen = (size_t)(slash - cfgpath);
+	if ((r = malloc(dirlen + 1 + strlen(*p) + 1)) == NULL)
+		return;
+	memcpy(r, cfgpath, dirlen);
+	r[dirlen] = '/';
+	strcpy(r + dirlen + 1, *p);
+	free(*p);
+	*p = r;
+}
+
+static int
+load_file(struct dlq_config *c, const char *path, struct dlq_buf *errors)
+{
+	config_t cf;
+	const config_setting_t *s;
+	const struct opt *o;
+	char key[128];
+	FILE *fp;
+	int rc = 0;
+
+	if ((fp = fopen(path, "r")) == NULL) {
+		dlq_buf_printf(errors, "%s: cannot open: %s\n", path,
+		    strerror(errno));
+		return -1;
+	}
+	config_init(&cf);
+	if (config_read(&cf, fp) != CONFIG_TRUE) {
+		dlq_buf_printf(errors, "%s:%d: %s\n",
+		    config_error_file(&cf) ? config_error_file(&cf) : path,
+		    config_error_line(&cf), config_error_text(&cf));
+		rc = -1;
+		goto out;
+	}
+	if (check_unknown(&cf, path, errors) == -1)
+		rc = -1;
+	for (o = opts; o < opts + NOPTS; o++) {
+		snprintf(key, sizeof(key), "%s.%s", o->group, o->name);
+		if ((s = config_lookup(&cf, key)) == NULL)
+			continue;
+		if (read_setting(c, o, s, path, errors) == -1)
+			rc = -1;
+		else if (strcmp(key, "topology.file") == 0)
+			resolve_relative(&c->topology_file, path);
+	}
+out:
+	config_destroy(&cf);
+	fclose(fp);
+	return rc;
+}
+
+static int
+load_env(struct dlq_config *c, struct dlq_buf *errors)
+{
+	const struct opt *o;
+	const char *v;
+	char *end;
+	long long n;
+	int rc = 0;
+
+	for (o = opts; o < opts + NOPTS; o++) {
+		if (o->env == NULL || (v = getenv(o->env)) == NULL || *v == '\0')
+			continue;
+		if (o->kind != OPT_INT) {
+			if (apply_str(c, o, v, o->env, errors) == -1)
+				rc = -1;
+			continue;
+		}
+		errno = 0;
+		n = strtoll(v, &end, 10);
+		if (errno != 0 || end == v || *end != '\0') {
+			report(errors, o->env, o, v, "not an integer");
+			rc = -1;
+		} else if (apply_int(c, o, n, o->env, v, errors) == -1)
+			rc = -1;
+	}
+	return rc;
+}
+
+int
+dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
+{
+	const char *why;
+	int rc = 0;
+
+	memset(c, 0, sizeof(*c));
+	set_defaults(c);
+	if (path != NULL) {
+		c->path = strdup(path);
+		if (load_file(c, path, errors) == -1)
+			rc = -1;
+	}
+	if (load_env(c, errors) == -1)
+		rc = -1;
+	if (c->reconnect_min_ms > c->reconnect_max_ms) {
+		dlq_buf_printf(errors, "%s: rabbitmq.reconnect_min_ms (%lld) "
+		    "must not exceed rabbitmq.reconnect_max_ms (%lld)\n",
+		    path ? path : "(defaults)", (long long)c->reconnect_min_ms,
+		    (long long)c->reconnect_max_ms);
+		rc = -1;
+	}
+	if (rc == 0 && dlq_config_parse_url(c->url, &c->broker, &why) == -1) {
+		dlq_buf_printf(errors, "rabbitmq.url: %s\n", why);
+		rc = -1;
+	}
+	if (c->url != NULL)
+		c->url_safe = dlq_config_url_mask(c->url);
+	return rc;
+}
+
+void
+dlq_strlist_release(struct dlq_strlist *l)
+{
+	size_t i;
+
+	if (l == NULL || l->v == NULL)
+		return;
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+bool
+dlq_strlist_contains(const struct dlq_strlist *l, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return true;
+	return false;
+}
+
+void
+dlq_broker_release(struct dlq_broker *b)
+{
+	if (b == NULL)
+		return;
+	free(b->host);
+	free(b->vhost);
+	free(b->user);
+	if (b->password != NULL)
+		explicit_bzero(b->password, strlen(b->password));
+	free(b->password);
+	memset(b, 0, sizeof(*b));
+}
+
+void
+dlq_config_release(struct dlq_config *c)
+{
+	const struct opt *o;
+
+	if (c == NULL)
+		return;
+	for (o = opts; o < opts + NOPTS; o++) {
+		if (o->kind == OPT_STR) {
+			char **p = field(c, o);
+			if (*p != NULL && is_secret(o))
+				explicit_bzero(*p, strlen(*p));
+			free(*p);
+		} else if (o->kind == OPT_LIST)
+			dlq_strlist_release(field(c, o));
+	}
+	free(c->path);
+	free(c->url_safe);
+	dlq_broker_release(&c->broker);
+	memset(c, 0, sizeof(*c));
+}
+
+int
+dlq_config_parse_url(const char *url, struct dlq_broker *b, const char **why)
+{
+	struct amqp_connection_info ci;
+	char *copy;
+	size_t i;
+
+	memset(b, 0, sizeof(*b));
+	if (strncmp(url, "amqp://", 7) != 0 && strncmp(url, "amqps://", 8) != 0) {
+		*why = "must start with amqp:// or amqps://";
+		return -1;
+	}
+	for (i = 0; url[i] != '\0'; i++)
+		if ((unsigned char)url[i] <= ' ') {
+			*why = "must not contain spaces or control characters";
+			return -1;
+		}
+	if ((copy = strdup(url)) == NULL) {
+		*why = "out of memory";
+		return -1;
+	}
+	amqp_default_connection_info(&ci);
+	if (amqp_parse_url(copy, &ci) != AMQP_STATUS_OK) {
+		free(copy);
+		*why = "malformed URL (expected amqp[s]://user:password@host:port/vhost)";
+		return -1;
+	}
+	if (ci.host == NULL || *ci.host == '\0' || ci.port <= 0 ||
+	    ci.port > 65535) {
+		free(copy);
+		*why = "missing host or bad port";
+		return -1;
+	}
+	b->host = strdup(ci.host);
+	b->port = ci.port;
+	b->vhost = strdup(ci.vhost && *ci.vhost ? ci.vhost : "/");
+	b->user = strdup(ci.user ? ci.user : "guest");
+	b->password = strdup(ci.password ? ci.password : "guest");
+	b->tls = ci.ssl != 0;
+	explicit_bzero(copy, strlen(copy));
+	free(copy);
+	return 0;
+}
+
+char *
+dlq_config_url_mask(const char *url)
+{
+	const char *scheme_end, *at, *colon, *auth_end;
+	struct dlq_buf b;
+
+	dlq_buf_init(&b);
+	scheme_end = strstr(url, "://");
+	if (scheme_end == NULL) {
+		dlq_buf_adds(&b, "***");
+		return b.data;
+	}
+	scheme_end += 3;
+	auth_end = scheme_end + strcspn(scheme_end, "/?#");
+	at = NULL;
+	for (const char *p = scheme_end; p < auth_end; p++)
+		if (*p == '@')
+			at = p;
+	if (at == NULL) {
+		dlq_buf_adds(&b, url);
+		return b.data;
+	}
+	colon = memchr(scheme_end, ':', (size_t)(at - scheme_end));
+	if (colon == NULL) {
+		dlq_buf_adds(&b, url);
+		return b.data;
+	}
+	dlq_buf_add(&b, url, (size_t)(colon - url) + 1);
+	dlq_buf_adds(&b, "***");
+	dlq_buf_adds(&b, at);
+	return b.data;
+}

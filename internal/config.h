@@ -1,0 +1,85 @@
+/* config.h - the worker's configuration: libconfig file + env overrides.
+ *
+ * Built once in main, before any thread starts, then read-only: threads may
+ * read it without locks. Every string is a private copy; the libconfig
+ * handle is destroyed before dlq_config_load() returns. Defaults and bounds
+ * live in one table in config.c. Errors are reported as "file:line:
+ * message" (or "ENV_VAR: message") and all of them are collected before
+ * the load fails. */
+#ifndef DLQ_CONFIG_H
+#define DLQ_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "log.h"
+
+struct dlq_strlist {
+	char	**v;
+	size_t	  n;
+};
+
+struct dlq_broker {
+	char	*host;
+	int	 port;
+	char	*vhost;
+	char	*user;
+	char	*password;	/* secret: never log */
+	bool	 tls;
+};
+
+struct dlq_config {
+	char			*path;		/* file read, or NULL */
+
+	/* rabbitmq */
+	char			*url;		/* secret: holds the password */
+	char			*url_safe;	/* url with the password masked */
+	struct dlq_broker	 broker;
+	int64_t			 heartbeat_s;
+	int64_t			 prefetch;
+	int64_t			 reconnect_min_ms;
+	int64_t			 reconnect_max_ms;
+	char			*tls_ca_cert;	/* NULL: system default */
+	bool			 tls_verify;
+
+	/* topology */
+	char			*topology_file;	/* NULL: the embedded line topology */
+	char			*dlq_suffix;	/* NULL: the topology file's */
+
+	/* alert */
+	char			*webhook_url;	/* secret; NULL: log only */
+	int64_t			 cooldown_ms;
+
+	/* log */
+	enum dlq_log_level	 log_level;
+	int64_t			 payload_max_bytes;
+	struct dlq_strlist	 mask_keys;
+	bool			 mask_emails;
+	int64_t			 mask_digits_min;
+
+	/* deadletter */
+	struct dlq_strlist	 error_headers;
+};
+
+/* Fills `c` from the file at `path` (NULL: embedded defaults only), then
+ * from the environment. Returns 0, or -1 with one line per problem appended
+ * to `errors`; `c` must be released either way. */
+int	dlq_config_load(struct dlq_config *c, const char *path,
+	    struct dlq_buf *errors);
+void	dlq_config_release(struct dlq_config *);	/* NULL ok */
+
+/* Parses an amqp:// or amqps:// URL into `b` (strings copied). An empty
+ * vhost means "/". Returns 0, or -1 with the reason in `why`. */
+int	dlq_config_parse_url(const char *url, struct dlq_broker *b,
+	    const char **why);
+void	dlq_broker_release(struct dlq_broker *);
+
+/* Copy of `url` with the password replaced by "***"; caller frees. */
+char	*dlq_config_url_mask(const char *url);
+
+void	dlq_strlist_release(struct dlq_strlist *);
+bool	dlq_strlist_contains(const struct dlq_strlist *, const char *);
+
+#endif

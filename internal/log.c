@@ -1,0 +1,148 @@
+/* log.c - JSON lines on stdout, one write(2) per line (OpenBSD log.c). */
+#include "log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static _Atomic int min_level = DLQ_LOG_INFO;
+static _Atomic int log_fd = 1;
+
+static const char *const level_names[] = { "debug", "info", "warn", "error" };
+
+void
+dlq_log_set_level(enum dlq_log_level l)
+{
+	min_level = l;
+}
+
+void
+dlq_log_set_fd(int fd)
+{
+	log_fd = fd;
+}
+
+bool
+dlq_log_enabled(enum dlq_log_level l)
+{
+	return (int)l >= min_level;
+}
+
+int
+dlq_log_level_parse(const char *s, enum dlq_log_level *out)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
+		if (strcmp(s, level_names[i]) == 0) {
+			*out = (enum dlq_log_level)i;
+			return 0;
+		}
+	if (strcmp(s, "warning") == 0 || strcmp(s, "err") == 0) {
+		*out = s[0] == 'w' ? DLQ_LOG_WARN : DLQ_LOG_ERR;
+		return 0;
+	}
+	return -1;
+}
+
+void
+dlq_log_begin(struct dlq_buf *b, enum dlq_log_level l, const char *event)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	dlq_buf_reset(b);
+	dlq_buf_adds(b, "{\"ts\":\"");
+	dlq_buf_rfc3339_ms(b, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	dlq_buf_adds(b, "\",\"level\":\"");
+	dlq_buf_adds(b, level_names[l]);
+	dlq_buf_adds(b, "\",\"event\":");
+	dlq_buf_json_cstr(b, event);
+}
+
+void
+dlq_log_key(struct dlq_buf *b, const char *key)
+{
+	dlq_buf_addc(b, ',');
+	dlq_buf_json_cstr(b, key);
+	dlq_buf_addc(b, ':');
+}
+
+void
+dlq_log_str(struct dlq_buf *b, const char *key, const char *v)
+{
+	dlq_log_key(b, key);
+	dlq_buf_json_cstr(b, v);
+}
+
+void
+dlq_log_strn(struct dlq_buf *b, const char *key, const void *v, size_t n)
+{
+	dlq_log_key(b, key);
+	dlq_buf_json_str(b, v, n);
+}
+
+void
+dlq_log_int(struct dlq_buf *b, const char *key, int64_t v)
+{
+	dlq_log_key(b, key);
+	dlq_buf_add_i64(b, v);
+}
+
+void
+dlq_log_bool(struct dlq_buf *b, const char *key, bool v)
+{
+	dlq_log_key(b, key);
+	dlq_buf_adds(b, v ? "true" : "false");
+}
+
+void
+dlq_log_end(struct dlq_buf *b)
+{
+	int saved = errno;
+	size_t off = 0;
+	ssize_t n;
+
+	dlq_buf_adds(b, "}\n");
+	if (b->oom) {
+		static const char msg[] =
+		    "{\"level\":\"error\",\"event\":\"log_line_dropped\"}\n";
+		n = write(log_fd, msg, sizeof(msg) - 1);
+		(void)n;
+	} else {
+		while (off < b->len) {
+			n = write(log_fd, b->data + off, b->len - off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			off += (size_t)n;
+		}
+	}
+	dlq_buf_reset(b);
+	errno = saved;
+}
+
+void
+dlq_log(enum dlq_log_level l, const char *event, ...)
+{
+	struct dlq_buf b;
+	const char *k, *v;
+	va_list ap;
+
+	if (!dlq_log_enabled(l))
+		return;
+	dlq_buf_init(&b);
+	dlq_log_begin(&b, l, event);
+	va_start(ap, event);
+	while ((k = va_arg(ap, const char *)) != NULL) {
+		v = va_arg(ap, const char *);
+		dlq_log_str(&b, k, v);
+	}
+	va_end(ap);
+	dlq_log_end(&b);
+	dlq_buf_release(&b);
+}

@@ -1,0 +1,309 @@
+/* redact.c - mask personal data in payloads and error texts.
+ *
+ * The JSON masker is a tokenizer, not a parser: it tracks only whether the
+ * next string is an object key, so it works on truncated and slightly
+ * broken JSON too and never allocates a tree. When in doubt (nesting deeper
+ * than it tracks) it stops printing rather than risk a leak. */
+#include "redact.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MASK		"***"
+#define MAX_DEPTH	64
+/* Text past the output budget that is still scanned, so a token that
+ * starts inside the budget is seen whole (an email is at most 254). */
+#define LOOKAHEAD	320
+
+const char *
+dlq_payload_kind_name(enum dlq_payload_kind k)
+{
+	static const char *const names[] = { "empty", "json", "text", "binary" };
+
+	return names[k];
+}
+
+static bool
+local_char(unsigned char c)
+{
+	return isalnum(c) || c == '.' || c == '_' || c == '%' || c == '+' ||
+	    c == '-';
+}
+
+static bool
+domain_char(unsigned char c)
+{
+	return isalnum(c) || c == '.' || c == '-';
+}
+
+/* Length of an email address starting at s, or 0. */
+static size_t
+email_at(const unsigned char *s, size_t n)
+{
+	size_t i = 0, at, last_dot = 0;
+
+	while (i < n && local_char(s[i]))
+		i++;
+	if (i == 0 || i >= n || s[i] != '@')
+		return 0;
+	at = i++;
+	while (i < n && domain_char(s[i])) {
+		if (s[i] == '.')
+			last_dot = i;
+		i++;
+	}
+	/* a dot inside the domain, with something after it */
+	if (last_dot <= at + 1 || last_dot + 1 >= i)
+		return 0;
+	while (i > at + 1 && (s[i - 1] == '.' || s[i - 1] == '-'))
+		i--;
+	return i;
+}
+
+/* Length of a phone-like digit run starting at s, or 0. */
+static size_t
+digits_at(const unsigned char *s, size_t n, int min)
+{
+	size_t i = 0, end = 0;
+	int digits = 0;
+	bool plus = s[0] == '+';
+
+	if (plus)
+		i++;
+	while (i < n) {
+		if (isdigit(s[i])) {
+			digits++;
+			end = ++i;
+		} else if (plus && (s[i] == ' ' || s[i] == '-' || s[i] == '.' ||
+		    s[i] == '(' || s[i] == ')'))
+			i++;
+		else
+			break;
+	}
+	return digits >= min ? end : 0;
+}
+
+static void
+mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
+    struct dlq_buf *out)
+{
+	size_t i = 0, run = 0, k;
+	bool word_start = true;
+
+	while (i < n) {
+		k = 0;
+		if (word_start && r->emails && local_char(s[i]))
+			k = email_at(s + i, n - i);
+		if (k == 0 && word_start && r->digits_min > 0 &&
+		    (isdigit(s[i]) || s[i] == '+'))
+			k = digits_at(s + i, n - i, r->digits_min);
+		if (k > 0) {
+			dlq_buf_add(out, s + run, i - run);
+			dlq_buf_adds(out, MASK);
+			i += k;
+			run = i;
+			word_start = false;
+			continue;
+		}
+		word_start = !local_char(s[i]);
+		i++;
+	}
+	dlq_buf_add(out, s + run, n - run);
+}
+
+void
+dlq_redact_text(const struct dlq_redact *r, const void *p, size_t n,
+    size_t max, struct dlq_buf *out)
+{
+	size_t start = out->len;
+
+	if (n > max + LOOKAHEAD)
+		n = max + LOOKAHEAD;
+	mask_text(r, p, n, out);
+	if (out->len - start > max) {
+		out->len = start + dlq_utf8_prefix(out->data + start, max);
+		out->data[out->len] = '\0';
+	}
+}
+
+static bool
+key_is_masked(const struct dlq_redact *r, const unsigned char *k, size_t n)
+{
+	size_t i, j, m;
+	const char *w;
+
+	if (r->keys == NULL)
+		return false;
+	for (i = 0; i < r->keys->n; i++) {
+		w = r->keys->v[i];
+		m = strlen(w);
+		for (j = 0; m > 0 && j + m <= n; j++)
+			if (strncasecmp((const char *)k + j, w, m) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* End of the JSON string whose opening quote is at s[0]: index just past
+ * the closing quote, or n when unterminated. */
+static size_t
+string_end(const unsigned char *s, size_t n)
+{
+	size_t i = 1;
+
+	while (i < n) {
+		if (s[i] == '\\')
+			i += 2;
+		else if (s[i++] == '"')
+			return i;
+	}
+	return n;
+}
+
+/* End of the JSON value starting at s[0] (scalar or whole container). */
+static size_t
+value_end(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+	int depth = 0;
+
+	if (s[0] == '"')
+		return string_end(s, n);
+	if (s[0] != '{' && s[0] != '[') {
+		while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' &&
+		    !isspace(s[i]))
+			i++;
+		return i;
+	}
+	while (i < n) {
+		switch (s[i]) {
+		case '"':
+			i += string_end(s + i, n - i);
+			continue;
+		case '{': case '[':
+			depth++;
+			break;
+		case '}': case ']':
+			if (--depth == 0)
+				return i + 1;
+			break;
+		}
+		i++;
+	}
+	return n;
+}
+
+static bool
+redact_json(const struct dlq_redact *r, const unsigned char *s, size_t n,
+    struct dlq_buf *out, size_t start)
+{
+	uint64_t is_obj = 0;	/* bit d set: depth d is an object */
+	int depth = 0;
+	bool expect_key = false, mask_next = false;
+	size_t i = 0, k, budget;
+
+	while (i < n) {
+		if (out->len - start >= r->max_bytes)
+			return true;
+		unsigned char c = s[i];
+		if (isspace(c)) {
+			dlq_buf_addc(out, (char)c);
+			i++;
+			continue;
+		}
+		if (mask_next && c != ':' && c != ',' && c != '}' && c != ']') {
+			i += value_end(s + i, n - i);
+			dlq_buf_adds(out, "\"" MASK "\"");
+			mask_next = false;
+			continue;
+		}
+		switch (c) {
+		case '{': case '[':
+			if (++depth >= MAX_DEPTH)
+				return true;
+			if (c == '{')
+				is_obj |= (uint64_t)1 << depth;
+			else
+				is_obj &= ~((uint64_t)1 << depth);
+			expect_key = c == '{';
+			dlq_buf_addc(out, (char)c);
+			i++;
+			continue;
+		case '}': case ']':
+			if (depth > 0)
+				depth--;
+			expect_key = false;
+			dlq_buf_addc(out, (char)c);
+			i++;
+			continue;
+		case ',':
+			expect_key = (is_obj >> depth) & 1;
+			dlq_buf_addc(out, (char)c);
+			i++;
+			continue;
+		case ':':
+			expect_key = false;
+			dlq_buf_addc(out, (char)c);
+			i++;
+			continue;
+		case '"':
+			k = string_end(s + i, n - i);
+			if (expect_key) {
+				mask_next = key_is_masked(r, s + i + 1,
+				    k >= 2 ? k - 2 : 0);
+				dlq_buf_add(out, s + i, k);
+			} else {
+				budget = r->max_bytes - (out->len - start) +
+				    LOOKAHEAD;
+				mask_text(r, s + i, k < budget ? k : budget, out);
+			}
+			expect_key = false;
+			i += k;
+			continue;
+		default:
+			k = value_end(s + i, n - i);
+			if (k == 0)
+				k = 1;
+			dlq_buf_add(out, s + i, k);
+			i += k;
+			continue;
+		}
+	}
+	return false;
+}
+
+enum dlq_payload_kind
+dlq_redact_payload(const struct dlq_redact *r, const void *p, size_t n,
+    struct dlq_buf *out, bool *truncated)
+{
+	const unsigned char *s = p;
+	size_t start = out->len, i = 0, scan;
+	enum dlq_payload_kind kind;
+
+	*truncated = false;
+	if (n == 0)
+		return DLQ_PAYLOAD_EMPTY;
+	/* Judge text by what would be printed, not by the whole body. */
+	scan = n < r->max_bytes + LOOKAHEAD ? n : r->max_bytes + LOOKAHEAD;
+	if (!dlq_utf8_is_text(s, dlq_utf8_prefix(s, scan)))
+		return DLQ_PAYLOAD_BINARY;
+	while (i < n && isspace(s[i]))
+		i++;
+	if (i < n && (s[i] == '{' || s[i] == '[')) {
+		kind = DLQ_PAYLOAD_JSON;
+		*truncated = redact_json(r, s, n, out, start);
+	} else {
+		kind = DLQ_PAYLOAD_TEXT;
+		mask_text(r, s, scan, out);
+		*truncated = scan < n;
+	}
+	if (out->len - start > r->max_bytes) {
+		out->len = start + dlq_utf8_prefix(out->data + start,
+		    r->max_bytes);
+		if (out->data != NULL)
+			out->data[out->len] = '\0';
+		*truncated = true;
+	}
+	return kind;
+}

@@ -1,0 +1,48 @@
+/* redact.h - keep personal data and secrets out of logs and digests.
+ *
+ * Payloads and error texts of dead letters often hold phone numbers, email
+ * addresses and tokens. Everything the worker prints passes through here:
+ * - JSON payloads: the value of every key that contains one of the mask
+ *   keys (case-insensitive substring: "user_email" matches "email") is
+ *   replaced by "***", whatever its type, nested objects included.
+ * - Text (JSON string values, plain-text payloads, error texts): email
+ *   addresses and runs of at least `digits_min` digits (a "+" may start a
+ *   run that then allows spaces, dashes, dots and parentheses) become "***".
+ * - Binary payloads are never printed.
+ * The scan is streaming and stops at `max_bytes` of output, so a 10 MiB
+ * payload costs what its first few KiB cost. Pure, no I/O, any thread. */
+#ifndef DLQ_REDACT_H
+#define DLQ_REDACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "buf.h"
+#include "config.h"
+
+struct dlq_redact {
+	const struct dlq_strlist *keys;	/* borrowed; lower-case expected */
+	bool	 emails;
+	int	 digits_min;		/* 0: digit runs are kept */
+	size_t	 max_bytes;		/* output cap; 0: nothing printed */
+};
+
+enum dlq_payload_kind {
+	DLQ_PAYLOAD_EMPTY,
+	DLQ_PAYLOAD_JSON,
+	DLQ_PAYLOAD_TEXT,
+	DLQ_PAYLOAD_BINARY,
+};
+
+const char *dlq_payload_kind_name(enum dlq_payload_kind);
+
+/* Appends the redacted, truncated payload (plain text, not yet escaped)
+ * to `out`. `*truncated` tells whether anything was cut. */
+enum dlq_payload_kind dlq_redact_payload(const struct dlq_redact *,
+	    const void *p, size_t n, struct dlq_buf *out, bool *truncated);
+
+/* Appends redacted text, at most `max` bytes, cut on a UTF-8 boundary. */
+void	dlq_redact_text(const struct dlq_redact *, const void *p, size_t n,
+	    size_t max, struct dlq_buf *out);
+
+#endif

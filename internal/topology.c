@@ -1,0 +1,565 @@
+/* topology.c - load the topology file and assert it on the broker.
+ *
+ * Conflicts are found by declaring, not by inspecting: the broker refuses a
+ * declare whose arguments differ from the live queue with 406
+ * PRECONDITION_FAILED and closes the channel, naming the argument and both
+ * values. We report that, reopen the channel and go on, so one conflicting
+ * queue never stops the other 36 from being asserted, and nothing that
+ * holds messages is ever deleted. */
+#include "topology.h"
+
+#include <libconfig.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amqp.h"
+#include "log.h"
+
+#define QUEUE_NAME_MAX	255
+
+static const char *const top_keys[] = { "work_exchange",
+	"dead_letter_exchange", "dlq_suffix", "defaults", "queues", NULL };
+static const char *const queue_keys[] = { "name", "type", "retry_delay_ms",
+	"max_retries", "delivery_limit", "monitored", NULL };
+
+struct loader {
+	const char	*path;
+	struct dlq_buf	*errors;
+	int		 rc;
+};
+
+static void
+err(struct loader *l, const config_setting_t *s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+err(struct loader *l, const config_setting_t *s, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	dlq_buf_printf(l->errors, "%s:%u: %s\n", l->path,
+	    s ? (unsigned)config_setting_source_line(s) : 0, msg);
+	l->rc = -1;
+}
+
+static bool
+in_list(const char *const *list, const char *s)
+{
+	for (; *list != NULL; list++)
+		if (strcmp(*list, s) == 0)
+			return true;
+	return false;
+}
+
+static void
+check_keys(struct loader *l, const config_setting_t *g,
+    const char *const *allowed, const char *what)
+{
+	const config_setting_t *s;
+	unsigned i;
+
+	for (i = 0; (s = config_setting_get_elem(g, i)) != NULL; i++)
+		if (config_setting_name(s) != NULL &&
+		    !in_list(allowed, config_setting_name(s)))
+			err(l, s, "unknown setting '%s' in %s",
+			    config_setting_name(s), what);
+}
+
+static char *
+get_str(struct loader *l, const config_setting_t *g, const char *key,
+    const char *def)
+{
+	const config_setting_t *s = config_setting_get_member(g, key);
+
+	if (s == NULL)
+		return def ? strdup(def) : NULL;
+	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
+		err(l, s, "'%s' must be a string", key);
+		return def ? strdup(def) : NULL;
+	}
+	return strdup(config_setting_get_string(s));
+}
+
+static int64_t
+get_int(struct loader *l, const config_setting_t *g, const char *key,
+    int64_t def, int64_t min, int64_t max)
+{
+	const config_setting_t *s = config_setting_get_member(g, key);
+	int64_t v;
+
+	if (s == NULL)
+		return def;
+	if (config_setting_type(s) != CONFIG_TYPE_INT &&
+	    config_setting_type(s) != CONFIG_TYPE_INT64) {
+		err(l, s, "'%s' must be an integer", key);
+		return def;
+	}
+	v = config_setting_get_int64(s);
+	if (v < min || v > max) {
+		err(l, s, "'%s' = %lld is out of range %lld..%lld", key,
+		    (long long)v, (long long)min, (long long)max);
+		return def;
+	}
+	return v;
+}
+
+static bool
+get_bool(struct loader *l, const config_setting_t *g, const char *key,
+    bool def)
+{
+	const config_setting_t *s = config_setting_get_member(g, key);
+
+	if (s == NULL)
+		return def;
+	if (config_setting_type(s) != CONFIG_TYPE_BOOL) {
+		err(l, s, "'%s' must be true or false", key);
+		return def;
+	}
+	return config_setting_get_bool(s);
+}
+
+static enum dlq_queue_type
+get_type(struct loader *l, const config_setting_t *g, enum dlq_queue_type def)
+{
+	const config_setting_t *s = config_setting_get_member(g, "type");
+	const char *v;
+
+	if (s == NULL)
+		return def;
+	v = config_setting_type(s) == CONFIG_TYPE_STRING ?
+	    config_setting_get_string(s) : "";
+	if (strcmp(v, "classic") == 0)
+		return DLQ_QUEUE_CLASSIC;
+	if (strcmp(v, "quorum") == 0)
+		return DLQ_QUEUE_QUORUM;
+	err(l, s, "'type' must be \"classic\" or \"quorum\"");
+	return def;
+}
+
+static bool
+valid_name(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || *s == '\0' || strlen(s) > QUEUE_NAME_MAX)
+		return false;
+	for (i = 0; s[i] != '\0'; i++)
+		if ((unsigned char)s[i] < ' ' || s[i] == 0x7f)
+			return false;
+	return true;
+}
+
+static char *
+concat(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	char *r = malloc(na + nb + 1);
+
+	if (r != NULL) {
+		memcpy(r, a, na);
+		memcpy(r + na, b, nb + 1);
+	}
+	return r;
+}
+
+static void
+load_queue(struct loader *l, struct dlq_topology *t, struct dlq_queue *def,
+    const config_setting_t *qs)
+{
+	struct dlq_queue *q = &t->queues[t->n_queues];
+	const config_setting_t *ns;
+	size_t i;
+
+	if (config_setting_type(qs) != CONFIG_TYPE_GROUP) {
+		err(l, qs, "each queue must be a group { name = \"...\"; }");
+		return;
+	}
+	check_keys(l, qs, queue_keys, "a queue");
+	ns = config_setting_get_member(qs, "name");
+	q->name = get_str(l, qs, "name", NULL);
+	if (!valid_name(q->name) ||
+	    strlen(q->name) + strlen(t->dlq_suffix) > QUEUE_NAME_MAX) {
+		err(l, ns ? ns : qs, "queue name missing, empty or too long");
+		free(q->name);
+		q->name = NULL;
+		return;
+	}
+	for (i = 0; i < t->n_queues; i++)
+		if (strcmp(t->queues[i].name, q->name) == 0) {
+			err(l, ns, "queue '%s' is listed twice", q->name);
+			free(q->name);
+			q->name = NULL;
+			return;
+		}
+	q->type = get_type(l, qs, def->type);
+	q->retry_delay_ms = get_int(l, qs, "retry_delay_ms", def->retry_delay_ms,
+	    0, INT32_MAX);
+	q->max_retries = get_int(l, qs, "max_retries", def->max_retries, 0,
+	    1000000);
+	q->delivery_limit = get_int(l, qs, "delivery_limit", def->delivery_limit,
+	    0, INT32_MAX);
+	q->monitored = get_bool(l, qs, "monitored", def->monitored);
+	if (q->delivery_limit > 0 && q->type != DLQ_QUEUE_QUORUM)
+		err(l, qs, "queue '%s': delivery_limit needs type = \"quorum\"",
+		    q->name);
+	q->dlq_name = concat(q->name, t->dlq_suffix);
+	if (q->retry_delay_ms > 0)
+		q->retry_name = concat(q->name, ".retry");
+	t->n_queues++;
+}
+
+static void
+load_root(struct loader *l, struct dlq_topology *t, const config_t *cf,
+    const char *suffix)
+{
+	const config_setting_t *root = config_root_setting(cf), *qs, *ds;
+	struct dlq_queue def = { 0 };
+	unsigned i, n;
+
+	check_keys(l, root, top_keys, "the topology");
+	t->work_exchange = get_str(l, root, "work_exchange", "line_exchange");
+	t->dead_letter_exchange = get_str(l, root, "dead_letter_exchange",
+	    "line_exchange_dlq");
+	t->dlq_suffix = suffix ? strdup(suffix) :
+	    get_str(l, root, "dlq_suffix", ".dlq");
+	if (!valid_name(t->work_exchange) || !valid_name(t->dead_letter_exchange))
+		err(l, root, "exchange names must be 1 to 255 printable characters");
+	if (t->dlq_suffix == NULL || *t->dlq_suffix == '\0')
+		err(l, root, "dlq_suffix must not be empty");
+
+	def.type = DLQ_QUEUE_CLASSIC;
+	def.max_retries = 3;
+	def.monitored = true;
+	if ((ds = config_setting_get_member(root, "defaults")) != NULL) {
+		if (config_setting_type(ds) != CONFIG_TYPE_GROUP)
+			err(l, ds, "'defaults' must be a group");
+		else {
+			check_keys(l, ds, queue_keys, "defaults");
+			def.type = get_type(l, ds, def.type);
+			def.retry_delay_ms = get_int(l, ds, "retry_delay_ms", 0,
+			    0, INT32_MAX);
+			def.max_retries = get_int(l, ds, "max_retries", 3, 0,
+			    1000000);
+			def.delivery_limit = get_int(l, ds, "delivery_limit", 0,
+			    0, INT32_MAX);
+			def.monitored = get_bool(l, ds, "monitored", true);
+		}
+	}
+	qs = config_setting_get_member(root, "queues");
+	if (qs == NULL || (config_setting_type(qs) != CONFIG_TYPE_LIST &&
+	    config_setting_type(qs) != CONFIG_TYPE_ARRAY)) {
+		err(l, qs ? qs : root, "'queues' must be a list ( { name = ...; }, ... )");
+		return;
+	}
+	if (t->dlq_suffix == NULL)
+		return;
+	n = (unsigned)config_setting_length(qs);
+	if ((t->queues = calloc(n ? n : 1, sizeof(*t->queues))) == NULL) {
+		err(l, qs, "out of memory");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		load_queue(l, t, &def, config_setting_get_elem(qs, i));
+	if (n == 0)
+		err(l, qs, "no queues listed");
+}
+
+struct dlq_topology *
+dlq_topology_load(const char *path, const char *suffix, struct dlq_buf *errors)
+{
+	struct loader l = { path ? path : "(embedded topology)", errors, 0 };
+	struct dlq_topology *t;
+	config_t cf;
+	FILE *fp = NULL;
+	int ok;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	t->source = strdup(l.path);
+	config_init(&cf);
+	if (path != NULL) {
+		if ((fp = fopen(path, "r")) == NULL) {
+			dlq_buf_printf(errors, "%s: cannot open: %m\n", path);
+			l.rc = -1;
+			goto out;
+		}
+		ok = config_read(&cf, fp);
+	} else
+		ok = config_read_string(&cf, dlq_topology_default_text);
+	if (ok != CONFIG_TRUE) {
+		dlq_buf_printf(errors, "%s:%d: %s\n", l.path,
+		    config_error_line(&cf), config_error_text(&cf));
+		l.rc = -1;
+		goto out;
+	}
+	load_root(&l, t, &cf, suffix);
+out:
+	config_destroy(&cf);
+	if (fp != NULL)
+		fclose(fp);
+	if (l.rc == -1) {
+		dlq_topology_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void
+dlq_topology_free(struct dlq_topology *t)
+{
+	size_t i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->n_queues; i++) {
+		free(t->queues[i].name);
+		free(t->queues[i].dlq_name);
+		free(t->queues[i].retry_name);
+	}
+	free(t->queues);
+	free(t->source);
+	free(t->work_exchange);
+	free(t->dead_letter_exchange);
+	free(t->dlq_suffix);
+	free(t);
+}
+
+size_t
+dlq_topology_monitored(const struct dlq_topology *t)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->n_queues; i++)
+		if (t->queues[i].monitored)
+			n++;
+	return n;
+}
+
+/* Copies the text between `start` and `end` markers (exclusive). */
+static bool
+between(const char *text, const char *start, const char *end, char *out,
+    size_t n, const char **rest)
+{
+	const char *a = strstr(text, start), *b;
+	size_t len;
+
+	if (a == NULL)
+		return false;
+	a += strlen(start);
+	b = end ? strstr(a, end) : a + strlen(a);
+	if (b == NULL)
+		return false;
+	len = (size_t)(b - a);
+	if (len >= n)
+		len = n - 1;
+	memcpy(out, a, len);
+	out[len] = '\0';
+	if (rest != NULL)
+		*rest = b;
+	return true;
+}
+
+bool
+dlq_topology_parse_conflict(const char *text, char *arg, size_t na,
+    char *wanted, size_t nw, char *live, size_t nl)
+{
+	const char *rest;
+
+	if (!between(text, "inequivalent arg '", "'", arg, na, &rest))
+		return false;
+	if (!between(rest, ": received ", " but current is ", wanted, nw, &rest))
+		return false;
+	return between(rest, " but current is ", NULL, live, nl, NULL);
+}
+
+struct asserter {
+	amqp_connection_state_t	 conn;
+	struct dlq_assert_result *res;
+	bool			 lost;
+};
+
+/* Looks at the reply of the last declare/bind: counts it, reports a
+ * conflict or an error, reopens the channel after a channel error. */
+static void
+check_reply(struct asserter *a, const char *kind, const char *name)
+{
+	amqp_rpc_reply_t r = amqp_get_rpc_reply(a->conn);
+	char text[512], arg[128], wanted[192], live[192];
+	int code = 0;
+
+	if (r.reply_type == AMQP_RESPONSE_NORMAL) {
+		a->res->declared++;
+		return;
+	}
+	dlq_amqp_reply_text(r, text, sizeof(text));
+	if (!dlq_amqp_is_channel_error(r, &code)) {
+		dlq_log(DLQ_LOG_ERR, "topology_assert_failed", "object", kind,
+		    "name", name, "error", text, NULL);
+		a->lost = true;
+		return;
+	}
+	if (code == AMQP_PRECONDITION_FAILED) {
+		a->res->conflicts++;
+		if (!dlq_topology_parse_conflict(text, arg, sizeof(arg), wanted,
+		    sizeof(wanted), live, sizeof(live)))
+			arg[0] = wanted[0] = live[0] = '\0';
+		dlq_log(DLQ_LOG_ERR, "topology_conflict", "object", kind,
+		    "name", name, "argument", arg[0] ? arg : NULL,
+		    "live", live[0] ? live : NULL,
+		    "wanted", wanted[0] ? wanted : NULL,
+		    "detail", text, "action", "left unchanged", NULL);
+	} else {
+		a->res->errors++;
+		dlq_log(DLQ_LOG_ERR, "topology_error", "object", kind,
+		    "name", name, "error", text, NULL);
+	}
+	if (dlq_amqp_reopen_channel(a->conn) == -1)
+		a->lost = true;
+}
+
+static void
+declare_exchange(struct asserter *a, const char *name)
+{
+	if (a->lost)
+		return;
+	amqp_exchange_declare(a->conn, DLQ_AMQP_CHANNEL,
+	    amqp_cstring_bytes(name), amqp_cstring_bytes("direct"), 0, 1, 0, 0,
+	    amqp_empty_table);
+	check_reply(a, "exchange", name);
+}
+
+struct args {
+	amqp_table_entry_t	e[5];
+	amqp_table_t		t;
+};
+
+static void
+arg_str(struct args *a, const char *k, const char *v)
+{
+	amqp_table_entry_t *e = &a->e[a->t.num_entries++];
+
+	e->key = amqp_cstring_bytes(k);
+	e->value.kind = AMQP_FIELD_KIND_UTF8;
+	e->value.value.bytes = amqp_cstring_bytes(v);
+}
+
+/* Integer arguments go out as signed 64-bit: the broker refuses strings. */
+static void
+arg_int(struct args *a, const char *k, int64_t v)
+{
+	amqp_table_entry_t *e = &a->e[a->t.num_entries++];
+
+	e->key = amqp_cstring_bytes(k);
+	e->value.kind = AMQP_FIELD_KIND_I64;
+	e->value.value.i64 = v;
+}
+
+static void
+args_init(struct args *a, const struct dlq_queue *q)
+{
+	a->t.entries = a->e;
+	a->t.num_entries = 0;
+	if (q->type == DLQ_QUEUE_QUORUM)
+		arg_str(a, "x-queue-type", "quorum");
+}
+
+static void
+declare_queue(struct asserter *a, const char *name, struct args *args)
+{
+	if (a->lost)
+		return;
+	amqp_queue_declare(a->conn, DLQ_AMQP_CHANNEL, amqp_cstring_bytes(name),
+	    0, 1, 0, 0, args->t);
+	check_reply(a, "queue", name);
+}
+
+static void
+bind_queue(struct asserter *a, const char *queue, const char *exchange,
+    const char *key)
+{
+	char what[600];
+
+	if (a->lost)
+		return;
+	amqp_queue_bind(a->conn, DLQ_AMQP_CHANNEL, amqp_cstring_bytes(queue),
+	    amqp_cstring_bytes(exchange), amqp_cstring_bytes(key),
+	    amqp_empty_table);
+	snprintf(what, sizeof(what), "%s -> %s", exchange, queue);
+	check_reply(a, "binding", what);
+}
+
+int
+dlq_topology_assert(amqp_connection_state_t conn, const struct dlq_topology *t,
+    struct dlq_assert_result *res)
+{
+	struct asserter a = { conn, res, false };
+	struct args args;
+	size_t i;
+
+	memset(res, 0, sizeof(*res));
+	declare_exchange(&a, t->work_exchange);
+	declare_exchange(&a, t->dead_letter_exchange);
+	for (i = 0; i < t->n_queues && !a.lost; i++) {
+		const struct dlq_queue *q = &t->queues[i];
+
+		args_init(&args, q);
+		arg_str(&args, "x-dead-letter-exchange", t->dead_letter_exchange);
+		arg_str(&args, "x-dead-letter-routing-key", q->name);
+		if (q->delivery_limit > 0)
+			arg_int(&args, "x-delivery-limit", q->delivery_limit);
+		declare_queue(&a, q->name, &args);
+		bind_queue(&a, q->name, t->work_exchange, q->name);
+
+		if (q->retry_name != NULL) {
+			args_init(&args, q);
+			arg_int(&args, "x-message-ttl", q->retry_delay_ms);
+			arg_str(&args, "x-dead-letter-exchange", "");
+			arg_str(&args, "x-dead-letter-routing-key", q->name);
+			declare_queue(&a, q->retry_name, &args);
+		}
+
+		args_init(&args, q);
+		declare_queue(&a, q->dlq_name, &args);
+		bind_queue(&a, q->dlq_name, t->dead_letter_exchange, q->name);
+	}
+	return a.lost ? -1 : 0;
+}
+
+enum dlq_amqp_status
+dlq_topology_apply(const struct dlq_config *c, const struct dlq_topology *t,
+    struct dlq_assert_result *res, char *why, size_t whylen)
+{
+	amqp_connection_state_t conn;
+	enum dlq_amqp_status st;
+	struct dlq_buf b;
+	int rc;
+
+	conn = dlq_amqp_connect(c, "dlq-monitor topology", &st, why, whylen);
+	if (conn == NULL)
+		return st;
+	rc = dlq_topology_assert(conn, t, res);
+	dlq_amqp_close(conn);
+	if (rc == -1) {
+		snprintf(why, whylen, "connection lost while asserting");
+		return DLQ_AMQP_RETRY;
+	}
+	dlq_buf_init(&b);
+	dlq_log_begin(&b, res->conflicts || res->errors ? DLQ_LOG_WARN :
+	    DLQ_LOG_INFO, "topology_asserted");
+	dlq_log_str(&b, "source", t->source);
+	dlq_log_int(&b, "queues", (int64_t)t->n_queues);
+	dlq_log_int(&b, "monitored", (int64_t)dlq_topology_monitored(t));
+	dlq_log_int(&b, "declared", res->declared);
+	dlq_log_int(&b, "conflicts", res->conflicts);
+	dlq_log_int(&b, "errors", res->errors);
+	dlq_log_end(&b);
+	dlq_buf_release(&b);
+	return DLQ_AMQP_OK;
+}

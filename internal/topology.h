@@ -1,0 +1,83 @@
+/* topology.h - the RabbitMQ topology the worker owns, and asserting it.
+ *
+ * A topology file (libconfig) names the work exchange, the dead-letter
+ * exchange, the DLQ suffix and the work queues. For each work queue Q:
+ *   Q        durable; dead-letters to the DLX with routing key Q
+ *   Q.retry  when retry_delay_ms > 0: message TTL, dead-letters back to Q
+ *            through the default exchange
+ *   Q<sfx>   durable, bound to the DLX with routing key Q
+ * Asserting is idempotent. An object that exists with other arguments is
+ * never deleted or redeclared: the difference is logged as
+ * `topology_conflict` and the rest is still asserted. */
+#ifndef DLQ_TOPOLOGY_H
+#define DLQ_TOPOLOGY_H
+
+#include <amqp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "amqp.h"
+#include "buf.h"
+#include "config.h"
+
+enum dlq_queue_type { DLQ_QUEUE_CLASSIC, DLQ_QUEUE_QUORUM };
+
+struct dlq_queue {
+	char			*name;
+	char			*dlq_name;	/* name + suffix */
+	char			*retry_name;	/* NULL: no retry queue */
+	enum dlq_queue_type	 type;
+	int64_t			 retry_delay_ms;
+	int64_t			 max_retries;	/* for applications and inject */
+	int64_t			 delivery_limit;	/* quorum; 0: broker default */
+	bool			 monitored;
+};
+
+struct dlq_topology {
+	char			*source;	/* file path or "(embedded)" */
+	char			*work_exchange;
+	char			*dead_letter_exchange;
+	char			*dlq_suffix;
+	struct dlq_queue	*queues;
+	size_t			 n_queues;
+};
+
+struct dlq_assert_result {
+	unsigned	declared;	/* exchanges, queues and bindings */
+	unsigned	conflicts;
+	unsigned	errors;		/* other refusals, e.g. permissions */
+};
+
+/* Loads `path` (NULL: the embedded line topology); `suffix` (NULL: the
+ * file's) overrides dlq_suffix. NULL on error, with one "file:line:
+ * message" per problem appended to `errors`. */
+struct dlq_topology *dlq_topology_load(const char *path, const char *suffix,
+	    struct dlq_buf *errors);
+void	dlq_topology_free(struct dlq_topology *);	/* NULL ok */
+
+size_t	dlq_topology_monitored(const struct dlq_topology *);
+
+/* Declares everything on channel DLQ_AMQP_CHANNEL of `conn`. Returns 0 when
+ * the connection is still usable (see `res` for conflicts and errors), -1
+ * when it was lost (logged; connect again and retry). */
+int	dlq_topology_assert(amqp_connection_state_t,
+	    const struct dlq_topology *, struct dlq_assert_result *res);
+
+/* Connects with `c`, asserts `t`, closes, and logs `topology_asserted`.
+ * DLQ_AMQP_OK: `res` tells what happened; otherwise `why` says why the
+ * broker could not be reached (RETRY) or refused us (FATAL). */
+enum dlq_amqp_status dlq_topology_apply(const struct dlq_config *c,
+	    const struct dlq_topology *t, struct dlq_assert_result *res,
+	    char *why, size_t whylen);
+
+/* Splits the broker's PRECONDITION_FAILED text ("inequivalent arg 'A' for
+ * queue 'Q' in vhost 'V': received X but current is Y") into the argument,
+ * the wanted and the live value. Pure; false when the text has another
+ * form. Outputs are NUL-terminated, cut to their size. */
+bool	dlq_topology_parse_conflict(const char *text, char *arg, size_t,
+	    char *wanted, size_t, char *live, size_t);
+
+extern const char dlq_topology_default_text[];
+
+#endif

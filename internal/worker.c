@@ -1,0 +1,112 @@
+/* worker.c - start-up, the consumer threads and shutdown.
+ *
+ * Signals are blocked in every thread and taken synchronously here with
+ * sigtimedwait(): no code runs in a signal handler, and the consumers see
+ * only an atomic stop flag. A broker that is not up yet (compose starts
+ * both at once) is waited for with backoff; a broker that refuses our
+ * credentials is an error that retrying cannot fix. */
+#include "worker.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "amqp.h"
+#include "log.h"
+#include "monitor.h"
+
+static atomic_bool stopping;
+
+/* Waits up to `ms` for SIGTERM/SIGINT; returns the signal or 0. */
+static int
+wait_signal(const sigset_t *set, int64_t ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+	int sig;
+
+	sig = sigtimedwait(set, NULL, &ts);
+	return sig > 0 ? sig : 0;
+}
+
+static int
+assert_topology(const struct dlq_config *c, const struct dlq_topology *t,
+    const sigset_t *set, struct dlq_assert_result *res)
+{
+	enum dlq_amqp_status st;
+	unsigned attempt = 0;
+	char why[512], ms[24];
+	int64_t delay;
+
+	for (;;) {
+		st = dlq_topology_apply(c, t, res, why, sizeof(why));
+		if (st == DLQ_AMQP_OK)
+			return 0;
+		if (st == DLQ_AMQP_FATAL) {
+			dlq_log(DLQ_LOG_ERR, "broker_refused", "url", c->url_safe,
+			    "error", why, NULL);
+			return -1;
+		}
+		delay = dlq_amqp_backoff_ms(attempt++, c->reconnect_min_ms,
+		    c->reconnect_max_ms);
+		snprintf(ms, sizeof(ms), "%lld", (long long)delay);
+		dlq_log(DLQ_LOG_WARN, "broker_unavailable", "url", c->url_safe,
+		    "error", why, "retry_in_ms", ms, NULL);
+		if (wait_signal(set, delay) != 0)
+			return 1;
+	}
+}
+
+int
+dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
+    bool assert_only)
+{
+	struct dlq_monitor **mons;
+	struct dlq_assert_result res;
+	sigset_t set;
+	size_t i, n = 0;
+	int sig, rc;
+	char count[24];
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
+
+	snprintf(count, sizeof(count), "%zu", dlq_topology_monitored(t));
+	dlq_log(DLQ_LOG_INFO, "worker_starting", "url", c->url_safe,
+	    "topology", t->source, "monitored", count,
+	    "alerts", c->webhook_url ? "webhook" : "log only", NULL);
+
+	if ((rc = assert_topology(c, t, &set, &res)) != 0)
+		return rc < 0 ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
+	if (assert_only)
+		return res.conflicts || res.errors ? DLQ_EXIT_CONFLICT :
+		    DLQ_EXIT_OK;
+
+	if ((mons = calloc(t->n_queues, sizeof(*mons))) == NULL)
+		return DLQ_EXIT_ERROR;
+	for (i = 0; i < t->n_queues; i++)
+		if (t->queues[i].monitored &&
+		    (mons[n] = dlq_monitor_start(c, &t->queues[i], &stopping)))
+			n++;
+	snprintf(count, sizeof(count), "%zu", n);
+	dlq_log(DLQ_LOG_INFO, "worker_started", "consumers", count, NULL);
+
+	while ((sig = wait_signal(&set, 1000)) == 0)
+		;
+	dlq_log(DLQ_LOG_INFO, "shutdown_started", "signal",
+	    sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+	stopping = true;
+	for (i = 0; i < n; i++)
+		dlq_monitor_join(mons[i]);
+	free(mons);
+	dlq_log(DLQ_LOG_INFO, "shutdown", NULL);
+	return DLQ_EXIT_OK;
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# scripts/broker.sh - a private RabbitMQ node for development and tests.
+#
+#   scripts/broker.sh start [PORT]   start unless something answers on PORT
+#   scripts/broker.sh stop  [PORT]   stop it cleanly
+#   scripts/broker.sh kill  [PORT]   kill -9 the node (fault tests)
+#   scripts/broker.sh ctl   PORT ARGS...   rabbitmqctl against the node
+#
+# The node has its own name, ports and directories (owned by the rabbitmq
+# user, as Debian's broker runs as that user), so it never disturbs a
+# broker already running on the machine. Default PORT: 5672.
+set -euo pipefail
+
+cmd=${1:-}
+port=${2:-5672}
+node="dlqmon${port}@localhost"
+base="/var/tmp/dlq-monitor-rabbitmq-${port}"
+
+env_vars=(
+	HOME=/var/lib/rabbitmq
+	RABBITMQ_NODENAME="$node"
+	RABBITMQ_NODE_IP_ADDRESS=127.0.0.1
+	RABBITMQ_NODE_PORT="$port"
+	RABBITMQ_DIST_PORT=$((port + 20000))
+	RABBITMQ_MNESIA_BASE="$base/mnesia"
+	RABBITMQ_LOG_BASE="$base/log"
+	RABBITMQ_PID_FILE="$base/rabbitmq.pid"
+	RABBITMQ_ENABLED_PLUGINS_FILE="$base/enabled_plugins"
+	RABBITMQ_CONFIG_FILE="$base/rabbitmq"
+	RABBITMQ_ADVANCED_CONFIG_FILE="$base/advanced.config"
+)
+
+as_rabbitmq() {
+	if [ "$(id -un)" = rabbitmq ]; then
+		env "${env_vars[@]}" "$@"
+	else
+		${SUDO:-} runuser -u rabbitmq -- env "${env_vars[@]}" "$@"
+	fi
+}
+
+port_open() {
+	timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null
+}
+
+wait_port() {	# $1: open|closed, $2: seconds
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		if [ "$1" = open ] && port_open; then return 0; fi
+		if [ "$1" = closed ] && ! port_open; then return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+
+start() {
+	if port_open; then
+		echo "broker: something already answers on port $port" >&2
+		return 0
+	fi
+	command -v runuser >/dev/null && id rabbitmq >/dev/null 2>&1 || {
+		echo "broker: rabbitmq-server is not installed (run scripts/deps.sh)" >&2
+		exit 1
+	}
+	mkdir -p "$base/mnesia" "$base/log"
+	: > "$base/enabled_plugins.tmp"
+	echo '[].' > "$base/enabled_plugins"
+	rm -f "$base/enabled_plugins.tmp"
+	# A small node: tests and development only.
+	cat > "$base/rabbitmq.conf" <<CONF
+listeners.tcp.default = $port
+loopback_users.guest = true
+vm_memory_high_watermark.relative = 0.4
+disk_free_limit.absolute = 50MB
+log.file.level = warning
+CONF
+	echo '[].' > "$base/advanced.config"
+	chown -R rabbitmq:rabbitmq "$base"
+	echo "broker: starting node $node on port $port (data in $base)" >&2
+	as_rabbitmq setsid /usr/lib/rabbitmq/bin/rabbitmq-server \
+	    > "$base/log/startup.log" 2>&1 < /dev/null &
+	if ! wait_port open 90; then
+		echo "broker: node did not open port $port within 90 s; log:" >&2
+		tail -n 30 "$base/log/startup.log" >&2 || true
+		exit 1
+	fi
+	echo "broker: ready on amqp://guest:guest@localhost:$port/" >&2
+}
+
+stop() {
+	port_open || return 0
+	as_rabbitmq /usr/lib/rabbitmq/bin/rabbitmqctl -n "$node" stop \
+	    >/dev/null 2>&1 || true
+	wait_port closed 60
+}
+
+kill9() {
+	local pid
+	pid=$(cat "$base/rabbitmq.pid" 2>/dev/null || true)
+	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
+	wait_port closed 30
+}
+
+case "$cmd" in
+start) start ;;
+stop) stop ;;
+kill) kill9 ;;
+ctl) shift 2; as_rabbitmq /usr/lib/rabbitmq/bin/rabbitmqctl -n "$node" "$@" ;;
+*) sed -n '2,12p' "$0" >&2; exit 2 ;;
+esac
