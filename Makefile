@@ -35,7 +35,8 @@ IT_SRC := $(wildcard tests/integration/check_*.c)
 IT_BIN := $(IT_SRC:tests/integration/%.c=$(B)/tests/it_%)
 IT_HARNESS := $(B)/obj/tests/integration/harness.o
 
-.PHONY: all run test check check-unit check-integration deps clean
+.PHONY: all run test check check-unit check-integration check-valgrind \
+	tests deps clean
 all: $(B)/dlq-worker $(B)/dlqctl
 
 $(B)/obj/%.o: %.c
@@ -84,6 +85,12 @@ check-integration: all $(IT_BIN)
 	  DLQ_BIN=$(B) $$t; done
 
 check: check-unit check-integration
+
+# Unit tests in one process each under valgrind: any leak or error fails.
+check-valgrind: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== valgrind $$t"; \
+	  CK_FORK=no valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+	    --errors-for-leak-kinds=definite,indirect --error-exitcode=1 $$t; done
 
 deps:
 	scripts/deps.sh

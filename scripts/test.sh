@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# scripts/test.sh - the whole test suite on a fresh Debian 12 machine:
+# installs what is missing, builds, starts a private RabbitMQ node on
+# DLQ_TEST_PORT (default 5699, never a broker you already run), runs the
+# unit and integration tests, and prints one total line.
+# `make SAN=address,undefined test` runs the same under sanitizers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/deps.sh
+port=${DLQ_TEST_PORT:-5699}
+make -s all tests
+scripts/broker.sh start "$port"
+export DLQ_TEST_AMQP_URL="amqp://guest:guest@localhost:${port}/"
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+make -s check 2>&1 | tee "$log" || status=$?
+# Check prints "NN%: Checks: C, Failures: F, Errors: E" per program.
+awk -F'[:,] *' '/Checks: [0-9]+, Failures/ {
+	for (i = 1; i <= NF; i++) {
+		if ($i == "Checks") c += $(i + 1)
+		if ($i == "Failures" || $i == "Errors") f += $(i + 1)
+	}
+} END { printf "total: %d passed, %d failed\n", c - f, f }' "$log"
+exit "$status"

@@ -1,0 +1,161 @@
+/* check_cli.c - what an operator sees from dlq-worker's command line:
+ * --check-config answers, exit codes, and no password in any output. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check_main.h"
+#include "harness.h"
+
+static int
+check_config(const char *path, const char *const *env, char **out)
+{
+	if (path == NULL)
+		return h_run((const char *[]){ h_bin("dlq-worker"),
+		    "--check-config", NULL }, env, out);
+	return h_run((const char *[]){ h_bin("dlq-worker"), "-c", path,
+	    "--check-config", NULL }, env, out);
+}
+
+START_TEST(shipped_example_config_is_valid)
+{
+	char *out;
+
+	ck_assert_int_eq(check_config("config/dlq-worker.conf", NULL, &out), 0);
+	ck_assert_str_eq(out, "configuration OK\n");
+	free(out);
+	ck_assert_int_eq(check_config(NULL, NULL, &out), 0);
+	ck_assert_str_eq(out, "configuration OK\n");
+	free(out);
+}
+END_TEST
+
+START_TEST(missing_file_is_named)
+{
+	char *out;
+
+	ck_assert_int_eq(check_config("/nonexistent/dlq.conf", NULL, &out), 1);
+	ck_assert_str_eq(out,
+	    "/nonexistent/dlq.conf: cannot open: No such file or directory\n");
+	free(out);
+}
+END_TEST
+
+START_TEST(syntax_error_names_the_line)
+{
+	const char *p = h_write_file("syntax.conf",
+	    "rabbitmq = {\n  prefetch = 10;\n  heartbeat = = 3;\n};\n");
+	char *out, want[300];
+
+	ck_assert_int_eq(check_config(p, NULL, &out), 1);
+	snprintf(want, sizeof(want), "%s:3: syntax error\n", p);
+	ck_assert_str_eq(out, want);
+	free(out);
+}
+END_TEST
+
+START_TEST(bad_values_are_refused_with_file_line_and_value)
+{
+	const char *p = h_write_file("values.conf",
+	    "rabbitmq = {\n  prefetch = 70000;\n};\nalert = {\n"
+	    "  cooldown_ms = -1;\n};\nlog = { colour = true; };\n");
+	char *out, want[300];
+
+	ck_assert_int_eq(check_config(p, NULL, &out), 1);
+	snprintf(want, sizeof(want), "%s:2: rabbitmq.prefetch: bad value "
+	    "'70000': out of range 1..65535", p);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	snprintf(want, sizeof(want), "%s:5: alert.cooldown_ms: bad value "
+	    "'-1': out of range", p);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	snprintf(want, sizeof(want), "%s:7: unknown setting 'log.colour'", p);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
+START_TEST(env_errors_name_the_variable_never_the_password)
+{
+	char *out;
+
+	ck_assert_int_eq(check_config(NULL, (const char *[]){
+	    "DLQ_ALERT_COOLDOWN_MS=-5", NULL }, &out), 1);
+	ck_assert_str_eq(out, "DLQ_ALERT_COOLDOWN_MS: alert.cooldown_ms: bad "
+	    "value '-5': out of range 0..604800000\n");
+	free(out);
+
+	ck_assert_int_eq(check_config(NULL, (const char *[]){
+	    "RABBITMQ_URL=http://admin:s3cr3t-pw@broker:5672/", NULL }, &out), 1);
+	ck_assert_msg(strstr(out, "RABBITMQ_URL: rabbitmq.url: bad value "
+	    "'http://admin:***@broker:5672/'") != NULL, "%s", out);
+	ck_assert_ptr_null(strstr(out, "s3cr3t"));
+	free(out);
+
+	ck_assert_int_eq(check_config(NULL, (const char *[]){
+	    "RABBITMQ_URL=amqp://admin:s3cr3t-pw@broker:99999/", NULL }, &out), 1);
+	ck_assert_ptr_nonnull(strstr(out, "RABBITMQ_URL"));
+	ck_assert_ptr_null(strstr(out, "s3cr3t"));
+	free(out);
+}
+END_TEST
+
+START_TEST(bad_topology_file_is_refused)
+{
+	const char *t = h_write_file("bad-topology.conf",
+	    "queues = (\n  { name = \"a\"; },\n  { name = \"a\"; },\n"
+	    "  { name = \"b\"; delivery_limit = 3; }\n);\n");
+	char cfg[512], *out, want[400];
+	const char *p;
+
+	snprintf(cfg, sizeof(cfg), "topology = { file = \"%s\"; };\n", t);
+	p = h_write_file("topo.conf", cfg);
+	ck_assert_int_eq(check_config(p, NULL, &out), 1);
+	snprintf(want, sizeof(want), "%s:3: queue 'a' is listed twice", t);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	snprintf(want, sizeof(want), "%s:4: queue 'b': delivery_limit needs "
+	    "type = \"quorum\"", t);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
+START_TEST(wrong_password_is_an_error_not_a_retry_loop)
+{
+	char url[256], env[300], *out;
+	const char *p;
+	int rc;
+
+	snprintf(url, sizeof(url), "%s", h_url());
+	p = strstr(url, "guest@");
+	ck_assert_ptr_nonnull(p);
+	snprintf(env, sizeof(env), "RABBITMQ_URL=amqp://guest:Wr0ngPassw0rd@%s",
+	    p + strlen("guest@"));
+	rc = h_run((const char *[]){ h_bin("dlq-worker"), "--assert-only",
+	    NULL }, (const char *[]){ env, NULL }, &out);
+	ck_assert_msg(rc == 1, "exit %d: %s", rc, out);
+	ck_assert_ptr_nonnull(strstr(out, "\"event\":\"broker_refused\""));
+	ck_assert_ptr_null(strstr(out, "Wr0ngPassw0rd"));
+	free(out);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("cli");
+	TCase *tc = tcase_create("check-config");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, shipped_example_config_is_valid);
+	tcase_add_test(tc, missing_file_is_named);
+	tcase_add_test(tc, syntax_error_names_the_line);
+	tcase_add_test(tc, bad_values_are_refused_with_file_line_and_value);
+	tcase_add_test(tc, env_errors_name_the_variable_never_the_password);
+	tcase_add_test(tc, bad_topology_file_is_refused);
+	tcase_add_test(tc, wrong_password_is_an_error_not_a_retry_loop);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)

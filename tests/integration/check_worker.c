@@ -1,0 +1,346 @@
+/* check_worker.c - dlq-worker against a real RabbitMQ.
+ *
+ * Messages die through the broker's own dead-lettering (a consumer rejects
+ * them with requeue=false), and the worker's JSON log is read back. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check_main.h"
+#include "harness.h"
+
+#define WAIT_MS	20000
+
+static cJSON *
+item(const cJSON *o, const char *k)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static const char *
+str(const cJSON *o, const char *k)
+{
+	const cJSON *v = item(o, k);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double
+num(const cJSON *o, const char *k)
+{
+	const cJSON *v = item(o, k);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+static amqp_table_entry_t
+hdr_str(const char *k, const char *v)
+{
+	amqp_table_entry_t e;
+
+	e.key = amqp_cstring_bytes(k);
+	e.value.kind = AMQP_FIELD_KIND_UTF8;
+	e.value.value.bytes = amqp_cstring_bytes(v);
+	return e;
+}
+
+static amqp_table_entry_t
+hdr_int(const char *k, int32_t v)
+{
+	amqp_table_entry_t e;
+
+	e.key = amqp_cstring_bytes(k);
+	e.value.kind = AMQP_FIELD_KIND_I32;
+	e.value.value.i32 = v;
+	return e;
+}
+
+/* A worker on a fresh two-queue topology, consumers up. */
+struct fixture {
+	char			 prefix[64], q1[128], q2[128];
+	char			 dlq1[160], dlq2[160];
+	const char		*cfg;
+	struct h_worker		 w;
+};
+
+static void
+fixture_start(struct fixture *f, const char *retry_ms)
+{
+	char spec[160];
+	const char *queues[3];
+
+	h_name(f->prefix, sizeof(f->prefix), "w");
+	snprintf(f->q1, sizeof(f->q1), "%s_orders", f->prefix);
+	snprintf(f->q2, sizeof(f->q2), "%s_sms", f->prefix);
+	snprintf(f->dlq1, sizeof(f->dlq1), "%s.dlq", f->q1);
+	snprintf(f->dlq2, sizeof(f->dlq2), "%s.dlq", f->q2);
+	snprintf(spec, sizeof(spec), "%s:%s", f->q1, retry_ms);
+	queues[0] = spec;
+	queues[1] = f->q2;
+	queues[2] = NULL;
+	f->cfg = h_setup(f->prefix, queues);
+	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
+	ck_assert_msg(h_worker_wait(&f->w, "consumer_started", 2, WAIT_MS),
+	    "consumers did not start");
+}
+
+static void
+fixture_stop(struct fixture *f)
+{
+	int64_t ms;
+
+	ck_assert_int_eq(h_worker_stop(&f->w, 10000, &ms), 0);
+	ck_assert_msg(ms < 5000, "shutdown took %lld ms", (long long)ms);
+	ck_assert_int_eq(h_worker_count(&f->w, "shutdown"), 1);
+}
+
+START_TEST(rejected_messages_are_logged_once_each)
+{
+	struct fixture f;
+	amqp_connection_state_t c;
+	amqp_table_entry_t e[2];
+	amqp_table_t h = { 2, e };
+	char id[64], exch[96];
+	cJSON **ev, *xd, *x0, *rk;
+	int i, n, seen[20] = { 0 };
+	const int N = 20;
+
+	fixture_start(&f, "0");
+	c = h_connect();
+	snprintf(exch, sizeof(exch), "%s_x", f.prefix);
+	e[0] = hdr_int("x-retry-count", 3);
+	e[1] = hdr_str("x-error", "upstream timeout after 30s");
+	for (i = 0; i < N; i++) {
+		snprintf(id, sizeof(id), "msg-%d", i);
+		h_publish(c, exch, f.q1, "{\"order\":1}", 11, id, &h);
+	}
+	ck_assert_int_eq(h_reject(c, f.q1, N, WAIT_MS), N);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", N, WAIT_MS));
+	ck_assert(h_wait_count(f.dlq1, 0, WAIT_MS));
+
+	ev = h_worker_events(&f.w, "dead_letter", &n);
+	ck_assert_int_eq(n, N);
+	for (i = 0; i < n; i++) {
+		ck_assert_str_eq(str(ev[i], "dlq"), f.dlq1);
+		ck_assert_str_eq(str(ev[i], "queue"), f.q1);
+		ck_assert_str_eq(str(ev[i], "correlation_id"), "corr-1");
+		ck_assert_int_eq((int)num(ev[i], "x_retry_count"), 3);
+		ck_assert_str_eq(str(ev[i], "error"), "upstream timeout after 30s");
+		ck_assert_str_eq(str(ev[i], "payload"), "{\"order\":1}");
+		ck_assert_int_eq((int)num(ev[i], "payload_bytes"), 11);
+		xd = item(ev[i], "x_death");
+		ck_assert_int_eq(cJSON_GetArraySize(xd), 1);
+		x0 = cJSON_GetArrayItem(xd, 0);
+		ck_assert_int_eq((int)num(x0, "count"), 1);
+		ck_assert_str_eq(str(x0, "reason"), "rejected");
+		ck_assert_str_eq(str(x0, "queue"), f.q1);
+		ck_assert_str_eq(str(x0, "exchange"), exch);
+		rk = item(x0, "routing_keys");
+		ck_assert_int_eq(cJSON_GetArraySize(rk), 1);
+		ck_assert_str_eq(cJSON_GetArrayItem(rk, 0)->valuestring, f.q1);
+		ck_assert_ptr_nonnull(strstr(str(x0, "time"), "T"));
+		ck_assert_int_eq(sscanf(str(ev[i], "message_id"), "msg-%d",
+		    &(int){ 0 }), 1);
+		seen[atoi(str(ev[i], "message_id") + 4)]++;
+	}
+	for (i = 0; i < N; i++)
+		ck_assert_int_eq(seen[i], 1);
+	h_events_free(ev, n);
+	h_close(c);
+	fixture_stop(&f);
+}
+END_TEST
+
+START_TEST(retry_then_reject_shows_both_deaths)
+{
+	struct fixture f;
+	amqp_connection_state_t c;
+	amqp_message_t m;
+	amqp_table_entry_t e[1];
+	amqp_table_t h = { 1, e };
+	char exch[96], retry[160];
+	cJSON **ev, *xd, *x;
+	int n;
+
+	fixture_start(&f, "300");
+	c = h_connect();
+	snprintf(exch, sizeof(exch), "%s_x", f.prefix);
+	snprintf(retry, sizeof(retry), "%s.retry", f.q1);
+	h_publish(c, exch, f.q1, "{}", 2, "m-retry", NULL);
+	/* The application fails it once: publishes to the retry queue with
+	 * x-retry-count + 1 and acks the original. */
+	ck_assert(h_get(c, f.q1, &m, WAIT_MS));
+	amqp_destroy_message(&m);
+	e[0] = hdr_int("x-retry-count", 1);
+	h_publish(c, "", retry, "{}", 2, "m-retry", &h);
+	/* After the TTL it is back in the work queue; now it fails for good. */
+	ck_assert_int_eq(h_reject(c, f.q1, 1, WAIT_MS), 1);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+
+	ev = h_worker_events(&f.w, "dead_letter", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq((int)num(ev[0], "x_retry_count"), 1);
+	ck_assert_str_eq(str(ev[0], "queue"), f.q1);
+	xd = item(ev[0], "x_death");
+	ck_assert_int_eq(cJSON_GetArraySize(xd), 2);
+	x = cJSON_GetArrayItem(xd, 0);
+	ck_assert_str_eq(str(x, "queue"), f.q1);
+	ck_assert_str_eq(str(x, "reason"), "rejected");
+	ck_assert_int_eq((int)num(x, "count"), 1);
+	x = cJSON_GetArrayItem(xd, 1);
+	ck_assert_str_eq(str(x, "queue"), retry);
+	ck_assert_str_eq(str(x, "reason"), "expired");
+	ck_assert_int_eq((int)num(x, "count"), 1);
+	h_events_free(ev, n);
+	h_close(c);
+	fixture_stop(&f);
+}
+END_TEST
+
+START_TEST(poison_deliveries_are_logged_and_acked)
+{
+	struct fixture f;
+	amqp_connection_state_t c;
+	amqp_table_entry_t e[2], bad_entry;
+	amqp_table_t h = { 1, e };
+	amqp_field_value_t not_table;
+	static char big[10 << 20];
+	const char bin[] = { 0, 1, 2, (char)0xff, (char)0xfe, 0, 'x' };
+	const char *secret_json =
+	    "{\"user\":{\"email\":\"jane.doe@example.com\",\"password\":\"hunter2\"},"
+	    "\"note\":\"call +7 916 123-45-67\",\"amount\":12}";
+	char *log;
+	cJSON **ev;
+	int n, i, by_id[9] = { 0 };
+
+	fixture_start(&f, "0");
+	c = h_connect();
+	memset(big, 'a', sizeof(big));
+	/* Straight into the DLQ, as a broken producer or a shovel would. */
+	h_publish(c, "", f.dlq2, bin, sizeof(bin), "p0", NULL);
+	h_publish(c, "", f.dlq2, "{{{ not json", 12, "p1", NULL);
+	h_publish(c, "", f.dlq2, "", 0, "p2", NULL);
+	h_publish(c, "", f.dlq2, big, sizeof(big), "p3", NULL);
+	e[0] = hdr_str("x-death", "garbage");
+	h_publish(c, "", f.dlq2, "{}", 2, "p4", &h);
+	not_table.kind = AMQP_FIELD_KIND_I32;
+	not_table.value.i32 = 5;
+	bad_entry.key = amqp_cstring_bytes("x-death");
+	bad_entry.value.kind = AMQP_FIELD_KIND_ARRAY;
+	bad_entry.value.value.array.num_entries = 1;
+	bad_entry.value.value.array.entries = &not_table;
+	e[0] = bad_entry;
+	h_publish(c, "", f.dlq2, "{}", 2, "p5", &h);
+	e[0] = hdr_str("x-retry-count", "7");
+	h_publish(c, "", f.dlq2, "{}", 2, "p6", &h);
+	e[0] = hdr_str("x-retry-count", "seven");
+	h_publish(c, "", f.dlq2, "{}", 2, "p7", &h);
+	h_publish(c, "", f.dlq2, secret_json, strlen(secret_json), "p8", NULL);
+
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 9, WAIT_MS));
+	ck_assert(h_wait_count(f.dlq2, 0, WAIT_MS));
+	ev = h_worker_events(&f.w, "dead_letter", &n);
+	ck_assert_int_eq(n, 9);
+	for (i = 0; i < n; i++) {
+		int id = atoi(str(ev[i], "message_id") + 1);
+		by_id[id]++;
+		switch (id) {
+		case 0:
+			ck_assert_str_eq(str(ev[i], "payload_kind"), "binary");
+			ck_assert(cJSON_IsNull(item(ev[i], "payload")));
+			break;
+		case 1:
+			ck_assert_str_eq(str(ev[i], "payload"), "{{{ not json");
+			break;
+		case 2:
+			ck_assert_str_eq(str(ev[i], "payload_kind"), "empty");
+			break;
+		case 3:
+			ck_assert_int_eq((int)num(ev[i], "payload_bytes"),
+			    10 << 20);
+			ck_assert_int_eq((int)strlen(str(ev[i], "payload")), 4096);
+			ck_assert(cJSON_IsTrue(item(ev[i], "payload_truncated")));
+			break;
+		case 4:
+		case 5:
+			ck_assert_int_ge(cJSON_GetArraySize(item(ev[i],
+			    "problems")), 1);
+			break;
+		case 6:
+			ck_assert_int_eq((int)num(ev[i], "x_retry_count"), 7);
+			break;
+		case 7:
+			ck_assert(cJSON_IsNull(item(ev[i], "x_retry_count")));
+			ck_assert_int_ge(cJSON_GetArraySize(item(ev[i],
+			    "problems")), 1);
+			break;
+		case 8:
+			ck_assert_str_eq(str(ev[i], "payload"),
+			    "{\"user\":{\"email\":\"***\",\"password\":\"***\"},"
+			    "\"note\":\"call ***\",\"amount\":12}");
+			break;
+		}
+	}
+	for (i = 0; i < 9; i++)
+		ck_assert_int_eq(by_id[i], 1);
+	h_events_free(ev, n);
+	log = h_slurp(f.w.log);
+	ck_assert_ptr_null(strstr(log, "hunter2"));
+	ck_assert_ptr_null(strstr(log, "jane.doe"));
+	ck_assert_ptr_null(strstr(log, "916 123"));
+	free(log);
+	h_close(c);
+	fixture_stop(&f);
+}
+END_TEST
+
+START_TEST(broker_restart_is_survived)
+{
+	struct fixture f;
+	amqp_connection_state_t c;
+	char port[16], exch[96];
+	const char *script = "scripts/broker.sh";
+	char *out;
+	int i;
+
+	fixture_start(&f, "0");
+	snprintf(port, sizeof(port), "%d", h_port());
+	snprintf(exch, sizeof(exch), "%s_x", f.prefix);
+	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash", script, "stop",
+	    port, NULL }, NULL, &out), 0);
+	free(out);
+	ck_assert(h_worker_wait(&f.w, "consumer_reconnecting", 2, WAIT_MS));
+	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash", script, "start",
+	    port, NULL }, NULL, &out), 0);
+	free(out);
+	/* Both consumers are back: 2 at the start, 2 after the restart. */
+	ck_assert(h_worker_wait(&f.w, "consumer_started", 4, 60000));
+
+	c = h_connect();
+	for (i = 0; i < 5; i++)
+		h_publish(c, exch, f.q2, "{\"after\":\"restart\"}", 19, "r", NULL);
+	ck_assert_int_eq(h_reject(c, f.q2, 5, WAIT_MS), 5);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 5, WAIT_MS));
+	ck_assert(h_wait_count(f.dlq2, 0, WAIT_MS));
+	h_close(c);
+	fixture_stop(&f);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("worker");
+	TCase *tc = tcase_create("broker");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, rejected_messages_are_logged_once_each);
+	tcase_add_test(tc, retry_then_reject_shows_both_deaths);
+	tcase_add_test(tc, poison_deliveries_are_logged_and_acked);
+	tcase_add_test(tc, broker_restart_is_survived);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)

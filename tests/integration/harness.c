@@ -1,0 +1,420 @@
+/* harness.c - see harness.h. */
+#include "harness.h"
+
+#include <amqp_tcp_socket.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int seq;
+
+int64_t
+h_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+nap(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+const char *
+h_url(void)
+{
+	const char *u = getenv("DLQ_TEST_AMQP_URL");
+
+	return u ? u : "amqp://guest:guest@localhost:5699/";
+}
+
+int
+h_port(void)
+{
+	const char *p = strrchr(h_url(), ':');
+
+	return p ? atoi(p + 1) : 5699;
+}
+
+const char *
+h_bin(const char *name)
+{
+	static char path[4][512];
+	static int slot;
+	const char *dir = getenv("DLQ_BIN");
+	char *p = path[slot++ % 4];
+
+	snprintf(p, 512, "%s/%s", dir ? dir : "build", name);
+	return p;
+}
+
+void
+h_name(char *out, size_t n, const char *stem)
+{
+	snprintf(out, n, "t%d_%d_%s", (int)getpid(), ++seq, stem);
+}
+
+static const char *
+tmpdir(void)
+{
+	static char dir[128];
+
+	if (dir[0] == '\0') {
+		snprintf(dir, sizeof(dir), "/tmp/dlq-it-%d", (int)getpid());
+		mkdir(dir, 0700);
+	}
+	return dir;
+}
+
+amqp_connection_state_t
+h_connect(void)
+{
+	struct amqp_connection_info ci;
+	amqp_connection_state_t c = amqp_new_connection();
+	amqp_socket_t *s = amqp_tcp_socket_new(c);
+	char *url = strdup(h_url());
+	amqp_rpc_reply_t r;
+
+	ck_assert_int_eq(amqp_parse_url(url, &ci), AMQP_STATUS_OK);
+	ck_assert_msg(amqp_socket_open(s, ci.host, ci.port) == AMQP_STATUS_OK,
+	    "cannot connect to the test broker at %s", h_url());
+	r = amqp_login(c, "/", 0, 131072, 0, AMQP_SASL_METHOD_PLAIN,
+	    ci.user, ci.password);
+	ck_assert_int_eq(r.reply_type, AMQP_RESPONSE_NORMAL);
+	amqp_channel_open(c, 1);
+	ck_assert_int_eq(amqp_get_rpc_reply(c).reply_type, AMQP_RESPONSE_NORMAL);
+	free(url);
+	return c;
+}
+
+void
+h_close(amqp_connection_state_t c)
+{
+	amqp_channel_close(c, 1, AMQP_REPLY_SUCCESS);
+	amqp_connection_close(c, AMQP_REPLY_SUCCESS);
+	amqp_destroy_connection(c);
+}
+
+void
+h_publish(amqp_connection_state_t c, const char *exchange, const char *rk,
+    const void *body, size_t len, const char *message_id,
+    const amqp_table_t *headers)
+{
+	amqp_basic_properties_t p;
+	amqp_bytes_t b = { len, (void *)body };
+
+	memset(&p, 0, sizeof(p));
+	p._flags = AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_CONTENT_TYPE_FLAG;
+	p.delivery_mode = 2;
+	p.content_type = amqp_cstring_bytes("application/json");
+	if (message_id != NULL) {
+		p._flags |= AMQP_BASIC_MESSAGE_ID_FLAG |
+		    AMQP_BASIC_CORRELATION_ID_FLAG;
+		p.message_id = amqp_cstring_bytes(message_id);
+		p.correlation_id = amqp_cstring_bytes("corr-1");
+	}
+	if (headers != NULL) {
+		p._flags |= AMQP_BASIC_HEADERS_FLAG;
+		p.headers = *headers;
+	}
+	ck_assert_int_eq(amqp_basic_publish(c, 1, amqp_cstring_bytes(exchange),
+	    amqp_cstring_bytes(rk), 0, 0, &p, b), AMQP_STATUS_OK);
+}
+
+/* basic.get one message; leaves it unacked; returns its tag or 0. */
+static uint64_t
+get_one(amqp_connection_state_t c, const char *queue, amqp_message_t *msg)
+{
+	amqp_rpc_reply_t r;
+	uint64_t tag;
+
+	amqp_maybe_release_buffers(c);
+	r = amqp_basic_get(c, 1, amqp_cstring_bytes(queue), 0);
+	ck_assert_int_eq(r.reply_type, AMQP_RESPONSE_NORMAL);
+	if (r.reply.id != AMQP_BASIC_GET_OK_METHOD)
+		return 0;
+	tag = ((amqp_basic_get_ok_t *)r.reply.decoded)->delivery_tag;
+	r = amqp_read_message(c, 1, msg, 0);
+	ck_assert_int_eq(r.reply_type, AMQP_RESPONSE_NORMAL);
+	return tag;
+}
+
+int
+h_reject(amqp_connection_state_t c, const char *queue, int n, int timeout_ms)
+{
+	int64_t end = h_now_ms() + timeout_ms;
+	amqp_message_t m;
+	uint64_t tag;
+	int done = 0;
+
+	while (done < n && h_now_ms() < end) {
+		if ((tag = get_one(c, queue, &m)) == 0) {
+			nap(20);
+			continue;
+		}
+		amqp_destroy_message(&m);
+		ck_assert_int_eq(amqp_basic_reject(c, 1, tag, 0), 0);
+		done++;
+	}
+	return done;
+}
+
+bool
+h_get(amqp_connection_state_t c, const char *queue, amqp_message_t *msg,
+    int timeout_ms)
+{
+	int64_t end = h_now_ms() + timeout_ms;
+	uint64_t tag;
+
+	while (h_now_ms() < end) {
+		if ((tag = get_one(c, queue, msg)) != 0) {
+			ck_assert_int_eq(amqp_basic_ack(c, 1, tag, 0), 0);
+			return true;
+		}
+		nap(20);
+	}
+	return false;
+}
+
+int
+h_count(const char *queue)
+{
+	amqp_connection_state_t c = h_connect();
+	amqp_queue_declare_ok_t *ok;
+	int n = -1;
+
+	ok = amqp_queue_declare(c, 1, amqp_cstring_bytes(queue), 1, 0, 0, 0,
+	    amqp_empty_table);
+	if (ok != NULL) {
+		n = (int)ok->message_count;
+		h_close(c);
+	} else
+		amqp_destroy_connection(c);
+	return n;
+}
+
+bool
+h_wait_count(const char *queue, int n, int timeout_ms)
+{
+	int64_t end = h_now_ms() + timeout_ms;
+
+	do {
+		if (h_count(queue) == n)
+			return true;
+		nap(50);
+	} while (h_now_ms() < end);
+	return false;
+}
+
+const char *
+h_write_file(const char *stem, const char *text)
+{
+	static char paths[4][256];
+	static int slot;
+	char *p = paths[slot++ % 4];
+	FILE *f;
+
+	snprintf(p, 256, "%s/%d_%s", tmpdir(), ++seq, stem);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	fputs(text, f);
+	fclose(f);
+	return p;
+}
+
+const char *
+h_setup(const char *prefix, const char *const *queues)
+{
+	char top[8192], cfg[2048], name[256];
+	const char *tpath, *colon;
+	size_t off;
+
+	off = (size_t)snprintf(top, sizeof(top),
+	    "work_exchange = \"%s_x\";\ndead_letter_exchange = \"%s_dlx\";\n"
+	    "queues = (\n", prefix, prefix);
+	for (; *queues != NULL; queues++) {
+		colon = strchr(*queues, ':');
+		snprintf(name, sizeof(name), "%.*s",
+		    (int)(colon ? (size_t)(colon - *queues) : strlen(*queues)),
+		    *queues);
+		off += (size_t)snprintf(top + off, sizeof(top) - off,
+		    "  { name = \"%s\"; retry_delay_ms = %s; }%s\n", name,
+		    colon ? colon + 1 : "0", queues[1] ? "," : "");
+	}
+	snprintf(top + off, sizeof(top) - off, ");\n");
+	tpath = h_write_file("topology.conf", top);
+	snprintf(cfg, sizeof(cfg),
+	    "rabbitmq = { url = \"%s\"; prefetch = 50; heartbeat = 5;\n"
+	    "  reconnect_min_ms = 100; reconnect_max_ms = 1000; };\n"
+	    "topology = { file = \"%s\"; };\n", h_url(), tpath);
+	return h_write_file("worker.conf", cfg);
+}
+
+void
+h_worker_start(struct h_worker *w, const char *const *args,
+    const char *const *env)
+{
+	const char *argv[16];
+	int i = 0, fd;
+
+	snprintf(w->log, sizeof(w->log), "%s/worker-%d.log", tmpdir(), ++seq);
+	snprintf(w->err, sizeof(w->err), "%s/worker-%d.err", tmpdir(), seq);
+	argv[i++] = h_bin("dlq-worker");
+	for (; args != NULL && *args != NULL && i < 15; args++)
+		argv[i++] = *args;
+	argv[i] = NULL;
+	w->pid = fork();
+	ck_assert_int_ge(w->pid, 0);
+	if (w->pid == 0) {
+		fd = open(w->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		fd = open(w->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 2);
+		for (; env != NULL && *env != NULL; env++)
+			putenv((char *)*env);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+}
+
+char *
+h_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+
+	if (f == NULL)
+		return strdup("");
+	for (;;) {
+		if (cap - len < 65536) {
+			cap = cap ? cap * 2 : 131072;
+			buf = realloc(buf, cap);
+		}
+		n = fread(buf + len, 1, cap - len - 1, f);
+		if (n == 0)
+			break;
+		len += n;
+	}
+	buf[len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Visits complete lines whose "event" is `event`. */
+static int
+scan(struct h_worker *w, const char *event, cJSON **out, int max)
+{
+	char *text = h_slurp(w->log), *line, *nl, pat[128];
+	int n = 0;
+
+	snprintf(pat, sizeof(pat), "\"event\":\"%s\"", event);
+	for (line = text; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+		*nl = '\0';
+		if (strstr(line, pat) == NULL)
+			continue;
+		if (out != NULL && n < max)
+			out[n] = cJSON_Parse(line);
+		n++;
+	}
+	free(text);
+	return n;
+}
+
+int
+h_worker_count(struct h_worker *w, const char *event)
+{
+	return scan(w, event, NULL, 0);
+}
+
+bool
+h_worker_wait(struct h_worker *w, const char *event, int n, int timeout_ms)
+{
+	int64_t end = h_now_ms() + timeout_ms;
+
+	do {
+		if (scan(w, event, NULL, 0) >= n)
+			return true;
+		ck_assert_msg(waitpid(w->pid, NULL, WNOHANG) == 0,
+		    "dlq-worker exited while waiting for %s", event);
+		nap(50);
+	} while (h_now_ms() < end);
+	return false;
+}
+
+cJSON **
+h_worker_events(struct h_worker *w, const char *event, int *n)
+{
+	int total = scan(w, event, NULL, 0);
+	cJSON **v = calloc((size_t)total + 1, sizeof(*v));
+
+	*n = scan(w, event, v, total);
+	return v;
+}
+
+void
+h_events_free(cJSON **v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		cJSON_Delete(v[i]);
+	free(v);
+}
+
+int
+h_worker_stop(struct h_worker *w, int timeout_ms, int64_t *ms)
+{
+	int64_t start = h_now_ms();
+	int status;
+
+	kill(w->pid, SIGTERM);
+	while (h_now_ms() - start < timeout_ms) {
+		if (waitpid(w->pid, &status, WNOHANG) == w->pid) {
+			if (ms != NULL)
+				*ms = h_now_ms() - start;
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		}
+		nap(20);
+	}
+	kill(w->pid, SIGKILL);
+	waitpid(w->pid, &status, 0);
+	return -1;
+}
+
+int
+h_run(const char *const *argv, const char *const *env, char **out)
+{
+	char path[256];
+	int status, fd;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/run-%d.out", tmpdir(), ++seq);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		for (; env != NULL && *env != NULL; env++)
+			putenv((char *)*env);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	if (out != NULL)
+		*out = h_slurp(path);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}

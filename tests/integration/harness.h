@@ -1,0 +1,77 @@
+/* harness.h - integration test helpers: a real broker, the real worker.
+ *
+ * The broker URL comes from DLQ_TEST_AMQP_URL (scripts/test.sh starts a
+ * private node and sets it). Every test makes its own queue names with
+ * h_name(), so runs never collide. The worker runs as a child process with
+ * its JSON log captured in a file; tests wait on log events with a
+ * deadline instead of sleeping. */
+#ifndef DLQ_HARNESS_H
+#define DLQ_HARNESS_H
+
+#include <amqp.h>
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+const char	*h_url(void);
+int		 h_port(void);
+const char	*h_bin(const char *name);	/* path of build/<name> */
+
+/* A fresh name: "t<pid>_<seq>_<stem>". Static buffer per call slot. */
+void		 h_name(char *out, size_t n, const char *stem);
+
+amqp_connection_state_t h_connect(void);	/* channel 1 open; aborts */
+void		 h_close(amqp_connection_state_t);
+
+/* Publishes on channel 1; headers may be NULL. */
+void		 h_publish(amqp_connection_state_t, const char *exchange,
+		    const char *rk, const void *body, size_t len,
+		    const char *message_id, const amqp_table_t *headers);
+/* basic.get + reject(requeue=false) until n messages were rejected or the
+ * deadline passes; returns how many were rejected. */
+int		 h_reject(amqp_connection_state_t, const char *queue, int n,
+		    int timeout_ms);
+/* Gets one message (acked) into *msg; false on timeout. */
+bool		 h_get(amqp_connection_state_t, const char *queue,
+		    amqp_message_t *msg, int timeout_ms);
+/* Messages ready in `queue` (passive declare); -1 when it does not exist. */
+int		 h_count(const char *queue);
+bool		 h_wait_count(const char *queue, int n, int timeout_ms);
+
+/* Writes a topology file for queues named in `queues` (NULL-terminated,
+ * each "name" or "name:retry_ms"), with exchanges <prefix>_x/_dlx, and a
+ * worker config using it. Returns the config path (static). */
+const char	*h_setup(const char *prefix, const char *const *queues);
+const char	*h_write_file(const char *stem, const char *text);
+
+struct h_worker {
+	pid_t	 pid;
+	char	 log[256];
+	char	 err[256];
+};
+
+/* Starts dlq-worker with `args` (NULL-terminated, argv[1..]) and extra
+ * environment `env` ("K=V", NULL-terminated; may be NULL). */
+void		 h_worker_start(struct h_worker *, const char *const *args,
+		    const char *const *env);
+/* Waits until the log holds at least `n` lines with `event`. */
+bool		 h_worker_wait(struct h_worker *, const char *event, int n,
+		    int timeout_ms);
+int		 h_worker_count(struct h_worker *, const char *event);
+/* Parsed lines with `event` (caller frees with cJSON_Delete each, free). */
+cJSON		**h_worker_events(struct h_worker *, const char *event,
+		    int *n);
+void		 h_events_free(cJSON **, int);
+/* SIGTERM, wait up to `timeout_ms`; the exit status or -1 (killed). */
+int		 h_worker_stop(struct h_worker *, int timeout_ms, int64_t *ms);
+/* Runs a program to completion, capturing stdout and stderr into one
+ * malloc'd string; returns the exit status. */
+int		 h_run(const char *const *argv, const char *const *env,
+		    char **out);
+
+char		*h_slurp(const char *path);
+int64_t		 h_now_ms(void);
+
+#endif

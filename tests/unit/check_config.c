@@ -1,0 +1,225 @@
+/* check_config.c - configuration: defaults, file, env, errors. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../check_main.h"
+#include "config.h"
+
+static struct dlq_config c;
+static struct dlq_buf errors;
+static char path[64];
+
+static const char *
+write_conf(const char *text)
+{
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/check_config_XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static void
+setup(void)
+{
+	static const char *vars[] = { "RABBITMQ_URL", "RABBITMQ_DLQ_SUFFIX",
+	    "DLQ_ALERT_WEBHOOK_URL", "DLQ_ALERT_COOLDOWN_MS", "DLQ_LOG_LEVEL",
+	    "DLQ_TOPOLOGY_FILE", NULL };
+	const char **v;
+
+	for (v = vars; *v != NULL; v++)
+		unsetenv(*v);
+	dlq_buf_init(&errors);
+	path[0] = '\0';
+}
+
+static void
+teardown(void)
+{
+	dlq_config_release(&c);
+	dlq_buf_release(&errors);
+	if (path[0] != '\0')
+		unlink(path);
+}
+
+static const char *
+err(void)
+{
+	return errors.data ? errors.data : "";
+}
+
+START_TEST(defaults_match_the_source_system)
+{
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
+	ck_assert_str_eq(c.broker.host, "localhost");
+	ck_assert_int_eq(c.broker.port, 5672);
+	ck_assert_str_eq(c.broker.vhost, "/");
+	ck_assert_int_eq(c.cooldown_ms, 300000);
+	ck_assert_ptr_null(c.webhook_url);
+	ck_assert_ptr_null(c.dlq_suffix);
+	ck_assert_int_eq(c.payload_max_bytes, 4096);
+	ck_assert(dlq_strlist_contains(&c.mask_keys, "password"));
+	ck_assert(dlq_strlist_contains(&c.mask_keys, "phone"));
+	ck_assert_str_eq(c.error_headers.v[0], "x-error");
+	ck_assert_int_eq(c.log_level, DLQ_LOG_INFO);
+}
+END_TEST
+
+START_TEST(env_overrides_file)
+{
+	write_conf("alert = { cooldown_ms = 1000; webhook_url = "
+	    "\"https://hooks.slack.com/services/T/B/x\"; };\n"
+	    "topology = { dlq_suffix = \".dead\"; };\n");
+	setenv("DLQ_ALERT_COOLDOWN_MS", "2500", 1);
+	setenv("RABBITMQ_URL", "amqps://u:p%40ss@mq.example:5671/prod", 1);
+	setenv("DLQ_LOG_LEVEL", "debug", 1);
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), 0);
+	ck_assert_int_eq(c.cooldown_ms, 2500);
+	ck_assert_str_eq(c.dlq_suffix, ".dead");
+	ck_assert_str_eq(c.broker.password, "p@ss");
+	ck_assert_str_eq(c.broker.vhost, "prod");
+	ck_assert(c.broker.tls);
+	ck_assert_int_eq(c.broker.port, 5671);
+	ck_assert_int_eq(c.log_level, DLQ_LOG_DEBUG);
+	ck_assert_str_eq(c.url_safe, "amqps://u:***@mq.example:5671/prod");
+}
+END_TEST
+
+START_TEST(syntax_error_names_file_and_line)
+{
+	char want[128];
+
+	write_conf("rabbitmq = {\n  prefetch = 5\n  heartbeat = ;\n};\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	snprintf(want, sizeof(want), "%s:3: syntax error\n", path);
+	ck_assert_str_eq(err(), want);
+}
+END_TEST
+
+START_TEST(missing_file_is_an_error)
+{
+	ck_assert_int_eq(dlq_config_load(&c, "/nonexistent.conf", &errors), -1);
+	ck_assert_str_eq(err(),
+	    "/nonexistent.conf: cannot open: No such file or directory\n");
+}
+END_TEST
+
+START_TEST(out_of_range_numbers_are_refused_not_wrapped)
+{
+	char want[160];
+
+	/* 2^32 + 5 would wrap to 5 in a 32-bit read */
+	write_conf("rabbitmq = { prefetch = 4294967301L; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	snprintf(want, sizeof(want), "%s:1: rabbitmq.prefetch: bad value "
+	    "'4294967301': out of range 1..65535\n", path);
+	ck_assert_str_eq(err(), want);
+}
+END_TEST
+
+START_TEST(negative_cooldown_from_env_is_refused)
+{
+	setenv("DLQ_ALERT_COOLDOWN_MS", "-1", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_str_eq(err(), "DLQ_ALERT_COOLDOWN_MS: alert.cooldown_ms: bad "
+	    "value '-1': out of range 0..604800000\n");
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	setenv("DLQ_ALERT_COOLDOWN_MS", "5m", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_str_eq(err(), "DLQ_ALERT_COOLDOWN_MS: alert.cooldown_ms: bad "
+	    "value '5m': not an integer\n");
+}
+END_TEST
+
+START_TEST(bad_urls_are_refused_without_the_password)
+{
+	static const char *bad[] = {
+		"http://u:s3cret@h/", "amqp://u:s3cret@h:0/",
+		"amqp://u:s3cret@h:70000/", "amqp://u:s3cret@h /", NULL,
+	};
+	const char **u;
+
+	for (u = bad; *u != NULL; u++) {
+		setenv("RABBITMQ_URL", *u, 1);
+		ck_assert_msg(dlq_config_load(&c, NULL, &errors) == -1, "%s", *u);
+		ck_assert_ptr_nonnull(strstr(err(), "RABBITMQ_URL: rabbitmq.url"));
+		ck_assert_ptr_null(strstr(err(), "s3cret"));
+		dlq_config_release(&c);
+		dlq_buf_reset(&errors);
+	}
+}
+END_TEST
+
+START_TEST(webhook_must_be_http_and_is_never_echoed)
+{
+	setenv("DLQ_ALERT_WEBHOOK_URL", "ftp://hooks/secret-path", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_str_eq(err(), "DLQ_ALERT_WEBHOOK_URL: alert.webhook_url: must "
+	    "start with http:// or https://\n");
+}
+END_TEST
+
+START_TEST(every_problem_is_reported_at_once)
+{
+	write_conf("rabbitmq = { prefetch = \"ten\"; heartbit = 3; };\n"
+	    "log = { level = \"loud\"; mask_keys = [ 1 ]; };\nother = 1;\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	ck_assert_ptr_nonnull(strstr(err(), "unknown setting 'rabbitmq.heartbit'"));
+	ck_assert_ptr_nonnull(strstr(err(), "rabbitmq.prefetch: must be an "
+	    "integer, not a string"));
+	ck_assert_ptr_nonnull(strstr(err(), "log.level: bad value 'loud'"));
+	ck_assert_ptr_nonnull(strstr(err(), "unknown setting 'other'"));
+}
+END_TEST
+
+START_TEST(topology_path_is_relative_to_the_config_file)
+{
+	write_conf("topology = { file = \"topo/line.conf\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), 0);
+	ck_assert_str_eq(c.topology_file, "/tmp/topo/line.conf");
+}
+END_TEST
+
+START_TEST(url_mask_hides_only_the_password)
+{
+	char *m;
+
+	m = dlq_config_url_mask("amqp://user:pa:ss@host:5672/v");
+	ck_assert_str_eq(m, "amqp://user:***@host:5672/v");
+	free(m);
+	m = dlq_config_url_mask("amqp://host/");
+	ck_assert_str_eq(m, "amqp://host/");
+	free(m);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("load");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, defaults_match_the_source_system);
+	tcase_add_test(tc, env_overrides_file);
+	tcase_add_test(tc, syntax_error_names_file_and_line);
+	tcase_add_test(tc, missing_file_is_an_error);
+	tcase_add_test(tc, out_of_range_numbers_are_refused_not_wrapped);
+	tcase_add_test(tc, negative_cooldown_from_env_is_refused);
+	tcase_add_test(tc, bad_urls_are_refused_without_the_password);
+	tcase_add_test(tc, webhook_must_be_http_and_is_never_echoed);
+	tcase_add_test(tc, every_problem_is_reported_at_once);
+	tcase_add_test(tc, topology_path_is_relative_to_the_config_file);
+	tcase_add_test(tc, url_mask_hides_only_the_password);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)

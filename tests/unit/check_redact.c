@@ -1,0 +1,167 @@
+/* check_redact.c - personal data stays out of what is printed. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check_main.h"
+#include "redact.h"
+
+static char *keys_v[] = { "password", "token", "email", "phone", NULL };
+static const struct dlq_strlist keys = { keys_v, 4 };
+static const struct dlq_redact R = { &keys, true, 8, 4096 };
+
+static struct dlq_buf out;
+static bool truncated;
+
+static enum dlq_payload_kind
+run(const struct dlq_redact *r, const char *s)
+{
+	dlq_buf_reset(&out);
+	return dlq_redact_payload(r, s, strlen(s), &out, &truncated);
+}
+
+static const char *
+text(void)
+{
+	return out.data ? out.data : "";
+}
+
+static void
+setup(void)
+{
+	dlq_buf_init(&out);
+}
+
+static void
+teardown(void)
+{
+	dlq_buf_release(&out);
+}
+
+START_TEST(masked_keys_lose_their_values_whatever_the_type)
+{
+	ck_assert_int_eq(run(&R, "{\"password\":\"hunter2\",\"id\":7}"),
+	    DLQ_PAYLOAD_JSON);
+	ck_assert_str_eq(text(), "{\"password\":\"***\",\"id\":7}");
+	run(&R, "{\"Access_Token\": 12345, \"phone\": {\"cc\": 7, \"n\": \"x\"}}");
+	ck_assert_str_eq(text(), "{\"Access_Token\": \"***\", \"phone\": \"***\"}");
+	run(&R, "[{\"user_email\":[\"a\",\"b\"]},{\"ok\":true}]");
+	ck_assert_str_eq(text(), "[{\"user_email\":\"***\"},{\"ok\":true}]");
+	ck_assert(!truncated);
+}
+END_TEST
+
+START_TEST(values_that_look_like_keys_are_not_keys)
+{
+	run(&R, "{\"note\":\"password\",\"list\":[\"token\",\"x\"]}");
+	ck_assert_str_eq(text(), "{\"note\":\"password\",\"list\":[\"token\",\"x\"]}");
+}
+END_TEST
+
+START_TEST(emails_and_phone_numbers_in_text_are_masked)
+{
+	ck_assert_int_eq(run(&R, "mail jane.doe+x@mail.example.org now"),
+	    DLQ_PAYLOAD_TEXT);
+	ck_assert_str_eq(text(), "mail *** now");
+	run(&R, "sms to +7 (916) 123-45-67, ref 12345678, code 1234");
+	ck_assert_str_eq(text(), "sms to ***, ref ***, code 1234");
+	run(&R, "{\"msg\":\"write to a@b.co\",\"n\":\"2026-11-30\"}");
+	ck_assert_str_eq(text(), "{\"msg\":\"write to ***\",\"n\":\"2026-11-30\"}");
+	run(&R, "not an email: a@b, @home, x@.com");
+	ck_assert_str_eq(text(), "not an email: a@b, @home, x@.com");
+}
+END_TEST
+
+START_TEST(output_is_cut_at_max_bytes_on_a_character_boundary)
+{
+	struct dlq_redact r = R;
+	char big[10000];
+
+	r.max_bytes = 5;
+	ck_assert_int_eq(run(&r, "абвгд"), DLQ_PAYLOAD_TEXT);
+	ck_assert_str_eq(text(), "аб");	/* 4 bytes: the 3rd char does not fit */
+	ck_assert(truncated);
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[0] = '[';
+	big[sizeof(big) - 1] = '\0';
+	r.max_bytes = 100;
+	run(&r, big);
+	ck_assert_uint_eq(out.len, 100);
+	ck_assert(truncated);
+}
+END_TEST
+
+START_TEST(an_email_cut_by_the_limit_is_still_masked)
+{
+	struct dlq_redact r = R;
+
+	r.max_bytes = 12;
+	/* the address starts inside the 12-byte budget and ends after it */
+	run(&r, "to: jane.doe@example.com");
+	ck_assert_str_eq(text(), "to: ***");
+}
+END_TEST
+
+START_TEST(binary_and_empty_payloads_print_nothing)
+{
+	const char bin[] = { 'a', 0, (char)0xff, 'b' };
+
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_redact_payload(&R, bin, sizeof(bin), &out,
+	    &truncated), DLQ_PAYLOAD_BINARY);
+	ck_assert_uint_eq(out.len, 0);
+	ck_assert_int_eq(run(&R, ""), DLQ_PAYLOAD_EMPTY);
+	ck_assert_uint_eq(out.len, 0);
+}
+END_TEST
+
+START_TEST(broken_and_deep_json_never_leaks_or_crashes)
+{
+	char deep[400];
+	int i;
+
+	run(&R, "{\"password\":");
+	ck_assert_str_eq(text(), "{\"password\":");
+	run(&R, "{\"password\":\"unterminated");
+	ck_assert_str_eq(text(), "{\"password\":\"***\"");
+	run(&R, "{\"a\":\"\\\"password\\\"\",\"token\":\"t\"}");
+	ck_assert_str_eq(text(), "{\"a\":\"\\\"password\\\"\",\"token\":\"***\"}");
+	for (i = 0; i < 100; i++)
+		deep[i] = '[';
+	strcpy(deep + 100, "{\"password\":\"x\"}");
+	run(&R, deep);
+	ck_assert_ptr_null(strstr(text(), "\"x\""));
+	ck_assert(truncated);
+}
+END_TEST
+
+START_TEST(text_redaction_for_error_messages)
+{
+	dlq_buf_reset(&out);
+	dlq_redact_text(&R, "invalid recipient 79161234567 for bob@corp.io",
+	    45, 1024, &out);
+	ck_assert_str_eq(text(), "invalid recipient *** for ***");
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("redact");
+	TCase *tc = tcase_create("payload");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, masked_keys_lose_their_values_whatever_the_type);
+	tcase_add_test(tc, values_that_look_like_keys_are_not_keys);
+	tcase_add_test(tc, emails_and_phone_numbers_in_text_are_masked);
+	tcase_add_test(tc, output_is_cut_at_max_bytes_on_a_character_boundary);
+	tcase_add_test(tc, an_email_cut_by_the_limit_is_still_masked);
+	tcase_add_test(tc, binary_and_empty_payloads_print_nothing);
+	tcase_add_test(tc, broken_and_deep_json_never_leaks_or_crashes);
+	tcase_add_test(tc, text_redaction_for_error_messages);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)

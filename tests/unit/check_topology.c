@@ -1,0 +1,169 @@
+/* check_topology.c - topology files and conflict reports. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../check_main.h"
+#include "topology.h"
+
+static struct dlq_buf errors;
+static struct dlq_topology *t;
+static char path[64];
+
+static const char *
+write_topo(const char *text)
+{
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/check_topology_XXXXXX");
+	ck_assert_int_ge(fd = mkstemp(path), 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static void
+setup(void)
+{
+	dlq_buf_init(&errors);
+	t = NULL;
+	path[0] = '\0';
+}
+
+static void
+teardown(void)
+{
+	dlq_topology_free(t);
+	dlq_buf_release(&errors);
+	if (path[0] != '\0')
+		unlink(path);
+}
+
+static const struct dlq_queue *
+find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_queues; i++)
+		if (strcmp(t->queues[i].name, name) == 0)
+			return &t->queues[i];
+	return NULL;
+}
+
+START_TEST(shipped_line_topology_has_37_queues_36_monitored)
+{
+	const struct dlq_queue *q;
+
+	t = dlq_topology_load("topology/line.conf", NULL, &errors);
+	ck_assert_msg(t != NULL, "%s", errors.data);
+	ck_assert_uint_eq(t->n_queues, 37);
+	ck_assert_uint_eq(dlq_topology_monitored(t), 36);
+	ck_assert_str_eq(t->work_exchange, "line_exchange");
+	ck_assert_str_eq(t->dead_letter_exchange, "line_exchange_dlq");
+	ck_assert_ptr_nonnull(q = find("message_received_trigger"));
+	ck_assert(!q->monitored);
+	ck_assert_ptr_nonnull(q = find("message_send"));
+	ck_assert_str_eq(q->dlq_name, "message_send.dlq");
+	ck_assert_str_eq(q->retry_name, "message_send.retry");
+	ck_assert_int_eq(q->retry_delay_ms, 10000);
+	ck_assert_int_eq(q->max_retries, 3);
+	ck_assert_ptr_null(find("analytics_ingest")->retry_name);
+	ck_assert_int_eq(find("billing_usage")->type, DLQ_QUEUE_QUORUM);
+}
+END_TEST
+
+START_TEST(embedded_topology_is_the_shipped_file)
+{
+	struct dlq_topology *file;
+	size_t i;
+
+	t = dlq_topology_load(NULL, NULL, &errors);
+	file = dlq_topology_load("topology/line.conf", NULL, &errors);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_nonnull(file);
+	ck_assert_uint_eq(t->n_queues, file->n_queues);
+	for (i = 0; i < t->n_queues; i++)
+		ck_assert_str_eq(t->queues[i].dlq_name, file->queues[i].dlq_name);
+	dlq_topology_free(file);
+}
+END_TEST
+
+START_TEST(suffix_override_renames_every_dlq)
+{
+	t = dlq_topology_load(NULL, ".dead", &errors);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_str_eq(find("message_send")->dlq_name, "message_send.dead");
+}
+END_TEST
+
+START_TEST(bad_files_report_file_and_line)
+{
+	char want[160];
+
+	write_topo("queues = (\n  { name = \"a\"; type = \"stream\"; },\n"
+	    "  { nam = \"b\"; },\n  { name = \"c\"; retry_delay_ms = -1; }\n);\n");
+	t = dlq_topology_load(path, NULL, &errors);
+	ck_assert_ptr_null(t);
+	snprintf(want, sizeof(want), "%s:2: 'type' must be \"classic\" or "
+	    "\"quorum\"", path);
+	ck_assert_msg(strstr(errors.data, want) != NULL, "%s", errors.data);
+	snprintf(want, sizeof(want), "%s:3: unknown setting 'nam' in a queue",
+	    path);
+	ck_assert_msg(strstr(errors.data, want) != NULL, "%s", errors.data);
+	snprintf(want, sizeof(want), "%s:4: 'retry_delay_ms' = -1 is out of "
+	    "range", path);
+	ck_assert_msg(strstr(errors.data, want) != NULL, "%s", errors.data);
+}
+END_TEST
+
+START_TEST(empty_queue_list_is_refused)
+{
+	write_topo("queues = ( );\n");
+	t = dlq_topology_load(path, NULL, &errors);
+	ck_assert_ptr_null(t);
+	ck_assert_ptr_nonnull(strstr(errors.data, "no queues listed"));
+}
+END_TEST
+
+START_TEST(broker_conflict_text_is_split)
+{
+	char arg[64], wanted[128], live[128];
+
+	ck_assert(dlq_topology_parse_conflict("PRECONDITION_FAILED - "
+	    "inequivalent arg 'x-dead-letter-exchange' for queue 'q1' in vhost "
+	    "'/': received the value 'line_exchange_dlq' of type 'longstr' but "
+	    "current is none", arg, sizeof(arg), wanted, sizeof(wanted), live,
+	    sizeof(live)));
+	ck_assert_str_eq(arg, "x-dead-letter-exchange");
+	ck_assert_str_eq(wanted, "the value 'line_exchange_dlq' of type 'longstr'");
+	ck_assert_str_eq(live, "none");
+	ck_assert(dlq_topology_parse_conflict("inequivalent arg 'durable' for "
+	    "queue 'q' in vhost '/': received 'true' but current is 'false'",
+	    arg, sizeof(arg), wanted, sizeof(wanted), live, sizeof(live)));
+	ck_assert_str_eq(arg, "durable");
+	ck_assert_str_eq(live, "'false'");
+	ck_assert(!dlq_topology_parse_conflict("ACCESS_REFUSED", arg,
+	    sizeof(arg), wanted, sizeof(wanted), live, sizeof(live)));
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("topology");
+	TCase *tc = tcase_create("load");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, shipped_line_topology_has_37_queues_36_monitored);
+	tcase_add_test(tc, embedded_topology_is_the_shipped_file);
+	tcase_add_test(tc, suffix_override_renames_every_dlq);
+	tcase_add_test(tc, bad_files_report_file_and_line);
+	tcase_add_test(tc, empty_queue_list_is_refused);
+	tcase_add_test(tc, broker_conflict_text_is_split);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)
