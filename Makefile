@@ -33,7 +33,8 @@ UNIT_SRC := $(wildcard tests/unit/check_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 IT_SRC := $(wildcard tests/integration/check_*.c)
 IT_BIN := $(IT_SRC:tests/integration/%.c=$(B)/tests/it_%)
-IT_HARNESS := $(B)/obj/tests/integration/harness.o
+IT_HARNESS := $(B)/obj/tests/integration/harness.o \
+	$(B)/obj/tests/integration/receiver.o
 
 .PHONY: all run test check check-unit check-integration check-valgrind \
 	tests deps clean

@@ -211,6 +211,15 @@ dlq_now_ms(void)
 }
 
 int64_t
+dlq_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
 dlq_amqp_backoff_ms(unsigned attempt, int64_t min, int64_t max)
 {
 	int64_t cap = min;

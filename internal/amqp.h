@@ -50,8 +50,10 @@ int	dlq_amqp_reopen_channel(amqp_connection_state_t);	/* 0 / -1 */
  * min * 2^attempt)], so many consumers do not reconnect in step. */
 int64_t	dlq_amqp_backoff_ms(unsigned attempt, int64_t min, int64_t max);
 
-/* Monotonic milliseconds. */
+/* Monotonic milliseconds (for intervals), wall-clock milliseconds (for
+ * timestamps people read). */
 int64_t	dlq_now_ms(void);
+int64_t	dlq_wall_ms(void);
 
 /* Sleeps up to `ms`, waking early when *stop becomes true. */
 void	dlq_sleep_ms(int64_t ms, const atomic_bool *stop);

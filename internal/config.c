@@ -18,7 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
-enum opt_kind { OPT_INT, OPT_STR, OPT_BOOL, OPT_LIST, OPT_LEVEL };
+enum opt_kind { OPT_INT, OPT_STR, OPT_BOOL, OPT_LIST, OPT_LEVEL, OPT_TARGETS };
 
 struct opt {
 	const char	*group;
@@ -64,8 +64,18 @@ static const struct opt opts[] = {
 	    OFF(dlq_suffix), 0, 0, 0, NULL, NULL },
 	{ "alert", "webhook_url", "DLQ_ALERT_WEBHOOK_URL", OPT_STR,
 	    OFF(webhook_url), 0, 0, 0, NULL, NULL },
+	{ "alert", "webhook_format", "DLQ_ALERT_WEBHOOK_FORMAT", OPT_STR,
+	    OFF(webhook_format), 0, 0, 0, "auto", NULL },
+	{ "alert", "targets", NULL, OPT_TARGETS, OFF(extra_targets),
+	    0, 0, 0, NULL, NULL },
 	{ "alert", "cooldown_ms", "DLQ_ALERT_COOLDOWN_MS", OPT_INT,
 	    OFF(cooldown_ms), 0, 7LL * 24 * 3600 * 1000, 300000, NULL, NULL },
+	{ "alert", "max_chars", NULL, OPT_INT, OFF(max_chars),
+	    500, 30000, 3500, NULL, NULL },
+	{ "alert", "max_groups", NULL, OPT_INT, OFF(max_groups),
+	    1, 10000, 100, NULL, NULL },
+	{ "alert", "timeout_ms", NULL, OPT_INT, OFF(alert_timeout_ms),
+	    100, 60000, 5000, NULL, NULL },
 	{ "log", "level", "DLQ_LOG_LEVEL", OPT_LEVEL, OFF(log_level),
 	    0, 0, 0, "info", NULL },
 	{ "log", "payload_max_bytes", NULL, OPT_INT, OFF(payload_max_bytes),
@@ -136,6 +146,12 @@ check_str(const struct opt *o, const char *v)
 		if (*v != '\0' && strncmp(v, "http://", 7) != 0 &&
 		    strncmp(v, "https://", 8) != 0)
 			return "must start with http:// or https://";
+		return NULL;
+	}
+	if (strcmp(o->name, "webhook_format") == 0) {
+		enum dlq_alert_format f;
+		if (dlq_alert_format_parse(v, &f) == -1)
+			return "expected auto, slack, google_chat or plain";
 		return NULL;
 	}
 	if (strcmp(o->name, "dlq_suffix") == 0) {
@@ -229,6 +245,8 @@ set_defaults(struct dlq_config *c)
 		case OPT_LIST:
 			list_set(field(c, o), o->def_list);
 			break;
+		case OPT_TARGETS:	/* none by default */
+			break;
 		}
 	}
 }
@@ -256,6 +274,68 @@ where_of(const config_setting_t *s, const char *path, char *out, size_t n)
 
 	snprintf(out, n, "%s:%u", f ? f : path,
 	    (unsigned)config_setting_source_line(s));
+}
+
+static void
+targets_release(struct dlq_target *t, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (t[i].url != NULL)
+			explicit_bzero(t[i].url, strlen(t[i].url));
+		free(t[i].url);
+	}
+	free(t);
+}
+
+/* alert.targets = ( { url = "https://..."; format = "slack"; }, ... ) */
+static int
+read_targets(struct dlq_config *c, const config_setting_t *list,
+    const char *path, struct dlq_buf *errors)
+{
+	const config_setting_t *e, *m;
+	const char *url, *fmt;
+	char where[PATH_MAX + 16];
+	unsigned i, n = (unsigned)config_setting_length(list), j;
+	int rc = 0;
+
+	targets_release(c->extra_targets, c->n_extra_targets);
+	c->n_extra_targets = 0;
+	if ((c->extra_targets = calloc(n + 1, sizeof(*c->extra_targets))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		e = config_setting_get_elem(list, i);
+		where_of(e, path, where, sizeof(where));
+		url = fmt = NULL;
+		if (config_setting_type(e) != CONFIG_TYPE_GROUP ||
+		    !config_setting_lookup_string(e, "url", &url) ||
+		    (strncmp(url, "http://", 7) != 0 &&
+		    strncmp(url, "https://", 8) != 0)) {
+			dlq_buf_printf(errors, "%s: alert.targets: each target "
+			    "needs url = \"http(s)://...\"\n", where);
+			rc = -1;
+			continue;
+		}
+		for (j = 0; (m = config_setting_get_elem(e, j)) != NULL; j++)
+			if (strcmp(config_setting_name(m), "url") != 0 &&
+			    strcmp(config_setting_name(m), "format") != 0) {
+				dlq_buf_printf(errors, "%s: alert.targets: unknown "
+				    "setting '%s'\n", where, config_setting_name(m));
+				rc = -1;
+			}
+		c->extra_targets[c->n_extra_targets].format = DLQ_FORMAT_AUTO;
+		if (config_setting_lookup_string(e, "format", &fmt) &&
+		    dlq_alert_format_parse(fmt,
+		    &c->extra_targets[c->n_extra_targets].format) == -1) {
+			dlq_buf_printf(errors, "%s: alert.targets: bad format "
+			    "'%s': expected auto, slack, google_chat or plain\n",
+			    where, fmt);
+			rc = -1;
+		}
+		c->extra_targets[c->n_extra_targets++].url = strdup(url);
+	}
+	return rc;
 }
 
 static int
@@ -312,11 +392,16 @@ read_setting(struct dlq_config *c, const struct opt *o,
 		}
 		free(v);
 		return rc;
+	case OPT_TARGETS:
+		if (t != CONFIG_TYPE_LIST)
+			break;
+		return read_targets(c, s, path, errors);
 	}
 	snprintf(why, sizeof(why), "must be %s, not %s",
 	    type_name(o->kind == OPT_INT ? CONFIG_TYPE_INT :
 	    o->kind == OPT_BOOL ? CONFIG_TYPE_BOOL :
-	    o->kind == OPT_LIST ? CONFIG_TYPE_ARRAY : CONFIG_TYPE_STRING),
+	    o->kind == OPT_LIST ? CONFIG_TYPE_ARRAY :
+	    o->kind == OPT_TARGETS ? CONFIG_TYPE_LIST : CONFIG_TYPE_STRING),
 	    type_name(t));
 	report(errors, where, o, NULL, why);
 	return -1;
@@ -457,6 +542,33 @@ load_env(struct dlq_config *c, struct dlq_buf *errors)
 	return rc;
 }
 
+/* The env / webhook_url target first, then alert.targets; AUTO resolved. */
+static int
+build_targets(struct dlq_config *c)
+{
+	size_t i, n = 0;
+	enum dlq_alert_format f = DLQ_FORMAT_AUTO;
+
+	c->targets = calloc(c->n_extra_targets + 2, sizeof(*c->targets));
+	if (c->targets == NULL)
+		return -1;
+	if (c->webhook_url != NULL) {
+		dlq_alert_format_parse(c->webhook_format, &f);
+		c->targets[n].url = strdup(c->webhook_url);
+		c->targets[n++].format = f;
+	}
+	for (i = 0; i < c->n_extra_targets; i++) {
+		c->targets[n].url = strdup(c->extra_targets[i].url);
+		c->targets[n++].format = c->extra_targets[i].format;
+	}
+	for (i = 0; i < n; i++)
+		if (c->targets[i].format == DLQ_FORMAT_AUTO)
+			c->targets[i].format =
+			    dlq_alert_format_detect(c->targets[i].url);
+	c->n_targets = n;
+	return 0;
+}
+
 int
 dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 {
@@ -479,6 +591,8 @@ dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 		    (long long)c->reconnect_max_ms);
 		rc = -1;
 	}
+	if (rc == 0 && build_targets(c) == -1)
+		rc = -1;
 	if (rc == 0 && dlq_config_parse_url(c->url, &c->broker, &why) == -1) {
 		dlq_buf_printf(errors, "rabbitmq.url: %s\n", why);
 		rc = -1;
@@ -543,6 +657,10 @@ dlq_config_release(struct dlq_config *c)
 		} else if (o->kind == OPT_LIST)
 			dlq_strlist_release(field(c, o));
 	}
+	targets_release(c->extra_targets, c->n_extra_targets);
+	for (size_t i = 0; i < c->n_targets; i++)
+		free(c->targets[i].url);
+	free(c->targets);
 	free(c->path);
 	free(c->url_safe);
 	dlq_broker_release(&c->broker);
@@ -624,4 +742,62 @@ dlq_config_url_mask(const char *url)
 	dlq_buf_adds(&b, "***");
 	dlq_buf_adds(&b, at);
 	return b.data;
+}
+
+const char *
+dlq_url_host(const char *url, char *out, size_t n)
+{
+	const char *p = strstr(url, "://"), *end, *at;
+	size_t len;
+
+	p = p ? p + 3 : url;
+	end = p + strcspn(p, "/?#");
+	for (at = p; at < end; at++)
+		if (*at == '@')
+			p = at + 1;
+	len = strcspn(p, ":/?#");
+	if (*p == '[')			/* IPv6 literal */
+		len = strcspn(p, "]") + 1;
+	if (len > (size_t)(end - p))
+		len = (size_t)(end - p);
+	snprintf(out, n, "%.*s", (int)len, p);
+	return out;
+}
+
+static const char *const format_names[] = { "auto", "slack", "google_chat",
+	"plain" };
+
+const char *
+dlq_alert_format_name(enum dlq_alert_format f)
+{
+	return format_names[f];
+}
+
+int
+dlq_alert_format_parse(const char *s, enum dlq_alert_format *out)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+		if (strcmp(s, format_names[i]) == 0) {
+			*out = (enum dlq_alert_format)i;
+			return 0;
+		}
+	return -1;
+}
+
+enum dlq_alert_format
+dlq_alert_format_detect(const char *url)
+{
+	char host[256];
+	size_t n;
+
+	dlq_url_host(url, host, sizeof(host));
+	n = strlen(host);
+	if (strcasecmp(host, "hooks.slack.com") == 0 ||
+	    (n > 10 && strcasecmp(host + n - 10, ".slack.com") == 0))
+		return DLQ_FORMAT_SLACK;
+	if (strcasecmp(host, "chat.googleapis.com") == 0)
+		return DLQ_FORMAT_GOOGLE_CHAT;
+	return DLQ_FORMAT_PLAIN;
 }

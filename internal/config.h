@@ -21,6 +21,18 @@ struct dlq_strlist {
 	size_t	  n;
 };
 
+enum dlq_alert_format {
+	DLQ_FORMAT_AUTO,	/* from the URL's host; resolved at load */
+	DLQ_FORMAT_SLACK,
+	DLQ_FORMAT_GOOGLE_CHAT,
+	DLQ_FORMAT_PLAIN,
+};
+
+struct dlq_target {
+	char			*url;		/* secret: log dlq_url_host() only */
+	enum dlq_alert_format	 format;	/* never AUTO after load */
+};
+
 struct dlq_broker {
 	char	*host;
 	int	 port;
@@ -50,7 +62,15 @@ struct dlq_config {
 
 	/* alert */
 	char			*webhook_url;	/* secret; NULL: log only */
+	char			*webhook_format;	/* of webhook_url */
+	struct dlq_target	*targets;	/* webhook_url first, then */
+	size_t			 n_targets;	/* alert.targets; 0: log only */
+	struct dlq_target	*extra_targets;	/* alert.targets as read */
+	size_t			 n_extra_targets;
 	int64_t			 cooldown_ms;
+	int64_t			 max_chars;
+	int64_t			 max_groups;
+	int64_t			 alert_timeout_ms;
 
 	/* log */
 	enum dlq_log_level	 log_level;
@@ -75,6 +95,13 @@ void	dlq_config_release(struct dlq_config *);	/* NULL ok */
 int	dlq_config_parse_url(const char *url, struct dlq_broker *b,
 	    const char **why);
 void	dlq_broker_release(struct dlq_broker *);
+
+/* Writes the host of an http(s)/amqp URL (no user, port or path) to
+ * `out`: what logs may show of a secret URL. */
+const char *dlq_url_host(const char *url, char *out, size_t n);
+enum dlq_alert_format dlq_alert_format_detect(const char *url);
+const char *dlq_alert_format_name(enum dlq_alert_format);
+int	dlq_alert_format_parse(const char *, enum dlq_alert_format *);
 
 /* Copy of `url` with the password replaced by "***"; caller frees. */
 char	*dlq_config_url_mask(const char *url);

@@ -422,7 +422,7 @@ log_xdeath(struct dlq_buf *b, const struct dlq_xdeath *x)
 
 void
 dlq_deadletter_log_fields(const struct dlq_dead_letter *d,
-    const struct dlq_redact *r, struct dlq_buf *b)
+    const struct dlq_redact *r, const struct dlq_buf *error, struct dlq_buf *b)
 {
 	struct dlq_buf tmp;
 	enum dlq_payload_kind kind;
@@ -452,17 +452,15 @@ dlq_deadletter_log_fields(const struct dlq_dead_letter *d,
 		dlq_log_int(b, "x_death_omitted",
 		    (int64_t)(d->n_xdeath_total - d->n_xdeath));
 
-	dlq_buf_init(&tmp);
 	dlq_log_key(b, "error");
-	if (d->error != NULL) {
-		dlq_deadletter_error_text(d, r, 1024, &tmp);
-		dlq_buf_json_str(b, tmp.data, tmp.len);
+	if (d->error != NULL && error != NULL) {
+		dlq_buf_json_str(b, error->data, error->len);
 		dlq_log_str(b, "error_header", d->error_header);
 	} else
 		dlq_buf_adds(b, "null");
 
 	dlq_log_int(b, "payload_bytes", (int64_t)d->body_len);
-	dlq_buf_reset(&tmp);
+	dlq_buf_init(&tmp);
 	kind = dlq_redact_payload(r, d->body, d->body_len, &tmp, &truncated);
 	dlq_log_str(b, "payload_kind", dlq_payload_kind_name(kind));
 	dlq_log_key(b, "payload");

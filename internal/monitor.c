@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alert.h"
 #include "amqp.h"
 #include "deadletter.h"
+#include "signature.h"
 #include "log.h"
 #include "redact.h"
 
@@ -29,13 +31,51 @@ struct dlq_monitor {
 	const struct dlq_queue	*q;
 	const atomic_bool	*stop;
 	struct dlq_redact	 redact;
+	struct dlq_alerter	*alerter;
 	struct dlq_buf		 line;		/* reused for every log line */
+	struct dlq_buf		 error;		/* redacted error text */
+	struct dlq_buf		 sig;		/* normalised error text */
 	atomic_bool		 connected;
 	atomic_uint_fast64_t	 acked;
 	amqp_bytes_t		 consumer_tag;
 };
 
 enum step { STEP_OK, STEP_TIMEOUT, STEP_RECONNECT };
+
+/* A C string copy of `s`, cut to the buffer. */
+static const char *
+cstr(char *buf, size_t n, struct dlq_str s, const char *none)
+{
+	size_t len;
+
+	if (s.p == NULL)
+		return none;
+	len = s.n < n ? s.n : dlq_utf8_prefix(s.p, n - 1);
+	memcpy(buf, s.p, len);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Hands the dead letter to the alert thread, grouped by signature. */
+static void
+note_alert(struct dlq_monitor *m, const struct dlq_dead_letter *d)
+{
+	struct dlq_alert_event e;
+	char queue[256], reason[32], id[64];
+
+	dlq_buf_reset(&m->sig);
+	dlq_signature_normalize(m->error.data, m->error.len, &m->sig);
+	e.queue = cstr(queue, sizeof(queue), d->queue, m->q->name);
+	e.reason = cstr(reason, sizeof(reason),
+	    d->n_xdeath > 0 ? d->xdeath[0].reason : d->first_death_reason,
+	    "unknown");
+	e.class = "";
+	e.error = m->sig.data ? m->sig.data : "";
+	e.message_id = cstr(id, sizeof(id), d->message_id, NULL);
+	e.hash = dlq_signature_hash(e.queue, e.reason, e.class, e.error);
+	e.at_ms = dlq_wall_ms();
+	dlq_alert_note(m->alerter, &e);
+}
 
 static void
 log_delivery(struct dlq_monitor *m, const amqp_envelope_t *env)
@@ -46,11 +86,14 @@ log_delivery(struct dlq_monitor *m, const amqp_envelope_t *env)
 
 	dlq_deadletter_decode(&d, &env->message.properties,
 	    env->message.body, dlq, rk, &m->cfg->error_headers);
+	dlq_buf_reset(&m->error);
+	dlq_deadletter_error_text(&d, &m->redact, DLQ_ERROR_TEXT_MAX, &m->error);
 	dlq_log_begin(&m->line, DLQ_LOG_INFO, "dead_letter");
-	dlq_deadletter_log_fields(&d, &m->redact, &m->line);
+	dlq_deadletter_log_fields(&d, &m->redact, &m->error, &m->line);
 	if (env->redelivered)
 		dlq_log_bool(&m->line, "redelivered", true);
 	dlq_log_end(&m->line);
+	note_alert(m, &d);
 }
 
 static enum step
@@ -224,7 +267,7 @@ run(void *arg)
 
 struct dlq_monitor *
 dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
-    const atomic_bool *stop)
+    const atomic_bool *stop, struct dlq_alerter *alerter)
 {
 	struct dlq_monitor *m;
 	pthread_attr_t attr;
@@ -235,12 +278,15 @@ dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
 	m->cfg = c;
 	m->q = q;
 	m->stop = stop;
+	m->alerter = alerter;
 	m->redact.keys = &c->mask_keys;
 	m->redact.emails = c->mask_emails;
 	m->redact.digits_min = (int)c->mask_digits_min;
 	m->redact.max_bytes = (size_t)c->payload_max_bytes;
 	m->consumer_tag = amqp_empty_bytes;
 	dlq_buf_init(&m->line);
+	dlq_buf_init(&m->error);
+	dlq_buf_init(&m->sig);
 	pthread_attr_init(&attr);
 	/* 37+ threads: keep the stacks small (the deepest path is a log line) */
 	pthread_attr_setstacksize(&attr, 256 * 1024);
@@ -249,6 +295,9 @@ dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
 	if (rc != 0) {
 		dlq_log(DLQ_LOG_ERR, "thread_create_failed", "dlq", q->dlq_name,
 		    "error", strerror(rc), NULL);
+		dlq_buf_release(&m->line);
+		dlq_buf_release(&m->error);
+		dlq_buf_release(&m->sig);
 		free(m);
 		return NULL;
 	}
@@ -263,6 +312,8 @@ dlq_monitor_join(struct dlq_monitor *m)
 	pthread_join(m->thread, NULL);
 	amqp_bytes_free(m->consumer_tag);
 	dlq_buf_release(&m->line);
+	dlq_buf_release(&m->error);
+	dlq_buf_release(&m->sig);
 	free(m);
 }
 

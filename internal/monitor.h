@@ -18,10 +18,14 @@
 
 struct dlq_monitor;
 
-/* Starts the thread for `q`. `c`, `q` and `stop` must outlive the monitor.
- * NULL when the thread cannot be created (logged). */
+struct dlq_alerter;
+
+/* Starts the thread for `q`; every dead letter is also noted with
+ * `alerter` (NULL: none). `c`, `q`, `stop` and `alerter` must outlive the
+ * monitor. NULL when the thread cannot be created (logged). */
 struct dlq_monitor *dlq_monitor_start(const struct dlq_config *c,
-	    const struct dlq_queue *q, const atomic_bool *stop);
+	    const struct dlq_queue *q, const atomic_bool *stop,
+	    struct dlq_alerter *alerter);
 
 /* Waits for the thread (it ends soon after *stop is set: the message in
  * hand is finished and acked first) and frees it. NULL ok. */

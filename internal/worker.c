@@ -16,9 +16,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
+#include "alert.h"
 #include "amqp.h"
 #include "log.h"
 #include "monitor.h"
+
+/* Time the last digest may take at shutdown; the consumers need well
+ * under a second, so the worker still exits within 5 s. */
+#define SHUTDOWN_ALERT_BUDGET_MS	3000
 
 static atomic_bool stopping;
 
@@ -66,23 +73,30 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
     bool assert_only)
 {
 	struct dlq_monitor **mons;
+	struct dlq_alerter *alerter;
 	struct dlq_assert_result res;
 	sigset_t set;
 	size_t i, n = 0;
 	int sig, rc;
-	char count[24];
+	char count[24], targets[32];
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+		dlq_log(DLQ_LOG_ERR, "curl_init_failed", NULL);
+		return DLQ_EXIT_ERROR;
+	}
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
 
 	snprintf(count, sizeof(count), "%zu", dlq_topology_monitored(t));
+	snprintf(targets, sizeof(targets), "%zu webhook%s", c->n_targets,
+	    c->n_targets == 1 ? "" : "s");
 	dlq_log(DLQ_LOG_INFO, "worker_starting", "url", c->url_safe,
 	    "topology", t->source, "monitored", count,
-	    "alerts", c->webhook_url ? "webhook" : "log only", NULL);
+	    "alerts", c->n_targets ? targets : "log only", NULL);
 
 	if ((rc = assert_topology(c, t, &set, &res)) != 0)
 		return rc < 0 ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
@@ -90,11 +104,14 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 		return res.conflicts || res.errors ? DLQ_EXIT_CONFLICT :
 		    DLQ_EXIT_OK;
 
-	if ((mons = calloc(t->n_queues, sizeof(*mons))) == NULL)
+	if ((mons = calloc(t->n_queues, sizeof(*mons))) == NULL ||
+	    (alerter = dlq_alert_start(c)) == NULL) {
+		free(mons);
 		return DLQ_EXIT_ERROR;
+	}
 	for (i = 0; i < t->n_queues; i++)
-		if (t->queues[i].monitored &&
-		    (mons[n] = dlq_monitor_start(c, &t->queues[i], &stopping)))
+		if (t->queues[i].monitored && (mons[n] = dlq_monitor_start(c,
+		    &t->queues[i], &stopping, alerter)))
 			n++;
 	snprintf(count, sizeof(count), "%zu", n);
 	dlq_log(DLQ_LOG_INFO, "worker_started", "consumers", count, NULL);
@@ -107,6 +124,9 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	for (i = 0; i < n; i++)
 		dlq_monitor_join(mons[i]);
 	free(mons);
+	/* after the consumers: their last dead letters are in the digest */
+	dlq_alert_stop(alerter, SHUTDOWN_ALERT_BUDGET_MS);
+	curl_global_cleanup();
 	dlq_log(DLQ_LOG_INFO, "shutdown", NULL);
 	return DLQ_EXIT_OK;
 }

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+
+#include "alert.h"
 #include "buf.h"
 #include "cli.h"
 #include "config.h"
@@ -96,11 +99,28 @@ cmd_topology_assert(struct ctx *x, int argc, char **argv)
 	return res.conflicts || res.errors ? DLQ_EXIT_CONFLICT : DLQ_EXIT_OK;
 }
 
+static int
+cmd_test_alert(struct ctx *x, int argc, char **argv)
+{
+	int failed;
+
+	(void)argv;
+	if (argc != 0)
+		return DLQ_EXIT_USAGE;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+		return DLQ_EXIT_ERROR;
+	failed = dlq_alert_test(&x->cfg, stdout);
+	curl_global_cleanup();
+	return failed ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
+}
+
 static const struct cmd cmds[] = {
 	{ "topology show", cmd_topology_show,
 	    "topology show [--json]      list the monitored DLQs" },
 	{ "topology assert", cmd_topology_assert,
 	    "topology assert             declare exchanges, queues, bindings" },
+	{ "test-alert", cmd_test_alert,
+	    "test-alert                  send a test digest to every webhook" },
 };
 
 #define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))

@@ -171,7 +171,7 @@ START_TEST(conflicting_queue_is_reported_and_left_intact)
 	queues[0] = busy;
 	queues[1] = other;
 	queues[2] = NULL;
-	cfg = h_setup(prefix, queues);
+	cfg = h_setup(prefix, queues, NULL);
 	rc = h_run((const char *[]){ h_bin("dlq-worker"), "-c", cfg,
 	    "--assert-only", NULL }, NULL, &out);
 	ck_assert_msg(rc == 3, "exit %d\n%s", rc, out);

@@ -79,7 +79,7 @@ fixture_start(struct fixture *f, const char *retry_ms)
 	queues[0] = spec;
 	queues[1] = f->q2;
 	queues[2] = NULL;
-	f->cfg = h_setup(f->prefix, queues);
+	f->cfg = h_setup(f->prefix, queues, NULL);
 	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
 	ck_assert_msg(h_worker_wait(&f->w, "consumer_started", 2, WAIT_MS),
 	    "consumers did not start");

@@ -235,9 +235,9 @@ h_write_file(const char *stem, const char *text)
 }
 
 const char *
-h_setup(const char *prefix, const char *const *queues)
+h_setup(const char *prefix, const char *const *queues, const char *extra)
 {
-	char top[8192], cfg[2048], name[256];
+	char top[8192], cfg[4096], name[256];
 	const char *tpath, *colon;
 	size_t off;
 
@@ -258,7 +258,8 @@ h_setup(const char *prefix, const char *const *queues)
 	snprintf(cfg, sizeof(cfg),
 	    "rabbitmq = { url = \"%s\"; prefetch = 50; heartbeat = 5;\n"
 	    "  reconnect_min_ms = 100; reconnect_max_ms = 1000; };\n"
-	    "topology = { file = \"%s\"; };\n", h_url(), tpath);
+	    "topology = { file = \"%s\"; };\n%s\n", h_url(), tpath,
+	    extra ? extra : "");
 	return h_write_file("worker.conf", cfg);
 }
 

@@ -42,8 +42,10 @@ bool		 h_wait_count(const char *queue, int n, int timeout_ms);
 
 /* Writes a topology file for queues named in `queues` (NULL-terminated,
  * each "name" or "name:retry_ms"), with exchanges <prefix>_x/_dlx, and a
- * worker config using it. Returns the config path (static). */
-const char	*h_setup(const char *prefix, const char *const *queues);
+ * worker config using it, with `extra` (may be NULL) appended, e.g. an
+ * alert = { ... } group. Returns the config path (static). */
+const char	*h_setup(const char *prefix, const char *const *queues,
+		    const char *extra);
 const char	*h_write_file(const char *stem, const char *text);
 
 struct h_worker {

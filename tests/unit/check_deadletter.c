@@ -260,7 +260,7 @@ END_TEST
 
 START_TEST(log_fields_are_valid_json_with_redacted_payload)
 {
-	struct dlq_buf b;
+	struct dlq_buf b, e;
 	char *line;
 
 	xdeath_entry(0, "orders", "rejected", 2, 1764496800);
@@ -269,8 +269,10 @@ START_TEST(log_fields_are_valid_json_with_redacted_payload)
 	set(2, "x-error", v_str("bad \"quote\"\n"));
 	decode("{\"password\":\"hunter2\",\"n\":1}");
 	dlq_buf_init(&b);
+	dlq_buf_init(&e);
+	dlq_deadletter_error_text(&d, &R, DLQ_ERROR_TEXT_MAX, &e);
 	dlq_log_begin(&b, DLQ_LOG_INFO, "dead_letter");
-	dlq_deadletter_log_fields(&d, &R, &b);
+	dlq_deadletter_log_fields(&d, &R, &e, &b);
 	dlq_buf_adds(&b, "}");
 	line = b.data + strlen("{\"ts\":\"2026-11-30T10:00:00.000Z\",\"level\":"
 	    "\"info\",\"event\":\"dead_letter\"");
@@ -283,6 +285,7 @@ START_TEST(log_fields_are_valid_json_with_redacted_payload)
 	    "\"error_header\":\"x-error\",\"payload_bytes\":28,\"payload_kind\":"
 	    "\"json\",\"payload\":\"{\\\"password\\\":\\\"***\\\",\\\"n\\\":1}\"}");
 	dlq_buf_release(&b);
+	dlq_buf_release(&e);
 }
 END_TEST
 

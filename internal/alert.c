@@ -1,0 +1,422 @@
+/* alert.c - the alert thread, its targets and their timing.
+ *
+ * Per target two digests: `pending` (filled by consumers under the mutex)
+ * and `inflight` (the digest being sent, owned by the alert thread). When
+ * a target is due, pending is merged into inflight and inflight is sent;
+ * on failure it stays and absorbs what arrives meanwhile, so a webhook
+ * outage costs delay, never dead letters. Timing per target:
+ *   nothing sent yet, or cooldown passed since the last digest -> now
+ *   otherwise                    -> last digest + cooldown
+ *   retrying after a failure     -> backoff or Retry-After
+ *   and never two attempts less than a second apart. */
+#include "alert.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "amqp.h"
+#include "log.h"
+#include "webhook.h"
+
+#define MIN_INTERVAL_MS		1000
+#define BACKOFF_MAX_MS		(5 * 60 * 1000)
+#define SEEN_CAP		16384	/* signatures remembered as not new */
+#define NEVER			(INT64_MIN / 4)
+
+struct target {
+	const struct dlq_target	*cfg;		/* NULL: log only */
+	char			 host[256];
+	CURL			*curl;
+	struct dlq_digest	 pending;	/* under the mutex */
+	struct dlq_digest	 inflight;	/* alert thread only */
+	int64_t			 last_done_ms;	/* monotonic */
+	int64_t			 last_attempt_ms;
+	int64_t			 next_try_ms;
+	unsigned		 attempt;
+};
+
+struct dlq_alerter {
+	const struct dlq_config	*cfg;
+	pthread_t		 thread;
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 cv;
+	atomic_bool		 stop;
+	int64_t			 budget_ms;
+	struct target		*t;
+	size_t			 n;
+	uint64_t		*seen;
+	size_t			 n_seen;
+	char			 title[160];
+	struct dlq_buf		 text;
+	struct dlq_buf		 body;
+	struct dlq_buf		 line;
+};
+
+/* True when `hash` was not seen before (and remembers it). Under mu. */
+static bool
+seen_insert(struct dlq_alerter *a, uint64_t hash)
+{
+	size_t i = (size_t)hash & (SEEN_CAP - 1);
+
+	if (hash == 0)
+		hash = 1;
+	for (; a->seen[i] != 0; i = (i + 1) & (SEEN_CAP - 1))
+		if (a->seen[i] == hash)
+			return false;
+	if (a->n_seen >= SEEN_CAP * 3 / 4) {
+		/* full: forget, at the cost of marking some groups new twice */
+		memset(a->seen, 0, SEEN_CAP * sizeof(*a->seen));
+		a->n_seen = 0;
+		i = (size_t)hash & (SEEN_CAP - 1);
+	}
+	a->seen[i] = hash;
+	a->n_seen++;
+	return true;
+}
+
+void
+dlq_alert_note(struct dlq_alerter *a, const struct dlq_alert_event *e)
+{
+	bool is_new, wake = false;
+	size_t i;
+
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&a->mu);
+	is_new = seen_insert(a, e->hash);
+	for (i = 0; i < a->n; i++) {
+		wake |= dlq_digest_empty(&a->t[i].pending);
+		dlq_digest_add(&a->t[i].pending, e, is_new);
+	}
+	if (wake)
+		pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
+static int64_t
+max64(int64_t x, int64_t y)
+{
+	return x > y ? x : y;
+}
+
+/* When `t` should send next; INT64_MAX when it has nothing. Under mu. */
+static int64_t
+due(const struct dlq_alerter *a, const struct target *t)
+{
+	if (!dlq_digest_empty(&t->inflight))
+		return max64(t->next_try_ms, t->last_attempt_ms + MIN_INTERVAL_MS);
+	if (!dlq_digest_empty(&t->pending))
+		return max64(t->last_done_ms + a->cfg->cooldown_ms,
+		    t->last_attempt_ms + MIN_INTERVAL_MS);
+	return INT64_MAX;
+}
+
+static void
+render(struct dlq_alerter *a, struct target *t)
+{
+	dlq_buf_reset(&a->text);
+	dlq_digest_render(&t->inflight, t->cfg ? t->cfg->format :
+	    DLQ_FORMAT_PLAIN, a->title, (size_t)a->cfg->max_chars, &a->text);
+}
+
+static void
+log_digest(struct dlq_alerter *a, const struct target *t, bool unsent)
+{
+	dlq_log_begin(&a->line, unsent ? DLQ_LOG_WARN : DLQ_LOG_INFO,
+	    "alert_digest");
+	if (t->cfg != NULL)
+		dlq_log_str(&a->line, "target", t->host);
+	dlq_log_int(&a->line, "groups", (int64_t)dlq_digest_groups(&t->inflight));
+	dlq_log_int(&a->line, "dead_letters", (int64_t)t->inflight.total);
+	if (unsent)
+		dlq_log_bool(&a->line, "unsent", true);
+	dlq_log_strn(&a->line, "text", a->text.data, a->text.len);
+	dlq_log_end(&a->line);
+}
+
+/* POSTs the rendered text; logs alert_sent or alert_failed. */
+static int
+post(struct dlq_alerter *a, struct target *t, long timeout_ms,
+    const atomic_bool *abort, struct dlq_webhook_result *r)
+{
+	int rc;
+
+	dlq_buf_reset(&a->body);
+	dlq_webhook_body(&a->body, a->text.data, a->text.len);
+	rc = dlq_webhook_post(t->curl, t->cfg->url, &a->body, timeout_ms, abort,
+	    r);
+	if (rc == 0) {
+		dlq_log_begin(&a->line, DLQ_LOG_INFO, "alert_sent");
+		dlq_log_str(&a->line, "target", t->host);
+		dlq_log_str(&a->line, "format",
+		    dlq_alert_format_name(t->cfg->format));
+		dlq_log_int(&a->line, "status", r->status);
+		dlq_log_int(&a->line, "groups",
+		    (int64_t)dlq_digest_groups(&t->inflight));
+		dlq_log_int(&a->line, "dead_letters", (int64_t)t->inflight.total);
+		dlq_log_int(&a->line, "bytes", (int64_t)a->text.len);
+		dlq_log_int(&a->line, "attempt", t->attempt + 1);
+		dlq_log_end(&a->line);
+	}
+	return rc;
+}
+
+/* One attempt for a due target. Called with mu held; returns with it. */
+static void
+send_due(struct dlq_alerter *a, struct target *t)
+{
+	struct dlq_webhook_result r;
+	int64_t delay;
+	int rc = 0;
+
+	dlq_digest_merge(&t->inflight, &t->pending);
+	dlq_digest_clear(&t->pending);
+	t->last_attempt_ms = dlq_now_ms();
+	pthread_mutex_unlock(&a->mu);
+
+	render(a, t);
+	if (t->cfg == NULL)
+		log_digest(a, t, false);
+	else
+		rc = post(a, t, (long)a->cfg->alert_timeout_ms, &a->stop, &r);
+
+	if (rc == 0) {
+		dlq_digest_clear(&t->inflight);
+		t->last_done_ms = dlq_now_ms();
+		t->attempt = 0;
+	} else {
+		t->attempt++;
+		delay = (int64_t)MIN_INTERVAL_MS << (t->attempt < 9 ? t->attempt - 1 : 8);
+		if (delay > BACKOFF_MAX_MS)
+			delay = BACKOFF_MAX_MS;
+		if (r.retry_after_ms > 0)
+			delay = max64(r.retry_after_ms, MIN_INTERVAL_MS);
+		t->next_try_ms = dlq_now_ms() + delay;
+		dlq_log_begin(&a->line, DLQ_LOG_WARN, "alert_failed");
+		dlq_log_str(&a->line, "target", t->host);
+		dlq_log_int(&a->line, "status", r.status);
+		dlq_log_str(&a->line, "error", r.error);
+		dlq_log_int(&a->line, "attempt", t->attempt);
+		dlq_log_int(&a->line, "retry_in_ms", delay);
+		dlq_log_int(&a->line, "dead_letters", (int64_t)t->inflight.total);
+		dlq_log_end(&a->line);
+	}
+	pthread_mutex_lock(&a->mu);
+}
+
+/* At shutdown: one last attempt per target within the budget, or log. */
+static void
+flush(struct dlq_alerter *a)
+{
+	struct dlq_webhook_result r;
+	int64_t end = dlq_now_ms() + a->budget_ms, left;
+	struct target *t;
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		t = &a->t[i];
+		pthread_mutex_lock(&a->mu);
+		dlq_digest_merge(&t->inflight, &t->pending);
+		dlq_digest_clear(&t->pending);
+		pthread_mutex_unlock(&a->mu);
+		if (dlq_digest_empty(&t->inflight))
+			continue;
+		render(a, t);
+		left = end - dlq_now_ms();
+		if (t->cfg == NULL)
+			log_digest(a, t, false);
+		else if (left < 100 ||
+		    post(a, t, (long)(left < a->cfg->alert_timeout_ms ? left :
+		    a->cfg->alert_timeout_ms), NULL, &r) != 0)
+			log_digest(a, t, true);
+		dlq_digest_clear(&t->inflight);
+	}
+}
+
+static void *
+run(void *arg)
+{
+	struct dlq_alerter *a = arg;
+	struct timespec ts;
+	int64_t now, next, d;
+	size_t i;
+	bool sent;
+
+	pthread_mutex_lock(&a->mu);
+	while (!a->stop) {
+		now = dlq_now_ms();
+		next = INT64_MAX;
+		sent = false;
+		for (i = 0; i < a->n && !sent; i++) {
+			if ((d = due(a, &a->t[i])) <= now) {
+				send_due(a, &a->t[i]);
+				sent = true;
+			} else if (d < next)
+				next = d;
+		}
+		if (sent || a->stop)
+			continue;
+		if (next == INT64_MAX)
+			pthread_cond_wait(&a->cv, &a->mu);
+		else {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			d = next - now;
+			ts.tv_sec += d / 1000;
+			ts.tv_nsec += (d % 1000) * 1000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&a->cv, &a->mu, &ts);
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
+	flush(a);
+	return NULL;
+}
+
+static void
+free_alerter(struct dlq_alerter *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		dlq_digest_release(&a->t[i].pending);
+		dlq_digest_release(&a->t[i].inflight);
+		if (a->t[i].curl != NULL)
+			curl_easy_cleanup(a->t[i].curl);
+	}
+	free(a->t);
+	free(a->seen);
+	dlq_buf_release(&a->text);
+	dlq_buf_release(&a->body);
+	dlq_buf_release(&a->line);
+	pthread_cond_destroy(&a->cv);
+	pthread_mutex_destroy(&a->mu);
+	free(a);
+}
+
+static void
+make_title(char *out, size_t n, const char *what)
+{
+	char host[64];
+
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "?");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(out, n, "%sdlq-monitor on %s", what, host);
+}
+
+struct dlq_alerter *
+dlq_alert_start(const struct dlq_config *c)
+{
+	struct dlq_alerter *a;
+	pthread_condattr_t ca;
+	size_t i;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return NULL;
+	a->cfg = c;
+	a->n = c->n_targets ? c->n_targets : 1;	/* no webhook: log only */
+	a->t = calloc(a->n, sizeof(*a->t));
+	a->seen = calloc(SEEN_CAP, sizeof(*a->seen));
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	dlq_buf_init(&a->text);
+	dlq_buf_init(&a->body);
+	dlq_buf_init(&a->line);
+	make_title(a->title, sizeof(a->title), "");
+	if (a->t == NULL || a->seen == NULL)
+		goto fail;
+	for (i = 0; i < a->n; i++) {
+		struct target *t = &a->t[i];
+		t->cfg = c->n_targets ? &c->targets[i] : NULL;
+		t->last_done_ms = t->last_attempt_ms = t->next_try_ms = NEVER;
+		if (dlq_digest_init(&t->pending, (size_t)c->max_groups) == -1 ||
+		    dlq_digest_init(&t->inflight, (size_t)c->max_groups) == -1)
+			goto fail;
+		if (t->cfg != NULL) {
+			dlq_url_host(t->cfg->url, t->host, sizeof(t->host));
+			if ((t->curl = curl_easy_init()) == NULL)
+				goto fail;
+		}
+	}
+	if (pthread_create(&a->thread, NULL, run, a) != 0)
+		goto fail;
+	return a;
+fail:
+	dlq_log(DLQ_LOG_ERR, "alert_start_failed", "error", "out of memory",
+	    NULL);
+	free_alerter(a);
+	return NULL;
+}
+
+void
+dlq_alert_stop(struct dlq_alerter *a, int64_t budget_ms)
+{
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&a->mu);
+	a->budget_ms = budget_ms;
+	a->stop = true;
+	pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	pthread_join(a->thread, NULL);
+	free_alerter(a);
+}
+
+int
+dlq_alert_test(const struct dlq_config *c, FILE *out)
+{
+	struct dlq_webhook_result r;
+	struct dlq_buf text, body;
+	char title[200], host[256];
+	CURL *h;
+	size_t i;
+	int failed = 0;
+
+	if (c->n_targets == 0) {
+		fprintf(out, "no webhook configured (alert.webhook_url, "
+		    "DLQ_ALERT_WEBHOOK_URL, alert.targets): digests are only "
+		    "logged\n");
+		return 1;
+	}
+	make_title(title, sizeof(title), "TEST ");
+	dlq_buf_init(&text);
+	dlq_buf_init(&body);
+	if ((h = curl_easy_init()) == NULL)
+		return (int)c->n_targets;
+	for (i = 0; i < c->n_targets; i++) {
+		dlq_buf_reset(&text);
+		dlq_buf_reset(&body);
+		dlq_buf_printf(&text, "%s%s%s: this is a test digest sent by "
+		    "`dlqctl test-alert`. No dead letters are involved; if you "
+		    "read this, the webhook works.",
+		    c->targets[i].format == DLQ_FORMAT_PLAIN ? "" : "*", title,
+		    c->targets[i].format == DLQ_FORMAT_PLAIN ? "" : "*");
+		dlq_webhook_body(&body, text.data, text.len);
+		dlq_url_host(c->targets[i].url, host, sizeof(host));
+		if (dlq_webhook_post(h, c->targets[i].url, &body,
+		    (long)c->alert_timeout_ms, NULL, &r) == 0)
+			fprintf(out, "%s (%s): HTTP %ld ok\n", host,
+			    dlq_alert_format_name(c->targets[i].format), r.status);
+		else {
+			fprintf(out, "%s (%s): failed: %s\n", host,
+			    dlq_alert_format_name(c->targets[i].format), r.error);
+			failed++;
+		}
+	}
+	curl_easy_cleanup(h);
+	dlq_buf_release(&text);
+	dlq_buf_release(&body);
+	return failed;
+}

@@ -1,0 +1,36 @@
+/* alert.h - the alert thread: one digest per cooldown window per target.
+ *
+ * Consumer threads hand every dead letter to dlq_alert_note(), which only
+ * takes a mutex and merges it into the pending groups of each target: it
+ * never waits on HTTP, so heartbeats keep flowing. The alert thread sends
+ * (or, without a webhook, logs) one digest when the cooldown has passed
+ * since the last one; the first dead letter after a quiet period goes out
+ * at once. A failed POST keeps its digest and retries with backoff while
+ * new dead letters merge into it: counts are merged, never dropped. */
+#ifndef DLQ_ALERT_H
+#define DLQ_ALERT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "digest.h"
+
+struct dlq_alerter;
+
+/* Starts the alert thread; `c` must outlive it. NULL on failure (logged).
+ * curl_global_init() must have been called. */
+struct dlq_alerter *dlq_alert_start(const struct dlq_config *c);
+
+/* Any thread; copies what it needs from `e`. */
+void	dlq_alert_note(struct dlq_alerter *, const struct dlq_alert_event *e);
+
+/* Sends what is pending once, within `budget_ms`, or logs it as an unsent
+ * `alert_digest`; then stops the thread and frees. NULL ok. */
+void	dlq_alert_stop(struct dlq_alerter *, int64_t budget_ms);
+
+/* Sends a clearly marked test digest to every target now and prints one
+ * line per target with its HTTP status to `out`. Returns how many failed. */
+int	dlq_alert_test(const struct dlq_config *c, FILE *out);
+
+#endif

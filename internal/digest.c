@@ -1,0 +1,321 @@
+/* digest.c - group pending alerts and write the digest text.
+ *
+ * Text fits the target: Slack truncates at 40 000 characters and Google
+ * Chat refuses messages over 32 000 bytes, so a digest stays far below
+ * (alert.max_chars, 3 500 by default, counted in bytes), largest groups
+ * first. Slack reads &, < and > as markup: they are escaped for it. */
+#include "digest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FOOTER_RESERVE	96
+
+int
+dlq_digest_init(struct dlq_digest *d, size_t max_groups)
+{
+	memset(d, 0, sizeof(*d));
+	d->cap = max_groups;
+	for (d->index_cap = 16; d->index_cap < max_groups * 2; d->index_cap *= 2)
+		;
+	d->groups = calloc(max_groups, sizeof(*d->groups));
+	d->index = calloc(d->index_cap, sizeof(*d->index));
+	if (d->groups == NULL || d->index == NULL) {
+		dlq_digest_release(d);
+		return -1;
+	}
+	return 0;
+}
+
+void
+dlq_digest_release(struct dlq_digest *d)
+{
+	if (d == NULL)
+		return;
+	free(d->groups);
+	free(d->index);
+	memset(d, 0, sizeof(*d));
+}
+
+void
+dlq_digest_clear(struct dlq_digest *d)
+{
+	if (d->n > 0)
+		memset(d->index, 0, d->index_cap * sizeof(*d->index));
+	d->n = 0;
+	d->total = 0;
+	d->other_count = 0;
+	d->n_other = 0;
+}
+
+bool
+dlq_digest_empty(const struct dlq_digest *d)
+{
+	return d->total == 0;
+}
+
+size_t
+dlq_digest_groups(const struct dlq_digest *d)
+{
+	return d->n + d->n_other;
+}
+
+static void
+copy(char *dst, size_t n, const char *src)
+{
+	size_t len = src ? strlen(src) : 0;
+
+	if (len >= n)
+		len = dlq_utf8_prefix(src, n - 1);
+	memcpy(dst, src ? src : "", len);
+	dst[len] = '\0';
+}
+
+static void
+add_sample(struct dlq_group *g, const char *id)
+{
+	int i;
+
+	if (id == NULL || *id == '\0' || g->n_samples >= DLQ_DIGEST_SAMPLES)
+		return;
+	for (i = 0; i < g->n_samples; i++)
+		if (strncmp(g->samples[i], id, sizeof(g->samples[i]) - 1) == 0)
+			return;
+	copy(g->samples[g->n_samples++], sizeof(g->samples[0]), id);
+}
+
+static void
+count_other(struct dlq_digest *d, uint64_t hash, uint64_t count)
+{
+	size_t i;
+
+	d->other_count += count;
+	for (i = 0; i < d->n_other && i < DLQ_DIGEST_OTHER_MAX; i++)
+		if (d->other_hashes[i] == hash)
+			return;
+	if (d->n_other < DLQ_DIGEST_OTHER_MAX)
+		d->other_hashes[d->n_other++] = hash;
+}
+
+/* The group for `hash`, created when there is room; NULL when full. */
+static struct dlq_group *
+lookup(struct dlq_digest *d, uint64_t hash, bool *created)
+{
+	size_t mask = d->index_cap - 1, i = (size_t)hash & mask;
+	struct dlq_group *g;
+
+	*created = false;
+	for (; d->index[i] != 0; i = (i + 1) & mask)
+		if (d->groups[d->index[i] - 1].hash == hash)
+			return &d->groups[d->index[i] - 1];
+	if (d->n >= d->cap)
+		return NULL;
+	g = &d->groups[d->n];
+	memset(g, 0, sizeof(*g));
+	g->hash = hash;
+	d->index[i] = (uint32_t)++d->n;
+	*created = true;
+	return g;
+}
+
+void
+dlq_digest_add(struct dlq_digest *d, const struct dlq_alert_event *e,
+    bool is_new)
+{
+	struct dlq_group *g;
+	bool created;
+
+	d->total++;
+	if ((g = lookup(d, e->hash, &created)) == NULL) {
+		count_other(d, e->hash, 1);
+		return;
+	}
+	if (created) {
+		copy(g->queue, sizeof(g->queue), e->queue);
+		copy(g->reason, sizeof(g->reason), e->reason);
+		copy(g->class, sizeof(g->class), e->class);
+		copy(g->error, sizeof(g->error), e->error);
+		g->first_ms = e->at_ms;
+	}
+	g->count++;
+	g->is_new |= is_new;
+	if (e->at_ms > g->last_ms)
+		g->last_ms = e->at_ms;
+	if (e->at_ms < g->first_ms)
+		g->first_ms = e->at_ms;
+	add_sample(g, e->message_id);
+}
+
+void
+dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src)
+{
+	const struct dlq_group *s;
+	struct dlq_group *g;
+	bool created;
+	size_t i;
+	int k;
+
+	for (i = 0; i < src->n; i++) {
+		s = &src->groups[i];
+		dst->total += s->count;
+		if ((g = lookup(dst, s->hash, &created)) == NULL) {
+			count_other(dst, s->hash, s->count);
+			continue;
+		}
+		if (created) {
+			*g = *s;
+			continue;
+		}
+		g->count += s->count;
+		g->is_new |= s->is_new;
+		if (s->first_ms < g->first_ms)
+			g->first_ms = s->first_ms;
+		if (s->last_ms > g->last_ms)
+			g->last_ms = s->last_ms;
+		for (k = 0; k < s->n_samples; k++)
+			add_sample(g, s->samples[k]);
+	}
+	dst->total += src->other_count;
+	for (i = 0; i < src->n_other; i++)
+		count_other(dst, src->other_hashes[i], 0);
+	dst->other_count += src->other_count;
+}
+
+/* Appends `s` escaped for the target's markup. */
+static void
+add_text(struct dlq_buf *b, enum dlq_alert_format f, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (f == DLQ_FORMAT_SLACK && *s == '&')
+			dlq_buf_adds(b, "&amp;");
+		else if (f == DLQ_FORMAT_SLACK && *s == '<')
+			dlq_buf_adds(b, "&lt;");
+		else if (f == DLQ_FORMAT_SLACK && *s == '>')
+			dlq_buf_adds(b, "&gt;");
+		else if (*s == '\n' || *s == '\r')
+			dlq_buf_addc(b, ' ');	/* one line per group */
+		else
+			dlq_buf_addc(b, *s);
+	}
+}
+
+static void
+add_bold(struct dlq_buf *b, enum dlq_alert_format f, const char *s)
+{
+	bool markup = f == DLQ_FORMAT_SLACK || f == DLQ_FORMAT_GOOGLE_CHAT;
+
+	if (markup)
+		dlq_buf_addc(b, '*');
+	add_text(b, f, s);
+	if (markup)
+		dlq_buf_addc(b, '*');
+}
+
+static void
+add_time(struct dlq_buf *b, int64_t ms)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	char tmp[16];
+
+	gmtime_r(&t, &tm);
+	strftime(tmp, sizeof(tmp), "%H:%M:%SZ", &tm);
+	dlq_buf_adds(b, tmp);
+}
+
+static void
+render_group(const struct dlq_group *g, enum dlq_alert_format f,
+    struct dlq_buf *b)
+{
+	char sig[DLQ_SIGNATURE_ID_LEN + 1];
+
+	dlq_buf_adds(b, "• ");
+	if (g->is_new)
+		dlq_buf_adds(b, "NEW ");
+	add_bold(b, f, g->queue);
+	dlq_buf_adds(b, " ×");
+	dlq_buf_add_u64(b, g->count);
+	dlq_buf_addc(b, ' ');
+	add_text(b, f, g->reason);
+	if (g->class[0] != '\0') {
+		dlq_buf_addc(b, '/');
+		add_text(b, f, g->class);
+	}
+	dlq_buf_adds(b, ": ");
+	add_text(b, f, g->error[0] ? g->error : "(no error header)");
+	dlq_buf_adds(b, " (");
+	if (g->n_samples > 0) {
+		dlq_buf_adds(b, "sample ");
+		add_text(b, f, g->samples[0]);
+		dlq_buf_adds(b, ", ");
+	}
+	add_time(b, g->first_ms);
+	if (g->last_ms / 1000 != g->first_ms / 1000) {
+		dlq_buf_adds(b, "–");
+		add_time(b, g->last_ms);
+	}
+	dlq_signature_id(g->hash, sig);
+	dlq_buf_adds(b, ", sig ");
+	dlq_buf_adds(b, sig);
+	dlq_buf_adds(b, ")\n");
+}
+
+static int
+by_count(const void *a, const void *b)
+{
+	const struct dlq_group *x = *(const struct dlq_group *const *)a;
+	const struct dlq_group *y = *(const struct dlq_group *const *)b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return x->first_ms < y->first_ms ? -1 : x->first_ms > y->first_ms;
+}
+
+void
+dlq_digest_render(const struct dlq_digest *d, enum dlq_alert_format f,
+    const char *title, size_t max_bytes, struct dlq_buf *out)
+{
+	const struct dlq_group **order;
+	struct dlq_buf line;
+	size_t start = out->len, i, shown = 0;
+	uint64_t rest;
+
+	dlq_buf_init(&line);
+	add_bold(out, f, title);
+	dlq_buf_printf(out, ": %llu dead letter%s in %zu group%s\n",
+	    (unsigned long long)d->total, d->total == 1 ? "" : "s",
+	    dlq_digest_groups(d), dlq_digest_groups(d) == 1 ? "" : "s");
+	order = malloc((d->n ? d->n : 1) * sizeof(*order));
+	for (i = 0; order != NULL && i < d->n; i++)
+		order[i] = &d->groups[i];
+	if (order != NULL)
+		qsort(order, d->n, sizeof(*order), by_count);
+	rest = d->total;
+	for (i = 0; order != NULL && i < d->n; i++) {
+		dlq_buf_reset(&line);
+		render_group(order[i], f, &line);
+		if (out->len - start + line.len + FOOTER_RESERVE > max_bytes) {
+			if (shown > 0)
+				break;
+			/* even the largest group's line is too long: cut it */
+			line.len = dlq_utf8_prefix(line.data,
+			    max_bytes - FOOTER_RESERVE - (out->len - start) - 4);
+			dlq_buf_add(out, line.data, line.len);
+			dlq_buf_adds(out, "…\n");
+		} else
+			dlq_buf_add(out, line.data, line.len);
+		rest -= order[i]->count;
+		shown++;
+	}
+	if (dlq_digest_groups(d) > shown)
+		dlq_buf_printf(out, "… and %zu more group%s (%llu dead letter%s)\n",
+		    dlq_digest_groups(d) - shown,
+		    dlq_digest_groups(d) - shown == 1 ? "" : "s",
+		    (unsigned long long)rest, rest == 1 ? "" : "s");
+	if (out->len > start && out->data[out->len - 1] == '\n')
+		out->data[--out->len] = '\0';
+	free(order);
+	dlq_buf_release(&line);
+}

@@ -1,0 +1,76 @@
+/* digest.h - pending alerts grouped by failure signature, and the digest
+ * text built from them.
+ *
+ * A flood of 100 000 dead letters is a few groups: each group keeps a
+ * count, first/last seen and up to three sample message ids. The table is
+ * bounded (`max_groups`); what does not fit is counted as "other", so
+ * memory never grows with the flood. Pure: no locks, no I/O; alert.c
+ * holds the lock. */
+#ifndef DLQ_DIGEST_H
+#define DLQ_DIGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "config.h"
+#include "signature.h"
+
+#define DLQ_DIGEST_SAMPLES	3
+#define DLQ_DIGEST_OTHER_MAX	256	/* distinct "other" signatures counted */
+
+/* One dead letter as the alert path sees it; strings are borrowed. */
+struct dlq_alert_event {
+	uint64_t	 hash;		/* dlq_signature_hash() */
+	const char	*queue;
+	const char	*reason;	/* x-death reason, "unknown" if none */
+	const char	*class;		/* error class, "" if not known */
+	const char	*error;		/* normalised, redacted; "" if none */
+	const char	*message_id;	/* NULL: none */
+	int64_t		 at_ms;		/* wall clock */
+};
+
+struct dlq_group {
+	uint64_t	 hash;
+	uint64_t	 count;
+	int64_t		 first_ms;
+	int64_t		 last_ms;
+	bool		 is_new;	/* first time this worker saw it */
+	int		 n_samples;
+	char		 queue[256];
+	char		 reason[24];
+	char		 class[16];
+	char		 error[DLQ_SIGNATURE_TEXT_MAX + 1];
+	char		 samples[DLQ_DIGEST_SAMPLES][64];
+};
+
+struct dlq_digest {
+	struct dlq_group *groups;
+	size_t		  n, cap;
+	uint32_t	 *index;	/* open addressing: group index + 1 */
+	size_t		  index_cap;
+	uint64_t	  total;	/* dead letters, other included */
+	uint64_t	  other_count;	/* dead letters of groups over cap */
+	uint64_t	  other_hashes[DLQ_DIGEST_OTHER_MAX];
+	size_t		  n_other;	/* distinct other groups (saturates) */
+};
+
+int	dlq_digest_init(struct dlq_digest *, size_t max_groups);	/* 0/-1 */
+void	dlq_digest_release(struct dlq_digest *);
+void	dlq_digest_clear(struct dlq_digest *);
+bool	dlq_digest_empty(const struct dlq_digest *);
+size_t	dlq_digest_groups(const struct dlq_digest *);	/* other included */
+
+void	dlq_digest_add(struct dlq_digest *, const struct dlq_alert_event *,
+	    bool is_new);
+/* Adds every group of `src` to `dst` (counts merged, never dropped). */
+void	dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src);
+
+/* Appends the digest text for `format`: a title line, then one line per
+ * group, largest first, then "… and N more groups (M dead letters)";
+ * never more than `max_bytes`. Times are UTC. */
+void	dlq_digest_render(const struct dlq_digest *, enum dlq_alert_format,
+	    const char *title, size_t max_bytes, struct dlq_buf *out);
+
+#endif

@@ -1,0 +1,31 @@
+/* signature.h - the failure signature that groups dead letters.
+ *
+ * Thousands of dead letters with one cause differ only in ids, numbers and
+ * timestamps inside their error text. The signature is the source queue,
+ * the death reason, the error class and the error text with those
+ * normalised away, so that they read as one group in a digest and in
+ * `dlqctl groups`. Pure; any thread. */
+#ifndef DLQ_SIGNATURE_H
+#define DLQ_SIGNATURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define DLQ_SIGNATURE_TEXT_MAX	160
+#define DLQ_SIGNATURE_ID_LEN	12
+
+/* Appends the normalised error text: digit runs become "#", hex / uuid
+ * tokens of 8+ characters with a digit become "<id>", whitespace runs one
+ * space; at most DLQ_SIGNATURE_TEXT_MAX bytes. */
+void	 dlq_signature_normalize(const char *s, size_t n, struct dlq_buf *out);
+
+/* 64-bit FNV-1a over the four parts. */
+uint64_t dlq_signature_hash(const char *queue, const char *reason,
+	    const char *class, const char *normalized);
+
+/* The printable id: the hash's first 12 hex digits, NUL-terminated. */
+void	 dlq_signature_id(uint64_t, char out[DLQ_SIGNATURE_ID_LEN + 1]);
+
+#endif

@@ -1,0 +1,111 @@
+/* webhook.c - POST a digest, read the status and Retry-After. */
+#include "webhook.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define RETRY_AFTER_MAX_MS	(3600LL * 1000)
+
+struct call {
+	struct dlq_webhook_result *r;
+	const atomic_bool	  *abort;
+};
+
+/* The answer's body is not needed; reading it keeps the connection
+ * reusable. */
+static size_t
+discard(char *p, size_t size, size_t n, void *arg)
+{
+	(void)p;
+	(void)arg;
+	return size * n;
+}
+
+static size_t
+header(char *p, size_t size, size_t n, void *arg)
+{
+	struct call *c = arg;
+	size_t len = size * n;
+	char value[128];
+	long long secs;
+	time_t when;
+
+	if (len > 12 && strncasecmp(p, "Retry-After:", 12) == 0) {
+		snprintf(value, sizeof(value), "%.*s", (int)(len - 12), p + 12);
+		value[strcspn(value, "\r\n")] = '\0';
+		if (sscanf(value, " %lld", &secs) == 1 && secs >= 0)
+			c->r->retry_after_ms = secs * 1000;
+		else if ((when = curl_getdate(value, NULL)) != -1)
+			c->r->retry_after_ms = ((int64_t)when - time(NULL)) * 1000;
+		if (c->r->retry_after_ms < 0)
+			c->r->retry_after_ms = 0;
+		if (c->r->retry_after_ms > RETRY_AFTER_MAX_MS)
+			c->r->retry_after_ms = RETRY_AFTER_MAX_MS;
+	}
+	return len;
+}
+
+static int
+progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+	struct call *call = arg;
+
+	(void)a, (void)b, (void)c, (void)d;
+	return call->abort != NULL && *call->abort;
+}
+
+void
+dlq_webhook_body(struct dlq_buf *body, const char *text, size_t len)
+{
+	dlq_buf_adds(body, "{\"text\":");
+	dlq_buf_json_str(body, text, len);
+	dlq_buf_addc(body, '}');
+}
+
+int
+dlq_webhook_post(CURL *h, const char *url, const struct dlq_buf *body,
+    long timeout_ms, const atomic_bool *abort, struct dlq_webhook_result *r)
+{
+	struct curl_slist *hdrs = NULL;
+	struct call call = { r, abort };
+	CURLcode rc;
+
+	memset(r, 0, sizeof(*r));
+	curl_easy_reset(h);
+	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body->data);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->len);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "dlq-monitor");
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, &call);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, &call);
+
+	rc = curl_easy_perform(h);
+	curl_slist_free_all(hdrs);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	if (rc != CURLE_OK) {
+		/* curl's messages name the host at most, never the path */
+		snprintf(r->error, sizeof(r->error), "%s",
+		    rc == CURLE_ABORTED_BY_CALLBACK ? "aborted at shutdown" :
+		    curl_easy_strerror(rc));
+		return -1;
+	}
+	if (r->status < 200 || r->status > 299) {
+		snprintf(r->error, sizeof(r->error), "HTTP %ld", r->status);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,33 @@
+/* webhook.h - one HTTP POST of a digest with libcurl.
+ *
+ * Body {"text": "..."}, Content-Type application/json, a total timeout
+ * (5 s by default), CURLOPT_NOSIGNAL, http and https only, no redirects.
+ * A handle is reused for keep-alive and belongs to one thread. The URL is
+ * a secret (Slack and Google Chat put the credential in the path): it is
+ * never logged, and no error text here contains more than the host. */
+#ifndef DLQ_WEBHOOK_H
+#define DLQ_WEBHOOK_H
+
+#include <curl/curl.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+struct dlq_webhook_result {
+	long	 status;		/* HTTP status, 0: none */
+	int64_t	 retry_after_ms;	/* from Retry-After, 0: none */
+	char	 error[200];		/* why it failed, no secrets */
+};
+
+/* Appends {"text": <text>} to `body`. */
+void	dlq_webhook_body(struct dlq_buf *body, const char *text, size_t len);
+
+/* POSTs `body` to `url`. `abort` (may be NULL) cuts the transfer short
+ * when it becomes true. Returns 0 on a 2xx answer, -1 otherwise. */
+int	dlq_webhook_post(CURL *, const char *url, const struct dlq_buf *body,
+	    long timeout_ms, const atomic_bool *abort,
+	    struct dlq_webhook_result *);
+
+#endif

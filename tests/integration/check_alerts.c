@@ -1,0 +1,425 @@
+/* check_alerts.c - webhook digests from the real worker to a real HTTP
+ * receiver on loopback: batching, cooldown, retries, timeouts, escaping. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check_main.h"
+#include "harness.h"
+#include "receiver.h"
+
+#define WAIT_MS		20000
+#define SLACK_PATH	"/services/T000/B000/s3cr3tP4th"
+#define GCHAT_PATH	"/v1/spaces/AAA/messages?key=s3cr3tK3y"
+
+struct fixture {
+	char			 prefix[64], q[3][128], exch[96];
+	const char		*cfg;
+	struct h_worker		 w;
+	struct h_receiver	*r;
+	amqp_connection_state_t	 c;
+};
+
+/* A worker on three fresh queues whose alerts go to the receiver with
+ * the alert group `alert`, a printf format taking up to two receiver
+ * URLs (different paths). */
+static void
+start(struct fixture *f, const char *alert)
+{
+	char extra[1024];
+	const char *queues[4];
+	int i;
+
+	f->r = h_receiver_start();
+	h_name(f->prefix, sizeof(f->prefix), "al");
+	for (i = 0; i < 3; i++) {
+		snprintf(f->q[i], sizeof(f->q[i]), "%s_q%d", f->prefix, i);
+		queues[i] = f->q[i];
+	}
+	queues[3] = NULL;
+	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
+	snprintf(extra, sizeof(extra), alert, h_receiver_url(f->r, SLACK_PATH),
+	    h_receiver_url(f->r, GCHAT_PATH));
+	f->cfg = h_setup(f->prefix, queues, extra);
+	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
+	ck_assert(h_worker_wait(&f->w, "consumer_started", 3, WAIT_MS));
+	f->c = h_connect();
+}
+
+static void
+stop(struct fixture *f)
+{
+	char *log;
+
+	h_close(f->c);
+	ck_assert_int_eq(h_worker_stop(&f->w, 10000, NULL), 0);
+	/* the webhook path is a secret: never in the log */
+	log = h_slurp(f->w.log);
+	ck_assert_ptr_null(strstr(log, "s3cr3tP4th"));
+	ck_assert_ptr_null(strstr(log, "s3cr3tK3y"));
+	free(log);
+	h_receiver_stop(f->r);
+}
+
+/* n messages die in queue q with error text `error` (a %d for i). */
+static void
+kill(struct fixture *f, int q, int n, const char *error)
+{
+	amqp_table_entry_t e;
+	amqp_table_t h = { 1, &e };
+	char text[256], id[64];
+	int i;
+
+	e.key = amqp_cstring_bytes("x-error");
+	e.value.kind = AMQP_FIELD_KIND_UTF8;
+	for (i = 0; i < n; i++) {
+		snprintf(text, sizeof(text), error, i);
+		snprintf(id, sizeof(id), "m-%d-%d", q, i);
+		e.value.value.bytes = amqp_cstring_bytes(text);
+		h_publish(f->c, f->exch, f->q[q], "{}", 2, id, &h);
+	}
+	ck_assert_int_eq(h_reject(f->c, f->q[q], n, WAIT_MS), n);
+}
+
+static char *
+text_of(struct h_request *r)
+{
+	cJSON *j = cJSON_Parse(r->body), *t;
+	char *s;
+
+	ck_assert_msg(j != NULL, "body is not JSON: %s", r->body);
+	t = cJSON_GetObjectItemCaseSensitive(j, "text");
+	ck_assert(cJSON_IsString(t));
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	s = strdup(t->valuestring);
+	cJSON_Delete(j);
+	return s;
+}
+
+/* Sum of the "×N" counts of the digest lines for `queue`. */
+static long
+count_for(const char *text, const char *queue)
+{
+	const char *line = text, *p;
+	size_t qn = strlen(queue);
+	long sum = 0;
+
+	for (; line != NULL && *line; line = strchr(line, '\n'),
+	    line = line ? line + 1 : NULL) {
+		if (strncmp(line, "• ", strlen("• ")) != 0)
+			continue;
+		p = line + strlen("• ");
+		if (strncmp(p, "NEW ", 4) == 0)
+			p += 4;
+		if (*p == '*')
+			p++;
+		if (strncmp(p, queue, qn) != 0)
+			continue;
+		p += qn;
+		if (*p == '*')
+			p++;
+		if (strncmp(p, " ×", strlen(" ×")) == 0)
+			sum += atol(p + strlen(" ×"));
+	}
+	return sum;
+}
+
+START_TEST(a_burst_is_the_first_at_once_then_one_digest)
+{
+	static const int share[3] = { 500, 300, 200 };
+	struct fixture f;
+	struct h_request r[2];
+	int64_t first_dl;
+	char *text;
+	long sum[3] = { 0 };
+	int i, k;
+
+	start(&f, "alert = { webhook_url = \"%s\"; webhook_format = \"slack\";"
+	    " cooldown_ms = 3000; };");
+	first_dl = h_wall_ms();
+	for (i = 0; i < 3; i++)
+		kill(&f, i, share[i], "upstream timeout after %d ms");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1000, WAIT_MS));
+	ck_assert(h_receiver_wait(f.r, 2, WAIT_MS));
+	for (k = 0; k < 2; k++) {
+		r[k] = h_receiver_get(f.r, k);
+		text = text_of(&r[k]);
+		for (i = 0; i < 3; i++)
+			sum[i] += count_for(text, f.q[i]);
+		free(text);
+	}
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(sum[i], share[i]);
+	/* the first dead letter went out at once, the rest one cooldown on */
+	ck_assert_msg(r[0].at_ms - first_dl < 1500, "first digest after %lld ms",
+	    (long long)(r[0].at_ms - first_dl));
+	ck_assert_int_ge(r[1].at_ms - r[0].at_ms, 2900);
+	/* nothing more while nothing new dies (a full cooldown and more) */
+	ck_assert(!h_receiver_wait(f.r, 3, 4000));
+	for (k = 0; k < 2; k++)
+		free(r[k].body);
+	ck_assert_int_eq(h_worker_count(&f.w, "alert_sent"), 2);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(a_failing_webhook_gets_the_digest_once_with_merged_counts)
+{
+	static const int fail[2] = { 500, 500 };
+	struct fixture f;
+	struct h_request last;
+	char *text;
+	int i;
+
+	start(&f, "alert = { webhook_url = \"%s\"; cooldown_ms = 1000; };");
+	h_receiver_script(f.r, fail, 2, 0);
+	kill(&f, 0, 10, "boom %d");
+	ck_assert(h_receiver_wait(f.r, 1, WAIT_MS));
+	kill(&f, 1, 5, "bang %d");	/* arrives while it is failing */
+	ck_assert(h_receiver_wait(f.r, 3, WAIT_MS));
+	ck_assert(!h_receiver_wait(f.r, 4, 2500));
+	for (i = 0; i < 2; i++) {
+		last = h_receiver_get(f.r, i);
+		ck_assert_int_eq(last.status, 500);
+		free(last.body);
+	}
+	last = h_receiver_get(f.r, 2);
+	ck_assert_int_eq(last.status, 200);
+	text = text_of(&last);
+	ck_assert_int_eq(count_for(text, f.q[0]), 10);
+	ck_assert_int_eq(count_for(text, f.q[1]), 5);
+	ck_assert_msg(strstr(text, "15 dead letters in 2 groups") != NULL, "%s",
+	    text);
+	free(text);
+	free(last.body);
+	ck_assert_int_eq(h_worker_count(&f.w, "alert_failed"), 2);
+	ck_assert_int_eq(h_worker_count(&f.w, "alert_sent"), 1);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(retry_after_is_honoured)
+{
+	static const int busy[1] = { 429 };
+	struct fixture f;
+	struct h_request a, b;
+	cJSON **ev;
+	int n;
+
+	start(&f, "alert = { webhook_url = \"%s\"; cooldown_ms = 0; };");
+	h_receiver_script(f.r, busy, 1, 2);
+	kill(&f, 2, 1, "rate limited %d");
+	ck_assert(h_receiver_wait(f.r, 2, WAIT_MS));
+	a = h_receiver_get(f.r, 0);
+	b = h_receiver_get(f.r, 1);
+	ck_assert_int_eq(a.status, 429);
+	ck_assert_int_eq(b.status, 200);
+	ck_assert_int_ge(b.at_ms - a.at_ms, 1950);
+	ev = h_worker_events(&f.w, "alert_failed", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(cJSON_GetObjectItem(ev[0], "status")->valueint, 429);
+	ck_assert_int_eq(cJSON_GetObjectItem(ev[0], "retry_in_ms")->valueint,
+	    2000);
+	ck_assert_str_eq(cJSON_GetObjectItem(ev[0], "target")->valuestring,
+	    "127.0.0.1");
+	h_events_free(ev, n);
+	free(a.body);
+	free(b.body);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(a_hanging_webhook_times_out_while_consumers_drain)
+{
+	struct fixture f;
+	struct h_request a;
+	cJSON **ev;
+	int n, before;
+	int64_t ms;
+
+	start(&f, "alert = { webhook_url = \"%s\"; cooldown_ms = 0; };");
+	h_receiver_hang(f.r, true);
+	kill(&f, 0, 1, "first %d");
+	ck_assert(h_receiver_wait(f.r, 1, WAIT_MS));
+	a = h_receiver_get(f.r, 0);
+	/* while the POST hangs, dead letters keep being drained and acked */
+	kill(&f, 1, 50, "meanwhile %d");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 51, WAIT_MS));
+	ck_assert(h_wait_count(f.q[1], 0, WAIT_MS));
+	before = h_worker_count(&f.w, "alert_failed");
+	ck_assert_int_eq(before, 0);
+	ck_assert(h_worker_wait(&f.w, "alert_failed", 1, WAIT_MS));
+	ms = h_wall_ms() - a.at_ms;
+	ck_assert_msg(ms >= 4900 && ms < 8000, "attempt ended after %lld ms",
+	    (long long)ms);
+	ev = h_worker_events(&f.w, "alert_failed", &n);
+	ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(ev[0], "error")->valuestring,
+	    "Timeout"));
+	h_events_free(ev, n);
+	free(a.body);
+	/* shutdown does not wait for the hanging webhook past its budget */
+	h_close(f.c);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, &ms), 0);
+	ck_assert_msg(ms < 5000, "shutdown took %lld ms", (long long)ms);
+	ck_assert_int_ge(h_worker_count(&f.w, "alert_digest"), 1);
+	h_receiver_stop(f.r);
+}
+END_TEST
+
+static void
+check_body(struct h_receiver *r, const char *path, bool slack, int cap)
+{
+	struct h_request q;
+	char *text;
+	int i;
+
+	for (i = 0; i < h_receiver_count(r); i++) {
+		q = h_receiver_get(r, i);
+		free(text_of(&q));	/* every body is valid JSON */
+		if (strcmp(q.path, path) != 0 || q.status != 200) {
+			free(q.body);
+			continue;
+		}
+		text = text_of(&q);
+		ck_assert_msg((int)strlen(text) <= cap, "%zu bytes", strlen(text));
+		ck_assert_ptr_nonnull(strstr(text, "東京 café"));
+		ck_assert_ptr_nonnull(strstr(text, "\"quoted\""));
+		if (slack) {
+			ck_assert_ptr_nonnull(strstr(text, "&lt;tag&gt; &amp; co"));
+			ck_assert_ptr_null(strstr(text, "<tag>"));
+		} else
+			ck_assert_ptr_nonnull(strstr(text, "<tag> & co"));
+		ck_assert_ptr_nonnull(strstr(text, "more groups"));
+		free(text);
+		free(q.body);
+		return;
+	}
+	ck_abort_msg("no request on %s", path);
+}
+
+START_TEST(bodies_are_valid_json_escaped_per_target_and_capped)
+{
+	static const int fail_first[2] = { 500, 500 };
+	static const char *words[] = { "alpha", "bravo", "charlie", "delta",
+	    "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo",
+	    "lima" };
+	struct fixture f;
+	char err[160];
+	int i;
+
+	start(&f, "alert = { cooldown_ms = 60000; max_chars = 600; targets = ("
+	    " { url = \"%s\"; format = \"slack\"; },"
+	    " { url = \"%s\"; format = \"google_chat\"; } ); };");
+	/* the first attempt of each target fails, so the retry carries all
+	 * twelve groups: more than fit in 600 bytes */
+	h_receiver_script(f.r, fail_first, 2, 0);
+	for (i = 0; i < 12; i++) {
+		snprintf(err, sizeof(err), "%s failed: \"quoted\" <tag> & co\n"
+		    "東京 café", words[i]);
+		kill(&f, i % 3, 1, err);
+	}
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 12, WAIT_MS));
+	ck_assert(h_worker_wait(&f.w, "alert_sent", 2, WAIT_MS));
+	check_body(f.r, SLACK_PATH, true, 600);
+	check_body(f.r, GCHAT_PATH, false, 600);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(without_a_url_the_digest_is_logged_only)
+{
+	struct fixture f;
+	cJSON **ev;
+	int n;
+
+	start(&f, "alert = { cooldown_ms = 0; } # %s unused");
+	kill(&f, 0, 3, "no webhook %d");
+	ck_assert(h_worker_wait(&f.w, "alert_digest", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "alert_digest", &n);
+	ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(ev[0], "text")->valuestring,
+	    "no webhook #"));
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_worker_count(&f.w, "alert_sent"), 0);
+	ck_assert_int_eq(h_worker_count(&f.w, "alert_failed"), 0);
+	ck_assert_int_eq(h_receiver_connections(f.r), 0);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(shutdown_flushes_what_is_pending_once)
+{
+	struct fixture f;
+	struct h_request q;
+	char *text;
+
+	start(&f, "alert = { webhook_url = \"%s\"; cooldown_ms = 600000; };");
+	kill(&f, 0, 1, "before %d");
+	ck_assert(h_receiver_wait(f.r, 1, WAIT_MS));
+	kill(&f, 1, 2, "pending at shutdown %d");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	ck_assert_int_eq(h_receiver_count(f.r), 1);	/* cooldown holds it */
+	h_close(f.c);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	ck_assert_int_eq(h_receiver_count(f.r), 2);
+	q = h_receiver_get(f.r, 1);
+	text = text_of(&q);
+	ck_assert_int_eq(count_for(text, f.q[1]), 2);
+	free(text);
+	free(q.body);
+	h_receiver_stop(f.r);
+}
+END_TEST
+
+START_TEST(test_alert_reports_each_target)
+{
+	static const int answers[2] = { 200, 500 };
+	struct h_receiver *r = h_receiver_start();
+	struct h_request q;
+	const char *queues[] = { "unused", NULL };
+	char extra[600], prefix[64], *out, *text;
+	const char *cfg;
+	int rc;
+
+	h_name(prefix, sizeof(prefix), "ta");
+	snprintf(extra, sizeof(extra), "alert = { webhook_url = \"%s\"; "
+	    "webhook_format = \"slack\"; targets = ( { url = \"%s\"; } ); };",
+	    h_receiver_url(r, SLACK_PATH), h_receiver_url(r, "/plain"));
+	cfg = h_setup(prefix, queues, extra);
+	h_receiver_script(r, answers, 2, 0);
+	rc = h_run((const char *[]){ h_bin("dlqctl"), "-c", cfg, "test-alert",
+	    NULL }, NULL, &out);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_str_eq(out, "127.0.0.1 (slack): HTTP 200 ok\n"
+	    "127.0.0.1 (plain): failed: HTTP 500\n");
+	free(out);
+	ck_assert_int_eq(h_receiver_count(r), 2);
+	q = h_receiver_get(r, 0);
+	text = text_of(&q);
+	ck_assert_ptr_nonnull(strstr(text, "*TEST dlq-monitor on "));
+	free(text);
+	free(q.body);
+	h_receiver_stop(r);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("alerts");
+	TCase *tc = tcase_create("webhook");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, a_burst_is_the_first_at_once_then_one_digest);
+	tcase_add_test(tc, a_failing_webhook_gets_the_digest_once_with_merged_counts);
+	tcase_add_test(tc, retry_after_is_honoured);
+	tcase_add_test(tc, a_hanging_webhook_times_out_while_consumers_drain);
+	tcase_add_test(tc, bodies_are_valid_json_escaped_per_target_and_capped);
+	tcase_add_test(tc, without_a_url_the_digest_is_logged_only);
+	tcase_add_test(tc, shutdown_flushes_what_is_pending_once);
+	tcase_add_test(tc, test_alert_reports_each_target);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)

@@ -1,0 +1,187 @@
+/* check_digest.c - grouping, bounds and the digest text. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../check_main.h"
+#include "digest.h"
+
+static struct dlq_digest d;
+static struct dlq_buf text;
+
+static void
+setup(void)
+{
+	ck_assert_int_eq(dlq_digest_init(&d, 4), 0);
+	dlq_buf_init(&text);
+}
+
+static void
+teardown(void)
+{
+	dlq_digest_release(&d);
+	dlq_buf_release(&text);
+}
+
+static void
+add(struct dlq_digest *dg, const char *queue, const char *error,
+    const char *id, int64_t at)
+{
+	struct dlq_alert_event e = { 0, queue, "rejected", "", error, id, at };
+
+	e.hash = dlq_signature_hash(queue, "rejected", "", error);
+	dlq_digest_add(dg, &e, false);
+}
+
+static const char *
+render(enum dlq_alert_format f, size_t max)
+{
+	dlq_buf_reset(&text);
+	dlq_digest_render(&d, f, "dlq-monitor on h", max, &text);
+	return text.data;
+}
+
+START_TEST(same_signature_is_one_group_with_three_samples)
+{
+	int i;
+	char id[16];
+
+	for (i = 0; i < 10; i++) {
+		snprintf(id, sizeof(id), "m%d", i);
+		add(&d, "orders", "timeout #", id, 1000 + i);
+	}
+	ck_assert_uint_eq(d.n, 1);
+	ck_assert_uint_eq(d.groups[0].count, 10);
+	ck_assert_int_eq(d.groups[0].n_samples, 3);
+	ck_assert_str_eq(d.groups[0].samples[2], "m2");
+	ck_assert_int_eq(d.groups[0].first_ms, 1000);
+	ck_assert_int_eq(d.groups[0].last_ms, 1009);
+}
+END_TEST
+
+START_TEST(groups_over_the_cap_are_counted_not_stored)
+{
+	char err[32];
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		snprintf(err, sizeof(err), "error %d", i);
+		add(&d, "q", err, NULL, i);
+	}
+	ck_assert_uint_eq(d.n, 4);		/* the cap */
+	ck_assert_uint_eq(d.total, 100);
+	ck_assert_uint_eq(d.other_count, 96);
+	ck_assert_uint_eq(dlq_digest_groups(&d), 100);
+	/* a flood of distinct errors: memory stays put, the group count
+	 * saturates (a lower bound), no dead letter is lost from the total */
+	for (i = 100; i < 50000; i++) {
+		snprintf(err, sizeof(err), "error %d", i);
+		add(&d, "q", err, NULL, i);
+	}
+	ck_assert_uint_eq(d.total, 50000);
+	ck_assert_uint_eq(dlq_digest_groups(&d), 4 + DLQ_DIGEST_OTHER_MAX);
+}
+END_TEST
+
+START_TEST(text_lists_largest_first_and_says_what_is_left_out)
+{
+	const char *t;
+	int i;
+
+	for (i = 0; i < 5; i++)
+		add(&d, "small", "x", "s", 0);
+	for (i = 0; i < 50; i++)
+		add(&d, "big", "y", "b", 0);
+	add(&d, "tiny", "z", "t", 0);
+	t = render(DLQ_FORMAT_PLAIN, 3500);
+	ck_assert_ptr_nonnull(strstr(t, "dlq-monitor on h: 56 dead letters in "
+	    "3 groups\n"));
+	ck_assert(strstr(t, "• big ×50") < strstr(t, "• small ×5"));
+	ck_assert(strstr(t, "• small ×5") < strstr(t, "• tiny ×1"));
+	ck_assert_ptr_null(strstr(t, "more group"));
+
+	t = render(DLQ_FORMAT_PLAIN, 220);
+	ck_assert_msg(strlen(t) <= 220, "%zu: %s", strlen(t), t);
+	ck_assert_ptr_nonnull(strstr(t, "• big ×50"));
+	ck_assert_msg(strstr(t, "… and 2 more groups (6 dead letters)") != NULL,
+	    "%s", t);
+}
+END_TEST
+
+START_TEST(slack_markup_is_escaped_google_chat_is_not)
+{
+	add(&d, "q<1>", "a & b <c>\nd", "id", 0);
+	ck_assert_ptr_nonnull(strstr(render(DLQ_FORMAT_SLACK, 3500),
+	    "*q&lt;1&gt;* ×1 rejected: a &amp; b &lt;c&gt; d"));
+	ck_assert_ptr_nonnull(strstr(render(DLQ_FORMAT_GOOGLE_CHAT, 3500),
+	    "*q<1>* ×1 rejected: a & b <c> d"));
+	ck_assert_ptr_nonnull(strstr(render(DLQ_FORMAT_PLAIN, 3500),
+	    "• q<1> ×1"));
+}
+END_TEST
+
+START_TEST(an_overlong_single_line_is_cut_not_dropped)
+{
+	char err[DLQ_SIGNATURE_TEXT_MAX + 1];
+	const char *t;
+	struct dlq_digest big;
+	int i;
+
+	memset(err, 'e', sizeof(err) - 1);
+	err[sizeof(err) - 1] = '\0';
+	ck_assert_int_eq(dlq_digest_init(&big, 4), 0);
+	add(&big, "q", err, "id", 0);
+	dlq_buf_reset(&text);
+	dlq_digest_render(&big, DLQ_FORMAT_PLAIN, "t", 200, &text);
+	t = text.data;
+	ck_assert_uint_le(strlen(t), 200);
+	ck_assert_ptr_nonnull(strstr(t, "• q ×1"));
+	for (i = 0; i < 3; i++)
+		add(&big, "q", err, "id", 0);
+	dlq_digest_release(&big);
+}
+END_TEST
+
+START_TEST(merge_keeps_every_count)
+{
+	struct dlq_digest other;
+	int i;
+
+	ck_assert_int_eq(dlq_digest_init(&other, 4), 0);
+	for (i = 0; i < 3; i++)
+		add(&d, "a", "x", "1", 10);
+	for (i = 0; i < 4; i++)
+		add(&other, "a", "x", "2", 20);
+	add(&other, "b", "y", "3", 5);
+	dlq_digest_merge(&d, &other);
+	ck_assert_uint_eq(d.total, 8);
+	ck_assert_uint_eq(d.n, 2);
+	ck_assert_uint_eq(d.groups[0].count, 7);
+	ck_assert_int_eq(d.groups[0].n_samples, 2);
+	ck_assert_int_eq(d.groups[0].last_ms, 20);
+	dlq_digest_clear(&d);
+	ck_assert(dlq_digest_empty(&d));
+	add(&d, "a", "x", "1", 10);
+	ck_assert_uint_eq(d.n, 1);
+	dlq_digest_release(&other);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("digest");
+	TCase *tc = tcase_create("groups");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, same_signature_is_one_group_with_three_samples);
+	tcase_add_test(tc, groups_over_the_cap_are_counted_not_stored);
+	tcase_add_test(tc, text_lists_largest_first_and_says_what_is_left_out);
+	tcase_add_test(tc, slack_markup_is_escaped_google_chat_is_not);
+	tcase_add_test(tc, an_overlong_single_line_is_cut_not_dropped);
+	tcase_add_test(tc, merge_keeps_every_count);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)

@@ -1,0 +1,82 @@
+/* check_signature.c - error texts that differ only in ids and numbers
+ * make one signature; different causes do not. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../check_main.h"
+#include "signature.h"
+
+static char out[512];
+
+static const char *
+norm(const char *s)
+{
+	struct dlq_buf b;
+
+	dlq_buf_init(&b);
+	dlq_signature_normalize(s, strlen(s), &b);
+	snprintf(out, sizeof(out), "%s", b.data ? b.data : "");
+	dlq_buf_release(&b);
+	return out;
+}
+
+START_TEST(numbers_become_hashes)
+{
+	ck_assert_str_eq(norm("timeout after 30000 ms"), "timeout after # ms");
+	ck_assert_str_eq(norm("HTTP 503 from v2 api"), "HTTP # from v# api");
+	ck_assert_str_eq(norm("retry 3/5"), "retry #/#");
+}
+END_TEST
+
+START_TEST(ids_and_hex_become_id)
+{
+	ck_assert_str_eq(norm("order 3f2b9c1e-7d4a-4b8e-9f00-1a2b3c4d5e6f lost"),
+	    "order <id> lost");
+	ck_assert_str_eq(norm("trace 00ff12ab34cd"), "trace <id>");
+	/* a word of hex letters stays a word */
+	ck_assert_str_eq(norm("deadbeef accepted"), "deadbeef accepted");
+}
+END_TEST
+
+START_TEST(whitespace_collapses_and_text_is_capped)
+{
+	char big[1000];
+
+	ck_assert_str_eq(norm("  a \n\t b  "), "a b");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_uint_eq(strlen(norm(big)), DLQ_SIGNATURE_TEXT_MAX);
+}
+END_TEST
+
+START_TEST(hash_separates_parts_and_is_stable)
+{
+	uint64_t a = dlq_signature_hash("q", "rejected", "", "boom #");
+	char id[DLQ_SIGNATURE_ID_LEN + 1];
+
+	ck_assert(a == dlq_signature_hash("q", "rejected", "", "boom #"));
+	ck_assert(a != dlq_signature_hash("q", "expired", "", "boom #"));
+	ck_assert(dlq_signature_hash("ab", "c", "", "") !=
+	    dlq_signature_hash("a", "bc", "", ""));
+	dlq_signature_id(a, id);
+	ck_assert_uint_eq(strlen(id), 12);
+	ck_assert_uint_eq(strspn(id, "0123456789abcdef"), 12);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("signature");
+	TCase *tc = tcase_create("normalize");
+
+	tcase_add_test(tc, numbers_become_hashes);
+	tcase_add_test(tc, ids_and_hex_become_id);
+	tcase_add_test(tc, whitespace_collapses_and_text_is_capped);
+	tcase_add_test(tc, hash_separates_parts_and_is_stable);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)
