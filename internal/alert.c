@@ -99,6 +99,26 @@ dlq_alert_note(struct dlq_alerter *a, const struct dlq_alert_event *e)
 	pthread_mutex_unlock(&a->mu);
 }
 
+void
+dlq_alert_note_batch(struct dlq_alerter *a, struct dlq_digest *batch)
+{
+	bool wake = false;
+	size_t i;
+
+	if (a == NULL || dlq_digest_empty(batch))
+		return;
+	pthread_mutex_lock(&a->mu);
+	for (i = 0; i < batch->n; i++)
+		batch->groups[i].is_new = seen_insert(a, batch->groups[i].hash);
+	for (i = 0; i < a->n; i++) {
+		wake |= dlq_digest_empty(&a->t[i].pending);
+		dlq_digest_merge(&a->t[i].pending, batch);
+	}
+	if (wake)
+		pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
 static int64_t
 max64(int64_t x, int64_t y)
 {

@@ -25,6 +25,10 @@ struct dlq_alerter *dlq_alert_start(const struct dlq_config *c);
 /* Any thread; copies what it needs from `e`. */
 void	dlq_alert_note(struct dlq_alerter *, const struct dlq_alert_event *e);
 
+/* The same for a batch grouped by the caller (one lock per batch); marks
+ * the batch's new groups. */
+void	dlq_alert_note_batch(struct dlq_alerter *, struct dlq_digest *batch);
+
 /* Sends what is pending once, within `budget_ms`, or logs it as an unsent
  * `alert_digest`; then stops the thread and frees. NULL ok. */
 void	dlq_alert_stop(struct dlq_alerter *, int64_t budget_ms);

@@ -16,9 +16,11 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <regex.h>
 #include <strings.h>
 
-enum opt_kind { OPT_INT, OPT_STR, OPT_BOOL, OPT_LIST, OPT_LEVEL, OPT_TARGETS };
+enum opt_kind { OPT_INT, OPT_STR, OPT_BOOL, OPT_LIST, OPT_LEVEL, OPT_TARGETS,
+	OPT_RULES };
 
 struct opt {
 	const char	*group;
@@ -42,6 +44,8 @@ static const char *const default_error_headers[] = {
 };
 
 #define OFF(f)	offsetof(struct dlq_config, f)
+
+static const char *const no_names[] = { NULL };
 
 static const struct opt opts[] = {
 	{ "rabbitmq", "url", "RABBITMQ_URL", OPT_STR, OFF(url), 0, 0, 0,
@@ -88,9 +92,36 @@ static const struct opt opts[] = {
 	    0, 64, 8, NULL, NULL },
 	{ "deadletter", "error_headers", NULL, OPT_LIST, OFF(error_headers),
 	    0, 0, 0, NULL, default_error_headers },
+	{ "archive", "path", "DLQ_ARCHIVE_PATH", OPT_STR, OFF(archive_path),
+	    0, 0, 0, "/var/lib/dlq-monitor/archive.db", NULL },
+	{ "archive", "busy_timeout_ms", NULL, OPT_INT, OFF(busy_timeout_ms),
+	    0, 600000, 5000, NULL, NULL },
+	{ "archive", "retention_days", NULL, OPT_INT, OFF(retention_days),
+	    0, 36500, 30, NULL, NULL },
+	{ "archive", "batch_max", NULL, OPT_INT, OFF(batch_max),
+	    1, 10000, 256, NULL, NULL },
+	{ "control", "socket", "DLQ_CONTROL_SOCKET", OPT_STR,
+	    OFF(control_socket), 0, 0, 0, "/run/dlq-monitor/control.sock", NULL },
+	{ "control", "viewers", NULL, OPT_LIST, OFF(viewers),
+	    0, 0, 0, NULL, no_names },
+	{ "control", "operators", NULL, OPT_LIST, OFF(operators),
+	    0, 0, 0, NULL, no_names },
+	{ "control", "admins", NULL, OPT_LIST, OFF(admins),
+	    0, 0, 0, NULL, no_names },
+	{ "classify", "rules", NULL, OPT_RULES, OFF(rules),
+	    0, 0, 0, NULL, NULL },
 };
 
 #define NOPTS	(sizeof(opts) / sizeof(opts[0]))
+
+static bool
+in_list(const char *const *list, const char *s)
+{
+	for (; *list != NULL; list++)
+		if (strcmp(*list, s) == 0)
+			return true;
+	return false;
+}
 
 static void *
 field(struct dlq_config *c, const struct opt *o)
@@ -246,6 +277,7 @@ set_defaults(struct dlq_config *c)
 			list_set(field(c, o), o->def_list);
 			break;
 		case OPT_TARGETS:	/* none by default */
+		case OPT_RULES:
 			break;
 		}
 	}
@@ -338,6 +370,123 @@ read_targets(struct dlq_config *c, const config_setting_t *list,
 	return rc;
 }
 
+static void
+rules_release(struct dlq_rule_cfg *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(r[i].match);
+		free(r[i].reason);
+		free(r[i].queue);
+		free(r[i].class);
+		free(r[i].hint);
+		free(r[i].link);
+	}
+	free(r);
+}
+
+static const char *const rule_keys[] = { "match", "reason", "queue",
+	"class", "hint", "link", NULL };
+static const char *const class_names[] = { "transient", "rate_limited",
+	"validation", "configuration", "contract", "security", "expired",
+	"manual", "unknown", NULL };
+
+bool
+dlq_class_valid(const char *s)
+{
+	const char *const *p;
+
+	for (p = class_names; *p != NULL; p++)
+		if (strcmp(*p, s) == 0)
+			return true;
+	return false;
+}
+
+static char *
+rule_str(const config_setting_t *e, const char *key)
+{
+	const char *v;
+
+	return config_setting_lookup_string(e, key, &v) ? strdup(v) : NULL;
+}
+
+static bool
+regex_ok(const char *re, char *why, size_t n)
+{
+	regex_t r;
+	int rc;
+
+	if (re == NULL)
+		return true;
+	if ((rc = regcomp(&r, re, REG_EXTENDED | REG_ICASE | REG_NOSUB)) != 0) {
+		regerror(rc, &r, why, n);
+		return false;
+	}
+	regfree(&r);
+	return true;
+}
+
+/* classify.rules = ( { match = "regex"; reason = "..."; queue = "regex";
+ *                      class = "transient"; hint = "..."; link = "..."; } ) */
+static int
+read_rules(struct dlq_config *c, const config_setting_t *list,
+    const char *path, struct dlq_buf *errors)
+{
+	const config_setting_t *e, *m;
+	struct dlq_rule_cfg *r;
+	char where[PATH_MAX + 16], why[128];
+	unsigned i, j, n = (unsigned)config_setting_length(list);
+	int rc = 0;
+
+	rules_release(c->rules, c->n_rules);
+	c->n_rules = 0;
+	if ((c->rules = calloc(n + 1, sizeof(*c->rules))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		e = config_setting_get_elem(list, i);
+		where_of(e, path, where, sizeof(where));
+		if (config_setting_type(e) != CONFIG_TYPE_GROUP) {
+			dlq_buf_printf(errors, "%s: classify.rules: each rule "
+			    "must be a group { ... }\n", where);
+			rc = -1;
+			continue;
+		}
+		for (j = 0; (m = config_setting_get_elem(e, j)) != NULL; j++)
+			if (!in_list(rule_keys, config_setting_name(m))) {
+				dlq_buf_printf(errors, "%s: classify.rules: unknown "
+				    "setting '%s'\n", where, config_setting_name(m));
+				rc = -1;
+			}
+		r = &c->rules[c->n_rules++];
+		r->match = rule_str(e, "match");
+		r->reason = rule_str(e, "reason");
+		r->queue = rule_str(e, "queue");
+		r->class = rule_str(e, "class");
+		r->hint = rule_str(e, "hint");
+		r->link = rule_str(e, "link");
+		if (r->class == NULL || !dlq_class_valid(r->class)) {
+			dlq_buf_printf(errors, "%s: classify.rules: class must be "
+			    "one of transient, rate_limited, validation, "
+			    "configuration, contract, security, expired, manual, "
+			    "unknown\n", where);
+			rc = -1;
+		}
+		if (r->match == NULL && r->reason == NULL && r->queue == NULL) {
+			dlq_buf_printf(errors, "%s: classify.rules: a rule needs "
+			    "match, reason or queue\n", where);
+			rc = -1;
+		}
+		if (!regex_ok(r->match, why, sizeof(why)) ||
+		    !regex_ok(r->queue, why, sizeof(why))) {
+			dlq_buf_printf(errors, "%s: classify.rules: bad regular "
+			    "expression: %s\n", where, why);
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
 static int
 read_setting(struct dlq_config *c, const struct opt *o,
     const config_setting_t *s, const char *path, struct dlq_buf *errors)
@@ -396,12 +545,17 @@ read_setting(struct dlq_config *c, const struct opt *o,
 		if (t != CONFIG_TYPE_LIST)
 			break;
 		return read_targets(c, s, path, errors);
+	case OPT_RULES:
+		if (t != CONFIG_TYPE_LIST)
+			break;
+		return read_rules(c, s, path, errors);
 	}
 	snprintf(why, sizeof(why), "must be %s, not %s",
 	    type_name(o->kind == OPT_INT ? CONFIG_TYPE_INT :
 	    o->kind == OPT_BOOL ? CONFIG_TYPE_BOOL :
 	    o->kind == OPT_LIST ? CONFIG_TYPE_ARRAY :
-	    o->kind == OPT_TARGETS ? CONFIG_TYPE_LIST : CONFIG_TYPE_STRING),
+	    o->kind == OPT_TARGETS || o->kind == OPT_RULES ? CONFIG_TYPE_LIST :
+	    CONFIG_TYPE_STRING),
 	    type_name(t));
 	report(errors, where, o, NULL, why);
 	return -1;
@@ -658,6 +812,7 @@ dlq_config_release(struct dlq_config *c)
 			dlq_strlist_release(field(c, o));
 	}
 	targets_release(c->extra_targets, c->n_extra_targets);
+	rules_release(c->rules, c->n_rules);
 	for (size_t i = 0; i < c->n_targets; i++)
 		free(c->targets[i].url);
 	free(c->targets);

@@ -33,6 +33,16 @@ struct dlq_target {
 	enum dlq_alert_format	 format;	/* never AUTO after load */
 };
 
+/* classify.rules: one configured classification rule. */
+struct dlq_rule_cfg {
+	char			*match;		/* regex on the error text */
+	char			*reason;	/* death reason, exact */
+	char			*queue;		/* regex on the source queue */
+	char			*class;
+	char			*hint;
+	char			*link;
+};
+
 struct dlq_broker {
 	char	*host;
 	int	 port;
@@ -81,6 +91,22 @@ struct dlq_config {
 
 	/* deadletter */
 	struct dlq_strlist	 error_headers;
+
+	/* archive */
+	char			*archive_path;
+	int64_t			 busy_timeout_ms;
+	int64_t			 retention_days;	/* 0: keep payloads */
+	int64_t			 batch_max;	/* deliveries per commit */
+
+	/* control */
+	char			*control_socket;
+	struct dlq_strlist	 viewers;	/* "user" or "@group" */
+	struct dlq_strlist	 operators;
+	struct dlq_strlist	 admins;
+
+	/* classify */
+	struct dlq_rule_cfg	*rules;
+	size_t			 n_rules;
 };
 
 /* Fills `c` from the file at `path` (NULL: embedded defaults only), then
@@ -105,6 +131,10 @@ int	dlq_alert_format_parse(const char *, enum dlq_alert_format *);
 
 /* Copy of `url` with the password replaced by "***"; caller frees. */
 char	*dlq_config_url_mask(const char *url);
+
+/* True for a known error class: transient, rate_limited, validation,
+ * configuration, contract, security, expired, manual, unknown. */
+bool	dlq_class_valid(const char *);
 
 void	dlq_strlist_release(struct dlq_strlist *);
 bool	dlq_strlist_contains(const struct dlq_strlist *, const char *);

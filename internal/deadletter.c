@@ -421,6 +421,20 @@ log_xdeath(struct dlq_buf *b, const struct dlq_xdeath *x)
 }
 
 void
+dlq_deadletter_xdeath_json(const struct dlq_dead_letter *d, struct dlq_buf *b)
+{
+	size_t i;
+
+	dlq_buf_addc(b, '[');
+	for (i = 0; i < d->n_xdeath; i++) {
+		if (i > 0)
+			dlq_buf_addc(b, ',');
+		log_xdeath(b, &d->xdeath[i]);
+	}
+	dlq_buf_addc(b, ']');
+}
+
+void
 dlq_deadletter_log_fields(const struct dlq_dead_letter *d,
     const struct dlq_redact *r, const struct dlq_buf *error, struct dlq_buf *b)
 {
@@ -441,13 +455,7 @@ dlq_deadletter_log_fields(const struct dlq_dead_letter *d,
 	if (d->has_delivery_count)
 		dlq_log_int(b, "x_delivery_count", d->delivery_count);
 	dlq_log_key(b, "x_death");
-	dlq_buf_addc(b, '[');
-	for (i = 0; i < d->n_xdeath; i++) {
-		if (i > 0)
-			dlq_buf_addc(b, ',');
-		log_xdeath(b, &d->xdeath[i]);
-	}
-	dlq_buf_addc(b, ']');
+	dlq_deadletter_xdeath_json(d, b);
 	if (d->n_xdeath_total > d->n_xdeath)
 		dlq_log_int(b, "x_death_omitted",
 		    (int64_t)(d->n_xdeath_total - d->n_xdeath));

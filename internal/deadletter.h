@@ -82,6 +82,10 @@ void	dlq_table_json(struct dlq_buf *, const amqp_table_t *);
 void	dlq_deadletter_error_text(const struct dlq_dead_letter *,
 	    const struct dlq_redact *, size_t max, struct dlq_buf *);
 
+/* Appends the x-death list as a JSON array (as in the log line). */
+void	dlq_deadletter_xdeath_json(const struct dlq_dead_letter *,
+	    struct dlq_buf *);
+
 /* Appends the fields of the `dead_letter` log line (after
  * dlq_log_begin()): ids, counters, x-death, the error text `error` (from
  * dlq_deadletter_error_text(); NULL: none) and the redacted payload. */

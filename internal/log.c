@@ -54,7 +54,6 @@ dlq_log_begin(struct dlq_buf *b, enum dlq_log_level l, const char *event)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	dlq_buf_reset(b);
 	dlq_buf_adds(b, "{\"ts\":\"");
 	dlq_buf_rfc3339_ms(b, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 	dlq_buf_adds(b, "\",\"level\":\"");

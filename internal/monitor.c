@@ -1,46 +1,70 @@
 /* monitor.c - the consumer thread of one DLQ.
  *
- * The loop waits for a delivery with a short timeout so that heartbeats are
- * serviced (rabbitmq-c only does so inside its calls) and the stop flag is
- * seen within a quarter second. Anything that is not a delivery arrives as
- * AMQP_STATUS_UNEXPECTED_STATE and is read as a frame: basic.cancel (the
- * queue was deleted), connection.blocked / unblocked (a broker alarm),
- * or a close. Every error ends in the same place: destroy the connection,
- * back off with jitter, connect again. Unacked deliveries of a lost
- * connection are requeued by the broker, so nothing is lost. */
+ * Deliveries are handled in batches: wait (a quarter second at most, so
+ * heartbeats are serviced and the stop flag is seen) for one, then take
+ * what the broker has already sent, up to archive.batch_max; archive them
+ * in one transaction; after the commit write their log lines, ack them all
+ * with one basic.ack(multiple) and hand their alert groups over with one
+ * lock. Ack after commit: a crash must redeliver, never lose.
+ *
+ * Anything that is not a delivery arrives as AMQP_STATUS_UNEXPECTED_STATE
+ * and is read as a frame: basic.cancel (the queue was deleted),
+ * connection.blocked / unblocked (a broker alarm), or a close. Every error
+ * ends in the same place: destroy the connection, back off with jitter,
+ * connect again. Unacked deliveries of a lost connection go back to the
+ * queue, so nothing is lost; if the archive cannot be written, that is how
+ * consumption pauses until it can. */
 #include "monitor.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alert.h"
 #include "amqp.h"
+#include "archive.h"
+#include "classify.h"
 #include "deadletter.h"
-#include "signature.h"
+#include "digest.h"
 #include "log.h"
 #include "redact.h"
+#include "signature.h"
 
 #define POLL_MS		250
 #define DRAIN_MS	100
+#define BATCH_GROUPS	32	/* alert groups per batch before "other" */
+#define CLASS_CACHE	256	/* classifications remembered per thread */
+
+struct class_cache {
+	uint64_t			key;
+	struct dlq_classification	c;
+};
 
 struct dlq_monitor {
 	pthread_t		 thread;
 	const struct dlq_config	*cfg;
 	const struct dlq_queue	*q;
 	const atomic_bool	*stop;
-	struct dlq_redact	 redact;
+	const struct dlq_classifier *classifier;
 	struct dlq_alerter	*alerter;
-	struct dlq_buf		 line;		/* reused for every log line */
+	struct dlq_archive	*archive;
+	struct dlq_redact	 redact;
+	struct dlq_buf		 line;		/* log lines of the batch */
 	struct dlq_buf		 error;		/* redacted error text */
 	struct dlq_buf		 sig;		/* normalised error text */
+	struct dlq_digest	 alerts;	/* alert groups of the batch */
+	struct class_cache	 cache[CLASS_CACHE];
+	uint64_t		 batch_tag;	/* last delivery tag in batch */
+	size_t			 batch_n;
+	bool			 archive_failing;
 	atomic_bool		 connected;
 	atomic_uint_fast64_t	 acked;
 	amqp_bytes_t		 consumer_tag;
 };
 
-enum step { STEP_OK, STEP_TIMEOUT, STEP_RECONNECT };
+enum step { STEP_OK, STEP_TIMEOUT, STEP_RECONNECT, STEP_ARCHIVE };
 
 /* A C string copy of `s`, cut to the buffer. */
 static const char *
@@ -56,54 +80,165 @@ cstr(char *buf, size_t n, struct dlq_str s, const char *none)
 	return buf;
 }
 
-/* Hands the dead letter to the alert thread, grouped by signature. */
 static void
-note_alert(struct dlq_monitor *m, const struct dlq_dead_letter *d)
+classify(struct dlq_monitor *m, const char *queue, const char *reason,
+    const char *error, struct dlq_classification *out)
 {
-	struct dlq_alert_event e;
-	char queue[256], reason[32], id[64];
+	uint64_t key = dlq_signature_hash(queue, reason, "", error);
+	struct class_cache *c = &m->cache[key % CLASS_CACHE];
 
-	dlq_buf_reset(&m->sig);
-	dlq_signature_normalize(m->error.data, m->error.len, &m->sig);
-	e.queue = cstr(queue, sizeof(queue), d->queue, m->q->name);
-	e.reason = cstr(reason, sizeof(reason),
-	    d->n_xdeath > 0 ? d->xdeath[0].reason : d->first_death_reason,
-	    "unknown");
-	e.class = "";
-	e.error = m->sig.data ? m->sig.data : "";
-	e.message_id = cstr(id, sizeof(id), d->message_id, NULL);
-	e.hash = dlq_signature_hash(e.queue, e.reason, e.class, e.error);
-	e.at_ms = dlq_wall_ms();
-	dlq_alert_note(m->alerter, &e);
+	if (c->key != key || c->c.class == NULL) {
+		dlq_classify(m->classifier, queue, reason, error, &c->c);
+		c->key = key;
+	}
+	*out = c->c;
 }
 
-static void
-log_delivery(struct dlq_monitor *m, const amqp_envelope_t *env)
+static int64_t
+header_int(const struct dlq_dead_letter *d, const char *name)
+{
+	const amqp_field_value_t *v;
+	int64_t n;
+
+	if (!(d->props->_flags & AMQP_BASIC_HEADERS_FLAG) ||
+	    (v = dlq_table_get(&d->props->headers, name)) == NULL ||
+	    !dlq_field_to_i64(v, &n) || n < 0)
+		return 0;
+	return n;
+}
+
+/* Decodes, classifies, archives one delivery and queues its log line and
+ * alert; nothing leaves the thread before the commit. */
+static enum step
+take(struct dlq_monitor *m, const amqp_envelope_t *env)
 {
 	struct dlq_dead_letter d;
 	struct dlq_str dlq = { m->q->dlq_name, strlen(m->q->dlq_name) };
 	struct dlq_str rk = { env->routing_key.bytes, env->routing_key.len };
+	struct dlq_classification cl;
+	struct dlq_alert_event e;
+	struct dlq_record rec;
+	char queue[256], reason[32], id[64], sig[DLQ_SIGNATURE_ID_LEN + 1];
+	const char *error;
+	int64_t archive_id;
+	bool dup;
 
 	dlq_deadletter_decode(&d, &env->message.properties,
 	    env->message.body, dlq, rk, &m->cfg->error_headers);
 	dlq_buf_reset(&m->error);
 	dlq_deadletter_error_text(&d, &m->redact, DLQ_ERROR_TEXT_MAX, &m->error);
+	error = m->error.data ? m->error.data : "";
+	e.queue = cstr(queue, sizeof(queue), d.queue, m->q->name);
+	e.reason = cstr(reason, sizeof(reason),
+	    d.n_xdeath > 0 ? d.xdeath[0].reason : d.first_death_reason,
+	    "unknown");
+	classify(m, e.queue, e.reason, error, &cl);
+	dlq_buf_reset(&m->sig);
+	dlq_signature_normalize(error, m->error.len, &m->sig);
+	e.class = cl.class;
+	e.error = m->sig.data ? m->sig.data : "";
+	e.message_id = cstr(id, sizeof(id), d.message_id, NULL);
+	e.hash = dlq_signature_hash(e.queue, e.reason, e.class, e.error);
+	e.at_ms = dlq_wall_ms();
+	dlq_signature_id(e.hash, sig);
+
+	rec.d = &d;
+	rec.queue = e.queue;
+	rec.reason = e.reason;
+	rec.error = error;
+	rec.class = cl.class;
+	rec.signature = sig;
+	rec.hint = cl.hint;
+	rec.redelivered = env->redelivered;
+	rec.received_ms = e.at_ms;
+	rec.replay_of = header_int(&d, "x-replay-of");
+	rec.replay_count = header_int(&d, "x-replay-count");
+	if ((archive_id = dlq_archive_put(m->archive, &rec, &dup)) == -1)
+		return STEP_ARCHIVE;
+
 	dlq_log_begin(&m->line, DLQ_LOG_INFO, "dead_letter");
+	dlq_log_int(&m->line, "id", archive_id);
 	dlq_deadletter_log_fields(&d, &m->redact, &m->error, &m->line);
+	dlq_log_str(&m->line, "class", cl.class);
+	dlq_log_str(&m->line, "signature", sig);
 	if (env->redelivered)
 		dlq_log_bool(&m->line, "redelivered", true);
-	dlq_log_end(&m->line);
-	note_alert(m, &d);
+	if (dup)
+		dlq_log_bool(&m->line, "duplicate", true);
+	dlq_buf_adds(&m->line, "}\n");
+	if (!dup)
+		dlq_digest_add(&m->alerts, &e, false);
+	m->batch_tag = env->delivery_tag;
+	m->batch_n++;
+	return STEP_OK;
 }
 
-static enum step
-handle_delivery(struct dlq_monitor *m, amqp_connection_state_t conn,
-    amqp_envelope_t *env)
+/* Writes the batch's log lines, one write(2) per line. */
+static void
+flush_lines(struct dlq_monitor *m)
 {
-	log_delivery(m, env);
-	/* Always ack: whatever the payload was, it is logged now. */
-	if (amqp_basic_ack(conn, DLQ_AMQP_CHANNEL, env->delivery_tag, 0) !=
+	const char *p = m->line.data, *end = p + m->line.len, *nl;
+	ssize_t n;
+
+	for (; p < end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl == NULL)
+			break;
+		n = write(1, p, (size_t)(nl - p + 1));
+		(void)n;
+	}
+	dlq_buf_reset(&m->line);
+}
+
+static void
+archive_failed(struct dlq_monitor *m)
+{
+	struct dlq_alert_event e;
+
+	dlq_archive_rollback(m->archive);
+	dlq_buf_reset(&m->line);
+	dlq_digest_clear(&m->alerts);
+	m->batch_n = 0;
+	if (m->archive_failing)
+		return;
+	/* once per episode: logged and alerted */
+	m->archive_failing = true;
+	dlq_log(DLQ_LOG_ERR, "archive_error", "dlq", m->q->dlq_name,
+	    "path", m->cfg->archive_path, "error",
+	    dlq_archive_errmsg(m->archive), "action",
+	    "deliveries left unacked; consumption paused", NULL);
+	memset(&e, 0, sizeof(e));
+	e.queue = m->q->dlq_name;
+	e.reason = "archive_error";
+	e.class = "";
+	e.error = "cannot write the archive; dead letters wait in the queue";
+	e.hash = dlq_signature_hash(e.queue, e.reason, "", e.error);
+	e.at_ms = dlq_wall_ms();
+	dlq_alert_note(m->alerter, &e);
+}
+
+/* Commit, then log, ack and alert: the order that loses nothing. */
+static enum step
+finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
+{
+	if (m->batch_n == 0)
+		return STEP_OK;
+	if (dlq_archive_commit(m->archive) == -1) {
+		archive_failed(m);
+		return STEP_ARCHIVE;
+	}
+	if (m->archive_failing) {
+		m->archive_failing = false;
+		dlq_log(DLQ_LOG_INFO, "archive_recovered", "dlq",
+		    m->q->dlq_name, NULL);
+	}
+	flush_lines(m);
+	dlq_alert_note_batch(m->alerter, &m->alerts);
+	dlq_digest_clear(&m->alerts);
+	m->batch_n = 0;
+	if (amqp_basic_ack(conn, DLQ_AMQP_CHANNEL, m->batch_tag, 1) !=
 	    AMQP_STATUS_OK) {
+		/* committed: the redelivery will be recognised, not doubled */
 		dlq_log(DLQ_LOG_WARN, "ack_failed", "dlq", m->q->dlq_name, NULL);
 		return STEP_RECONNECT;
 	}
@@ -153,9 +288,9 @@ handle_frame(struct dlq_monitor *m, amqp_connection_state_t conn)
 	}
 }
 
-/* Waits up to `ms` for one delivery and handles it. */
+/* Waits up to `ms` for one delivery and takes it into the batch. */
 static enum step
-poll_once(struct dlq_monitor *m, amqp_connection_state_t conn, int ms)
+receive(struct dlq_monitor *m, amqp_connection_state_t conn, int ms)
 {
 	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
 	amqp_envelope_t env;
@@ -163,11 +298,19 @@ poll_once(struct dlq_monitor *m, amqp_connection_state_t conn, int ms)
 	enum step st;
 	char why[256];
 
-	amqp_maybe_release_buffers(conn);
+	if (m->batch_n == 0)
+		amqp_maybe_release_buffers(conn);
 	r = amqp_consume_message(conn, &env, &tv, 0);
 	if (r.reply_type == AMQP_RESPONSE_NORMAL) {
-		st = handle_delivery(m, conn, &env);
+		if (m->batch_n == 0 && dlq_archive_begin(m->archive) == -1) {
+			amqp_destroy_envelope(&env);
+			archive_failed(m);
+			return STEP_ARCHIVE;
+		}
+		st = take(m, &env);
 		amqp_destroy_envelope(&env);
+		if (st == STEP_ARCHIVE)
+			archive_failed(m);
 		return st;
 	}
 	if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION) {
@@ -179,6 +322,30 @@ poll_once(struct dlq_monitor *m, amqp_connection_state_t conn, int ms)
 	dlq_log(DLQ_LOG_WARN, "consumer_error", "dlq", m->q->dlq_name,
 	    "error", dlq_amqp_reply_text(r, why, sizeof(why)), NULL);
 	return STEP_RECONNECT;
+}
+
+/* One batch: the first delivery waits up to `ms`, the rest only take
+ * what has already arrived. */
+static enum step
+poll_batch(struct dlq_monitor *m, amqp_connection_state_t conn, int ms)
+{
+	enum step st, fin;
+	bool took;
+
+	st = receive(m, conn, ms);
+	while (st == STEP_OK && m->batch_n > 0 &&
+	    m->batch_n < (size_t)m->cfg->batch_max)
+		st = receive(m, conn, 0);
+	if (st == STEP_ARCHIVE)
+		return st;
+	took = m->batch_n > 0;
+	/* even when the connection broke: commit what was taken, the
+	 * redelivery will find it */
+	if ((fin = finish_batch(m, conn)) != STEP_OK)
+		return fin;
+	if (st == STEP_RECONNECT)
+		return st;
+	return took ? STEP_OK : st;
 }
 
 static int
@@ -206,16 +373,23 @@ subscribe(struct dlq_monitor *m, amqp_connection_state_t conn)
 	return -1;
 }
 
-/* Stop: cancel the consumer, handle what the broker had already sent,
- * ack it, and return. What is still unacked goes back to the queue. */
-static void
-drain(struct dlq_monitor *m, amqp_connection_state_t conn)
+/* Consumes until stop or an error; returns why it ended. On stop the
+ * consumer is cancelled and what the broker had already sent is archived
+ * and acked; what is still unacked goes back to the queue. */
+static enum step
+consume(struct dlq_monitor *m, amqp_connection_state_t conn)
 {
-	amqp_basic_cancel(conn, DLQ_AMQP_CHANNEL, m->consumer_tag);
-	if (amqp_get_rpc_reply(conn).reply_type != AMQP_RESPONSE_NORMAL)
-		return;
-	while (poll_once(m, conn, DRAIN_MS) == STEP_OK)
-		;
+	enum step st = STEP_OK;
+
+	while (!*m->stop && (st == STEP_OK || st == STEP_TIMEOUT))
+		st = poll_batch(m, conn, POLL_MS);
+	if (*m->stop && (st == STEP_OK || st == STEP_TIMEOUT)) {
+		amqp_basic_cancel(conn, DLQ_AMQP_CHANNEL, m->consumer_tag);
+		if (amqp_get_rpc_reply(conn).reply_type == AMQP_RESPONSE_NORMAL)
+			while ((st = poll_batch(m, conn, DRAIN_MS)) == STEP_OK)
+				;
+	}
+	return st;
 }
 
 static void *
@@ -237,15 +411,13 @@ run(void *arg)
 			    m->q->dlq_name);
 		else if (conn != NULL) {
 			m->connected = true;
-			attempt = 0;
 			dlq_log(DLQ_LOG_INFO, "consumer_started", "dlq",
 			    m->q->dlq_name, NULL);
-			st = STEP_OK;
-			while (!*m->stop && st != STEP_RECONNECT)
-				st = poll_once(m, conn, POLL_MS);
-			if (*m->stop && st != STEP_RECONNECT)
-				drain(m, conn);
-			snprintf(why, sizeof(why), "connection lost");
+			st = consume(m, conn);
+			if (st != STEP_ARCHIVE)
+				attempt = 0;
+			snprintf(why, sizeof(why), "%s", st == STEP_ARCHIVE ?
+			    "archive not writable" : "connection lost");
 		}
 		m->connected = false;
 		dlq_amqp_close(conn);
@@ -265,9 +437,21 @@ run(void *arg)
 	return NULL;
 }
 
+static void
+free_monitor(struct dlq_monitor *m)
+{
+	dlq_archive_close(m->archive);
+	amqp_bytes_free(m->consumer_tag);
+	dlq_buf_release(&m->line);
+	dlq_buf_release(&m->error);
+	dlq_buf_release(&m->sig);
+	dlq_digest_release(&m->alerts);
+	free(m);
+}
+
 struct dlq_monitor *
 dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
-    const atomic_bool *stop, struct dlq_alerter *alerter)
+    const struct dlq_monitor_env *env)
 {
 	struct dlq_monitor *m;
 	pthread_attr_t attr;
@@ -277,8 +461,9 @@ dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
 		return NULL;
 	m->cfg = c;
 	m->q = q;
-	m->stop = stop;
-	m->alerter = alerter;
+	m->stop = env->stop;
+	m->alerter = env->alerter;
+	m->classifier = env->classifier;
 	m->redact.keys = &c->mask_keys;
 	m->redact.emails = c->mask_emails;
 	m->redact.digits_min = (int)c->mask_digits_min;
@@ -287,6 +472,11 @@ dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
 	dlq_buf_init(&m->line);
 	dlq_buf_init(&m->error);
 	dlq_buf_init(&m->sig);
+	if (dlq_digest_init(&m->alerts, BATCH_GROUPS) == -1 ||
+	    (m->archive = dlq_archive_open(c)) == NULL) {
+		free_monitor(m);
+		return NULL;
+	}
 	pthread_attr_init(&attr);
 	/* 37+ threads: keep the stacks small (the deepest path is a log line) */
 	pthread_attr_setstacksize(&attr, 256 * 1024);
@@ -295,10 +485,7 @@ dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
 	if (rc != 0) {
 		dlq_log(DLQ_LOG_ERR, "thread_create_failed", "dlq", q->dlq_name,
 		    "error", strerror(rc), NULL);
-		dlq_buf_release(&m->line);
-		dlq_buf_release(&m->error);
-		dlq_buf_release(&m->sig);
-		free(m);
+		free_monitor(m);
 		return NULL;
 	}
 	return m;
@@ -310,11 +497,7 @@ dlq_monitor_join(struct dlq_monitor *m)
 	if (m == NULL)
 		return;
 	pthread_join(m->thread, NULL);
-	amqp_bytes_free(m->consumer_tag);
-	dlq_buf_release(&m->line);
-	dlq_buf_release(&m->error);
-	dlq_buf_release(&m->sig);
-	free(m);
+	free_monitor(m);
 }
 
 bool

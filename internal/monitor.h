@@ -1,10 +1,11 @@
 /* monitor.h - one consumer thread per monitored DLQ.
  *
- * Each thread owns its AMQP connection (rabbitmq-c handles are never
- * shared), consumes its DLQ with manual acks and a prefetch, logs every
- * dead letter as one `dead_letter` line and acks it. Always acks: a payload
- * that cannot be read is logged with what could be read, never requeued,
- * so no redelivery loop can form. On any connection error it logs
+ * Each thread owns its AMQP connection and archive handle (rabbitmq-c and
+ * SQLite handles are never shared), consumes its DLQ with manual acks and
+ * a prefetch, archives every dead letter, logs it as one `dead_letter`
+ * line and acks it after the commit. Always acks: a payload that cannot be
+ * read is recorded with what could be read, never requeued, so no
+ * redelivery loop can form. On any connection error it logs
  * `consumer_reconnecting`, backs off with jitter and starts again. */
 #ifndef DLQ_MONITOR_H
 #define DLQ_MONITOR_H
@@ -19,13 +20,19 @@
 struct dlq_monitor;
 
 struct dlq_alerter;
+struct dlq_classifier;
 
-/* Starts the thread for `q`; every dead letter is also noted with
- * `alerter` (NULL: none). `c`, `q`, `stop` and `alerter` must outlive the
- * monitor. NULL when the thread cannot be created (logged). */
+/* What every consumer thread shares; all of it outlives the monitors. */
+struct dlq_monitor_env {
+	const atomic_bool		*stop;
+	struct dlq_alerter		*alerter;	/* NULL: no alerts */
+	const struct dlq_classifier	*classifier;
+};
+
+/* Opens the thread's own archive handle and starts the thread for `q`.
+ * `c` and `q` must outlive the monitor. NULL on failure (logged). */
 struct dlq_monitor *dlq_monitor_start(const struct dlq_config *c,
-	    const struct dlq_queue *q, const atomic_bool *stop,
-	    struct dlq_alerter *alerter);
+	    const struct dlq_queue *q, const struct dlq_monitor_env *env);
 
 /* Waits for the thread (it ends soon after *stop is set: the message in
  * hand is finished and acked first) and frees it. NULL ok. */

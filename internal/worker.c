@@ -20,6 +20,8 @@
 
 #include "alert.h"
 #include "amqp.h"
+#include "archive.h"
+#include "classify.h"
 #include "log.h"
 #include "monitor.h"
 
@@ -68,15 +70,72 @@ assert_topology(const struct dlq_config *c, const struct dlq_topology *t,
 	}
 }
 
+/* Everything the running worker owns, in start order. */
+struct services {
+	struct dlq_archive	*archive;	/* main thread: retention */
+	struct dlq_classifier	*classifier;
+	struct dlq_alerter	*alerter;
+	struct dlq_monitor	**mons;
+	size_t			 n_mons;
+};
+
+static int
+start_services(const struct dlq_config *c, const struct dlq_topology *t,
+    struct services *s)
+{
+	struct dlq_monitor_env env;
+	struct dlq_buf errors;
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	dlq_buf_init(&errors);
+	if ((s->archive = dlq_archive_open(c)) == NULL)
+		return -1;
+	if ((s->classifier = dlq_classify_new(c, &errors)) == NULL) {
+		dlq_log(DLQ_LOG_ERR, "classify_failed", "error", errors.data,
+		    NULL);
+		dlq_buf_release(&errors);
+		return -1;
+	}
+	if ((s->alerter = dlq_alert_start(c)) == NULL ||
+	    (s->mons = calloc(t->n_queues, sizeof(*s->mons))) == NULL)
+		return -1;
+	env.stop = &stopping;
+	env.alerter = s->alerter;
+	env.classifier = s->classifier;
+	for (i = 0; i < t->n_queues; i++) {
+		if (!t->queues[i].monitored)
+			continue;
+		if ((s->mons[s->n_mons] = dlq_monitor_start(c, &t->queues[i],
+		    &env)) == NULL)
+			return -1;
+		s->n_mons++;
+	}
+	return 0;
+}
+
+/* Consumers first, so that their last dead letters reach the digest. */
+static void
+stop_services(struct services *s)
+{
+	size_t i;
+
+	stopping = true;
+	for (i = 0; i < s->n_mons; i++)
+		dlq_monitor_join(s->mons[i]);
+	free(s->mons);
+	dlq_alert_stop(s->alerter, SHUTDOWN_ALERT_BUDGET_MS);
+	dlq_classify_free(s->classifier);
+	dlq_archive_close(s->archive);
+}
+
 int
 dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
     bool assert_only)
 {
-	struct dlq_monitor **mons;
-	struct dlq_alerter *alerter;
 	struct dlq_assert_result res;
+	struct services s;
 	sigset_t set;
-	size_t i, n = 0;
 	int sig, rc;
 	char count[24], targets[32];
 
@@ -85,10 +144,6 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
-		dlq_log(DLQ_LOG_ERR, "curl_init_failed", NULL);
-		return DLQ_EXIT_ERROR;
-	}
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
 
 	snprintf(count, sizeof(count), "%zu", dlq_topology_monitored(t));
@@ -96,7 +151,8 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	    c->n_targets == 1 ? "" : "s");
 	dlq_log(DLQ_LOG_INFO, "worker_starting", "url", c->url_safe,
 	    "topology", t->source, "monitored", count,
-	    "alerts", c->n_targets ? targets : "log only", NULL);
+	    "alerts", c->n_targets ? targets : "log only",
+	    "archive", c->archive_path, NULL);
 
 	if ((rc = assert_topology(c, t, &set, &res)) != 0)
 		return rc < 0 ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
@@ -104,28 +160,23 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 		return res.conflicts || res.errors ? DLQ_EXIT_CONFLICT :
 		    DLQ_EXIT_OK;
 
-	if ((mons = calloc(t->n_queues, sizeof(*mons))) == NULL ||
-	    (alerter = dlq_alert_start(c)) == NULL) {
-		free(mons);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+		dlq_log(DLQ_LOG_ERR, "curl_init_failed", NULL);
 		return DLQ_EXIT_ERROR;
 	}
-	for (i = 0; i < t->n_queues; i++)
-		if (t->queues[i].monitored && (mons[n] = dlq_monitor_start(c,
-		    &t->queues[i], &stopping, alerter)))
-			n++;
-	snprintf(count, sizeof(count), "%zu", n);
+	if (start_services(c, t, &s) == -1) {
+		stop_services(&s);
+		curl_global_cleanup();
+		return DLQ_EXIT_ERROR;
+	}
+	snprintf(count, sizeof(count), "%zu", s.n_mons);
 	dlq_log(DLQ_LOG_INFO, "worker_started", "consumers", count, NULL);
 
 	while ((sig = wait_signal(&set, 1000)) == 0)
 		;
 	dlq_log(DLQ_LOG_INFO, "shutdown_started", "signal",
 	    sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
-	stopping = true;
-	for (i = 0; i < n; i++)
-		dlq_monitor_join(mons[i]);
-	free(mons);
-	/* after the consumers: their last dead letters are in the digest */
-	dlq_alert_stop(alerter, SHUTDOWN_ALERT_BUDGET_MS);
+	stop_services(&s);
 	curl_global_cleanup();
 	dlq_log(DLQ_LOG_INFO, "shutdown", NULL);
 	return DLQ_EXIT_OK;

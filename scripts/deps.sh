@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(
 	make gcc pkg-config			# build
 	librabbitmq-dev libcurl4-openssl-dev libcjson-dev libconfig-dev
-	libsqlite3-dev
+	libsqlite3-dev libssl-dev
 	check libsubunit-dev			# unit tests
 	rabbitmq-server				# the local / test broker
 )

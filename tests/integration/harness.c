@@ -234,6 +234,26 @@ h_write_file(const char *stem, const char *text)
 	return p;
 }
 
+/* The control socket of the worker set up for `prefix`. */
+const char *
+h_socket(const char *prefix)
+{
+	static char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s.sock", tmpdir(), prefix);
+	return path;
+}
+
+static const char *
+h_control_conf(const char *prefix)
+{
+	static char conf[256];
+
+	snprintf(conf, sizeof(conf), "control = { socket = \"%s\"; };\n",
+	    h_socket(prefix));
+	return conf;
+}
+
 const char *
 h_setup(const char *prefix, const char *const *queues, const char *extra)
 {
@@ -258,8 +278,14 @@ h_setup(const char *prefix, const char *const *queues, const char *extra)
 	snprintf(cfg, sizeof(cfg),
 	    "rabbitmq = { url = \"%s\"; prefetch = 50; heartbeat = 5;\n"
 	    "  reconnect_min_ms = 100; reconnect_max_ms = 1000; };\n"
-	    "topology = { file = \"%s\"; };\n%s\n", h_url(), tpath,
-	    extra ? extra : "");
+	    "topology = { file = \"%s\"; };\n"
+	    "%s%s%s%s%s%s%s\n", h_url(), tpath,
+	    extra && strstr(extra, "archive =") ? "" : "archive = { path = \"",
+	    extra && strstr(extra, "archive =") ? "" : tmpdir(),
+	    extra && strstr(extra, "archive =") ? "" : "/",
+	    extra && strstr(extra, "archive =") ? "" : prefix,
+	    extra && strstr(extra, "archive =") ? "" : ".db\"; };\n",
+	    h_control_conf(prefix), extra ? extra : "");
 	return h_write_file("worker.conf", cfg);
 }
 

@@ -47,6 +47,8 @@ bool		 h_wait_count(const char *queue, int n, int timeout_ms);
 const char	*h_setup(const char *prefix, const char *const *queues,
 		    const char *extra);
 const char	*h_write_file(const char *stem, const char *text);
+/* The control socket path h_setup() configured for `prefix`. */
+const char	*h_socket(const char *prefix);
 
 struct h_worker {
 	pid_t	 pid;

@@ -187,6 +187,28 @@ START_TEST(topology_path_is_relative_to_the_config_file)
 }
 END_TEST
 
+START_TEST(classification_rules_are_checked)
+{
+	char want[160];
+
+	write_conf("classify = { rules = (\n"
+	    "  { match = \"fraud\"; class = \"manual\"; },\n"
+	    "  { match = \"(\"; class = \"transient\"; },\n"
+	    "  { reason = \"expired\"; class = \"later\"; },\n"
+	    "  { class = \"unknown\"; hint = \"x\"; }\n); };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	snprintf(want, sizeof(want), "%s:3: classify.rules: bad regular "
+	    "expression", path);
+	ck_assert_msg(strstr(err(), want) != NULL, "%s", err());
+	snprintf(want, sizeof(want), "%s:4: classify.rules: class must be", path);
+	ck_assert_msg(strstr(err(), want) != NULL, "%s", err());
+	snprintf(want, sizeof(want), "%s:5: classify.rules: a rule needs match, "
+	    "reason or queue", path);
+	ck_assert_msg(strstr(err(), want) != NULL, "%s", err());
+	ck_assert_ptr_null(strstr(err(), ":2:"));
+}
+END_TEST
+
 START_TEST(url_mask_hides_only_the_password)
 {
 	char *m;
@@ -217,6 +239,7 @@ suite(void)
 	tcase_add_test(tc, webhook_must_be_http_and_is_never_echoed);
 	tcase_add_test(tc, every_problem_is_reported_at_once);
 	tcase_add_test(tc, topology_path_is_relative_to_the_config_file);
+	tcase_add_test(tc, classification_rules_are_checked);
 	tcase_add_test(tc, url_mask_hides_only_the_password);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,432 @@
+/* archive.c - schema, migrations and the insert path of the archive.
+ *
+ * One prepared insert per handle, bound per dead letter: no SQL is parsed
+ * on the hot path. The raw AMQP header table is kept next to its JSON
+ * rendering so that a replay sends back exactly the types that arrived. */
+#include "archive.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
+
+#define HEADERS_MAX	(256 * 1024)
+
+struct dlq_archive {
+	sqlite3		*db;
+	sqlite3_stmt	*insert;
+	sqlite3_stmt	*find;		/* by fingerprint */
+	char		*path;
+	struct dlq_buf	 json;		/* headers JSON, reused */
+	struct dlq_buf	 xdeath;	/* x-death JSON, reused */
+	struct dlq_buf	 keys;		/* routing keys JSON, reused */
+	unsigned char	*headers;	/* encoded header table, reused */
+	char		 err[256];
+};
+
+static const char *const schema_v1[] = {
+	"CREATE TABLE dead_letters ("
+	"  id INTEGER PRIMARY KEY,"
+	"  fingerprint BLOB NOT NULL,"
+	"  dlq TEXT NOT NULL,"
+	"  queue TEXT NOT NULL,"
+	"  exchange TEXT,"
+	"  routing_keys TEXT,"
+	"  message_id TEXT, correlation_id TEXT, type TEXT, content_type TEXT,"
+	"  content_encoding TEXT, timestamp INTEGER, app_id TEXT,"
+	"  delivery_mode INTEGER, priority INTEGER, expiration TEXT,"
+	"  user_id TEXT, reply_to TEXT,"
+	"  headers_json TEXT, headers_amqp BLOB,"
+	"  x_death TEXT, reason TEXT NOT NULL,"
+	"  retry_count INTEGER, delivery_count INTEGER,"
+	"  error TEXT, class TEXT NOT NULL, signature TEXT NOT NULL, hint TEXT,"
+	"  payload BLOB, payload_bytes INTEGER NOT NULL, payload_sha256 TEXT,"
+	"  received_at INTEGER NOT NULL,"
+	"  status TEXT NOT NULL DEFAULT 'open',"
+	"  owner TEXT, decision TEXT, evidence TEXT, escalate_at INTEGER,"
+	"  assigned_by TEXT, assigned_at INTEGER,"
+	"  resolved_by TEXT, resolved_at INTEGER, resolution TEXT,"
+	"  replay_of INTEGER, replay_count INTEGER NOT NULL DEFAULT 0,"
+	"  purged_at INTEGER)",
+	"CREATE INDEX dead_letters_fingerprint ON dead_letters(fingerprint)",
+	"CREATE INDEX dead_letters_status ON dead_letters(status, received_at)",
+	"CREATE INDEX dead_letters_queue ON dead_letters(queue, received_at)",
+	"CREATE INDEX dead_letters_signature ON dead_letters(signature)",
+	"CREATE INDEX dead_letters_message ON dead_letters(message_id)",
+	"CREATE TABLE attempts ("
+	"  id INTEGER PRIMARY KEY,"
+	"  dead_letter_id INTEGER NOT NULL REFERENCES dead_letters(id),"
+	"  actor TEXT NOT NULL, reason TEXT, evidence TEXT, policy TEXT,"
+	"  checked_at INTEGER, target TEXT, started_at INTEGER NOT NULL,"
+	"  finished_at INTEGER, outcome TEXT NOT NULL, detail TEXT)",
+	"CREATE INDEX attempts_dead_letter ON attempts(dead_letter_id)",
+	"CREATE TABLE audit ("
+	"  id INTEGER PRIMARY KEY,"
+	"  at INTEGER NOT NULL, actor TEXT NOT NULL, uid INTEGER,"
+	"  command TEXT NOT NULL, args TEXT, result TEXT NOT NULL)",
+	"CREATE INDEX audit_at ON audit(at)",
+	NULL,
+};
+
+static const char INSERT_SQL[] =
+	"INSERT INTO dead_letters (fingerprint, dlq, queue, exchange,"
+	" routing_keys, message_id, correlation_id, type, content_type,"
+	" content_encoding, timestamp, app_id, delivery_mode, priority,"
+	" expiration, user_id, reply_to, headers_json, headers_amqp, x_death,"
+	" reason, retry_count, delivery_count, error, class, signature, hint,"
+	" payload, payload_bytes, payload_sha256, received_at, replay_of,"
+	" replay_count)"
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
+	" ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28,"
+	" ?29, ?30, ?31, ?32, ?33)";
+
+static void
+set_err(struct dlq_archive *a, const char *what)
+{
+	snprintf(a->err, sizeof(a->err), "%.60s: %s", what,
+	    a->db ? sqlite3_errmsg(a->db) : "out of memory");
+}
+
+const char *
+dlq_archive_errmsg(const struct dlq_archive *a)
+{
+	return a->err;
+}
+
+sqlite3 *
+dlq_archive_db(struct dlq_archive *a)
+{
+	return a->db;
+}
+
+static int
+exec(struct dlq_archive *a, const char *sql)
+{
+	if (sqlite3_exec(a->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		set_err(a, sql);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+migrate(struct dlq_archive *a)
+{
+	sqlite3_stmt *st;
+	int version = 0, i;
+	char sql[64];
+
+	if (sqlite3_prepare_v2(a->db, "PRAGMA user_version", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (version == DLQ_ARCHIVE_SCHEMA)
+		return 0;
+	if (version > DLQ_ARCHIVE_SCHEMA) {
+		snprintf(a->err, sizeof(a->err), "archive schema %d is newer "
+		    "than this program (%d)", version, DLQ_ARCHIVE_SCHEMA);
+		return -1;
+	}
+	if (exec(a, "BEGIN IMMEDIATE") == -1)
+		return -1;
+	for (i = 0; version < 1 && schema_v1[i] != NULL; i++)
+		if (exec(a, schema_v1[i]) == -1)
+			goto fail;
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
+	    DLQ_ARCHIVE_SCHEMA);
+	if (exec(a, sql) == -1 || exec(a, "COMMIT") == -1)
+		goto fail;
+	return 0;
+fail:
+	sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+/* The directory of a new archive is created for the worker alone. */
+static void
+make_parent(const char *path)
+{
+	char *copy = strdup(path), *dir;
+
+	if (copy == NULL)
+		return;
+	dir = dirname(copy);
+	if (mkdir(dir, 0750) == -1 && errno == ENOENT) {
+		make_parent(dir);
+		mkdir(dir, 0750);
+	}
+	free(copy);
+}
+
+struct dlq_archive *
+dlq_archive_open(const struct dlq_config *c)
+{
+	struct dlq_archive *a;
+	char pragmas[160];
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return NULL;
+	dlq_buf_init(&a->json);
+	dlq_buf_init(&a->xdeath);
+	dlq_buf_init(&a->keys);
+	a->path = strdup(c->archive_path);
+	if ((a->headers = malloc(HEADERS_MAX)) == NULL)
+		goto fail;
+	make_parent(c->archive_path);
+	if (sqlite3_open_v2(c->archive_path, &a->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		set_err(a, "open");
+		goto fail;
+	}
+	sqlite3_busy_timeout(a->db, (int)c->busy_timeout_ms);
+	snprintf(pragmas, sizeof(pragmas), "PRAGMA journal_mode = WAL; "
+	    "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
+	if (exec(a, pragmas) == -1 || migrate(a) == -1)
+		goto fail;
+	if (sqlite3_prepare_v3(a->db, INSERT_SQL, -1, SQLITE_PREPARE_PERSISTENT,
+	    &a->insert, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(a->db, "SELECT id FROM dead_letters WHERE "
+	    "fingerprint = ?1 LIMIT 1", -1, SQLITE_PREPARE_PERSISTENT, &a->find,
+	    NULL) != SQLITE_OK) {
+		set_err(a, "prepare");
+		goto fail;
+	}
+	return a;
+fail:
+	dlq_log(DLQ_LOG_ERR, "archive_open_failed", "path", c->archive_path,
+	    "error", a->err[0] ? a->err : "out of memory", NULL);
+	dlq_archive_close(a);
+	return NULL;
+}
+
+void
+dlq_archive_close(struct dlq_archive *a)
+{
+	if (a == NULL)
+		return;
+	sqlite3_finalize(a->insert);
+	sqlite3_finalize(a->find);
+	sqlite3_close(a->db);
+	dlq_buf_release(&a->json);
+	dlq_buf_release(&a->xdeath);
+	dlq_buf_release(&a->keys);
+	free(a->headers);
+	free(a->path);
+	free(a);
+}
+
+int
+dlq_archive_begin(struct dlq_archive *a)
+{
+	return exec(a, "BEGIN IMMEDIATE");
+}
+
+int
+dlq_archive_commit(struct dlq_archive *a)
+{
+	if (exec(a, "COMMIT") == 0)
+		return 0;
+	dlq_archive_rollback(a);
+	return -1;
+}
+
+void
+dlq_archive_rollback(struct dlq_archive *a)
+{
+	if (!sqlite3_get_autocommit(a->db))
+		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static void
+bind_str(sqlite3_stmt *st, int i, struct dlq_str s)
+{
+	if (s.p == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, s.p, (int)s.n, SQLITE_STATIC);
+}
+
+static void
+bind_prop(sqlite3_stmt *st, int i, const amqp_basic_properties_t *p,
+    amqp_flags_t flag, amqp_bytes_t v)
+{
+	if (p->_flags & flag)
+		sqlite3_bind_text(st, i, v.bytes ? v.bytes : "", (int)v.len,
+		    SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void
+hex(const unsigned char *d, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[d[i] >> 4];
+		out[2 * i + 1] = digits[d[i] & 0xf];
+	}
+	out[2 * n] = '\0';
+}
+
+/* SHA-256 over the dlq, the properties that identify a message, the
+ * encoded headers (x-death included: its counts and times) and the body
+ * digest: the same delivery redelivered has the same fingerprint. */
+static void
+fingerprint(const struct dlq_record *r, const unsigned char *headers,
+    size_t headers_len, const unsigned char body_sha[32], unsigned char out[32])
+{
+	const amqp_basic_properties_t *p = r->d->props;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned int n = 32;
+
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	EVP_DigestUpdate(ctx, r->d->dlq.p, r->d->dlq.n);
+	EVP_DigestUpdate(ctx, "\0", 1);
+	if (p->_flags & AMQP_BASIC_MESSAGE_ID_FLAG)
+		EVP_DigestUpdate(ctx, p->message_id.bytes, p->message_id.len);
+	EVP_DigestUpdate(ctx, "\0", 1);
+	if (p->_flags & AMQP_BASIC_TIMESTAMP_FLAG)
+		EVP_DigestUpdate(ctx, &p->timestamp, sizeof(p->timestamp));
+	EVP_DigestUpdate(ctx, headers, headers_len);
+	EVP_DigestUpdate(ctx, body_sha, 32);
+	EVP_DigestFinal_ex(ctx, out, &n);
+	EVP_MD_CTX_free(ctx);
+}
+
+/* Looks up a committed record with this fingerprint; its id or 0. */
+static int64_t
+find(struct dlq_archive *a, const unsigned char fp[32])
+{
+	int64_t id = 0;
+
+	sqlite3_bind_blob(a->find, 1, fp, 32, SQLITE_STATIC);
+	if (sqlite3_step(a->find) == SQLITE_ROW)
+		id = sqlite3_column_int64(a->find, 0);
+	sqlite3_reset(a->find);
+	return id;
+}
+
+int64_t
+dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
+    bool *duplicate)
+{
+	const struct dlq_dead_letter *d = r->d;
+	const amqp_basic_properties_t *p = d->props;
+	sqlite3_stmt *st = a->insert;
+	unsigned char body_sha[32], fp[32];
+	char body_hex[65];
+	amqp_bytes_t enc = { HEADERS_MAX, a->headers };
+	size_t hlen = 0;
+	bool has_headers = false;
+	int64_t id;
+	int i;
+
+	*duplicate = false;
+	EVP_Digest(d->body, d->body_len, body_sha, NULL, EVP_sha256(), NULL);
+	hex(body_sha, 32, body_hex);
+	if (p->_flags & AMQP_BASIC_HEADERS_FLAG)
+		has_headers = amqp_encode_table(enc,
+		    (amqp_table_t *)&p->headers, &hlen) == AMQP_STATUS_OK;
+	fingerprint(r, a->headers, has_headers ? hlen : 0, body_sha, fp);
+	if (r->redelivered && (id = find(a, fp)) > 0) {
+		*duplicate = true;
+		return id;
+	}
+
+	dlq_buf_reset(&a->json);
+	dlq_buf_reset(&a->xdeath);
+	dlq_buf_reset(&a->keys);
+	if (p->_flags & AMQP_BASIC_HEADERS_FLAG)
+		dlq_table_json(&a->json, &p->headers);
+	dlq_deadletter_xdeath_json(d, &a->xdeath);
+	dlq_buf_addc(&a->keys, '[');
+	for (i = 0; d->n_xdeath > 0 && d->xdeath[0].routing_keys != NULL &&
+	    i < d->xdeath[0].routing_keys->num_entries; i++) {
+		if (i > 0)
+			dlq_buf_addc(&a->keys, ',');
+		dlq_field_json(&a->keys, &d->xdeath[0].routing_keys->entries[i]);
+	}
+	dlq_buf_addc(&a->keys, ']');
+
+	sqlite3_bind_blob(st, 1, fp, 32, SQLITE_STATIC);
+	bind_str(st, 2, d->dlq);
+	sqlite3_bind_text(st, 3, r->queue, -1, SQLITE_STATIC);
+	if (d->n_xdeath > 0)
+		bind_str(st, 4, d->xdeath[0].exchange);
+	else
+		sqlite3_bind_null(st, 4);
+	sqlite3_bind_text(st, 5, a->keys.data, (int)a->keys.len, SQLITE_STATIC);
+	bind_prop(st, 6, p, AMQP_BASIC_MESSAGE_ID_FLAG, p->message_id);
+	bind_prop(st, 7, p, AMQP_BASIC_CORRELATION_ID_FLAG, p->correlation_id);
+	bind_prop(st, 8, p, AMQP_BASIC_TYPE_FLAG, p->type);
+	bind_prop(st, 9, p, AMQP_BASIC_CONTENT_TYPE_FLAG, p->content_type);
+	bind_prop(st, 10, p, AMQP_BASIC_CONTENT_ENCODING_FLAG,
+	    p->content_encoding);
+	if (p->_flags & AMQP_BASIC_TIMESTAMP_FLAG)
+		sqlite3_bind_int64(st, 11, (sqlite3_int64)p->timestamp);
+	else
+		sqlite3_bind_null(st, 11);
+	bind_prop(st, 12, p, AMQP_BASIC_APP_ID_FLAG, p->app_id);
+	if (p->_flags & AMQP_BASIC_DELIVERY_MODE_FLAG)
+		sqlite3_bind_int(st, 13, p->delivery_mode);
+	else
+		sqlite3_bind_null(st, 13);
+	if (p->_flags & AMQP_BASIC_PRIORITY_FLAG)
+		sqlite3_bind_int(st, 14, p->priority);
+	else
+		sqlite3_bind_null(st, 14);
+	bind_prop(st, 15, p, AMQP_BASIC_EXPIRATION_FLAG, p->expiration);
+	bind_prop(st, 16, p, AMQP_BASIC_USER_ID_FLAG, p->user_id);
+	bind_prop(st, 17, p, AMQP_BASIC_REPLY_TO_FLAG, p->reply_to);
+	if (p->_flags & AMQP_BASIC_HEADERS_FLAG)
+		sqlite3_bind_text(st, 18, a->json.data, (int)a->json.len,
+		    SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 18);
+	if (has_headers)
+		sqlite3_bind_blob(st, 19, a->headers, (int)hlen, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 19);
+	sqlite3_bind_text(st, 20, a->xdeath.data, (int)a->xdeath.len,
+	    SQLITE_STATIC);
+	sqlite3_bind_text(st, 21, r->reason, -1, SQLITE_STATIC);
+	if (d->has_retry_count)
+		sqlite3_bind_int64(st, 22, d->retry_count);
+	else
+		sqlite3_bind_null(st, 22);
+	if (d->has_delivery_count)
+		sqlite3_bind_int64(st, 23, d->delivery_count);
+	else
+		sqlite3_bind_null(st, 23);
+	sqlite3_bind_text(st, 24, r->error, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 25, r->class, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 26, r->signature, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 27, r->hint, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(st, 28, d->body_len ? d->body : "", (int)d->body_len,
+	    SQLITE_STATIC);
+	sqlite3_bind_int64(st, 29, (sqlite3_int64)d->body_len);
+	sqlite3_bind_text(st, 30, body_hex, 64, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 31, r->received_ms);
+	if (r->replay_of > 0)
+		sqlite3_bind_int64(st, 32, r->replay_of);
+	else
+		sqlite3_bind_null(st, 32);
+	sqlite3_bind_int64(st, 33, r->replay_count);
+
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		set_err(a, "insert");
+		sqlite3_reset(st);
+		return -1;
+	}
+	sqlite3_reset(st);
+	return sqlite3_last_insert_rowid(a->db);
+}

@@ -1,0 +1,58 @@
+/* archive.h - the durable SQLite record of every dead letter.
+ *
+ * The worker writes a dead letter here and acks it only after the commit:
+ * the ack deletes the broker's copy, so the commit is synchronous=FULL in
+ * WAL mode. Consumers batch: begin, put many, commit, then one ack with
+ * `multiple`. A delivery the broker marks redelivered is looked up by its
+ * fingerprint first, so a crash between commit and ack does not make a
+ * second record. A handle is not thread-safe: one per thread. */
+#ifndef DLQ_ARCHIVE_H
+#define DLQ_ARCHIVE_H
+
+#include <amqp.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "deadletter.h"
+
+#define DLQ_ARCHIVE_SCHEMA	1
+
+struct dlq_archive;
+
+/* What is stored besides the decoded delivery; strings borrowed. */
+struct dlq_record {
+	const struct dlq_dead_letter *d;
+	const char	*queue;		/* source queue */
+	const char	*reason;	/* newest death reason or "unknown" */
+	const char	*error;		/* redacted error text, "" if none */
+	const char	*class;
+	const char	*signature;	/* dlq_signature_id() */
+	const char	*hint;
+	bool		 redelivered;
+	int64_t		 received_ms;	/* wall clock */
+	int64_t		 replay_of;	/* x-replay-of header, 0: none */
+	int64_t		 replay_count;	/* x-replay-count header */
+};
+
+/* Opens (creating and migrating the schema as needed). NULL: logged as
+ * archive_open_failed. */
+struct dlq_archive *dlq_archive_open(const struct dlq_config *);
+void	dlq_archive_close(struct dlq_archive *);	/* NULL ok */
+
+int	dlq_archive_begin(struct dlq_archive *);	/* 0 / -1 */
+/* Returns the record's id (> 0; the existing id for a redelivered
+ * duplicate, with *duplicate set) or -1. */
+int64_t	dlq_archive_put(struct dlq_archive *, const struct dlq_record *,
+	    bool *duplicate);
+int	dlq_archive_commit(struct dlq_archive *);	/* 0, or -1 rolled back */
+void	dlq_archive_rollback(struct dlq_archive *);
+
+/* The last error, for the caller's log line; valid until the next call. */
+const char *dlq_archive_errmsg(const struct dlq_archive *);
+
+/* The underlying handle, for the case queries (cases.c). */
+sqlite3	*dlq_archive_db(struct dlq_archive *);
+
+#endif

@@ -1,0 +1,109 @@
+/* check_classify.c - the default rules on real-looking error texts, and
+ * configured rules taking precedence. */
+#include <check.h>
+#include <string.h>
+
+#include "../check_main.h"
+#include "classify.h"
+
+static struct dlq_config cfg;
+static struct dlq_classifier *k;
+
+static void
+setup(void)
+{
+	memset(&cfg, 0, sizeof(cfg));
+	ck_assert_ptr_nonnull(k = dlq_classify_new(&cfg, NULL));
+}
+
+static void
+teardown(void)
+{
+	dlq_classify_free(k);
+}
+
+static const char *
+class_of(const char *reason, const char *error)
+{
+	struct dlq_classification c;
+
+	dlq_classify(k, "message_send", reason, error, &c);
+	ck_assert_ptr_nonnull(c.hint);
+	return c.class;
+}
+
+START_TEST(defaults_cover_the_seed_failures)
+{
+	static const struct { const char *reason, *error, *class; } cases[] = {
+		{ "rejected", "upstream timeout after 30000ms", "transient" },
+		{ "rejected", "connect ETIMEDOUT 10.0.0.7:443", "transient" },
+		{ "rejected", "read ECONNRESET", "transient" },
+		{ "rejected", "HTTP 503 Service Unavailable", "transient" },
+		{ "rejected", "circuit breaker open for provider smsc", "transient" },
+		{ "rejected", "HTTP 429 Too Many Requests", "rate_limited" },
+		{ "rejected", "slack: invalid_auth", "security" },
+		{ "rejected", "token_revoked", "security" },
+		{ "rejected", "HTTP 401 Unauthorized", "security" },
+		{ "rejected", "webhook signature mismatch", "security" },
+		{ "rejected", "schema validation failed: /to is required", "validation" },
+		{ "rejected", "invalid phone number", "validation" },
+		{ "rejected", "missing field 'recipient'", "validation" },
+		{ "rejected", "template otp_v2 not found", "configuration" },
+		{ "rejected", "no route for sender id ACME", "configuration" },
+		{ "rejected", "unknown provider code 7781", "contract" },
+		{ "rejected", "incompatible event version 3", "contract" },
+		{ "expired", "whatever happened", "expired" },
+		{ "rejected", "something odd", "unknown" },
+		{ "rejected", "", "unknown" },
+		{ "rejected", "order 4290001 failed", "unknown" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(strcmp(class_of(cases[i].reason, cases[i].error),
+		    cases[i].class) == 0, "%s: got %s, want %s", cases[i].error,
+		    class_of(cases[i].reason, cases[i].error), cases[i].class);
+}
+END_TEST
+
+START_TEST(configured_rules_come_first)
+{
+	struct dlq_rule_cfg rules[2] = {
+		{ "fraud", NULL, NULL, "manual", "Ask the risk team.",
+		    "https://wiki/fraud" },
+		{ NULL, NULL, "^billing_", "manual", NULL, NULL },
+	};
+	struct dlq_classification c;
+
+	cfg.rules = rules;
+	cfg.n_rules = 2;
+	dlq_classify_free(k);
+	ck_assert_ptr_nonnull(k = dlq_classify_new(&cfg, NULL));
+	dlq_classify(k, "message_send", "rejected", "timeout: FRAUD check", &c);
+	ck_assert_str_eq(c.class, "manual");
+	ck_assert_str_eq(c.hint, "Ask the risk team.");
+	ck_assert_str_eq(c.link, "https://wiki/fraud");
+	dlq_classify(k, "billing_usage", "rejected", "timeout", &c);
+	ck_assert_str_eq(c.class, "manual");
+	ck_assert_ptr_nonnull(c.hint);		/* the generic hint */
+	dlq_classify(k, "message_send", "rejected", "timeout", &c);
+	ck_assert_str_eq(c.class, "transient");
+	cfg.rules = NULL;
+	cfg.n_rules = 0;
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("classify");
+	TCase *tc = tcase_create("rules");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, defaults_cover_the_seed_failures);
+	tcase_add_test(tc, configured_rules_come_first);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)
