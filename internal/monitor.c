@@ -66,6 +66,13 @@ struct dlq_monitor {
 
 enum step { STEP_OK, STEP_TIMEOUT, STEP_RECONNECT, STEP_ARCHIVE };
 
+/* Fault injection for the tests, as SQLite does it: with
+ * DLQ_FAULT_EXIT_AFTER_COMMITS=N the process exits right after its Nth
+ * archive commit, before the ack. Never set in production. */
+#define DLQ_FAULT_EXIT_CODE	99
+static long fault_exit_after;
+static atomic_long commits;
+
 /* A C string copy of `s`, cut to the buffer. */
 static const char *
 cstr(char *buf, size_t n, struct dlq_str s, const char *none)
@@ -115,6 +122,7 @@ take(struct dlq_monitor *m, const amqp_envelope_t *env)
 	struct dlq_dead_letter d;
 	struct dlq_str dlq = { m->q->dlq_name, strlen(m->q->dlq_name) };
 	struct dlq_str rk = { env->routing_key.bytes, env->routing_key.len };
+	struct dlq_str work = { m->q->name, strlen(m->q->name) };
 	struct dlq_classification cl;
 	struct dlq_alert_event e;
 	struct dlq_record rec;
@@ -123,6 +131,9 @@ take(struct dlq_monitor *m, const amqp_envelope_t *env)
 	int64_t archive_id;
 	bool dup;
 
+	/* published straight into the DLQ: the routing key names the DLQ */
+	if (rk.n == dlq.n && memcmp(rk.p, dlq.p, dlq.n) == 0)
+		rk = work;
 	dlq_deadletter_decode(&d, &env->message.properties,
 	    env->message.body, dlq, rk, &m->cfg->error_headers);
 	dlq_buf_reset(&m->error);
@@ -227,6 +238,9 @@ finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
 		archive_failed(m);
 		return STEP_ARCHIVE;
 	}
+	if (fault_exit_after > 0 && atomic_fetch_add(&commits, 1) + 1 ==
+	    fault_exit_after)
+		_exit(DLQ_FAULT_EXIT_CODE);	/* a crash between commit and ack */
 	if (m->archive_failing) {
 		m->archive_failing = false;
 		dlq_log(DLQ_LOG_INFO, "archive_recovered", "dlq",
@@ -459,6 +473,8 @@ dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
 
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		return NULL;
+	if (getenv("DLQ_FAULT_EXIT_AFTER_COMMITS") != NULL)
+		fault_exit_after = atol(getenv("DLQ_FAULT_EXIT_AFTER_COMMITS"));
 	m->cfg = c;
 	m->q = q;
 	m->stop = env->stop;

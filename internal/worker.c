@@ -21,7 +21,9 @@
 #include "alert.h"
 #include "amqp.h"
 #include "archive.h"
+#include "cases.h"
 #include "classify.h"
+#include "control.h"
 #include "log.h"
 #include "monitor.h"
 
@@ -75,8 +77,10 @@ struct services {
 	struct dlq_archive	*archive;	/* main thread: retention */
 	struct dlq_classifier	*classifier;
 	struct dlq_alerter	*alerter;
+	struct dlq_control	*control;
 	struct dlq_monitor	**mons;
 	size_t			 n_mons;
+	int64_t			 next_retention_ms;
 };
 
 static int
@@ -98,6 +102,7 @@ start_services(const struct dlq_config *c, const struct dlq_topology *t,
 		return -1;
 	}
 	if ((s->alerter = dlq_alert_start(c)) == NULL ||
+	    (s->control = dlq_control_start(c)) == NULL ||
 	    (s->mons = calloc(t->n_queues, sizeof(*s->mons))) == NULL)
 		return -1;
 	env.stop = &stopping;
@@ -124,9 +129,34 @@ stop_services(struct services *s)
 	for (i = 0; i < s->n_mons; i++)
 		dlq_monitor_join(s->mons[i]);
 	free(s->mons);
+	dlq_control_stop(s->control);
 	dlq_alert_stop(s->alerter, SHUTDOWN_ALERT_BUDGET_MS);
 	dlq_classify_free(s->classifier);
 	dlq_archive_close(s->archive);
+}
+
+/* archive.retention_days: payloads and headers of resolved records go,
+ * the records stay. Once at start, then daily. */
+static void
+apply_retention(const struct dlq_config *c, struct services *s)
+{
+	struct dlq_buf out;
+	char days[24];
+	int64_t now = dlq_wall_ms();
+
+	if (c->retention_days == 0 || now < s->next_retention_ms)
+		return;
+	s->next_retention_ms = now + 86400000;
+	dlq_buf_init(&out);
+	snprintf(days, sizeof(days), "%lld", (long long)c->retention_days);
+	if (dlq_cases_purge(dlq_archive_db(s->archive), now -
+	    c->retention_days * 86400000, now, &out) == DLQ_CASE_OK)
+		dlq_log(DLQ_LOG_INFO, "retention_applied", "days", days,
+		    "result", out.data, NULL);
+	else
+		dlq_log(DLQ_LOG_WARN, "retention_failed", "error", out.data,
+		    NULL);
+	dlq_buf_release(&out);
 }
 
 int
@@ -173,7 +203,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	dlq_log(DLQ_LOG_INFO, "worker_started", "consumers", count, NULL);
 
 	while ((sig = wait_signal(&set, 1000)) == 0)
-		;
+		apply_retention(c, &s);
 	dlq_log(DLQ_LOG_INFO, "shutdown_started", "signal",
 	    sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
 	stop_services(&s);

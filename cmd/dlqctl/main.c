@@ -9,7 +9,10 @@
 #include <curl/curl.h>
 
 #include "alert.h"
+#include "amqp.h"
 #include "buf.h"
+#include "ctlclient.h"
+#include "ctlview.h"
 #include "cli.h"
 #include "config.h"
 #include "log.h"
@@ -36,7 +39,7 @@ cmd_topology_show(struct ctx *x, int argc, char **argv)
 	size_t i;
 
 	(void)argv;
-	if (argc != 0)
+	if (argc != 1)
 		return DLQ_EXIT_USAGE;
 	if (!x->json) {
 		for (i = 0; i < x->top->n_queues; i++)
@@ -81,7 +84,7 @@ cmd_topology_assert(struct ctx *x, int argc, char **argv)
 	char why[512];
 
 	(void)argv;
-	if (argc != 0)
+	if (argc != 1)
 		return DLQ_EXIT_USAGE;
 	if (dlq_topology_apply(&x->cfg, x->top, &res, why, sizeof(why)) !=
 	    DLQ_AMQP_OK) {
@@ -105,7 +108,7 @@ cmd_test_alert(struct ctx *x, int argc, char **argv)
 	int failed;
 
 	(void)argv;
-	if (argc != 0)
+	if (argc != 1)
 		return DLQ_EXIT_USAGE;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		return DLQ_EXIT_ERROR;
@@ -114,13 +117,344 @@ cmd_test_alert(struct ctx *x, int argc, char **argv)
 	return failed ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
 }
 
+/* Sends `req` (consumed) to the worker; prints the answer's data with
+ * `view`, or as JSON with --json. Returns the exit code. */
+static int
+call(struct ctx *x, cJSON *req, void (*view)(FILE *, const cJSON *, int64_t))
+{
+	const cJSON *data, *code, *err;
+	char why[512], *text;
+	cJSON *ans;
+	int rc = DLQ_EXIT_OK;
+
+	ans = dlq_ctl_call(x->cfg.control_socket, req, why, sizeof(why));
+	cJSON_Delete(req);
+	if (ans == NULL) {
+		fprintf(stderr, "dlqctl: %s\n", why);
+		return DLQ_EXIT_ERROR;
+	}
+	data = cJSON_GetObjectItemCaseSensitive(ans, "data");
+	if (data != NULL && !cJSON_IsNull(data)) {
+		if (x->json) {
+			text = cJSON_PrintUnformatted(data);
+			puts(text);
+			cJSON_free(text);
+		} else
+			view(stdout, data, dlq_wall_ms());
+	}
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "ok"))) {
+		code = cJSON_GetObjectItemCaseSensitive(ans, "code");
+		err = cJSON_GetObjectItemCaseSensitive(ans, "error");
+		fprintf(stderr, "dlqctl: %s\n", cJSON_IsString(err) ?
+		    err->valuestring : "failed");
+		rc = !cJSON_IsString(code) ? DLQ_EXIT_ERROR :
+		    strcmp(code->valuestring, "permission") == 0 ?
+		    DLQ_EXIT_PERMISSION : strcmp(code->valuestring, "usage") == 0 ?
+		    DLQ_EXIT_USAGE : DLQ_EXIT_ERROR;
+	}
+	cJSON_Delete(ans);
+	return rc;
+}
+
+static void
+view_stats(FILE *f, const cJSON *d, int64_t now)
+{
+	(void)now;
+	dlq_view_stats(f, d);
+}
+
+static void
+view_assigned(FILE *f, const cJSON *d, int64_t now)
+{
+	(void)now;
+	dlq_view_changes(f, d, "assigned");
+}
+
+static void
+view_dropped(FILE *f, const cJSON *d, int64_t now)
+{
+	(void)now;
+	dlq_view_changes(f, d, "dropped");
+}
+
+static void
+view_purged(FILE *f, const cJSON *d, int64_t now)
+{
+	(void)now;
+	fprintf(f, "purged the payloads of %lld records\n", (long long)
+	    cJSON_GetObjectItemCaseSensitive(d, "purged")->valuedouble);
+}
+
+static cJSON *
+request(const char *cmd)
+{
+	cJSON *r = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(r, "cmd", cmd);
+	return r;
+}
+
+/* Adds a duration option as milliseconds; false when malformed. */
+static bool
+add_duration(cJSON *r, const char *key, const char *value, const char *opt)
+{
+	int64_t ms = dlq_parse_duration(value);
+
+	if (ms < 0) {
+		fprintf(stderr, "dlqctl: %s: bad duration '%s' (e.g. 90s, 15m, "
+		    "2h, 7d)\n", opt, value);
+		return false;
+	}
+	cJSON_AddNumberToObject(r, key, (double)ms);
+	return true;
+}
+
+static bool
+add_count(cJSON *r, const char *key, const char *value)
+{
+	char *end;
+	long long v = strtoll(value, &end, 10);
+
+	if (*value == '\0' || *end != '\0' || v < 1 || v > 10000) {
+		fprintf(stderr, "dlqctl: --%s: expected 1..10000, not '%s'\n",
+		    key, value);
+		return false;
+	}
+	cJSON_AddNumberToObject(r, key, (double)v);
+	return true;
+}
+
+/* The remaining arguments as archive ids. */
+static bool
+add_ids(cJSON *r, int argc, char **argv)
+{
+	cJSON *ids = cJSON_AddArrayToObject(r, "ids");
+	char *end;
+	long long v;
+	int i;
+
+	for (i = optind; i < argc; i++) {
+		v = strtoll(argv[i], &end, 10);
+		if (*argv[i] == '\0' || *end != '\0' || v < 1) {
+			fprintf(stderr, "dlqctl: '%s' is not an archive id\n",
+			    argv[i]);
+			return false;
+		}
+		cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)v));
+	}
+	return i > optind;
+}
+
+enum { O_QUEUE = 256, O_STATUS, O_CLASS, O_SIGNATURE, O_SINCE, O_LIMIT,
+	O_PAYLOAD, O_OWNER, O_DECISION, O_ESCALATE, O_EVIDENCE, O_REASON,
+	O_YES, O_OLDER };
+
+static const struct option cmd_opts[] = {
+	{ "queue", required_argument, NULL, O_QUEUE },
+	{ "status", required_argument, NULL, O_STATUS },
+	{ "class", required_argument, NULL, O_CLASS },
+	{ "signature", required_argument, NULL, O_SIGNATURE },
+	{ "since", required_argument, NULL, O_SINCE },
+	{ "limit", required_argument, NULL, O_LIMIT },
+	{ "payload", no_argument, NULL, O_PAYLOAD },
+	{ "owner", required_argument, NULL, O_OWNER },
+	{ "decision", required_argument, NULL, O_DECISION },
+	{ "escalate-in", required_argument, NULL, O_ESCALATE },
+	{ "evidence", required_argument, NULL, O_EVIDENCE },
+	{ "reason", required_argument, NULL, O_REASON },
+	{ "yes", no_argument, NULL, O_YES },
+	{ "older-than", required_argument, NULL, O_OLDER },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Parses the command's options into `r`, accepting only those in
+ * `allowed`. Returns false on any usage error. */
+static bool
+parse_opts(cJSON *r, int argc, char **argv, const int *allowed, bool *yes)
+{
+	static const char *const keys[] = { "queue", "status", "class",
+	    "signature", NULL, NULL, NULL, "owner", "decision", NULL,
+	    "evidence", "reason" };
+	const int *a;
+	int ch;
+	bool ok;
+
+	optind = 0;	/* 0: glibc starts afresh (permuting) */
+	while ((ch = getopt_long(argc, argv, "", cmd_opts, NULL)) != -1) {
+		for (a = allowed, ok = false; *a != 0; a++)
+			ok |= *a == ch;
+		if (ch == '?' || !ok) {
+			if (ch != '?')
+				fprintf(stderr, "dlqctl: %s does not take %s\n",
+				    argv[0], argv[optind - 1]);
+			return false;
+		}
+		switch (ch) {
+		case O_SINCE:
+			if (!add_duration(r, "since_ms", optarg, "--since"))
+				return false;
+			break;
+		case O_ESCALATE:
+			if (!add_duration(r, "escalate_in_ms", optarg,
+			    "--escalate-in"))
+				return false;
+			break;
+		case O_OLDER:
+			if (!add_duration(r, "older_than_ms", optarg,
+			    "--older-than"))
+				return false;
+			break;
+		case O_LIMIT:
+			if (!add_count(r, "limit", optarg))
+				return false;
+			break;
+		case O_PAYLOAD:
+			cJSON_AddTrueToObject(r, "payload");
+			break;
+		case O_YES:
+			*yes = true;
+			break;
+		default:
+			cJSON_AddStringToObject(r, keys[ch - O_QUEUE], optarg);
+			break;
+		}
+	}
+	return true;
+}
+
+static int
+cmd_list(struct ctx *x, int argc, char **argv)
+{
+	static const int allowed[] = { O_QUEUE, O_STATUS, O_CLASS,
+	    O_SIGNATURE, O_SINCE, O_LIMIT, 0 };
+	cJSON *r = request("list");
+
+	if (!parse_opts(r, argc, argv, allowed, NULL) || optind != argc) {
+		cJSON_Delete(r);
+		return DLQ_EXIT_USAGE;
+	}
+	return call(x, r, dlq_view_list);
+}
+
+static int
+cmd_show(struct ctx *x, int argc, char **argv)
+{
+	static const int allowed[] = { O_PAYLOAD, 0 };
+	cJSON *r = request("show");
+	char *end;
+	long long id;
+
+	if (!parse_opts(r, argc, argv, allowed, NULL) || optind != argc - 1 ||
+	    (id = strtoll(argv[optind], &end, 10)) < 1 || *end != '\0') {
+		cJSON_Delete(r);
+		return DLQ_EXIT_USAGE;
+	}
+	cJSON_AddNumberToObject(r, "id", (double)id);
+	return call(x, r, dlq_view_show);
+}
+
+static int
+cmd_stats(struct ctx *x, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 1)
+		return DLQ_EXIT_USAGE;
+	return call(x, request("stats"), view_stats);
+}
+
+static int
+cmd_groups(struct ctx *x, int argc, char **argv)
+{
+	static const int allowed[] = { O_QUEUE, O_LIMIT, 0 };
+	cJSON *r = request("groups");
+
+	if (!parse_opts(r, argc, argv, allowed, NULL) || optind != argc) {
+		cJSON_Delete(r);
+		return DLQ_EXIT_USAGE;
+	}
+	return call(x, r, dlq_view_groups);
+}
+
+static int
+cmd_assign(struct ctx *x, int argc, char **argv)
+{
+	static const int allowed[] = { O_OWNER, O_DECISION, O_ESCALATE,
+	    O_EVIDENCE, 0 };
+	cJSON *r = request("assign");
+
+	if (!parse_opts(r, argc, argv, allowed, NULL) || !add_ids(r, argc, argv)
+	    || !cJSON_HasObjectItem(r, "owner") ||
+	    !cJSON_HasObjectItem(r, "decision")) {
+		cJSON_Delete(r);
+		return DLQ_EXIT_USAGE;
+	}
+	return call(x, r, view_assigned);
+}
+
+static int
+cmd_drop(struct ctx *x, int argc, char **argv)
+{
+	static const int allowed[] = { O_REASON, O_YES, 0 };
+	cJSON *r = request("drop");
+	bool yes = false;
+	int n;
+
+	if (!parse_opts(r, argc, argv, allowed, &yes) || !add_ids(r, argc, argv)
+	    || !cJSON_HasObjectItem(r, "reason")) {
+		cJSON_Delete(r);
+		return DLQ_EXIT_USAGE;
+	}
+	n = cJSON_GetArraySize(cJSON_GetObjectItem(r, "ids"));
+	if (n > 1 && !yes) {
+		fprintf(stderr, "dlqctl: this would drop %d dead letters; run "
+		    "again with --yes to do it\n", n);
+		cJSON_Delete(r);
+		return DLQ_EXIT_USAGE;
+	}
+	return call(x, r, view_dropped);
+}
+
+static int
+cmd_purge(struct ctx *x, int argc, char **argv)
+{
+	static const int allowed[] = { O_OLDER, 0 };
+	cJSON *r = request("purge");
+
+	if (!parse_opts(r, argc, argv, allowed, NULL) || optind != argc ||
+	    !cJSON_HasObjectItem(r, "older_than_ms")) {
+		cJSON_Delete(r);
+		return DLQ_EXIT_USAGE;
+	}
+	return call(x, r, view_purged);
+}
+
+static int
+cmd_audit(struct ctx *x, int argc, char **argv)
+{
+	static const int allowed[] = { O_SINCE, 0 };
+	cJSON *r = request("audit");
+
+	if (!parse_opts(r, argc, argv, allowed, NULL) || optind != argc) {
+		cJSON_Delete(r);
+		return DLQ_EXIT_USAGE;
+	}
+	return call(x, r, dlq_view_audit);
+}
+
 static const struct cmd cmds[] = {
-	{ "topology show", cmd_topology_show,
-	    "topology show [--json]      list the monitored DLQs" },
-	{ "topology assert", cmd_topology_assert,
-	    "topology assert             declare exchanges, queues, bindings" },
-	{ "test-alert", cmd_test_alert,
-	    "test-alert                  send a test digest to every webhook" },
+	{ "list", cmd_list, "list [--queue Q] [--status S] [--class C] "
+	    "[--signature SIG] [--since DUR] [--limit N]" },
+	{ "show", cmd_show, "show ID [--payload]" },
+	{ "stats", cmd_stats, "stats" },
+	{ "groups", cmd_groups, "groups [--queue Q] [--limit N]" },
+	{ "assign", cmd_assign, "assign ID... --owner NAME --decision TEXT "
+	    "[--escalate-in DUR] [--evidence TEXT]" },
+	{ "drop", cmd_drop, "drop ID... --reason TEXT [--yes]" },
+	{ "purge", cmd_purge, "purge --older-than DUR" },
+	{ "audit", cmd_audit, "audit [--since DUR]" },
+	{ "topology show", cmd_topology_show, "topology show" },
+	{ "topology assert", cmd_topology_assert, "topology assert" },
+	{ "test-alert", cmd_test_alert, "test-alert" },
 };
 
 #define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
@@ -130,7 +464,8 @@ usage(FILE *f)
 {
 	size_t i;
 
-	fputs("usage: dlqctl [-c FILE] [--json] COMMAND [ARGS]\n", f);
+	fputs("usage: dlqctl [-c FILE] [--json] COMMAND [ARGS]\n"
+	    "DUR is a number with a unit: 500ms, 90s, 15m, 2h, 7d, 1w\n", f);
 	for (i = 0; i < NCMDS; i++)
 		fprintf(f, "  dlqctl %s\n", cmds[i].usage);
 }
@@ -206,7 +541,8 @@ main(int argc, char **argv)
 	/* a command line prints results, not the daemon's info events */
 	if (x.cfg.log_level < DLQ_LOG_WARN)
 		dlq_log_set_level(DLQ_LOG_WARN);
-	rc = cmd->run(&x, argc - used, argv + used);
+	/* the command's last word stands as argv[0] for its option parser */
+	rc = cmd->run(&x, argc - used + 1, argv + used - 1);
 	if (rc == DLQ_EXIT_USAGE)
 		fprintf(stderr, "usage: dlqctl %s\n", cmd->usage);
 	dlq_topology_free(x.top);

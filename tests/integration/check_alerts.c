@@ -64,7 +64,7 @@ stop(struct fixture *f)
 
 /* n messages die in queue q with error text `error` (a %d for i). */
 static void
-kill(struct fixture *f, int q, int n, const char *error)
+die_in(struct fixture *f, int q, int n, const char *error)
 {
 	amqp_table_entry_t e;
 	amqp_table_t h = { 1, &e };
@@ -139,7 +139,7 @@ START_TEST(a_burst_is_the_first_at_once_then_one_digest)
 	    " cooldown_ms = 3000; };");
 	first_dl = h_wall_ms();
 	for (i = 0; i < 3; i++)
-		kill(&f, i, share[i], "upstream timeout after %d ms");
+		die_in(&f, i, share[i], "upstream timeout after %d ms");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 1000, WAIT_MS));
 	ck_assert(h_receiver_wait(f.r, 2, WAIT_MS));
 	for (k = 0; k < 2; k++) {
@@ -174,9 +174,9 @@ START_TEST(a_failing_webhook_gets_the_digest_once_with_merged_counts)
 
 	start(&f, "alert = { webhook_url = \"%s\"; cooldown_ms = 1000; };");
 	h_receiver_script(f.r, fail, 2, 0);
-	kill(&f, 0, 10, "boom %d");
+	die_in(&f, 0, 10, "boom %d");
 	ck_assert(h_receiver_wait(f.r, 1, WAIT_MS));
-	kill(&f, 1, 5, "bang %d");	/* arrives while it is failing */
+	die_in(&f, 1, 5, "bang %d");	/* arrives while it is failing */
 	ck_assert(h_receiver_wait(f.r, 3, WAIT_MS));
 	ck_assert(!h_receiver_wait(f.r, 4, 2500));
 	for (i = 0; i < 2; i++) {
@@ -209,7 +209,7 @@ START_TEST(retry_after_is_honoured)
 
 	start(&f, "alert = { webhook_url = \"%s\"; cooldown_ms = 0; };");
 	h_receiver_script(f.r, busy, 1, 2);
-	kill(&f, 2, 1, "rate limited %d");
+	die_in(&f, 2, 1, "rate limited %d");
 	ck_assert(h_receiver_wait(f.r, 2, WAIT_MS));
 	a = h_receiver_get(f.r, 0);
 	b = h_receiver_get(f.r, 1);
@@ -240,11 +240,11 @@ START_TEST(a_hanging_webhook_times_out_while_consumers_drain)
 
 	start(&f, "alert = { webhook_url = \"%s\"; cooldown_ms = 0; };");
 	h_receiver_hang(f.r, true);
-	kill(&f, 0, 1, "first %d");
+	die_in(&f, 0, 1, "first %d");
 	ck_assert(h_receiver_wait(f.r, 1, WAIT_MS));
 	a = h_receiver_get(f.r, 0);
 	/* while the POST hangs, dead letters keep being drained and acked */
-	kill(&f, 1, 50, "meanwhile %d");
+	die_in(&f, 1, 50, "meanwhile %d");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 51, WAIT_MS));
 	ck_assert(h_wait_count(f.q[1], 0, WAIT_MS));
 	before = h_worker_count(&f.w, "alert_failed");
@@ -317,7 +317,7 @@ START_TEST(bodies_are_valid_json_escaped_per_target_and_capped)
 	for (i = 0; i < 12; i++) {
 		snprintf(err, sizeof(err), "%s failed: \"quoted\" <tag> & co\n"
 		    "東京 café", words[i]);
-		kill(&f, i % 3, 1, err);
+		die_in(&f, i % 3, 1, err);
 	}
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 12, WAIT_MS));
 	ck_assert(h_worker_wait(&f.w, "alert_sent", 2, WAIT_MS));
@@ -334,7 +334,7 @@ START_TEST(without_a_url_the_digest_is_logged_only)
 	int n;
 
 	start(&f, "alert = { cooldown_ms = 0; } # %s unused");
-	kill(&f, 0, 3, "no webhook %d");
+	die_in(&f, 0, 3, "no webhook %d");
 	ck_assert(h_worker_wait(&f.w, "alert_digest", 1, WAIT_MS));
 	ev = h_worker_events(&f.w, "alert_digest", &n);
 	ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(ev[0], "text")->valuestring,
@@ -354,9 +354,9 @@ START_TEST(shutdown_flushes_what_is_pending_once)
 	char *text;
 
 	start(&f, "alert = { webhook_url = \"%s\"; cooldown_ms = 600000; };");
-	kill(&f, 0, 1, "before %d");
+	die_in(&f, 0, 1, "before %d");
 	ck_assert(h_receiver_wait(f.r, 1, WAIT_MS));
-	kill(&f, 1, 2, "pending at shutdown %d");
+	die_in(&f, 1, 2, "pending at shutdown %d");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
 	ck_assert_int_eq(h_receiver_count(f.r), 1);	/* cooldown holds it */
 	h_close(f.c);

@@ -244,21 +244,12 @@ h_socket(const char *prefix)
 	return path;
 }
 
-static const char *
-h_control_conf(const char *prefix)
-{
-	static char conf[256];
-
-	snprintf(conf, sizeof(conf), "control = { socket = \"%s\"; };\n",
-	    h_socket(prefix));
-	return conf;
-}
-
 const char *
 h_setup(const char *prefix, const char *const *queues, const char *extra)
 {
-	char top[8192], cfg[4096], name[256];
-	const char *tpath, *colon;
+	char top[8192], cfg[8192], name[256], more[4096];
+	const char *tpath, *colon, *ctl;
+	bool own_archive = extra && strstr(extra, "archive =");
 	size_t off;
 
 	off = (size_t)snprintf(top, sizeof(top),
@@ -275,17 +266,22 @@ h_setup(const char *prefix, const char *const *queues, const char *extra)
 	}
 	snprintf(top + off, sizeof(top) - off, ");\n");
 	tpath = h_write_file("topology.conf", top);
-	snprintf(cfg, sizeof(cfg),
+	/* the control group always names this test's socket */
+	if (extra != NULL && (ctl = strstr(extra, "control = {")) != NULL)
+		snprintf(more, sizeof(more), "%.*scontrol = { socket = \"%s\";%s",
+		    (int)(ctl - extra), extra, h_socket(prefix),
+		    ctl + strlen("control = {"));
+	else
+		snprintf(more, sizeof(more), "control = { socket = \"%s\"; };\n%s",
+		    h_socket(prefix), extra ? extra : "");
+	off = (size_t)snprintf(cfg, sizeof(cfg),
 	    "rabbitmq = { url = \"%s\"; prefetch = 50; heartbeat = 5;\n"
 	    "  reconnect_min_ms = 100; reconnect_max_ms = 1000; };\n"
-	    "topology = { file = \"%s\"; };\n"
-	    "%s%s%s%s%s%s%s\n", h_url(), tpath,
-	    extra && strstr(extra, "archive =") ? "" : "archive = { path = \"",
-	    extra && strstr(extra, "archive =") ? "" : tmpdir(),
-	    extra && strstr(extra, "archive =") ? "" : "/",
-	    extra && strstr(extra, "archive =") ? "" : prefix,
-	    extra && strstr(extra, "archive =") ? "" : ".db\"; };\n",
-	    h_control_conf(prefix), extra ? extra : "");
+	    "topology = { file = \"%s\"; };\n", h_url(), tpath);
+	if (!own_archive)
+		off += (size_t)snprintf(cfg + off, sizeof(cfg) - off,
+		    "archive = { path = \"%s/%s.db\"; };\n", tmpdir(), prefix);
+	snprintf(cfg + off, sizeof(cfg) - off, "%s\n", more);
 	return h_write_file("worker.conf", cfg);
 }
 
@@ -402,6 +398,20 @@ h_events_free(cJSON **v, int n)
 }
 
 int
+h_worker_exit(struct h_worker *w, int timeout_ms)
+{
+	int64_t end = h_now_ms() + timeout_ms;
+	int status;
+
+	while (h_now_ms() < end) {
+		if (waitpid(w->pid, &status, WNOHANG) == w->pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		nap(20);
+	}
+	return -2;
+}
+
+int
 h_worker_stop(struct h_worker *w, int timeout_ms, int64_t *ms)
 {
 	int64_t start = h_now_ms();
@@ -444,4 +454,77 @@ h_run(const char *const *argv, const char *const *env, char **out)
 	if (out != NULL)
 		*out = h_slurp(path);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int
+h_run_split(const char *const *argv, const char *const *env, char **out,
+    char **err)
+{
+	char opath[256], epath[256];
+	int status, fd;
+	pid_t pid;
+
+	snprintf(opath, sizeof(opath), "%s/run-%d.out", tmpdir(), ++seq);
+	snprintf(epath, sizeof(epath), "%s/run-%d.err", tmpdir(), seq);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		fd = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		fd = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 2);
+		for (; env != NULL && *env != NULL; env++)
+			putenv((char *)*env);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	if (out != NULL)
+		*out = h_slurp(opath);
+	if (err != NULL)
+		*err = h_slurp(epath);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static char shared_dlqctl[256];
+
+void
+h_share_tmpdir(void)
+{
+	char cmd[700];
+
+	chmod(tmpdir(), 0755);
+	snprintf(shared_dlqctl, sizeof(shared_dlqctl), "%s/dlqctl", tmpdir());
+	snprintf(cmd, sizeof(cmd), "cp %s %s && chmod 755 %s", h_bin("dlqctl"),
+	    shared_dlqctl, shared_dlqctl);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+int
+h_dlqctl(const char *cfg, const char *user, cJSON **json,
+    const char *const *args)
+{
+	const char *argv[32];
+	char *out;
+	int i = 0, rc;
+
+	if (user != NULL) {
+		argv[i++] = "/usr/sbin/runuser";
+		argv[i++] = "-u";
+		argv[i++] = user;
+		argv[i++] = "--";
+		argv[i++] = shared_dlqctl;
+	} else
+		argv[i++] = h_bin("dlqctl");
+	argv[i++] = "-c";
+	argv[i++] = cfg;
+	argv[i++] = "--json";
+	for (; *args != NULL && i < 31; args++)
+		argv[i++] = *args;
+	argv[i] = NULL;
+	rc = h_run_split(argv, NULL, &out, NULL);
+	if (json != NULL)
+		*json = cJSON_Parse(out);
+	free(out);
+	return rc;
 }

@@ -68,12 +68,27 @@ int		 h_worker_count(struct h_worker *, const char *event);
 cJSON		**h_worker_events(struct h_worker *, const char *event,
 		    int *n);
 void		 h_events_free(cJSON **, int);
+/* Waits for the worker to exit by itself: its status, -1 when killed by a
+ * signal, -2 when still running after `timeout_ms`. */
+int		 h_worker_exit(struct h_worker *, int timeout_ms);
 /* SIGTERM, wait up to `timeout_ms`; the exit status or -1 (killed). */
 int		 h_worker_stop(struct h_worker *, int timeout_ms, int64_t *ms);
 /* Runs a program to completion, capturing stdout and stderr into one
  * malloc'd string; returns the exit status. */
 int		 h_run(const char *const *argv, const char *const *env,
 		    char **out);
+
+/* The same with stdout and stderr apart (either pointer may be NULL). */
+int		 h_run_split(const char *const *argv, const char *const *env,
+		    char **out, char **err);
+/* Runs `dlqctl -c cfg --json ARGS...` (as `user` when not NULL) and
+ * parses its stdout; *json is NULL when stdout is not JSON. Returns the
+ * exit status. */
+int		 h_dlqctl(const char *cfg, const char *user, cJSON **json,
+		    const char *const *args);
+/* Makes the test's temporary directory and binaries usable by other
+ * users (for role tests). */
+void		 h_share_tmpdir(void);
 
 char		*h_slurp(const char *path);
 int64_t		 h_now_ms(void);

@@ -1,0 +1,372 @@
+/* cases.c - the operator's queries and case mutations on the archive. */
+#include "cases.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define UNRESOLVED	"('open','assigned','replaying')"
+
+enum ptype { P_NULL, P_TEXT, P_INT };
+
+struct param {
+	enum ptype	 t;
+	const char	*s;
+	int64_t		 i;
+};
+
+#define TEXT(v)	((struct param){ (v) ? P_TEXT : P_NULL, (v), 0 })
+#define INT(v)	((struct param){ P_INT, NULL, (v) })
+#define INT_OR_NULL(v)	((struct param){ (v) ? P_INT : P_NULL, NULL, (v) })
+
+static int
+fail(sqlite3 *db, struct dlq_buf *out)
+{
+	dlq_buf_reset(out);
+	dlq_buf_adds(out, sqlite3_errmsg(db));
+	return DLQ_CASE_ERROR;
+}
+
+static sqlite3_stmt *
+prepare(sqlite3 *db, const char *sql, const struct param *p, int n)
+{
+	sqlite3_stmt *st;
+	int i;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (p[i].t == P_TEXT)
+			sqlite3_bind_text(st, i + 1, p[i].s, -1, SQLITE_STATIC);
+		else if (p[i].t == P_INT)
+			sqlite3_bind_int64(st, i + 1, p[i].i);
+	}
+	return st;
+}
+
+/* Runs a query whose one row and column is JSON text; appends it. */
+static int
+query_json(sqlite3 *db, const char *sql, const struct param *p, int n,
+    struct dlq_buf *out)
+{
+	sqlite3_stmt *st = prepare(db, sql, p, n);
+	int rc;
+
+	if (st == NULL)
+		return fail(db, out);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		dlq_buf_add(out, sqlite3_column_text(st, 0),
+		    (size_t)sqlite3_column_bytes(st, 0));
+	else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+		rc = SQLITE_DONE;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return fail(db, out);
+	return rc == SQLITE_ROW ? DLQ_CASE_OK : DLQ_CASE_NOT_FOUND;
+}
+
+static int
+exec_changes(sqlite3 *db, const char *sql, const struct param *p, int n,
+    int *changes)
+{
+	sqlite3_stmt *st = prepare(db, sql, p, n);
+	int rc;
+
+	if (st == NULL)
+		return -1;
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	*changes = sqlite3_changes(db);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+#define SUMMARY_FIELDS							\
+	"'id', id, 'received_at', received_at, 'dlq', dlq, 'queue', queue,"	\
+	" 'message_id', message_id, 'reason', reason, 'class', class,"	\
+	" 'signature', signature, 'status', status, 'owner', owner,"	\
+	" 'error', error, 'retry_count', retry_count,"			\
+	" 'replay_count', replay_count, 'payload_bytes', payload_bytes"
+
+int
+dlq_cases_list(sqlite3 *db, const struct dlq_list_filter *f,
+    struct dlq_buf *out)
+{
+	const struct param p[] = { TEXT(f->queue), TEXT(f->status),
+	    TEXT(f->class), TEXT(f->signature), INT(f->since_ms),
+	    INT(f->limit) };
+	int rc;
+
+	rc = query_json(db, "SELECT json_group_array(json_object("
+	    SUMMARY_FIELDS ")) FROM (SELECT * FROM dead_letters WHERE"
+	    " (?1 IS NULL OR queue = ?1 OR dlq = ?1) AND"
+	    " (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR class = ?3) AND"
+	    " (?4 IS NULL OR signature = ?4) AND received_at >= ?5"
+	    " ORDER BY id DESC LIMIT ?6)", p, 6, out);
+	return rc == DLQ_CASE_NOT_FOUND ? DLQ_CASE_OK : rc;
+}
+
+/* The payload as a JSON field: text when it is printable UTF-8, else
+ * base64. Only for the operator role. */
+static void
+add_payload(sqlite3 *db, int64_t id, struct dlq_buf *out)
+{
+	static const char b64[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const struct param p[] = { INT(id) };
+	sqlite3_stmt *st = prepare(db, "SELECT payload FROM dead_letters "
+	    "WHERE id = ?1", p, 1);
+	const unsigned char *b;
+	size_t n, i;
+	uint32_t v;
+
+	if (st == NULL)
+		return;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		b = sqlite3_column_blob(st, 0);
+		n = (size_t)sqlite3_column_bytes(st, 0);
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
+			dlq_buf_adds(out, ",\"payload\":null");
+		} else if (dlq_utf8_is_text(b, n)) {
+			dlq_buf_adds(out, ",\"payload\":");
+			dlq_buf_json_str(out, b, n);
+		} else {
+			dlq_buf_adds(out, ",\"payload_base64\":\"");
+			for (i = 0; i < n; i += 3) {
+				v = (uint32_t)b[i] << 16;
+				if (i + 1 < n)
+					v |= (uint32_t)b[i + 1] << 8;
+				if (i + 2 < n)
+					v |= b[i + 2];
+				dlq_buf_addc(out, b64[v >> 18 & 63]);
+				dlq_buf_addc(out, b64[v >> 12 & 63]);
+				dlq_buf_addc(out, i + 1 < n ? b64[v >> 6 & 63] : '=');
+				dlq_buf_addc(out, i + 2 < n ? b64[v & 63] : '=');
+			}
+			dlq_buf_addc(out, '"');
+		}
+	}
+	sqlite3_finalize(st);
+}
+
+int
+dlq_cases_show(sqlite3 *db, int64_t id, bool payload, struct dlq_buf *out)
+{
+	const struct param p[] = { INT(id), INT(payload) };
+	size_t start = out->len;
+	int rc;
+
+	rc = query_json(db, "SELECT json_object(" SUMMARY_FIELDS ","
+	    " 'exchange', exchange, 'routing_keys', json(routing_keys),"
+	    " 'correlation_id', correlation_id, 'type', type,"
+	    " 'content_type', content_type, 'content_encoding', content_encoding,"
+	    " 'timestamp', timestamp, 'app_id', app_id,"
+	    " 'delivery_mode', delivery_mode, 'priority', priority,"
+	    " 'expiration', expiration, 'user_id', user_id, 'reply_to', reply_to,"
+	    " 'x_death', json(x_death), 'delivery_count', delivery_count,"
+	    " 'hint', hint, 'payload_sha256', payload_sha256,"
+	    " 'decision', decision, 'evidence', evidence,"
+	    " 'escalate_at', escalate_at, 'assigned_by', assigned_by,"
+	    " 'assigned_at', assigned_at, 'resolved_by', resolved_by,"
+	    " 'resolved_at', resolved_at, 'resolution', resolution,"
+	    " 'replay_of', replay_of, 'purged_at', purged_at,"
+	    " 'headers', CASE WHEN ?2 THEN json(headers_json) END,"
+	    " 'attempts', (SELECT json_group_array(json_object('id', a.id,"
+	    "   'actor', a.actor, 'reason', a.reason, 'evidence', a.evidence,"
+	    "   'policy', json(a.policy), 'checked_at', a.checked_at,"
+	    "   'target', a.target, 'started_at', a.started_at,"
+	    "   'finished_at', a.finished_at, 'outcome', a.outcome,"
+	    "   'detail', a.detail)) FROM attempts a"
+	    "   WHERE a.dead_letter_id = d.id ORDER BY a.id),"
+	    " 'audit', (SELECT json_group_array(json_object('at', u.at,"
+	    "   'actor', u.actor, 'command', u.command, 'result', u.result))"
+	    "   FROM audit u WHERE EXISTS (SELECT 1 FROM"
+	    "   json_each(u.args, '$.ids') WHERE value = d.id) ORDER BY u.id))"
+	    " FROM dead_letters d WHERE id = ?1", p, 2, out);
+	if (rc != DLQ_CASE_OK || !payload || out->len == start)
+		return rc;
+	out->len--;		/* reopen the object: add the payload */
+	add_payload(db, id, out);
+	dlq_buf_addc(out, '}');
+	return DLQ_CASE_OK;
+}
+
+int
+dlq_cases_stats(sqlite3 *db, int64_t now_ms, struct dlq_buf *out)
+{
+	const struct param p[] = { INT(now_ms) };
+
+	return query_json(db, "SELECT json_object("
+	    " 'total', (SELECT count(*) FROM dead_letters),"
+	    " 'unresolved', (SELECT count(*) FROM dead_letters"
+	    "   WHERE status IN " UNRESOLVED "),"
+	    " 'by_queue', (SELECT json_group_object(queue, n) FROM"
+	    "   (SELECT queue, count(*) n FROM dead_letters WHERE status IN "
+	    UNRESOLVED " GROUP BY queue ORDER BY n DESC)),"
+	    " 'by_class', (SELECT json_group_object(class, n) FROM"
+	    "   (SELECT class, count(*) n FROM dead_letters WHERE status IN "
+	    UNRESOLVED " GROUP BY class ORDER BY n DESC)),"
+	    " 'by_status', (SELECT json_group_object(status, n) FROM"
+	    "   (SELECT status, count(*) n FROM dead_letters GROUP BY status)),"
+	    " 'oldest_unresolved_age_ms', (SELECT ?1 - min(received_at)"
+	    "   FROM dead_letters WHERE status IN " UNRESOLVED "),"
+	    " 'new_last_hour', (SELECT count(*) FROM dead_letters"
+	    "   WHERE received_at >= ?1 - 3600000),"
+	    " 'new_last_day', (SELECT count(*) FROM dead_letters"
+	    "   WHERE received_at >= ?1 - 86400000),"
+	    " 'replaying_unknown', (SELECT count(*) FROM dead_letters"
+	    "   WHERE status = 'replaying'),"
+	    " 'repeated_cycles', (SELECT count(*) FROM dead_letters"
+	    "   WHERE replay_of IS NOT NULL),"
+	    " 'payloads_purged', (SELECT count(*) FROM dead_letters"
+	    "   WHERE purged_at IS NOT NULL))", p, 1, out);
+}
+
+int
+dlq_cases_groups(sqlite3 *db, const char *queue, int64_t limit,
+    struct dlq_buf *out)
+{
+	const struct param p[] = { TEXT(queue), INT(limit) };
+	int rc;
+
+	/* with min(id), SQLite takes the bare columns from that row: the
+	 * group's first dead letter is its representative sample */
+	rc = query_json(db, "SELECT json_group_array(json_object("
+	    " 'signature', signature, 'queue', queue, 'reason', reason,"
+	    " 'class', class, 'error', error, 'count', n, 'unresolved', u,"
+	    " 'first_seen', f, 'last_seen', l, 'sample_id', sid,"
+	    " 'sample_message_id', message_id)) FROM"
+	    " (SELECT signature, min(id) sid, queue, reason, class, error,"
+	    "  message_id, count(*) n, sum(status IN " UNRESOLVED ") u,"
+	    "  min(received_at) f, max(received_at) l FROM dead_letters"
+	    "  WHERE ?1 IS NULL OR queue = ?1 OR dlq = ?1"
+	    "  GROUP BY signature ORDER BY n DESC LIMIT ?2)", p, 2, out);
+	return rc == DLQ_CASE_NOT_FOUND ? DLQ_CASE_OK : rc;
+}
+
+/* Why `id` was not changed: it does not exist, or its status forbids. */
+static const char *
+why_unchanged(sqlite3 *db, int64_t id, char *buf, size_t n)
+{
+	const struct param p[] = { INT(id) };
+	sqlite3_stmt *st = prepare(db, "SELECT status FROM dead_letters "
+	    "WHERE id = ?1", p, 1);
+	const char *why = "not found";
+
+	if (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
+		snprintf(buf, n, "status is %s", sqlite3_column_text(st, 0));
+		why = buf;
+	}
+	sqlite3_finalize(st);
+	return why;
+}
+
+/* Runs `sql` (its last parameter the id) for each id, in one transaction,
+ * and answers per id. */
+static int
+mutate(sqlite3 *db, const char *sql, struct param *p, int n,
+    const int64_t *ids, size_t n_ids, struct dlq_buf *out)
+{
+	size_t i, changed = 0;
+	bool missing = false, refused = false;
+	char why[64];
+	const char *w;
+	int ch;
+
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return fail(db, out);
+	dlq_buf_adds(out, "{\"results\":[");
+	for (i = 0; i < n_ids; i++) {
+		p[n - 1] = INT(ids[i]);
+		if (exec_changes(db, sql, p, n, &ch) == -1) {
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			return fail(db, out);
+		}
+		dlq_buf_printf(out, "%s{\"id\":%lld,\"ok\":%s", i ? "," : "",
+		    (long long)ids[i], ch ? "true" : "false");
+		if (ch == 0) {
+			w = why_unchanged(db, ids[i], why, sizeof(why));
+			missing |= w[0] == 'n';
+			refused |= w[0] != 'n';
+			dlq_buf_adds(out, ",\"error\":");
+			dlq_buf_json_cstr(out, w);
+		} else
+			changed++;
+		dlq_buf_addc(out, '}');
+	}
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return fail(db, out);
+	}
+	dlq_buf_printf(out, "],\"changed\":%zu}", changed);
+	return missing ? DLQ_CASE_NOT_FOUND : refused ? DLQ_CASE_REFUSED :
+	    DLQ_CASE_OK;
+}
+
+int
+dlq_cases_assign(sqlite3 *db, const int64_t *ids, size_t n,
+    const char *owner, const char *decision, const char *evidence,
+    int64_t escalate_at_ms, const char *actor, int64_t now_ms,
+    struct dlq_buf *out)
+{
+	struct param p[] = { TEXT(owner), TEXT(decision), TEXT(evidence),
+	    INT_OR_NULL(escalate_at_ms), TEXT(actor), INT(now_ms), INT(0) };
+
+	return mutate(db, "UPDATE dead_letters SET status = 'assigned',"
+	    " owner = ?1, decision = ?2, evidence = coalesce(?3, evidence),"
+	    " escalate_at = ?4, assigned_by = ?5, assigned_at = ?6"
+	    " WHERE id = ?7 AND status IN ('open', 'assigned')", p, 7, ids, n,
+	    out);
+}
+
+int
+dlq_cases_drop(sqlite3 *db, const int64_t *ids, size_t n, const char *reason,
+    const char *actor, int64_t now_ms, struct dlq_buf *out)
+{
+	struct param p[] = { TEXT(reason), TEXT(actor), INT(now_ms), INT(0) };
+
+	return mutate(db, "UPDATE dead_letters SET status = 'discarded',"
+	    " resolution = ?1, resolved_by = ?2, resolved_at = ?3"
+	    " WHERE id = ?4 AND status IN ('open', 'assigned')", p, 4, ids, n,
+	    out);
+}
+
+int
+dlq_cases_purge(sqlite3 *db, int64_t cutoff_ms, int64_t now_ms,
+    struct dlq_buf *out)
+{
+	const struct param p[] = { INT(cutoff_ms), INT(now_ms) };
+	int changes;
+
+	if (exec_changes(db, "UPDATE dead_letters SET payload = NULL,"
+	    " headers_json = NULL, headers_amqp = NULL, purged_at = ?2"
+	    " WHERE status IN ('replayed', 'discarded') AND received_at < ?1"
+	    " AND purged_at IS NULL", p, 2, &changes) == -1)
+		return fail(db, out);
+	dlq_buf_printf(out, "{\"purged\":%d}", changes);
+	return DLQ_CASE_OK;
+}
+
+int
+dlq_cases_audit_add(sqlite3 *db, int64_t now_ms, const char *actor, long uid,
+    const char *command, const char *args_json, const char *result)
+{
+	const struct param p[] = { INT(now_ms), TEXT(actor), INT(uid),
+	    TEXT(command), TEXT(args_json), TEXT(result) };
+	int changes;
+
+	return exec_changes(db, "INSERT INTO audit (at, actor, uid, command,"
+	    " args, result) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", p, 6, &changes);
+}
+
+int
+dlq_cases_audit(sqlite3 *db, int64_t since_ms, struct dlq_buf *out)
+{
+	const struct param p[] = { INT(since_ms) };
+	int rc;
+
+	rc = query_json(db, "SELECT json_group_array(json_object('id', id,"
+	    " 'at', at, 'actor', actor, 'uid', uid, 'command', command,"
+	    " 'args', json(args), 'result', result)) FROM (SELECT * FROM audit"
+	    " WHERE at >= ?1 ORDER BY id DESC LIMIT 1000)", p, 1, out);
+	return rc == DLQ_CASE_NOT_FOUND ? DLQ_CASE_OK : rc;
+}

@@ -1,0 +1,61 @@
+/* cases.h - what operators ask of the archive: list, show, stats, groups,
+ * assign, drop, purge, audit.
+ *
+ * Every answer is JSON appended to `out`, built by SQLite's JSON functions
+ * where it can. A dead letter is a case: open -> assigned (owner,
+ * decision, escalate-at) -> replayed or discarded; nothing is deleted but
+ * payloads and headers, by retention. Called by the control thread on its
+ * own archive handle; the worker's main thread applies retention. */
+#ifndef DLQ_CASES_H
+#define DLQ_CASES_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+enum dlq_case_rc {
+	DLQ_CASE_OK,
+	DLQ_CASE_NOT_FOUND,
+	DLQ_CASE_REFUSED,	/* e.g. dropping what was replayed */
+	DLQ_CASE_ERROR,		/* SQLite: message in `out` */
+};
+
+struct dlq_list_filter {
+	const char	*queue;		/* work queue or DLQ name; NULL: any */
+	const char	*status;
+	const char	*class;
+	const char	*signature;
+	int64_t		 since_ms;	/* wall clock; 0: any */
+	int64_t		 limit;
+};
+
+int	dlq_cases_list(sqlite3 *, const struct dlq_list_filter *,
+	    struct dlq_buf *out);
+/* `payload`: include headers and the payload (text, or base64). */
+int	dlq_cases_show(sqlite3 *, int64_t id, bool payload, struct dlq_buf *out);
+int	dlq_cases_stats(sqlite3 *, int64_t now_ms, struct dlq_buf *out);
+int	dlq_cases_groups(sqlite3 *, const char *queue, int64_t limit,
+	    struct dlq_buf *out);
+
+/* Mutations answer {"changed":N,"results":[{"id":..,"ok":..,"error":..}]}
+ * and return OK only when every id changed. */
+int	dlq_cases_assign(sqlite3 *, const int64_t *ids, size_t n,
+	    const char *owner, const char *decision, const char *evidence,
+	    int64_t escalate_at_ms, const char *actor, int64_t now_ms,
+	    struct dlq_buf *out);
+int	dlq_cases_drop(sqlite3 *, const int64_t *ids, size_t n,
+	    const char *reason, const char *actor, int64_t now_ms,
+	    struct dlq_buf *out);
+/* Deletes payloads and headers of resolved records received before
+ * `cutoff_ms`; answers {"purged":N}. */
+int	dlq_cases_purge(sqlite3 *, int64_t cutoff_ms, int64_t now_ms,
+	    struct dlq_buf *out);
+
+int	dlq_cases_audit_add(sqlite3 *, int64_t now_ms, const char *actor,
+	    long uid, const char *command, const char *args_json,
+	    const char *result);
+int	dlq_cases_audit(sqlite3 *, int64_t since_ms, struct dlq_buf *out);
+
+#endif

@@ -1,0 +1,658 @@
+/* control.c - the control socket: peers, roles, requests, audit.
+ *
+ * One thread polls the listening socket and up to MAX_CLIENTS clients.
+ * Requests are parsed with cJSON and bounded in size; replies go out with
+ * a send timeout so a client that does not read cannot stall the thread. */
+#include "control.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <libgen.h>
+#include <poll.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "amqp.h"
+#include "archive.h"
+#include "cases.h"
+#include "log.h"
+
+#define MAX_CLIENTS	32
+#define POLL_MS		250
+#define LIST_DEFAULT	50
+#define LIST_MAX	10000
+#define IDS_MAX		1000
+
+struct client {
+	int		 fd;
+	uid_t		 uid;
+	enum dlq_role	 role;
+	char		 user[64];
+	struct dlq_buf	 in;
+};
+
+struct dlq_control {
+	const struct dlq_config	*cfg;
+	struct dlq_archive	*archive;
+	int			 fd;
+	pthread_t		 thread;
+	atomic_bool		 stop;
+	struct client		 c[MAX_CLIENTS];
+	size_t			 n;
+	struct dlq_buf		 out;
+};
+
+static const char *const role_names[] = { "none", "viewer", "operator",
+	"admin" };
+
+/* A request being handled. */
+struct req {
+	sqlite3		*db;
+	const cJSON	*j;
+	const char	*user;
+	struct dlq_buf	*data;		/* the "data" of the answer */
+	char		 err[256];	/* usage or other error text */
+};
+
+enum answer { A_OK, A_USAGE, A_NOT_FOUND, A_REFUSED, A_ERROR };
+
+static const char *
+opt_str(const struct req *r, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->j, k);
+
+	return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
+}
+
+/* An integer field: *out = def when absent; false (with r->err) when of
+ * the wrong type or out of range. */
+static bool
+opt_int(struct req *r, const char *k, int64_t min, int64_t max, int64_t def,
+    int64_t *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->j, k);
+
+	*out = def;
+	if (v == NULL || cJSON_IsNull(v))
+		return true;
+	if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble ||
+	    v->valuedouble < (double)min || v->valuedouble > (double)max) {
+		snprintf(r->err, sizeof(r->err), "'%s' must be an integer in "
+		    "%lld..%lld", k, (long long)min, (long long)max);
+		return false;
+	}
+	*out = (int64_t)v->valuedouble;
+	return true;
+}
+
+static bool
+need_str(struct req *r, const char *k, const char **out)
+{
+	if ((*out = opt_str(r, k)) == NULL) {
+		snprintf(r->err, sizeof(r->err), "'%s' is required", k);
+		return false;
+	}
+	if (strlen(*out) > 4096) {
+		snprintf(r->err, sizeof(r->err), "'%s' is too long", k);
+		return false;
+	}
+	return true;
+}
+
+/* "ids": [1, 2, 3] -> malloc'd array */
+static int64_t *
+need_ids(struct req *r, size_t *n)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(r->j, "ids"), *e;
+	int64_t *ids;
+	size_t i = 0;
+
+	*n = 0;
+	if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1 ||
+	    cJSON_GetArraySize(a) > IDS_MAX) {
+		snprintf(r->err, sizeof(r->err), "'ids' must list 1 to %d "
+		    "archive ids", IDS_MAX);
+		return NULL;
+	}
+	if ((ids = calloc((size_t)cJSON_GetArraySize(a), sizeof(*ids))) == NULL)
+		return NULL;
+	cJSON_ArrayForEach(e, a) {
+		if (!cJSON_IsNumber(e) || e->valuedouble < 1 ||
+		    e->valuedouble != (double)(int64_t)e->valuedouble) {
+			snprintf(r->err, sizeof(r->err), "'ids' must be positive "
+			    "integers");
+			free(ids);
+			return NULL;
+		}
+		ids[i++] = (int64_t)e->valuedouble;
+	}
+	*n = i;
+	return ids;
+}
+
+static enum answer
+from_case(struct req *r, int rc)
+{
+	switch (rc) {
+	case DLQ_CASE_OK:
+		return A_OK;
+	case DLQ_CASE_NOT_FOUND:
+		snprintf(r->err, sizeof(r->err), "not found");
+		return A_NOT_FOUND;
+	case DLQ_CASE_REFUSED:
+		snprintf(r->err, sizeof(r->err), "some could not be changed");
+		return A_REFUSED;
+	default:
+		snprintf(r->err, sizeof(r->err), "archive error: %.200s",
+		    r->data->data ? r->data->data : "?");
+		dlq_buf_reset(r->data);
+		return A_ERROR;
+	}
+}
+
+static enum answer
+cmd_ping(struct req *r)
+{
+	dlq_buf_adds(r->data, "\"pong\"");
+	return A_OK;
+}
+
+static bool
+valid_status(const char *s)
+{
+	return s == NULL || strcmp(s, "open") == 0 ||
+	    strcmp(s, "assigned") == 0 || strcmp(s, "replaying") == 0 ||
+	    strcmp(s, "replayed") == 0 || strcmp(s, "discarded") == 0;
+}
+
+static enum answer
+cmd_list(struct req *r)
+{
+	struct dlq_list_filter f;
+	int64_t since;
+
+	memset(&f, 0, sizeof(f));
+	f.queue = opt_str(r, "queue");
+	f.status = opt_str(r, "status");
+	f.class = opt_str(r, "class");
+	f.signature = opt_str(r, "signature");
+	if (!opt_int(r, "since_ms", 0, INT64_MAX / 2, 0, &since) ||
+	    !opt_int(r, "limit", 1, LIST_MAX, LIST_DEFAULT, &f.limit))
+		return A_USAGE;
+	if (!valid_status(f.status)) {
+		snprintf(r->err, sizeof(r->err), "unknown status '%.40s' (open, "
+		    "assigned, replaying, replayed, discarded)", f.status);
+		return A_USAGE;
+	}
+	if (f.class != NULL && !dlq_class_valid(f.class)) {
+		snprintf(r->err, sizeof(r->err), "unknown class '%.40s'",
+		    f.class);
+		return A_USAGE;
+	}
+	f.since_ms = since ? dlq_wall_ms() - since : 0;
+	return from_case(r, dlq_cases_list(r->db, &f, r->data));
+}
+
+static enum answer
+cmd_show(struct req *r, bool payload)
+{
+	int64_t id;
+
+	if (!opt_int(r, "id", 1, INT64_MAX / 2, 0, &id))
+		return A_USAGE;
+	if (id == 0) {
+		snprintf(r->err, sizeof(r->err), "'id' is required");
+		return A_USAGE;
+	}
+	return from_case(r, dlq_cases_show(r->db, id, payload, r->data));
+}
+
+static enum answer
+cmd_stats(struct req *r)
+{
+	return from_case(r, dlq_cases_stats(r->db, dlq_wall_ms(), r->data));
+}
+
+static enum answer
+cmd_groups(struct req *r)
+{
+	int64_t limit;
+
+	if (!opt_int(r, "limit", 1, LIST_MAX, LIST_DEFAULT, &limit))
+		return A_USAGE;
+	return from_case(r, dlq_cases_groups(r->db, opt_str(r, "queue"), limit,
+	    r->data));
+}
+
+static enum answer
+cmd_assign(struct req *r)
+{
+	const char *owner, *decision;
+	int64_t *ids, esc;
+	size_t n;
+	enum answer a;
+
+	if (!need_str(r, "owner", &owner) || !need_str(r, "decision", &decision)
+	    || !opt_int(r, "escalate_in_ms", 0, INT64_MAX / 4, 0, &esc) ||
+	    (ids = need_ids(r, &n)) == NULL)
+		return A_USAGE;
+	a = from_case(r, dlq_cases_assign(r->db, ids, n, owner, decision,
+	    opt_str(r, "evidence"), esc ? dlq_wall_ms() + esc : 0, r->user,
+	    dlq_wall_ms(), r->data));
+	free(ids);
+	return a;
+}
+
+static enum answer
+cmd_drop(struct req *r)
+{
+	const char *reason;
+	int64_t *ids;
+	size_t n;
+	enum answer a;
+
+	if (!need_str(r, "reason", &reason) || (ids = need_ids(r, &n)) == NULL)
+		return A_USAGE;
+	a = from_case(r, dlq_cases_drop(r->db, ids, n, reason, r->user,
+	    dlq_wall_ms(), r->data));
+	free(ids);
+	return a;
+}
+
+static enum answer
+cmd_purge(struct req *r)
+{
+	int64_t older;
+
+	if (!opt_int(r, "older_than_ms", 1, INT64_MAX / 4, 0, &older))
+		return A_USAGE;
+	if (older == 0) {
+		snprintf(r->err, sizeof(r->err), "'older_than_ms' is required");
+		return A_USAGE;
+	}
+	return from_case(r, dlq_cases_purge(r->db, dlq_wall_ms() - older,
+	    dlq_wall_ms(), r->data));
+}
+
+static enum answer
+cmd_audit(struct req *r)
+{
+	int64_t since;
+
+	if (!opt_int(r, "since_ms", 0, INT64_MAX / 2, 0, &since))
+		return A_USAGE;
+	return from_case(r, dlq_cases_audit(r->db, since ? dlq_wall_ms() -
+	    since : 0, r->data));
+}
+
+struct command {
+	const char	*name;
+	const char	*label;		/* in messages */
+	enum dlq_role	 role;
+	bool		 mutating;
+	enum answer	(*run)(struct req *);
+};
+
+static enum answer cmd_show_plain(struct req *r) { return cmd_show(r, false); }
+static enum answer cmd_show_payload(struct req *r) { return cmd_show(r, true); }
+
+static const struct command commands[] = {
+	{ "ping", "ping",	DLQ_ROLE_VIEWER,	false,	cmd_ping },
+	{ "list", "list",	DLQ_ROLE_VIEWER,	false,	cmd_list },
+	{ "show", "show",	DLQ_ROLE_VIEWER,	false,	cmd_show_plain },
+	{ "", "show --payload",	DLQ_ROLE_OPERATOR,	false,	cmd_show_payload },
+	{ "stats", "stats",	DLQ_ROLE_VIEWER,	false,	cmd_stats },
+	{ "groups", "groups",	DLQ_ROLE_VIEWER,	false,	cmd_groups },
+	{ "audit", "audit",	DLQ_ROLE_VIEWER,	false,	cmd_audit },
+	{ "assign", "assign",	DLQ_ROLE_OPERATOR,	true,	cmd_assign },
+	{ "drop", "drop",	DLQ_ROLE_OPERATOR,	true,	cmd_drop },
+	{ "purge", "purge",	DLQ_ROLE_ADMIN,		true,	cmd_purge },
+};
+
+static const char *const codes[] = { "ok", "usage", "not_found", "refused",
+	"error" };
+
+static void
+answer_error(struct dlq_buf *out, const char *code, const char *msg)
+{
+	dlq_buf_adds(out, "{\"ok\":false,\"code\":");
+	dlq_buf_json_cstr(out, code);
+	dlq_buf_adds(out, ",\"error\":");
+	dlq_buf_json_cstr(out, msg);
+	dlq_buf_adds(out, "}\n");
+}
+
+void
+dlq_control_handle(sqlite3 *db, const char *line, size_t len,
+    enum dlq_role role, const char *user, long uid, struct dlq_buf *out)
+{
+	const struct command *c = NULL;
+	struct dlq_buf data;
+	struct req r;
+	cJSON *j, *cmd;
+	char msg[160], *args;
+	enum answer a;
+	size_t i;
+
+	if ((j = cJSON_ParseWithLength(line, len)) == NULL || !cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		answer_error(out, "usage", "a request is one JSON object per line");
+		return;
+	}
+	cmd = cJSON_GetObjectItemCaseSensitive(j, "cmd");
+	for (i = 0; cJSON_IsString(cmd) && i < sizeof(commands) /
+	    sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, cmd->valuestring) == 0)
+			c = &commands[i];
+	if (c == NULL) {
+		cJSON_Delete(j);
+		answer_error(out, "usage", "unknown command");
+		return;
+	}
+	if (c->run == cmd_show_plain && cJSON_IsTrue(
+	    cJSON_GetObjectItemCaseSensitive(j, "payload")))
+		c = c + 1;	/* show_payload: the operator role */
+	dlq_buf_init(&data);
+	memset(&r, 0, sizeof(r));
+	r.db = db;
+	r.j = j;
+	r.user = user;
+	r.data = &data;
+	if (role < c->role) {
+		snprintf(r.err, sizeof(r.err), "%s needs the %s role; %s is %s",
+		    c->label, role_names[c->role], user, role_names[role]);
+		answer_error(out, "permission", r.err);
+		a = A_REFUSED;
+	} else if (db == NULL) {
+		answer_error(out, "error", "the archive is not available");
+		a = A_ERROR;
+	} else {
+		a = c->run(&r);
+		if (a == A_OK || (c->mutating && data.len > 0)) {
+			dlq_buf_printf(out, "{\"ok\":%s,\"data\":",
+			    a == A_OK ? "true" : "false");
+			dlq_buf_add(out, data.data ? data.data : "null",
+			    data.len ? data.len : 4);
+			if (a != A_OK) {
+				dlq_buf_adds(out, ",\"code\":");
+				dlq_buf_json_cstr(out, codes[a]);
+				dlq_buf_adds(out, ",\"error\":");
+				dlq_buf_json_cstr(out, r.err);
+			}
+			dlq_buf_adds(out, "}\n");
+		} else
+			answer_error(out, codes[a], r.err);
+	}
+	if (c->mutating && db != NULL) {
+		cJSON_DeleteItemFromObjectCaseSensitive(j, "cmd");
+		args = cJSON_PrintUnformatted(j);
+		if (role < c->role)
+			snprintf(msg, sizeof(msg), "refused: %.140s", r.err);
+		else
+			snprintf(msg, sizeof(msg), "%s%s%.140s", codes[a],
+			    a != A_OK ? ": " : "", a != A_OK ? r.err : "");
+		dlq_cases_audit_add(db, dlq_wall_ms(), user, uid, c->name, args,
+		    msg);
+		free(args);
+	}
+	dlq_buf_release(&data);
+	cJSON_Delete(j);
+}
+
+static bool
+listed(const struct dlq_strlist *l, const char *user, const gid_t *groups,
+    int ngroups)
+{
+	struct group gr, *res;
+	char buf[4096];
+	size_t i;
+	int k;
+
+	for (i = 0; i < l->n; i++) {
+		if (l->v[i][0] != '@') {
+			if (strcmp(l->v[i], user) == 0)
+				return true;
+			continue;
+		}
+		if (getgrnam_r(l->v[i] + 1, &gr, buf, sizeof(buf), &res) != 0 ||
+		    res == NULL)
+			continue;
+		for (k = 0; k < ngroups; k++)
+			if (groups[k] == gr.gr_gid)
+				return true;
+	}
+	return false;
+}
+
+enum dlq_role
+dlq_control_role(const struct dlq_config *c, uid_t uid, gid_t gid, char *user,
+    size_t userlen)
+{
+	struct passwd pw, *res;
+	gid_t groups[64];
+	int ngroups = 64;
+	char buf[4096];
+
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res != NULL)
+		snprintf(user, userlen, "%s", pw.pw_name);
+	else
+		snprintf(user, userlen, "uid:%ld", (long)uid);
+	if (uid == 0 || uid == geteuid())
+		return DLQ_ROLE_ADMIN;
+	if (res == NULL || getgrouplist(pw.pw_name, gid, groups, &ngroups) < 0)
+		ngroups = 1, groups[0] = gid;
+	if (listed(&c->admins, user, groups, ngroups))
+		return DLQ_ROLE_ADMIN;
+	if (listed(&c->operators, user, groups, ngroups))
+		return DLQ_ROLE_OPERATOR;
+	if (listed(&c->viewers, user, groups, ngroups))
+		return DLQ_ROLE_VIEWER;
+	return DLQ_ROLE_NONE;
+}
+
+static void
+drop_client(struct dlq_control *k, size_t i)
+{
+	close(k->c[i].fd);
+	dlq_buf_release(&k->c[i].in);
+	k->c[i] = k->c[--k->n];
+}
+
+static bool
+send_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		if ((w = send(fd, p, n, MSG_NOSIGNAL)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+static void
+accept_client(struct dlq_control *k)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct timeval tv = { 2, 0 };
+	struct client *c;
+	int fd;
+
+	if ((fd = accept4(k->fd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+		return;
+	if (k->n >= MAX_CLIENTS ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+		static const char busy[] = "{\"ok\":false,\"code\":\"error\","
+		    "\"error\":\"too many control connections\"}\n";
+		send_all(fd, busy, sizeof(busy) - 1);
+		close(fd);
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	c = &k->c[k->n++];
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->uid = cred.uid;
+	c->role = dlq_control_role(k->cfg, cred.uid, cred.gid, c->user,
+	    sizeof(c->user));
+	dlq_buf_init(&c->in);
+}
+
+/* Reads what is there; handles complete lines. False: drop the client. */
+static bool
+serve_client(struct dlq_control *k, struct client *c)
+{
+	char buf[16384], *nl;
+	ssize_t n;
+	size_t used;
+
+	if ((n = read(c->fd, buf, sizeof(buf))) <= 0)
+		return n < 0 && errno == EINTR;
+	dlq_buf_add(&c->in, buf, (size_t)n);
+	while (c->in.len > 0 && (nl = memchr(c->in.data, '\n', c->in.len))) {
+		used = (size_t)(nl - c->in.data) + 1;
+		dlq_buf_reset(&k->out);
+		dlq_control_handle(k->archive ? dlq_archive_db(k->archive) : NULL,
+		    c->in.data, used - 1, c->role, c->user, (long)c->uid, &k->out);
+		memmove(c->in.data, c->in.data + used, c->in.len - used);
+		c->in.len -= used;
+		if (!send_all(c->fd, k->out.data, k->out.len))
+			return false;
+	}
+	if (c->in.len > DLQ_CONTROL_REQUEST_MAX || c->in.oom) {
+		static const char big[] = "{\"ok\":false,\"code\":\"usage\","
+		    "\"error\":\"request too large\"}\n";
+		send_all(c->fd, big, sizeof(big) - 1);
+		return false;
+	}
+	return true;
+}
+
+static void *
+run(void *arg)
+{
+	struct dlq_control *k = arg;
+	struct pollfd p[MAX_CLIENTS + 1];
+	size_t i, n;
+
+	while (!k->stop) {
+		p[0].fd = k->fd;
+		p[0].events = POLLIN;
+		for (i = 0; i < k->n; i++) {
+			p[i + 1].fd = k->c[i].fd;
+			p[i + 1].events = POLLIN;
+			p[i + 1].revents = 0;
+		}
+		n = k->n;
+		if (poll(p, n + 1, POLL_MS) <= 0)
+			continue;
+		/* clients first, from the end: dropping moves the last one */
+		for (i = n; i-- > 0;)
+			if (p[i + 1].revents && !serve_client(k, &k->c[i]))
+				drop_client(k, i);
+		if (p[0].revents & POLLIN)
+			accept_client(k);
+	}
+	while (k->n > 0)
+		drop_client(k, k->n - 1);
+	return NULL;
+}
+
+static int
+bind_socket(struct dlq_control *k, const char *path)
+{
+	struct sockaddr_un sa;
+	char *copy;
+	int probe;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	if ((copy = strdup(path)) != NULL) {
+		mkdir(dirname(copy), 0755);
+		free(copy);
+	}
+	/* a live socket means another worker: never steal it */
+	if ((probe = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0) {
+		if (connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			close(probe);
+			errno = EADDRINUSE;
+			return -1;
+		}
+		close(probe);
+	}
+	unlink(path);
+	if ((k->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) < 0)
+		return -1;
+	if (bind(k->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    chmod(path, 0666) != 0 || listen(k->fd, 64) != 0)
+		return -1;
+	return 0;
+}
+
+struct dlq_control *
+dlq_control_start(const struct dlq_config *c)
+{
+	struct dlq_control *k;
+
+	if ((k = calloc(1, sizeof(*k))) == NULL)
+		return NULL;
+	k->cfg = c;
+	k->fd = -1;
+	dlq_buf_init(&k->out);
+	if (bind_socket(k, c->control_socket) == -1) {
+		dlq_log(DLQ_LOG_ERR, "control_failed", "socket", c->control_socket,
+		    "error", strerror(errno), NULL);
+		goto fail;
+	}
+	if ((k->archive = dlq_archive_open(c)) == NULL)
+		goto fail;
+	if (pthread_create(&k->thread, NULL, run, k) != 0)
+		goto fail;
+	dlq_log(DLQ_LOG_INFO, "control_listening", "socket", c->control_socket,
+	    NULL);
+	return k;
+fail:
+	if (k->fd >= 0)
+		close(k->fd);
+	dlq_archive_close(k->archive);
+	dlq_buf_release(&k->out);
+	free(k);
+	return NULL;
+}
+
+void
+dlq_control_stop(struct dlq_control *k)
+{
+	if (k == NULL)
+		return;
+	k->stop = true;
+	pthread_join(k->thread, NULL);
+	close(k->fd);
+	unlink(k->cfg->control_socket);
+	dlq_archive_close(k->archive);
+	dlq_buf_release(&k->out);
+	free(k);
+}

@@ -1,0 +1,113 @@
+/* ctlclient.c - connect, send a line, read a line. */
+#include "ctlclient.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define RESPONSE_MAX	(256 * 1024 * 1024)
+
+cJSON *
+dlq_ctl_call(const char *path, const cJSON *request, char *why, size_t whylen)
+{
+	struct sockaddr_un sa;
+	struct dlq_buf in;
+	char buf[65536], *text;
+	cJSON *answer = NULL;
+	ssize_t n;
+	size_t len, off = 0;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(why, whylen, "socket path too long: %s", path);
+		return NULL;
+	}
+	strcpy(sa.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		snprintf(why, whylen, "cannot reach dlq-worker at %s: %s (is "
+		    "it running? control.socket / DLQ_CONTROL_SOCKET)", path,
+		    strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	text = cJSON_PrintUnformatted(request);
+	len = strlen(text);
+	text[len] = '\n';	/* replaces the NUL; the length is known */
+	while (off < len + 1) {
+		if ((n = send(fd, text + off, len + 1 - off, MSG_NOSIGNAL)) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		off += (size_t)n;
+	}
+	free(text);
+	dlq_buf_init(&in);
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		dlq_buf_add(&in, buf, (size_t)n);
+		if (memchr(buf, '\n', (size_t)n) != NULL ||
+		    in.len > RESPONSE_MAX)
+			break;
+	}
+	close(fd);
+	if (in.len == 0 || (answer = cJSON_ParseWithLength(in.data, in.len)) ==
+	    NULL)
+		snprintf(why, whylen, "no valid answer from dlq-worker at %s",
+		    path);
+	dlq_buf_release(&in);
+	return answer;
+}
+
+int64_t
+dlq_parse_duration(const char *s)
+{
+	static const struct { const char *unit; int64_t ms; } units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+		{ "d", 86400000 }, { "w", 604800000 },
+	};
+	char *end;
+	long long v;
+	size_t i;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || v < 0 || v > 3650LL * 86400)
+		return -1;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].unit) == 0)
+			return v * units[i].ms;
+	return -1;
+}
+
+const char *
+dlq_format_age(int64_t ms, char *out, size_t n)
+{
+	int64_t s = ms / 1000;
+
+	if (s < 0)
+		s = 0;
+	if (s < 120)
+		snprintf(out, n, "%llds", (long long)s);
+	else if (s < 7200)
+		snprintf(out, n, "%lldm", (long long)s / 60);
+	else if (s < 172800)
+		snprintf(out, n, "%lldh", (long long)s / 3600);
+	else
+		snprintf(out, n, "%lldd", (long long)s / 86400);
+	return out;
+}

@@ -1,0 +1,23 @@
+/* ctlclient.h - dlqctl's side of the control socket: one request line
+ * out, one response line back. */
+#ifndef DLQ_CTLCLIENT_H
+#define DLQ_CTLCLIENT_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+/* Sends `request` (a JSON object, no newline) and parses the answer.
+ * NULL on a transport failure, with the reason in `why`. */
+cJSON	*dlq_ctl_call(const char *socket_path, const cJSON *request,
+	    char *why, size_t whylen);
+
+/* "90s", "15m", "2h", "7d", "500ms", "1w" -> milliseconds; -1 if bad. */
+int64_t	dlq_parse_duration(const char *);
+
+/* A compact age: "42s", "5m", "3h", "2d". */
+const char *dlq_format_age(int64_t ms, char *out, size_t n);
+
+#endif

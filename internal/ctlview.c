@@ -1,0 +1,235 @@
+/* ctlview.c - tables and records for a terminal. */
+#include "ctlview.h"
+
+#include <string.h>
+
+#include "ctlclient.h"
+
+static const char *
+s(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsString(v) ? v->valuestring : "-";
+}
+
+static int64_t
+n(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : -1;
+}
+
+static const char *
+age(const cJSON *o, const char *k, int64_t now, char *buf, size_t len)
+{
+	int64_t t = n(o, k);
+
+	if (t < 0)
+		return "-";
+	dlq_format_age(now - t, buf, len);
+	strncat(buf, " ago", len - strlen(buf) - 1);
+	return buf;
+}
+
+/* Prints at most `w` bytes of `str` on one line (UTF-8 cut cleanly). */
+static void
+clip(FILE *f, const char *str, int w)
+{
+	int i = 0, last = 0;
+
+	for (; str[i] != '\0' && i < w; i++) {
+		if (((unsigned char)str[i] & 0xc0) != 0x80)
+			last = i;
+		if (str[i] == '\n' || str[i] == '\r' || str[i] == '\t')
+			break;
+	}
+	if (str[i] != '\0' && i >= w)
+		i = last;
+	fprintf(f, "%.*s%s", i, str, str[i] ? "…" : "");
+}
+
+void
+dlq_view_list(FILE *f, const cJSON *data, int64_t now)
+{
+	const cJSON *r;
+	char a[32];
+
+	if (cJSON_GetArraySize(data) == 0) {
+		fputs("no dead letters match\n", f);
+		return;
+	}
+	fprintf(f, "%-8s %-9s %-28s %-13s %-9s %-20s %s\n", "ID", "AGE",
+	    "QUEUE", "CLASS", "STATUS", "MESSAGE_ID", "ERROR");
+	cJSON_ArrayForEach(r, data) {
+		fprintf(f, "%-8lld %-9s %-28s %-13s %-9s %-20s ",
+		    (long long)n(r, "id"), age(r, "received_at", now, a,
+		    sizeof(a)), s(r, "queue"), s(r, "class"), s(r, "status"),
+		    s(r, "message_id"));
+		clip(f, s(r, "error"), 60);
+		fputc('\n', f);
+	}
+}
+
+static void
+field(FILE *f, const char *label, const char *value)
+{
+	fprintf(f, "%-16s %s\n", label, value);
+}
+
+void
+dlq_view_show(FILE *f, const cJSON *d, int64_t now)
+{
+	static const char *const props[] = { "message_id", "correlation_id",
+	    "type", "content_type", "content_encoding", "app_id", "user_id",
+	    "reply_to", "expiration", NULL };
+	const cJSON *x, *e;
+	char a[48], num[32];
+	const char *const *p;
+	int i = 0;
+
+	snprintf(num, sizeof(num), "%lld", (long long)n(d, "id"));
+	field(f, "id", num);
+	field(f, "status", s(d, "status"));
+	field(f, "received", age(d, "received_at", now, a, sizeof(a)));
+	field(f, "dlq", s(d, "dlq"));
+	field(f, "queue", s(d, "queue"));
+	field(f, "class", s(d, "class"));
+	field(f, "signature", s(d, "signature"));
+	field(f, "error", s(d, "error"));
+	field(f, "how to fix", s(d, "hint"));
+	for (p = props; *p != NULL; p++)
+		if (strcmp(s(d, *p), "-") != 0)
+			field(f, *p, s(d, *p));
+	if (n(d, "retry_count") >= 0) {
+		snprintf(num, sizeof(num), "%lld", (long long)n(d, "retry_count"));
+		field(f, "x-retry-count", num);
+	}
+	snprintf(num, sizeof(num), "%lld bytes", (long long)n(d, "payload_bytes"));
+	field(f, "payload", num);
+	if (strcmp(s(d, "owner"), "-") != 0) {
+		field(f, "owner", s(d, "owner"));
+		field(f, "decision", s(d, "decision"));
+		field(f, "assigned by", s(d, "assigned_by"));
+	}
+	if (strcmp(s(d, "resolution"), "-") != 0) {
+		field(f, "resolution", s(d, "resolution"));
+		field(f, "resolved by", s(d, "resolved_by"));
+	}
+	x = cJSON_GetObjectItemCaseSensitive(d, "x_death");
+	if (cJSON_GetArraySize(x) > 0)
+		fputs("x-death (newest first):\n", f);
+	cJSON_ArrayForEach(e, x)
+		fprintf(f, "  %d. %s  %s from %s (exchange %s), count %lld\n",
+		    ++i, s(e, "time"), s(e, "reason"), s(e, "queue"),
+		    s(e, "exchange"), (long long)n(e, "count"));
+	x = cJSON_GetObjectItemCaseSensitive(d, "attempts");
+	if (cJSON_GetArraySize(x) > 0)
+		fputs("attempts:\n", f);
+	cJSON_ArrayForEach(e, x)
+		fprintf(f, "  %s by %s: %s (%s)\n", age(e, "started_at", now, a,
+		    sizeof(a)), s(e, "actor"), s(e, "outcome"), s(e, "detail"));
+	x = cJSON_GetObjectItemCaseSensitive(d, "audit");
+	if (cJSON_GetArraySize(x) > 0)
+		fputs("audit:\n", f);
+	cJSON_ArrayForEach(e, x)
+		fprintf(f, "  %s %s by %s: %s\n", age(e, "at", now, a, sizeof(a)),
+		    s(e, "command"), s(e, "actor"), s(e, "result"));
+	if ((e = cJSON_GetObjectItemCaseSensitive(d, "payload")) != NULL &&
+	    cJSON_IsString(e))
+		fprintf(f, "payload:\n%s\n", e->valuestring);
+	else if (cJSON_IsString(e = cJSON_GetObjectItemCaseSensitive(d,
+	    "payload_base64")))
+		fprintf(f, "payload (base64):\n%s\n", e->valuestring);
+}
+
+static void
+counts(FILE *f, const char *title, const cJSON *o)
+{
+	const cJSON *e;
+
+	fprintf(f, "%s:\n", title);
+	if (cJSON_GetArraySize(o) == 0)
+		fputs("  (none)\n", f);
+	cJSON_ArrayForEach(e, o)
+		fprintf(f, "  %-30s %lld\n", e->string, (long long)e->valuedouble);
+}
+
+void
+dlq_view_stats(FILE *f, const cJSON *d)
+{
+	char a[32];
+	int64_t oldest = n(d, "oldest_unresolved_age_ms");
+
+	fprintf(f, "unresolved        %lld of %lld\n",
+	    (long long)n(d, "unresolved"), (long long)n(d, "total"));
+	fprintf(f, "oldest unresolved %s\n", oldest < 0 ? "-" :
+	    dlq_format_age(oldest, a, sizeof(a)));
+	fprintf(f, "new last hour     %lld\n", (long long)n(d, "new_last_hour"));
+	fprintf(f, "new last day      %lld\n", (long long)n(d, "new_last_day"));
+	fprintf(f, "replay unknown    %lld\n",
+	    (long long)n(d, "replaying_unknown"));
+	fprintf(f, "repeated cycles   %lld\n", (long long)n(d, "repeated_cycles"));
+	fprintf(f, "payloads purged   %lld\n", (long long)n(d, "payloads_purged"));
+	counts(f, "unresolved by queue",
+	    cJSON_GetObjectItemCaseSensitive(d, "by_queue"));
+	counts(f, "unresolved by class",
+	    cJSON_GetObjectItemCaseSensitive(d, "by_class"));
+	counts(f, "all by status", cJSON_GetObjectItemCaseSensitive(d, "by_status"));
+}
+
+void
+dlq_view_groups(FILE *f, const cJSON *data, int64_t now)
+{
+	const cJSON *g;
+	char a[32];
+
+	if (cJSON_GetArraySize(data) == 0) {
+		fputs("no dead letters\n", f);
+		return;
+	}
+	fprintf(f, "%-7s %-10s %-12s %-28s %-13s %-9s %-8s %s\n", "COUNT",
+	    "UNRESOLVED", "SIGNATURE", "QUEUE", "CLASS", "LAST", "SAMPLE",
+	    "ERROR");
+	cJSON_ArrayForEach(g, data) {
+		fprintf(f, "%-7lld %-10lld %-12s %-28s %-13s %-9s %-8lld ",
+		    (long long)n(g, "count"), (long long)n(g, "unresolved"),
+		    s(g, "signature"), s(g, "queue"), s(g, "class"),
+		    dlq_format_age(now - n(g, "last_seen"), a, sizeof(a)),
+		    (long long)n(g, "sample_id"));
+		clip(f, s(g, "error"), 60);
+		fputc('\n', f);
+	}
+}
+
+void
+dlq_view_changes(FILE *f, const cJSON *d, const char *verb)
+{
+	const cJSON *r;
+
+	fprintf(f, "%s %lld\n", verb, (long long)n(d, "changed"));
+	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(d, "results"))
+		if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "ok")))
+			fprintf(f, "  %lld: %s\n", (long long)n(r, "id"),
+			    s(r, "error"));
+}
+
+void
+dlq_view_audit(FILE *f, const cJSON *data, int64_t now)
+{
+	const cJSON *r;
+	char a[32], *args;
+
+	fprintf(f, "%-10s %-12s %-8s %-40s %s\n", "WHEN", "ACTOR", "COMMAND",
+	    "ARGS", "RESULT");
+	cJSON_ArrayForEach(r, data) {
+		args = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(r,
+		    "args"));
+		fprintf(f, "%-10s %-12s %-8s ", age(r, "at", now, a, sizeof(a)),
+		    s(r, "actor"), s(r, "command"));
+		clip(f, args ? args : "-", 40);
+		fprintf(f, " %s\n", s(r, "result"));
+		cJSON_free(args);
+	}
+}

@@ -1,0 +1,17 @@
+/* ctlview.h - dlqctl's human output of control answers (--json prints
+ * the answer's data as it came). Times are shown relative to now. */
+#ifndef DLQ_CTLVIEW_H
+#define DLQ_CTLVIEW_H
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdio.h>
+
+void	dlq_view_list(FILE *, const cJSON *data, int64_t now_ms);
+void	dlq_view_show(FILE *, const cJSON *data, int64_t now_ms);
+void	dlq_view_stats(FILE *, const cJSON *data);
+void	dlq_view_groups(FILE *, const cJSON *data, int64_t now_ms);
+void	dlq_view_changes(FILE *, const cJSON *data, const char *verb);
+void	dlq_view_audit(FILE *, const cJSON *data, int64_t now_ms);
+
+#endif

@@ -1,0 +1,589 @@
+/* check_archive.c - the archive and dlqctl triage, against the real
+ * worker, broker and control socket. */
+#include <check.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../check_main.h"
+#include "harness.h"
+
+#define WAIT_MS	20000
+
+struct fixture {
+	char			 prefix[64], q[2][128], dlq[2][160], exch[96];
+	char			 db[256];
+	const char		*cfg;
+	struct h_worker		 w;
+	amqp_connection_state_t	 c;
+};
+
+static void
+start_worker(struct fixture *f)
+{
+	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
+	ck_assert(h_worker_wait(&f->w, "control_listening", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f->w, "consumer_started", 2, WAIT_MS));
+}
+
+/* Two fresh queues; `extra` goes into the config (may hold %s for the
+ * archive path). */
+static void
+start(struct fixture *f, const char *extra)
+{
+	char conf[1024];
+	const char *queues[3];
+	int i;
+
+	h_name(f->prefix, sizeof(f->prefix), "ar");
+	for (i = 0; i < 2; i++) {
+		snprintf(f->q[i], sizeof(f->q[i]), "%s_q%d", f->prefix, i);
+		snprintf(f->dlq[i], sizeof(f->dlq[i]), "%s.dlq", f->q[i]);
+		queues[i] = f->q[i];
+	}
+	queues[2] = NULL;
+	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
+	snprintf(f->db, sizeof(f->db), "/tmp/dlq-it-%d/%s-archive.db",
+	    (int)getpid(), f->prefix);
+	snprintf(conf, sizeof(conf), "archive = { path = \"%s\"; "
+	    "busy_timeout_ms = 300; };\n%s", f->db, extra ? extra : "");
+	f->cfg = h_setup(f->prefix, queues, conf);
+	start_worker(f);
+	f->c = h_connect();
+}
+
+static void
+stop(struct fixture *f)
+{
+	h_close(f->c);
+	ck_assert_int_eq(h_worker_stop(&f->w, 10000, NULL), 0);
+}
+
+/* n messages with `error` die in queue q through the broker. */
+static void
+die_in(struct fixture *f, int q, int n, const char *error)
+{
+	amqp_table_entry_t e;
+	amqp_table_t h = { 1, &e };
+	char id[64];
+	int i;
+
+	e.key = amqp_cstring_bytes("x-error");
+	e.value.kind = AMQP_FIELD_KIND_UTF8;
+	e.value.value.bytes = amqp_cstring_bytes(error);
+	for (i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "%s-%d", error, i);
+		h_publish(f->c, f->exch, f->q[q], "{\"k\":1}", 7, id, &h);
+	}
+	ck_assert_int_eq(h_reject(f->c, f->q[q], n, WAIT_MS), n);
+}
+
+/* SELECT count(*), count(DISTINCT message_id) straight from the file. */
+static void
+count_rows(const char *db, int *rows, int *distinct)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st;
+
+	ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
+	    SQLITE_OK);
+	sqlite3_busy_timeout(h, 5000);
+	ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT count(*), count(DISTINCT"
+	    " message_id) FROM dead_letters", -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	*rows = sqlite3_column_int(st, 0);
+	*distinct = sqlite3_column_int(st, 1);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+}
+
+static const cJSON *
+get(const cJSON *o, const char *k)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static const char *
+gs(const cJSON *o, const char *k)
+{
+	const cJSON *v = get(o, k);
+
+	return cJSON_IsString(v) ? v->valuestring : "(none)";
+}
+
+static int64_t
+gn(const cJSON *o, const char *k)
+{
+	const cJSON *v = get(o, k);
+
+	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : -1;
+}
+
+START_TEST(every_property_and_header_round_trips)
+{
+	struct fixture f;
+	amqp_basic_properties_t p;
+	amqp_table_entry_t e[4];
+	amqp_bytes_t body = amqp_cstring_bytes("{\"order\":42,\"note\":\"ü\"}");
+	cJSON *list, *rec, *h;
+	char idarg[24];
+
+	start(&f, NULL);
+	memset(&p, 0, sizeof(p));
+	p._flags = AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_CORRELATION_ID_FLAG |
+	    AMQP_BASIC_TYPE_FLAG | AMQP_BASIC_CONTENT_TYPE_FLAG |
+	    AMQP_BASIC_CONTENT_ENCODING_FLAG | AMQP_BASIC_TIMESTAMP_FLAG |
+	    AMQP_BASIC_APP_ID_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG |
+	    AMQP_BASIC_PRIORITY_FLAG | AMQP_BASIC_REPLY_TO_FLAG |
+	    AMQP_BASIC_USER_ID_FLAG | AMQP_BASIC_HEADERS_FLAG;
+	p.message_id = amqp_cstring_bytes("m-42");
+	p.correlation_id = amqp_cstring_bytes("c-42");
+	p.type = amqp_cstring_bytes("order.created");
+	p.content_type = amqp_cstring_bytes("application/json");
+	p.content_encoding = amqp_cstring_bytes("identity");
+	p.timestamp = 1764496800;
+	p.app_id = amqp_cstring_bytes("shop");
+	p.delivery_mode = 2;
+	p.priority = 3;
+	p.reply_to = amqp_cstring_bytes("replies");
+	p.user_id = amqp_cstring_bytes("guest");
+	e[0].key = amqp_cstring_bytes("x-retry-count");
+	e[0].value.kind = AMQP_FIELD_KIND_I8;
+	e[0].value.value.i8 = 3;
+	e[1].key = amqp_cstring_bytes("x-error");
+	e[1].value.kind = AMQP_FIELD_KIND_UTF8;
+	e[1].value.value.bytes = amqp_cstring_bytes("HTTP 503 from provider");
+	e[2].key = amqp_cstring_bytes("tenant");
+	e[2].value.kind = AMQP_FIELD_KIND_UTF8;
+	e[2].value.value.bytes = amqp_cstring_bytes("acme");
+	e[3].key = amqp_cstring_bytes("flag");
+	e[3].value.kind = AMQP_FIELD_KIND_BOOLEAN;
+	e[3].value.value.boolean = 1;
+	p.headers.num_entries = 4;
+	p.headers.entries = e;
+	ck_assert_int_eq(amqp_basic_publish(f.c, 1, amqp_cstring_bytes(f.exch),
+	    amqp_cstring_bytes(f.q[0]), 0, 0, &p, body), 0);
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
+
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &list, (const char *[]){ "list",
+	    NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(list), 1);
+	snprintf(idarg, sizeof(idarg), "%lld",
+	    (long long)gn(cJSON_GetArrayItem(list, 0), "id"));
+	cJSON_Delete(list);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &rec, (const char *[]){ "show",
+	    idarg, "--payload", NULL }), 0);
+	ck_assert_str_eq(gs(rec, "message_id"), "m-42");
+	ck_assert_str_eq(gs(rec, "correlation_id"), "c-42");
+	ck_assert_str_eq(gs(rec, "type"), "order.created");
+	ck_assert_str_eq(gs(rec, "content_type"), "application/json");
+	ck_assert_str_eq(gs(rec, "content_encoding"), "identity");
+	ck_assert_int_eq(gn(rec, "timestamp"), 1764496800);
+	ck_assert_str_eq(gs(rec, "app_id"), "shop");
+	ck_assert_int_eq(gn(rec, "delivery_mode"), 2);
+	ck_assert_int_eq(gn(rec, "priority"), 3);
+	ck_assert_str_eq(gs(rec, "reply_to"), "replies");
+	ck_assert_str_eq(gs(rec, "user_id"), "guest");
+	ck_assert_str_eq(gs(rec, "queue"), f.q[0]);
+	ck_assert_str_eq(gs(rec, "dlq"), f.dlq[0]);
+	ck_assert_str_eq(gs(rec, "exchange"), f.exch);
+	ck_assert_str_eq(cJSON_GetArrayItem(get(rec, "routing_keys"), 0)->valuestring,
+	    f.q[0]);
+	ck_assert_str_eq(gs(rec, "reason"), "rejected");
+	ck_assert_str_eq(gs(rec, "class"), "transient");
+	ck_assert_str_eq(gs(rec, "error"), "HTTP 503 from provider");
+	ck_assert_int_eq(gn(rec, "retry_count"), 3);
+	ck_assert_str_eq(gs(rec, "status"), "open");
+	ck_assert_str_eq(gs(rec, "payload"), "{\"order\":42,\"note\":\"ü\"}");
+	ck_assert_int_eq(gn(rec, "payload_bytes"), (int64_t)body.len);
+	ck_assert_int_eq((int)strlen(gs(rec, "payload_sha256")), 64);
+	ck_assert_str_ne(gs(rec, "hint"), "(none)");
+	h = (cJSON *)get(rec, "headers");
+	ck_assert_int_eq(gn(h, "x-retry-count"), 3);
+	ck_assert_str_eq(gs(h, "tenant"), "acme");
+	ck_assert(cJSON_IsTrue(get(h, "flag")));
+	ck_assert_int_eq(cJSON_GetArraySize(get(h, "x-death")), 1);
+	ck_assert_int_eq(gn(cJSON_GetArrayItem(get(rec, "x_death"), 0), "count"),
+	    1);
+	cJSON_Delete(rec);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(sigkill_mid_drain_archives_each_exactly_once)
+{
+	struct fixture f;
+	char id[32];
+	int i, rows, distinct;
+	const int N = 3000;
+
+	start(&f, NULL);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	for (i = 0; i < N; i++) {
+		snprintf(id, sizeof(id), "k-%d", i);
+		h_publish(f.c, "", f.dlq[1], "{\"payload\":true}", 16, id, NULL);
+	}
+	ck_assert(h_wait_count(f.dlq[1], N, WAIT_MS));
+	start_worker(&f);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 300, WAIT_MS));
+	kill(f.w.pid, SIGKILL);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), -1);
+	start_worker(&f);
+	ck_assert(h_wait_count(f.dlq[1], 0, 60000));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	count_rows(f.db, &rows, &distinct);
+	ck_assert_int_eq(distinct, N);
+	ck_assert_int_eq(rows, N);
+	h_close(f.c);
+}
+END_TEST
+
+START_TEST(a_crash_between_commit_and_ack_makes_no_second_record)
+{
+	struct fixture f;
+	cJSON **ev;
+	char id[32];
+	int i, n, rows, distinct, committed, dups = 0;
+
+	start(&f, NULL);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	for (i = 0; i < 500; i++) {
+		snprintf(id, sizeof(id), "c-%d", i);
+		h_publish(f.c, "", f.dlq[0], "{}", 2, id, NULL);
+	}
+	ck_assert(h_wait_count(f.dlq[0], 500, WAIT_MS));
+	/* the worker dies right after its first commit, before the ack */
+	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL },
+	    (const char *[]){ "DLQ_FAULT_EXIT_AFTER_COMMITS=1", NULL });
+	ck_assert_int_eq(h_worker_exit(&f.w, 30000), 99);
+	count_rows(f.db, &committed, &distinct);
+	ck_assert_int_gt(committed, 0);
+	ck_assert(h_wait_count(f.dlq[0], 500, WAIT_MS));	/* none acked */
+
+	start_worker(&f);
+	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	/* the committed batch came back redelivered and was recognised */
+	ev = h_worker_events(&f.w, "dead_letter", &n);
+	ck_assert_int_eq(n, 500);
+	for (i = 0; i < n; i++)
+		dups += cJSON_IsTrue(cJSON_GetObjectItem(ev[i], "duplicate"));
+	h_events_free(ev, n);
+	ck_assert_int_eq(dups, committed);
+	count_rows(f.db, &rows, &distinct);
+	ck_assert_int_eq(rows, 500);
+	ck_assert_int_eq(distinct, 500);
+	h_close(f.c);
+}
+END_TEST
+
+START_TEST(an_unwritable_archive_leaves_deliveries_in_the_queue)
+{
+	struct fixture f;
+	sqlite3 *lock;
+	int rows, distinct;
+
+	start(&f, NULL);
+	/* another process holds the archive's write lock past the timeout */
+	ck_assert_int_eq(sqlite3_open(f.db, &lock), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(lock, "BEGIN EXCLUSIVE", NULL, NULL, NULL),
+	    SQLITE_OK);
+	die_in(&f, 0, 10, "while locked");
+	ck_assert(h_worker_wait(&f.w, "archive_error", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f.w, "consumer_reconnecting", 1, WAIT_MS));
+	/* nothing was acked: the ten are back in the queue, none logged */
+	ck_assert(h_wait_count(f.dlq[0], 10, WAIT_MS));
+	ck_assert_int_eq(h_worker_count(&f.w, "dead_letter"), 0);
+	ck_assert_int_eq(sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(lock);
+	ck_assert(h_worker_wait(&f.w, "archive_recovered", 1, 60000));
+	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 10, WAIT_MS));
+	/* one error per episode, however many retries it took */
+	ck_assert_int_eq(h_worker_count(&f.w, "archive_error"), 1);
+	stop(&f);
+	count_rows(f.db, &rows, &distinct);
+	ck_assert_int_eq(rows, 10);
+	ck_assert_int_eq(distinct, 10);
+}
+END_TEST
+
+static int64_t
+first_id(const char *cfg, const char *const *args)
+{
+	cJSON *l;
+	int64_t id;
+
+	ck_assert_int_eq(h_dlqctl(cfg, NULL, &l, args), 0);
+	ck_assert_int_ge(cJSON_GetArraySize(l), 1);
+	id = gn(cJSON_GetArrayItem(l, 0), "id");
+	cJSON_Delete(l);
+	return id;
+}
+
+START_TEST(triage_commands_answer_what_the_archive_holds)
+{
+	struct fixture f;
+	cJSON *j, *g;
+	char a[24], b[24];
+	int64_t t_id, v_id;
+
+	start(&f, NULL);
+	die_in(&f, 0, 3, "connect ETIMEDOUT");
+	die_in(&f, 1, 2, "invalid field recipient");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 5, WAIT_MS));
+
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    "--queue", f.q[0], NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 3);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    "--class", "validation", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 2);
+	ck_assert_str_eq(gs(cJSON_GetArrayItem(j, 0), "queue"), f.q[1]);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    "--limit", "1", "--since", "1h", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	cJSON_Delete(j);
+
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "groups",
+	    NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 2);
+	g = cJSON_GetArrayItem(j, 0);
+	ck_assert_int_eq(gn(g, "count"), 3);
+	ck_assert_str_eq(gs(g, "class"), "transient");
+	ck_assert_int_gt(gn(g, "sample_id"), 0);
+	cJSON_Delete(j);
+
+	t_id = first_id(f.cfg, (const char *[]){ "list", "--class",
+	    "transient", NULL });
+	v_id = first_id(f.cfg, (const char *[]){ "list", "--class",
+	    "validation", NULL });
+	snprintf(a, sizeof(a), "%lld", (long long)t_id);
+	snprintf(b, sizeof(b), "%lld", (long long)v_id);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "assign",
+	    a, "--owner", "payments", "--decision", "check receipts",
+	    "--escalate-in", "2h", NULL }), 0);
+	ck_assert_int_eq(gn(j, "changed"), 1);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "drop", b,
+	    "--reason", "producer bug, fixed in 2.3", NULL }), 0);
+	cJSON_Delete(j);
+	/* dropping twice is refused, with the reason */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "drop", b,
+	    "--reason", "again", NULL }), 1);
+	ck_assert_str_eq(gs(cJSON_GetArrayItem(get(j, "results"), 0), "error"),
+	    "status is discarded");
+	cJSON_Delete(j);
+	/* bulk drop without --yes does nothing */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "drop",
+	    a, b, "--reason", "x", NULL }), 2);
+
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    a, NULL }), 0);
+	ck_assert_str_eq(gs(j, "status"), "assigned");
+	ck_assert_str_eq(gs(j, "owner"), "payments");
+	ck_assert_str_eq(gs(j, "decision"), "check receipts");
+	ck_assert_str_eq(gs(j, "assigned_by"), "root");
+	ck_assert_int_gt(gn(j, "escalate_at"), gn(j, "assigned_at"));
+	ck_assert_int_eq(cJSON_GetArraySize(get(j, "audit")), 1);
+	ck_assert(cJSON_IsNull(get(j, "headers")));
+	ck_assert_ptr_null(get(j, "payload"));
+	cJSON_Delete(j);
+
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
+	    NULL }), 0);
+	ck_assert_int_eq(gn(j, "total"), 5);
+	ck_assert_int_eq(gn(j, "unresolved"), 4);
+	ck_assert_int_eq(gn(get(j, "by_class"), "transient"), 3);
+	ck_assert_int_eq(gn(get(j, "by_class"), "validation"), 1);
+	ck_assert_int_eq(gn(get(j, "by_status"), "discarded"), 1);
+	ck_assert_int_ge(gn(j, "oldest_unresolved_age_ms"), 0);
+	cJSON_Delete(j);
+
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
+	    NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 3);	/* assign, drop, drop */
+	ck_assert_str_eq(gs(cJSON_GetArrayItem(j, 2), "command"), "assign");
+	ck_assert_str_eq(gs(cJSON_GetArrayItem(j, 2), "actor"), "root");
+	ck_assert_str_eq(gs(cJSON_GetArrayItem(j, 2), "result"), "ok");
+	cJSON_Delete(j);
+
+	/* malformed input: usage errors, nothing changes */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "list",
+	    "--since", "yesterday", NULL }), 2);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "show",
+	    "abc", NULL }), 2);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "show",
+	    "999999", NULL }), 1);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "list",
+	    "--status", "lost", NULL }), 2);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(roles_decide_who_sees_payloads_and_who_drops)
+{
+	struct fixture f;
+	cJSON *j;
+	char id[24];
+
+	h_share_tmpdir();
+	start(&f, "control = { viewers = [ \"nobody\" ]; };");
+	die_in(&f, 0, 1, "timeout");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	snprintf(id, sizeof(id), "%lld", (long long)first_id(f.cfg,
+	    (const char *[]){ "list", NULL }));
+
+	ck_assert_int_eq(h_dlqctl(f.cfg, "nobody", &j, (const char *[]){ "list",
+	    NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, "nobody", NULL, (const char *[]){
+	    "show", id, NULL }), 0);
+	ck_assert_int_eq(h_dlqctl(f.cfg, "nobody", NULL, (const char *[]){
+	    "show", id, "--payload", NULL }), 4);
+	ck_assert_int_eq(h_dlqctl(f.cfg, "nobody", NULL, (const char *[]){
+	    "drop", id, "--reason", "mine now", NULL }), 4);
+	/* a user in no list gets nothing */
+	ck_assert_int_eq(h_dlqctl(f.cfg, "daemon", NULL, (const char *[]){
+	    "list", NULL }), 4);
+
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    id, NULL }), 0);
+	ck_assert_str_eq(gs(j, "status"), "open");
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
+	    NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	ck_assert_str_eq(gs(cJSON_GetArrayItem(j, 0), "actor"), "nobody");
+	ck_assert_str_eq(gs(cJSON_GetArrayItem(j, 0), "command"), "drop");
+	ck_assert_ptr_nonnull(strstr(gs(cJSON_GetArrayItem(j, 0), "result"),
+	    "refused"));
+	cJSON_Delete(j);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(purge_drops_payloads_and_keeps_records)
+{
+	struct fixture f;
+	cJSON *j, *l;
+	char a[24], b[24];
+
+	start(&f, NULL);
+	die_in(&f, 0, 3, "gone");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &l, (const char *[]){ "list",
+	    NULL }), 0);
+	snprintf(a, sizeof(a), "%lld", (long long)gn(cJSON_GetArrayItem(l, 0),
+	    "id"));
+	snprintf(b, sizeof(b), "%lld", (long long)gn(cJSON_GetArrayItem(l, 1),
+	    "id"));
+	cJSON_Delete(l);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "drop",
+	    a, b, "--reason", "obsolete", "--yes", NULL }), 0);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "purge",
+	    "--older-than", "1ms", NULL }), 0);
+	ck_assert_int_eq(gn(j, "purged"), 2);	/* the open one keeps it */
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
+	    NULL }), 0);
+	ck_assert_int_eq(gn(j, "total"), 3);
+	ck_assert_int_eq(gn(j, "payloads_purged"), 2);
+	ck_assert_int_eq(gn(get(j, "by_status"), "discarded"), 2);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show", a,
+	    "--payload", NULL }), 0);
+	ck_assert(cJSON_IsNull(get(j, "payload")));
+	ck_assert(cJSON_IsNull(get(j, "headers")));
+	ck_assert_str_eq(gs(j, "class"), "unknown");
+	ck_assert_str_eq(gs(j, "resolution"), "obsolete");
+	ck_assert_int_gt(gn(j, "purged_at"), 0);
+	cJSON_Delete(j);
+	stop(&f);
+}
+END_TEST
+
+/* Raw requests on the socket: a line in, a line out. */
+static char *
+raw(const char *sock, const char *req, size_t len)
+{
+	struct sockaddr_un sa;
+	static char buf[65536];
+	ssize_t n;
+	size_t got = 0;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(send(fd, req, len, MSG_NOSIGNAL), (ssize_t)len);
+	while (got < sizeof(buf) - 1 &&
+	    (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0) {
+		got += (size_t)n;
+		if (memchr(buf, '\n', got))
+			break;
+	}
+	buf[got] = '\0';
+	close(fd);
+	return buf;
+}
+
+START_TEST(bad_control_requests_get_clear_errors)
+{
+	struct fixture f;
+	const char *sock;
+	char *big;
+	size_t n = 100 * 1024;
+
+	start(&f, NULL);
+	sock = h_socket(f.prefix);
+	ck_assert_str_eq(raw(sock, "not json\n", 9), "{\"ok\":false,\"code\":"
+	    "\"usage\",\"error\":\"a request is one JSON object per line\"}\n");
+	ck_assert_str_eq(raw(sock, "{\"cmd\":\"rm -rf\"}\n", 17),
+	    "{\"ok\":false,\"code\":\"usage\",\"error\":\"unknown command\"}\n");
+	ck_assert_ptr_nonnull(strstr(raw(sock, "{\"cmd\":\"show\",\"id\":\"x\"}\n",
+	    24), "\"code\":\"usage\""));
+	ck_assert_ptr_nonnull(strstr(raw(sock, "{\"cmd\":\"drop\",\"ids\":[1.5],"
+	    "\"reason\":\"r\"}\n", 40), "\"code\":\"usage\""));
+	big = malloc(n);
+	memset(big, 'a', n);
+	ck_assert_ptr_nonnull(strstr(raw(sock, big, n), "request too large"));
+	free(big);
+	ck_assert_str_eq(raw(sock, "{\"cmd\":\"ping\"}\n", 15),
+	    "{\"ok\":true,\"data\":\"pong\"}\n");
+	stop(&f);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("archive");
+	TCase *tc = tcase_create("cases");
+
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, every_property_and_header_round_trips);
+	tcase_add_test(tc, sigkill_mid_drain_archives_each_exactly_once);
+	tcase_add_test(tc, a_crash_between_commit_and_ack_makes_no_second_record);
+	tcase_add_test(tc, an_unwritable_archive_leaves_deliveries_in_the_queue);
+	tcase_add_test(tc, triage_commands_answer_what_the_archive_holds);
+	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);
+	tcase_add_test(tc, purge_drops_payloads_and_keeps_records);
+	tcase_add_test(tc, bad_control_requests_get_clear_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)
