@@ -283,3 +283,54 @@ dlq_utf8_is_text(const void *sv, size_t n)
 	}
 	return true;
 }
+
+static const char b64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+void
+dlq_buf_base64(struct dlq_buf *b, const void *sv, size_t n)
+{
+	const unsigned char *s = sv;
+	char q[4];
+	uint32_t v;
+	size_t i;
+
+	for (i = 0; i < n; i += 3) {
+		v = (uint32_t)s[i] << 16;
+		if (i + 1 < n)
+			v |= (uint32_t)s[i + 1] << 8;
+		if (i + 2 < n)
+			v |= s[i + 2];
+		q[0] = b64[v >> 18 & 63];
+		q[1] = b64[v >> 12 & 63];
+		q[2] = i + 1 < n ? b64[v >> 6 & 63] : '=';
+		q[3] = i + 2 < n ? b64[v & 63] : '=';
+		dlq_buf_add(b, q, 4);
+	}
+}
+
+int
+dlq_base64_decode(const char *t, struct dlq_buf *out)
+{
+	uint32_t v = 0;
+	int bits = 0, pad = 0;
+	const char *p;
+	char c;
+
+	for (; *t != '\0'; t++) {
+		if (*t == '=') {
+			pad++;
+			continue;
+		}
+		if (pad > 0 || (p = strchr(b64, *t)) == NULL || *t == '\0')
+			return -1;
+		v = (v << 6) | (uint32_t)(p - b64);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			c = (char)(v >> bits & 0xff);
+			dlq_buf_addc(out, c);
+		}
+	}
+	return pad > 2 ? -1 : 0;
+}

@@ -42,6 +42,11 @@ void	dlq_buf_json_cstr(struct dlq_buf *, const char *);	/* NULL -> null */
 void	dlq_buf_rfc3339(struct dlq_buf *, int64_t secs);
 void	dlq_buf_rfc3339_ms(struct dlq_buf *, int64_t ms);
 
+/* Appends base64 of s[0..n) (RFC 4648, padded). */
+void	dlq_buf_base64(struct dlq_buf *, const void *s, size_t n);
+/* Decodes base64 text into `out` (appended); -1 on bad input. */
+int	dlq_base64_decode(const char *text, struct dlq_buf *out);
+
 /* Length of the longest prefix of s[0..n) that is valid UTF-8 and does not
  * end inside a multi-byte sequence; used to truncate text cleanly. */
 size_t	dlq_utf8_prefix(const void *s, size_t n);

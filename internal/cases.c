@@ -110,14 +110,11 @@ dlq_cases_list(sqlite3 *db, const struct dlq_list_filter *f,
 static void
 add_payload(sqlite3 *db, int64_t id, struct dlq_buf *out)
 {
-	static const char b64[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const struct param p[] = { INT(id) };
 	sqlite3_stmt *st = prepare(db, "SELECT payload FROM dead_letters "
 	    "WHERE id = ?1", p, 1);
 	const unsigned char *b;
-	size_t n, i;
-	uint32_t v;
+	size_t n;
 
 	if (st == NULL)
 		return;
@@ -131,17 +128,7 @@ add_payload(sqlite3 *db, int64_t id, struct dlq_buf *out)
 			dlq_buf_json_str(out, b, n);
 		} else {
 			dlq_buf_adds(out, ",\"payload_base64\":\"");
-			for (i = 0; i < n; i += 3) {
-				v = (uint32_t)b[i] << 16;
-				if (i + 1 < n)
-					v |= (uint32_t)b[i + 1] << 8;
-				if (i + 2 < n)
-					v |= b[i + 2];
-				dlq_buf_addc(out, b64[v >> 18 & 63]);
-				dlq_buf_addc(out, b64[v >> 12 & 63]);
-				dlq_buf_addc(out, i + 1 < n ? b64[v >> 6 & 63] : '=');
-				dlq_buf_addc(out, i + 2 < n ? b64[v & 63] : '=');
-			}
+			dlq_buf_base64(out, b, n);
 			dlq_buf_addc(out, '"');
 		}
 	}
@@ -180,7 +167,20 @@ dlq_cases_show(sqlite3 *db, int64_t id, bool payload, struct dlq_buf *out)
 	    " 'audit', (SELECT json_group_array(json_object('at', u.at,"
 	    "   'actor', u.actor, 'command', u.command, 'result', u.result))"
 	    "   FROM audit u WHERE EXISTS (SELECT 1 FROM"
-	    "   json_each(u.args, '$.ids') WHERE value = d.id) ORDER BY u.id))"
+	    "   json_each(u.args, '$.ids') WHERE value = d.id) ORDER BY u.id),"
+	    /* every death of this logical message, linked by x-replay-of */
+	    " 'lineage', (WITH RECURSIVE"
+	    "   up(id, replay_of) AS (SELECT id, replay_of FROM dead_letters"
+	    "    WHERE id = ?1 UNION SELECT x.id, x.replay_of FROM dead_letters x"
+	    "    JOIN up ON x.id = up.replay_of),"
+	    "   down(id) AS (SELECT id FROM dead_letters WHERE id = ?1 UNION"
+	    "    SELECT x.id FROM dead_letters x JOIN down ON x.replay_of ="
+	    "    down.id)"
+	    "   SELECT json_group_array(json_object('id', l.id, 'received_at',"
+	    "    l.received_at, 'reason', l.reason, 'status', l.status,"
+	    "    'replay_count', l.replay_count, 'replay_of', l.replay_of))"
+	    "   FROM (SELECT * FROM dead_letters WHERE id IN (SELECT id FROM up"
+	    "    UNION SELECT id FROM down) ORDER BY id) l))"
 	    " FROM dead_letters d WHERE id = ?1", p, 2, out);
 	if (rc != DLQ_CASE_OK || !payload || out->len == start)
 		return rc;

@@ -99,8 +99,9 @@ dlq_classify_new(const struct dlq_config *c, struct dlq_buf *errors)
 	for (i = 0; i < c->n_rules + NDEFAULTS; i++) {
 		if (compile(&k->rules[i], i < c->n_rules ? &c->rules[i] :
 		    &defaults[i - c->n_rules]) == -1) {
-			dlq_buf_printf(errors, "classify.rules: rule %zu does not "
-			    "compile\n", i + 1);
+			if (errors != NULL)
+				dlq_buf_printf(errors, "classify.rules: rule "
+				    "%zu does not compile\n", i + 1);
 			k->n = i + 1;
 			dlq_classify_free(k);
 			return NULL;

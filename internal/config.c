@@ -20,7 +20,7 @@
 #include <strings.h>
 
 enum opt_kind { OPT_INT, OPT_STR, OPT_BOOL, OPT_LIST, OPT_LEVEL, OPT_TARGETS,
-	OPT_RULES };
+	OPT_RULES, OPT_POLICIES };
 
 struct opt {
 	const char	*group;
@@ -46,6 +46,8 @@ static const char *const default_error_headers[] = {
 #define OFF(f)	offsetof(struct dlq_config, f)
 
 static const char *const no_names[] = { NULL };
+static const char *const default_never[] = { "validation", "contract",
+	"security", "expired", NULL };
 
 static const struct opt opts[] = {
 	{ "rabbitmq", "url", "RABBITMQ_URL", OPT_STR, OFF(url), 0, 0, 0,
@@ -109,6 +111,20 @@ static const struct opt opts[] = {
 	{ "control", "admins", NULL, OPT_LIST, OFF(admins),
 	    0, 0, 0, NULL, no_names },
 	{ "classify", "rules", NULL, OPT_RULES, OFF(rules),
+	    0, 0, 0, NULL, NULL },
+	{ "replay", "max_age_ms", NULL, OPT_INT, OFF(replay_max_age_ms),
+	    0, 3650LL * 86400000, 7LL * 86400000, NULL, NULL },
+	{ "replay", "max_replays", NULL, OPT_INT, OFF(replay_max_replays),
+	    0, 1000, 3, NULL, NULL },
+	{ "replay", "never", NULL, OPT_LIST, OFF(replay_never),
+	    0, 0, 0, NULL, default_never },
+	{ "replay", "require_owner", NULL, OPT_BOOL, OFF(replay_require_owner),
+	    0, 1, 0, NULL, NULL },
+	{ "replay", "rate", NULL, OPT_INT, OFF(replay_rate),
+	    0, 100000, 50, NULL, NULL },
+	{ "replay", "limit", NULL, OPT_INT, OFF(replay_limit),
+	    1, 100000, 100, NULL, NULL },
+	{ "replay", "queues", NULL, OPT_POLICIES, OFF(replay_queues),
 	    0, 0, 0, NULL, NULL },
 };
 
@@ -278,6 +294,7 @@ set_defaults(struct dlq_config *c)
 			break;
 		case OPT_TARGETS:	/* none by default */
 		case OPT_RULES:
+		case OPT_POLICIES:
 			break;
 		}
 	}
@@ -487,6 +504,124 @@ read_rules(struct dlq_config *c, const config_setting_t *list,
 	return rc;
 }
 
+static void
+policies_release(struct dlq_replay_policy *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(p[i].queue);
+		dlq_strlist_release(&p[i].never);
+	}
+	free(p);
+}
+
+static const char *const policy_keys[] = { "queue", "max_age_ms",
+	"max_replays", "never", "require_owner", NULL };
+
+/* replay.queues = ( { queue = "q"; max_age_ms = ...; max_replays = ...;
+ *                     never = [ ... ]; require_owner = true; } ) */
+static int
+read_policies(struct dlq_config *c, const config_setting_t *list,
+    const char *path, struct dlq_buf *errors)
+{
+	const config_setting_t *e, *m, *k;
+	struct dlq_replay_policy *p;
+	char where[PATH_MAX + 16];
+	const char **names;
+	unsigned i, j, n = (unsigned)config_setting_length(list);
+	long long v;
+	int rc = 0, b;
+
+	policies_release(c->replay_queues, c->n_replay_queues);
+	c->n_replay_queues = 0;
+	if ((c->replay_queues = calloc(n + 1, sizeof(*c->replay_queues))) ==
+	    NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		e = config_setting_get_elem(list, i);
+		where_of(e, path, where, sizeof(where));
+		p = &c->replay_queues[c->n_replay_queues];
+		p->max_age_ms = p->max_replays = -1;
+		p->require_owner = -1;
+		p->queue = rule_str(e, "queue");
+		if (config_setting_type(e) != CONFIG_TYPE_GROUP || p->queue == NULL) {
+			dlq_buf_printf(errors, "%s: replay.queues: each entry needs "
+			    "queue = \"name\"\n", where);
+			free(p->queue);
+			rc = -1;
+			continue;
+		}
+		c->n_replay_queues++;
+		for (j = 0; (m = config_setting_get_elem(e, j)) != NULL; j++)
+			if (!in_list(policy_keys, config_setting_name(m))) {
+				dlq_buf_printf(errors, "%s: replay.queues: unknown "
+				    "setting '%s'\n", where, config_setting_name(m));
+				rc = -1;
+			}
+		if (config_setting_lookup_int64(e, "max_age_ms", &v)) {
+			if (v < 0) {
+				dlq_buf_printf(errors, "%s: replay.queues: "
+				    "max_age_ms must not be negative\n", where);
+				rc = -1;
+			}
+			p->max_age_ms = v;
+		}
+		if (config_setting_lookup_int64(e, "max_replays", &v)) {
+			if (v < 0 || v > 1000) {
+				dlq_buf_printf(errors, "%s: replay.queues: "
+				    "max_replays must be 0..1000\n", where);
+				rc = -1;
+			}
+			p->max_replays = v;
+		}
+		if (config_setting_lookup_bool(e, "require_owner", &b))
+			p->require_owner = b;
+		if ((k = config_setting_get_member(e, "never")) != NULL) {
+			names = calloc((size_t)config_setting_length(k) + 1,
+			    sizeof(*names));
+			for (j = 0; names != NULL && j < (unsigned)
+			    config_setting_length(k); j++) {
+				names[j] = config_setting_get_string_elem(k, j);
+				if (names[j] == NULL || !dlq_class_valid(names[j])) {
+					dlq_buf_printf(errors, "%s: replay.queues: "
+					    "never lists classes\n", where);
+					rc = -1;
+					names[j] = NULL;
+					break;
+				}
+			}
+			if (names != NULL)
+				list_set(&p->never, names);
+			p->has_never = true;
+			free(names);
+		}
+	}
+	return rc;
+}
+
+void
+dlq_config_replay_policy(const struct dlq_config *c, const char *queue,
+    struct dlq_replay_policy *out)
+{
+	const struct dlq_replay_policy *p = NULL;
+	size_t i;
+
+	for (i = 0; queue != NULL && i < c->n_replay_queues; i++)
+		if (strcmp(c->replay_queues[i].queue, queue) == 0)
+			p = &c->replay_queues[i];
+	memset(out, 0, sizeof(*out));
+	out->queue = p ? p->queue : NULL;
+	out->max_age_ms = p && p->max_age_ms >= 0 ? p->max_age_ms :
+	    c->replay_max_age_ms;
+	out->max_replays = p && p->max_replays >= 0 ? p->max_replays :
+	    c->replay_max_replays;
+	out->never = p && p->has_never ? p->never : c->replay_never;
+	out->has_never = true;
+	out->require_owner = p && p->require_owner >= 0 ? p->require_owner :
+	    c->replay_require_owner;
+}
+
 static int
 read_setting(struct dlq_config *c, const struct opt *o,
     const config_setting_t *s, const char *path, struct dlq_buf *errors)
@@ -549,12 +684,17 @@ read_setting(struct dlq_config *c, const struct opt *o,
 		if (t != CONFIG_TYPE_LIST)
 			break;
 		return read_rules(c, s, path, errors);
+	case OPT_POLICIES:
+		if (t != CONFIG_TYPE_LIST)
+			break;
+		return read_policies(c, s, path, errors);
 	}
 	snprintf(why, sizeof(why), "must be %s, not %s",
 	    type_name(o->kind == OPT_INT ? CONFIG_TYPE_INT :
 	    o->kind == OPT_BOOL ? CONFIG_TYPE_BOOL :
 	    o->kind == OPT_LIST ? CONFIG_TYPE_ARRAY :
-	    o->kind == OPT_TARGETS || o->kind == OPT_RULES ? CONFIG_TYPE_LIST :
+	    o->kind == OPT_TARGETS || o->kind == OPT_RULES ||
+	    o->kind == OPT_POLICIES ? CONFIG_TYPE_LIST :
 	    CONFIG_TYPE_STRING),
 	    type_name(t));
 	report(errors, where, o, NULL, why);
@@ -813,6 +953,7 @@ dlq_config_release(struct dlq_config *c)
 	}
 	targets_release(c->extra_targets, c->n_extra_targets);
 	rules_release(c->rules, c->n_rules);
+	policies_release(c->replay_queues, c->n_replay_queues);
 	for (size_t i = 0; i < c->n_targets; i++)
 		free(c->targets[i].url);
 	free(c->targets);

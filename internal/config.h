@@ -43,6 +43,17 @@ struct dlq_rule_cfg {
 	char			*link;
 };
 
+/* replay: the eligibility policy, global or for one queue (replay.queues:
+ * fields left out inherit the global ones). */
+struct dlq_replay_policy {
+	char			*queue;		/* NULL: the global policy */
+	int64_t			 max_age_ms;	/* 0: any age; -1: inherit */
+	int64_t			 max_replays;	/* -1: inherit */
+	struct dlq_strlist	 never;		/* classes; has_never: set */
+	bool			 has_never;
+	int			 require_owner;	/* 0, 1; -1: inherit */
+};
+
 struct dlq_broker {
 	char	*host;
 	int	 port;
@@ -107,7 +118,22 @@ struct dlq_config {
 	/* classify */
 	struct dlq_rule_cfg	*rules;
 	size_t			 n_rules;
+
+	/* replay */
+	int64_t			 replay_max_age_ms;
+	int64_t			 replay_max_replays;
+	struct dlq_strlist	 replay_never;
+	bool			 replay_require_owner;
+	int64_t			 replay_rate;		/* default --rate */
+	int64_t			 replay_limit;		/* default --limit */
+	struct dlq_replay_policy *replay_queues;
+	size_t			 n_replay_queues;
 };
+
+/* The policy for `queue`: its replay.queues entry merged over the global
+ * one. Strings and lists are borrowed from `c`. */
+void	dlq_config_replay_policy(const struct dlq_config *c, const char *queue,
+	    struct dlq_replay_policy *out);
 
 /* Fills `c` from the file at `path` (NULL: embedded defaults only), then
  * from the environment. Returns 0, or -1 with one line per problem appended

@@ -27,6 +27,7 @@
 #include "archive.h"
 #include "cases.h"
 #include "log.h"
+#include "replaysrv.h"
 
 #define MAX_CLIENTS	32
 #define POLL_MS		250
@@ -58,6 +59,7 @@ static const char *const role_names[] = { "none", "viewer", "operator",
 
 /* A request being handled. */
 struct req {
+	const struct dlq_config *cfg;
 	sqlite3		*db;
 	const cJSON	*j;
 	const char	*user;
@@ -296,6 +298,57 @@ cmd_audit(struct req *r)
 	    since : 0, r->data));
 }
 
+static enum answer
+from_replay(struct req *r, int rc, const char *why)
+{
+	static const enum answer map[] = { A_OK, A_USAGE, A_NOT_FOUND,
+	    A_REFUSED, A_ERROR };
+
+	if (rc != DLQ_REPLAY_OK)
+		snprintf(r->err, sizeof(r->err), "%s", why);
+	return map[rc];
+}
+
+static enum answer
+cmd_replay_plan(struct req *r)
+{
+	char why[256];
+
+	return from_replay(r, dlq_replay_plan(r->db, r->cfg, r->j, r->data, why,
+	    sizeof(why)), why);
+}
+
+static enum answer
+cmd_replay_claim(struct req *r)
+{
+	char why[256];
+
+	return from_replay(r, dlq_replay_claim(r->db, r->cfg, r->j, r->user,
+	    r->data, why, sizeof(why)), why);
+}
+
+static enum answer
+cmd_replay_finish(struct req *r)
+{
+	char why[256];
+
+	return from_replay(r, dlq_replay_finish(r->db, r->j, r->user, r->data,
+	    why, sizeof(why)), why);
+}
+
+/* A run that did not go through the archive (dlqctl replay --from-queue)
+ * leaves its record here: the request itself is what the audit keeps. */
+static enum answer
+cmd_audit_note(struct req *r)
+{
+	const char *what;
+
+	if (!need_str(r, "what", &what))
+		return A_USAGE;
+	dlq_buf_adds(r->data, "\"noted\"");
+	return A_OK;
+}
+
 struct command {
 	const char	*name;
 	const char	*label;		/* in messages */
@@ -318,6 +371,10 @@ static const struct command commands[] = {
 	{ "assign", "assign",	DLQ_ROLE_OPERATOR,	true,	cmd_assign },
 	{ "drop", "drop",	DLQ_ROLE_OPERATOR,	true,	cmd_drop },
 	{ "purge", "purge",	DLQ_ROLE_ADMIN,		true,	cmd_purge },
+	{ "replay_plan", "replay", DLQ_ROLE_OPERATOR,	false,	cmd_replay_plan },
+	{ "replay_claim", "replay", DLQ_ROLE_OPERATOR,	true,	cmd_replay_claim },
+	{ "replay_finish", "replay", DLQ_ROLE_OPERATOR, true,	cmd_replay_finish },
+	{ "audit_note", "replay", DLQ_ROLE_OPERATOR,	true,	cmd_audit_note },
 };
 
 static const char *const codes[] = { "ok", "usage", "not_found", "refused",
@@ -334,8 +391,9 @@ answer_error(struct dlq_buf *out, const char *code, const char *msg)
 }
 
 void
-dlq_control_handle(sqlite3 *db, const char *line, size_t len,
-    enum dlq_role role, const char *user, long uid, struct dlq_buf *out)
+dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
+    size_t len, enum dlq_role role, const char *user, long uid,
+    struct dlq_buf *out)
 {
 	const struct command *c = NULL;
 	struct dlq_buf data;
@@ -365,6 +423,7 @@ dlq_control_handle(sqlite3 *db, const char *line, size_t len,
 		c = c + 1;	/* show_payload: the operator role */
 	dlq_buf_init(&data);
 	memset(&r, 0, sizeof(r));
+	r.cfg = cfg;
 	r.db = db;
 	r.j = j;
 	r.user = user;
@@ -529,7 +588,8 @@ serve_client(struct dlq_control *k, struct client *c)
 	while (c->in.len > 0 && (nl = memchr(c->in.data, '\n', c->in.len))) {
 		used = (size_t)(nl - c->in.data) + 1;
 		dlq_buf_reset(&k->out);
-		dlq_control_handle(k->archive ? dlq_archive_db(k->archive) : NULL,
+		dlq_control_handle(k->cfg,
+		    k->archive ? dlq_archive_db(k->archive) : NULL,
 		    c->in.data, used - 1, c->role, c->user, (long)c->uid, &k->out);
 		memmove(c->in.data, c->in.data + used, c->in.len - used);
 		c->in.len -= used;

@@ -38,8 +38,8 @@ enum dlq_role dlq_control_role(const struct dlq_config *, uid_t, gid_t,
  * appends the response line (with "\n"). Used by the thread and by the
  * request-parser fuzzer. `db` may be NULL (then data commands fail). */
 struct sqlite3;
-void	dlq_control_handle(struct sqlite3 *db, const char *line, size_t len,
-	    enum dlq_role role, const char *user, long uid,
-	    struct dlq_buf *out);
+void	dlq_control_handle(const struct dlq_config *, struct sqlite3 *db,
+	    const char *line, size_t len, enum dlq_role role, const char *user,
+	    long uid, struct dlq_buf *out);
 
 #endif

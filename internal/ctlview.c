@@ -124,6 +124,15 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 		fprintf(f, "  %d. %s  %s from %s (exchange %s), count %lld\n",
 		    ++i, s(e, "time"), s(e, "reason"), s(e, "queue"),
 		    s(e, "exchange"), (long long)n(e, "count"));
+	x = cJSON_GetObjectItemCaseSensitive(d, "lineage");
+	if (cJSON_GetArraySize(x) > 1) {
+		fputs("lineage (each death of this message):\n", f);
+		i = 0;
+		cJSON_ArrayForEach(e, x)
+			fprintf(f, "  cycle %d: #%lld %s, %s%s\n", ++i,
+			    (long long)n(e, "id"), s(e, "reason"), s(e, "status"),
+			    n(e, "id") == n(d, "id") ? "  <- this one" : "");
+	}
 	x = cJSON_GetObjectItemCaseSensitive(d, "attempts");
 	if (cJSON_GetArraySize(x) > 0)
 		fputs("attempts:\n", f);

@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "ctlclient.h"
 #include "ctlview.h"
+#include "replayrun.h"
 #include "cli.h"
 #include "config.h"
 #include "log.h"
@@ -194,36 +195,6 @@ request(const char *cmd)
 	return r;
 }
 
-/* Adds a duration option as milliseconds; false when malformed. */
-static bool
-add_duration(cJSON *r, const char *key, const char *value, const char *opt)
-{
-	int64_t ms = dlq_parse_duration(value);
-
-	if (ms < 0) {
-		fprintf(stderr, "dlqctl: %s: bad duration '%s' (e.g. 90s, 15m, "
-		    "2h, 7d)\n", opt, value);
-		return false;
-	}
-	cJSON_AddNumberToObject(r, key, (double)ms);
-	return true;
-}
-
-static bool
-add_count(cJSON *r, const char *key, const char *value)
-{
-	char *end;
-	long long v = strtoll(value, &end, 10);
-
-	if (*value == '\0' || *end != '\0' || v < 1 || v > 10000) {
-		fprintf(stderr, "dlqctl: --%s: expected 1..10000, not '%s'\n",
-		    key, value);
-		return false;
-	}
-	cJSON_AddNumberToObject(r, key, (double)v);
-	return true;
-}
-
 /* The remaining arguments as archive ids. */
 static bool
 add_ids(cJSON *r, int argc, char **argv)
@@ -245,77 +216,99 @@ add_ids(cJSON *r, int argc, char **argv)
 	return i > optind;
 }
 
-enum { O_QUEUE = 256, O_STATUS, O_CLASS, O_SIGNATURE, O_SINCE, O_LIMIT,
-	O_PAYLOAD, O_OWNER, O_DECISION, O_ESCALATE, O_EVIDENCE, O_REASON,
-	O_YES, O_OLDER };
+/* Every option a command may take, and the request key it fills. */
+enum kind { K_STR, K_DUR, K_COUNT, K_RATE, K_FLAG };
 
-static const struct option cmd_opts[] = {
-	{ "queue", required_argument, NULL, O_QUEUE },
-	{ "status", required_argument, NULL, O_STATUS },
-	{ "class", required_argument, NULL, O_CLASS },
-	{ "signature", required_argument, NULL, O_SIGNATURE },
-	{ "since", required_argument, NULL, O_SINCE },
-	{ "limit", required_argument, NULL, O_LIMIT },
-	{ "payload", no_argument, NULL, O_PAYLOAD },
-	{ "owner", required_argument, NULL, O_OWNER },
-	{ "decision", required_argument, NULL, O_DECISION },
-	{ "escalate-in", required_argument, NULL, O_ESCALATE },
-	{ "evidence", required_argument, NULL, O_EVIDENCE },
-	{ "reason", required_argument, NULL, O_REASON },
-	{ "yes", no_argument, NULL, O_YES },
-	{ "older-than", required_argument, NULL, O_OLDER },
-	{ NULL, 0, NULL, 0 },
+static const struct opt {
+	const char	*name;
+	const char	*key;
+	enum kind	 kind;
+} opt_table[] = {
+	{ "queue",	"queue",	K_STR },
+	{ "status",	"status",	K_STR },
+	{ "class",	"class",	K_STR },
+	{ "signature",	"signature",	K_STR },
+	{ "since",	"since_ms",	K_DUR },
+	{ "limit",	"limit",	K_COUNT },
+	{ "payload",	"payload",	K_FLAG },
+	{ "owner",	"owner",	K_STR },
+	{ "decision",	"decision",	K_STR },
+	{ "escalate-in", "escalate_in_ms", K_DUR },
+	{ "evidence",	"evidence",	K_STR },
+	{ "reason",	"reason",	K_STR },
+	{ "yes",	"yes",		K_FLAG },
+	{ "older-than",	"older_than_ms", K_DUR },
+	{ "rate",	"rate",		K_RATE },
+	{ "to-exchange", "to_exchange",	K_STR },
+	{ "routing-key", "routing_key",	K_STR },
+	{ "reset-retries", "reset_retries", K_FLAG },
+	{ "execute",	"execute",	K_FLAG },
+	{ "force",	"force",	K_FLAG },
+	{ "from-queue",	"from_queue",	K_STR },
 };
 
-/* Parses the command's options into `r`, accepting only those in
- * `allowed`. Returns false on any usage error. */
-static bool
-parse_opts(cJSON *r, int argc, char **argv, const int *allowed, bool *yes)
-{
-	static const char *const keys[] = { "queue", "status", "class",
-	    "signature", NULL, NULL, NULL, "owner", "decision", NULL,
-	    "evidence", "reason" };
-	const int *a;
-	int ch;
-	bool ok;
+#define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
 
+/* Parses the command's options into `r`, accepting only the names in
+ * `allowed` (space separated). Returns false on any usage error. */
+static bool
+parse_opts(cJSON *r, int argc, char **argv, const char *allowed)
+{
+	struct option longopts[NOPTS + 1];
+	const struct opt *o;
+	char *end;
+	long long v;
+	int64_t ms;
+	size_t i;
+	int ch;
+
+	for (i = 0; i < NOPTS; i++) {
+		longopts[i].name = opt_table[i].name;
+		longopts[i].has_arg = opt_table[i].kind == K_FLAG ? no_argument :
+		    required_argument;
+		longopts[i].flag = NULL;
+		longopts[i].val = 256 + (int)i;
+	}
+	memset(&longopts[NOPTS], 0, sizeof(longopts[NOPTS]));
 	optind = 0;	/* 0: glibc starts afresh (permuting) */
-	while ((ch = getopt_long(argc, argv, "", cmd_opts, NULL)) != -1) {
-		for (a = allowed, ok = false; *a != 0; a++)
-			ok |= *a == ch;
-		if (ch == '?' || !ok) {
-			if (ch != '?')
-				fprintf(stderr, "dlqctl: %s does not take %s\n",
-				    argv[0], argv[optind - 1]);
+	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (ch < 256)
+			return false;
+		o = &opt_table[ch - 256];
+		end = strstr(allowed, o->name);
+		if (end == NULL || (end[strlen(o->name)] != ' ' &&
+		    end[strlen(o->name)] != '\0')) {
+			fprintf(stderr, "dlqctl: %s does not take --%s\n", argv[0],
+			    o->name);
 			return false;
 		}
-		switch (ch) {
-		case O_SINCE:
-			if (!add_duration(r, "since_ms", optarg, "--since"))
+		switch (o->kind) {
+		case K_STR:
+			cJSON_AddStringToObject(r, o->key, optarg);
+			break;
+		case K_FLAG:
+			cJSON_AddTrueToObject(r, o->key);
+			break;
+		case K_DUR:
+			if ((ms = dlq_parse_duration(optarg)) < 0 ||
+			    (ms == 0 && strcmp(o->key, "since_ms") != 0)) {
+				fprintf(stderr, "dlqctl: --%s: bad duration '%s' "
+				    "(e.g. 90s, 15m, 2h, 7d)\n", o->name, optarg);
 				return false;
+			}
+			cJSON_AddNumberToObject(r, o->key, (double)ms);
 			break;
-		case O_ESCALATE:
-			if (!add_duration(r, "escalate_in_ms", optarg,
-			    "--escalate-in"))
+		case K_COUNT:
+		case K_RATE:
+			v = strtoll(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || v < (o->kind ==
+			    K_RATE ? 0 : 1) || v > 100000) {
+				fprintf(stderr, "dlqctl: --%s: expected %s..100000, "
+				    "not '%s'\n", o->name, o->kind == K_RATE ? "0" :
+				    "1", optarg);
 				return false;
-			break;
-		case O_OLDER:
-			if (!add_duration(r, "older_than_ms", optarg,
-			    "--older-than"))
-				return false;
-			break;
-		case O_LIMIT:
-			if (!add_count(r, "limit", optarg))
-				return false;
-			break;
-		case O_PAYLOAD:
-			cJSON_AddTrueToObject(r, "payload");
-			break;
-		case O_YES:
-			*yes = true;
-			break;
-		default:
-			cJSON_AddStringToObject(r, keys[ch - O_QUEUE], optarg);
+			}
+			cJSON_AddNumberToObject(r, o->key, (double)v);
 			break;
 		}
 	}
@@ -325,11 +318,10 @@ parse_opts(cJSON *r, int argc, char **argv, const int *allowed, bool *yes)
 static int
 cmd_list(struct ctx *x, int argc, char **argv)
 {
-	static const int allowed[] = { O_QUEUE, O_STATUS, O_CLASS,
-	    O_SIGNATURE, O_SINCE, O_LIMIT, 0 };
 	cJSON *r = request("list");
 
-	if (!parse_opts(r, argc, argv, allowed, NULL) || optind != argc) {
+	if (!parse_opts(r, argc, argv, "queue status class signature since "
+	    "limit") || optind != argc) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -339,12 +331,11 @@ cmd_list(struct ctx *x, int argc, char **argv)
 static int
 cmd_show(struct ctx *x, int argc, char **argv)
 {
-	static const int allowed[] = { O_PAYLOAD, 0 };
 	cJSON *r = request("show");
 	char *end;
 	long long id;
 
-	if (!parse_opts(r, argc, argv, allowed, NULL) || optind != argc - 1 ||
+	if (!parse_opts(r, argc, argv, "payload") || optind != argc - 1 ||
 	    (id = strtoll(argv[optind], &end, 10)) < 1 || *end != '\0') {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
@@ -365,10 +356,9 @@ cmd_stats(struct ctx *x, int argc, char **argv)
 static int
 cmd_groups(struct ctx *x, int argc, char **argv)
 {
-	static const int allowed[] = { O_QUEUE, O_LIMIT, 0 };
 	cJSON *r = request("groups");
 
-	if (!parse_opts(r, argc, argv, allowed, NULL) || optind != argc) {
+	if (!parse_opts(r, argc, argv, "queue limit") || optind != argc) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -378,11 +368,10 @@ cmd_groups(struct ctx *x, int argc, char **argv)
 static int
 cmd_assign(struct ctx *x, int argc, char **argv)
 {
-	static const int allowed[] = { O_OWNER, O_DECISION, O_ESCALATE,
-	    O_EVIDENCE, 0 };
 	cJSON *r = request("assign");
 
-	if (!parse_opts(r, argc, argv, allowed, NULL) || !add_ids(r, argc, argv)
+	if (!parse_opts(r, argc, argv, "owner decision escalate-in evidence") ||
+	    !add_ids(r, argc, argv)
 	    || !cJSON_HasObjectItem(r, "owner") ||
 	    !cJSON_HasObjectItem(r, "decision")) {
 		cJSON_Delete(r);
@@ -394,18 +383,16 @@ cmd_assign(struct ctx *x, int argc, char **argv)
 static int
 cmd_drop(struct ctx *x, int argc, char **argv)
 {
-	static const int allowed[] = { O_REASON, O_YES, 0 };
 	cJSON *r = request("drop");
-	bool yes = false;
 	int n;
 
-	if (!parse_opts(r, argc, argv, allowed, &yes) || !add_ids(r, argc, argv)
+	if (!parse_opts(r, argc, argv, "reason yes") || !add_ids(r, argc, argv)
 	    || !cJSON_HasObjectItem(r, "reason")) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
 	n = cJSON_GetArraySize(cJSON_GetObjectItem(r, "ids"));
-	if (n > 1 && !yes) {
+	if (n > 1 && !cJSON_IsTrue(cJSON_GetObjectItem(r, "yes"))) {
 		fprintf(stderr, "dlqctl: this would drop %d dead letters; run "
 		    "again with --yes to do it\n", n);
 		cJSON_Delete(r);
@@ -417,10 +404,9 @@ cmd_drop(struct ctx *x, int argc, char **argv)
 static int
 cmd_purge(struct ctx *x, int argc, char **argv)
 {
-	static const int allowed[] = { O_OLDER, 0 };
 	cJSON *r = request("purge");
 
-	if (!parse_opts(r, argc, argv, allowed, NULL) || optind != argc ||
+	if (!parse_opts(r, argc, argv, "older-than") || optind != argc ||
 	    !cJSON_HasObjectItem(r, "older_than_ms")) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
@@ -431,14 +417,93 @@ cmd_purge(struct ctx *x, int argc, char **argv)
 static int
 cmd_audit(struct ctx *x, int argc, char **argv)
 {
-	static const int allowed[] = { O_SINCE, 0 };
 	cJSON *r = request("audit");
 
-	if (!parse_opts(r, argc, argv, allowed, NULL) || optind != argc) {
+	if (!parse_opts(r, argc, argv, "since") || optind != argc) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
 	return call(x, r, dlq_view_audit);
+}
+
+static const char *
+take_str(cJSON *r, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(r, k);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int
+cmd_replay(struct ctx *x, int argc, char **argv)
+{
+	struct dlq_replay_opts o;
+	cJSON *r = cJSON_CreateObject(), *v;
+	int rc = DLQ_EXIT_USAGE;
+
+	memset(&o, 0, sizeof(o));
+	if (!parse_opts(r, argc, argv, "queue class signature since limit rate "
+	    "reason evidence to-exchange routing-key reset-retries execute "
+	    "force from-queue"))
+		goto out;
+	if (optind < argc && !add_ids(r, argc, argv))
+		goto out;
+	o.reason = take_str(r, "reason");
+	o.evidence = take_str(r, "evidence");
+	o.to_exchange = take_str(r, "to_exchange");
+	o.routing_key = take_str(r, "routing_key");
+	o.from_queue = take_str(r, "from_queue");
+	o.execute = cJSON_IsTrue(cJSON_GetObjectItem(r, "execute"));
+	o.force = cJSON_IsTrue(cJSON_GetObjectItem(r, "force"));
+	o.reset_retries = cJSON_IsTrue(cJSON_GetObjectItem(r, "reset_retries"));
+	o.json = x->json;
+	v = cJSON_GetObjectItem(r, "limit");
+	o.limit = cJSON_IsNumber(v) ? (int64_t)v->valuedouble :
+	    x->cfg.replay_limit;
+	v = cJSON_GetObjectItem(r, "rate");
+	o.rate = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : x->cfg.replay_rate;
+	if (o.execute && o.reason == NULL) {
+		fprintf(stderr, "dlqctl: --execute needs --reason TEXT\n");
+		goto out;
+	}
+	if (o.force && o.reason == NULL) {
+		fprintf(stderr, "dlqctl: --force needs --reason TEXT\n");
+		goto out;
+	}
+	if ((o.to_exchange != NULL) != (o.routing_key != NULL)) {
+		fprintf(stderr, "dlqctl: --to-exchange and --routing-key go "
+		    "together\n");
+		goto out;
+	}
+	if (o.from_queue == NULL && !cJSON_HasObjectItem(r, "ids") &&
+	    !cJSON_HasObjectItem(r, "queue")) {
+		fprintf(stderr, "dlqctl: replay needs archive ids, --queue Q or "
+		    "--from-queue Q\n");
+		goto out;
+	}
+	o.select = cJSON_CreateObject();
+	if (cJSON_HasObjectItem(r, "ids"))
+		cJSON_AddItemReferenceToObject(o.select, "ids",
+		    cJSON_GetObjectItem(r, "ids"));
+	else {
+		if (take_str(r, "queue"))
+			cJSON_AddStringToObject(o.select, "queue",
+			    take_str(r, "queue"));
+		if (take_str(r, "class"))
+			cJSON_AddStringToObject(o.select, "class",
+			    take_str(r, "class"));
+		if (take_str(r, "signature"))
+			cJSON_AddStringToObject(o.select, "signature",
+			    take_str(r, "signature"));
+		if ((v = cJSON_GetObjectItem(r, "since_ms")) != NULL)
+			cJSON_AddNumberToObject(o.select, "since_ms",
+			    v->valuedouble);
+	}
+	rc = dlq_replay_run(&x->cfg, &o);
+	cJSON_Delete(o.select);
+out:
+	cJSON_Delete(r);
+	return rc;
 }
 
 static const struct cmd cmds[] = {
@@ -451,6 +516,10 @@ static const struct cmd cmds[] = {
 	    "[--escalate-in DUR] [--evidence TEXT]" },
 	{ "drop", cmd_drop, "drop ID... --reason TEXT [--yes]" },
 	{ "purge", cmd_purge, "purge --older-than DUR" },
+	{ "replay", cmd_replay, "replay (ID... | --queue Q [--class C] "
+	    "[--signature SIG] [--since DUR] | --from-queue Q) [--limit N] "
+	    "[--rate R] [--reason TEXT] [--evidence TEXT] [--to-exchange X "
+	    "--routing-key K] [--reset-retries] [--force] [--execute]" },
 	{ "audit", cmd_audit, "audit [--since DUR]" },
 	{ "topology show", cmd_topology_show, "topology show" },
 	{ "topology assert", cmd_topology_assert, "topology assert" },

@@ -1,0 +1,36 @@
+/* replayrun.h - dlqctl replay: plan, then claim, publish and finish one
+ * message at a time, rate limited, with progress and a summary.
+ *
+ * Without `execute` it is a dry run: the plan is printed (eligible or not
+ * and why, and where each would go) and nothing is published. Ctrl-C
+ * stops after the current message, with the summary. The live-queue mode
+ * (`from_queue`) reads a DLQ the worker does not monitor directly. */
+#ifndef DLQ_REPLAYRUN_H
+#define DLQ_REPLAYRUN_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+
+struct dlq_replay_opts {
+	cJSON		*select;	/* ids | queue, class, signature,
+					   since_ms; limit (borrowed) */
+	const char	*reason;
+	const char	*evidence;
+	const char	*to_exchange;
+	const char	*routing_key;
+	const char	*from_queue;
+	int64_t		 limit;
+	int64_t		 rate;		/* messages per second; 0: no limit */
+	bool		 execute;
+	bool		 force;
+	bool		 reset_retries;
+	bool		 json;
+};
+
+/* Returns the exit code: 0 when nothing failed or stayed unknown. */
+int	dlq_replay_run(const struct dlq_config *, const struct dlq_replay_opts *);
+
+#endif

@@ -1,0 +1,37 @@
+/* replaysrv.h - the worker's side of a replay, behind the control socket.
+ *
+ * dlqctl drives a replay; the worker decides and records:
+ *   replay_plan   which records a selection holds, eligible or not and why,
+ *                 and where each would go (a dry run changes nothing)
+ *   replay_claim  re-checks the policy and claims one record (status
+ *                 'replaying', an attempt with outcome 'unknown' and the
+ *                 policy checked, at what time) in one transaction, and
+ *                 hands out the message to publish; a second claim of the
+ *                 same record is refused
+ *   replay_finish records the broker's verdict: published -> 'replayed';
+ *                 failed -> replayable again; unknown -> stays 'replaying'
+ * A crash of dlqctl between claim and finish leaves 'replaying' with an
+ * unknown outcome, never a silent success. */
+#ifndef DLQ_REPLAYSRV_H
+#define DLQ_REPLAYSRV_H
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+
+#include "buf.h"
+#include "config.h"
+
+enum dlq_replay_rc { DLQ_REPLAY_OK, DLQ_REPLAY_USAGE, DLQ_REPLAY_NOT_FOUND,
+	DLQ_REPLAY_REFUSED, DLQ_REPLAY_ERROR };
+
+/* Each takes the request object and appends the answer's data to `out`;
+ * on failure `why` holds the reason. */
+int	dlq_replay_plan(sqlite3 *, const struct dlq_config *, const cJSON *req,
+	    struct dlq_buf *out, char *why, size_t whylen);
+int	dlq_replay_claim(sqlite3 *, const struct dlq_config *, const cJSON *req,
+	    const char *actor, struct dlq_buf *out, char *why, size_t whylen);
+int	dlq_replay_finish(sqlite3 *, const cJSON *req, const char *actor,
+	    struct dlq_buf *out, char *why, size_t whylen);
+
+#endif

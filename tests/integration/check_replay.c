@@ -1,0 +1,536 @@
+/* check_replay.c - dlqctl replay against the real worker and broker; a
+ * plain rabbitmq-c consumer in the test reads what was replayed. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../check_main.h"
+#include "deadletter.h"
+#include "harness.h"
+
+#define WAIT_MS	20000
+
+struct fixture {
+	char			 prefix[64], q[2][128], dlq[2][160], exch[96];
+	const char		*cfg;
+	struct h_worker		 w;
+	amqp_connection_state_t	 c;
+};
+
+static void
+start(struct fixture *f, const char *extra)
+{
+	const char *queues[3];
+	int i;
+
+	h_name(f->prefix, sizeof(f->prefix), "rp");
+	for (i = 0; i < 2; i++) {
+		snprintf(f->q[i], sizeof(f->q[i]), "%s_q%d", f->prefix, i);
+		snprintf(f->dlq[i], sizeof(f->dlq[i]), "%s.dlq", f->q[i]);
+		queues[i] = f->q[i];
+	}
+	queues[2] = NULL;
+	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
+	f->cfg = h_setup(f->prefix, queues, extra);
+	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
+	ck_assert(h_worker_wait(&f->w, "control_listening", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f->w, "consumer_started", 2, WAIT_MS));
+	f->c = h_connect();
+}
+
+static void
+stop(struct fixture *f)
+{
+	h_close(f->c);
+	ck_assert_int_eq(h_worker_stop(&f->w, 10000, NULL), 0);
+}
+
+static amqp_table_entry_t
+hstr(const char *k, const char *v)
+{
+	amqp_table_entry_t e;
+
+	e.key = amqp_cstring_bytes(k);
+	e.value.kind = AMQP_FIELD_KIND_UTF8;
+	e.value.value.bytes = amqp_cstring_bytes(v);
+	return e;
+}
+
+/* n messages with error `error` die in queue q; returns the newest id. */
+static int64_t
+die_in(struct fixture *f, int q, int n, const char *error, int before)
+{
+	amqp_table_entry_t e = hstr("x-error", error);
+	amqp_table_t h = { 1, &e };
+	char id[200];
+	cJSON *l;
+	int64_t newest;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "%s-%d-%d", f->prefix, q, i);
+		h_publish(f->c, f->exch, f->q[q], "{\"k\":1}", 7, id, &h);
+	}
+	ck_assert_int_eq(h_reject(f->c, f->q[q], n, WAIT_MS), n);
+	ck_assert(h_worker_wait(&f->w, "dead_letter", before + n, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &l, (const char *[]){ "list",
+	    "--limit", "1", NULL }), 0);
+	newest = (int64_t)cJSON_GetObjectItem(cJSON_GetArrayItem(l, 0),
+	    "id")->valuedouble;
+	cJSON_Delete(l);
+	return newest;
+}
+
+static const cJSON *
+get(const cJSON *o, const char *k)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static bool
+bytes_eq(amqp_bytes_t b, const char *s)
+{
+	return b.len == strlen(s) && memcmp(b.bytes, s, b.len) == 0;
+}
+
+static cJSON *
+replay(const char *cfg, int *rc, const char *const *args)
+{
+	const char *argv[24] = { "replay" };
+	cJSON *j;
+	int i;
+
+	for (i = 0; args[i] != NULL; i++)
+		argv[i + 1] = args[i];
+	argv[i + 1] = NULL;
+	*rc = h_dlqctl(cfg, NULL, &j, argv);
+	return j;
+}
+
+START_TEST(a_replay_is_the_original_message_marked_as_a_replay)
+{
+	struct fixture f;
+	amqp_basic_properties_t p;
+	amqp_table_entry_t e[4];
+	amqp_bytes_t body = amqp_cstring_bytes("{\"order\":7,\"bin\":\"\\u0001\"}");
+	amqp_message_t m;
+	const amqp_field_value_t *v;
+	char other[160], id[24];
+	cJSON *j;
+	int64_t n;
+	int rc;
+
+	start(&f, NULL);
+	/* another queue bound to the same exchange and key: it must not get
+	 * the replay */
+	snprintf(other, sizeof(other), "%s_other", f.prefix);
+	ck_assert_ptr_nonnull(amqp_queue_declare(f.c, 1, amqp_cstring_bytes(other),
+	    0, 0, 0, 1, amqp_empty_table));
+	amqp_queue_bind(f.c, 1, amqp_cstring_bytes(other),
+	    amqp_cstring_bytes(f.exch), amqp_cstring_bytes(f.q[0]),
+	    amqp_empty_table);
+	memset(&p, 0, sizeof(p));
+	p._flags = AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_CORRELATION_ID_FLAG |
+	    AMQP_BASIC_TYPE_FLAG | AMQP_BASIC_CONTENT_TYPE_FLAG |
+	    AMQP_BASIC_CONTENT_ENCODING_FLAG | AMQP_BASIC_TIMESTAMP_FLAG |
+	    AMQP_BASIC_APP_ID_FLAG | AMQP_BASIC_PRIORITY_FLAG |
+	    AMQP_BASIC_REPLY_TO_FLAG | AMQP_BASIC_USER_ID_FLAG |
+	    AMQP_BASIC_HEADERS_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG;
+	p.message_id = amqp_cstring_bytes("pay-1");
+	p.correlation_id = amqp_cstring_bytes("corr-9");
+	p.type = amqp_cstring_bytes("payment.capture");
+	p.content_type = amqp_cstring_bytes("application/json");
+	p.content_encoding = amqp_cstring_bytes("identity");
+	p.timestamp = (uint64_t)time(NULL);
+	p.app_id = amqp_cstring_bytes("billing");
+	p.priority = 4;
+	p.reply_to = amqp_cstring_bytes("billing.replies");
+	p.user_id = amqp_cstring_bytes("guest");
+	p.delivery_mode = 2;
+	e[0] = hstr("x-error", "HTTP 503 upstream");
+	e[1] = hstr("tenant", "acme");
+	e[2] = hstr("idempotency-key", "k-123");
+	e[3].key = amqp_cstring_bytes("x-retry-count");
+	e[3].value.kind = AMQP_FIELD_KIND_I16;
+	e[3].value.value.i16 = 3;
+	p.headers.num_entries = 4;
+	p.headers.entries = e;
+	ck_assert_int_eq(amqp_basic_publish(f.c, 1, amqp_cstring_bytes(f.exch),
+	    amqp_cstring_bytes(f.q[0]), 0, 0, &p, body), 0);
+	ck_assert(h_get(f.c, other, &m, WAIT_MS));	/* the original's copy */
+	amqp_destroy_message(&m);
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    NULL }), 0);
+	n = (int64_t)get(cJSON_GetArrayItem(j, 0), "id")->valuedouble;
+	cJSON_Delete(j);
+	snprintf(id, sizeof(id), "%lld", (long long)n);
+
+	/* a dry run publishes nothing */
+	j = replay(f.cfg, &rc, (const char *[]){ id, NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert(cJSON_IsTrue(get(cJSON_GetArrayItem(get(j, "plan"), 0),
+	    "eligible")));
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_count(f.q[0]), 0);
+
+	j = replay(f.cfg, &rc, (const char *[]){ id, "--execute", "--reason",
+	    "provider fixed", NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert(h_get(f.c, f.q[0], &m, WAIT_MS));
+	ck_assert_int_eq(h_count(other), 0);
+	ck_assert_int_eq(h_count(f.q[0]), 0);
+
+	ck_assert_uint_eq(m.body.len, body.len);
+	ck_assert(memcmp(m.body.bytes, body.bytes, body.len) == 0);
+	ck_assert(bytes_eq(m.properties.message_id, "pay-1"));
+	ck_assert(bytes_eq(m.properties.correlation_id, "corr-9"));
+	ck_assert(bytes_eq(m.properties.type, "payment.capture"));
+	ck_assert(bytes_eq(m.properties.content_type, "application/json"));
+	ck_assert(bytes_eq(m.properties.content_encoding, "identity"));
+	ck_assert(bytes_eq(m.properties.app_id, "billing"));
+	ck_assert(bytes_eq(m.properties.reply_to, "billing.replies"));
+	ck_assert(bytes_eq(m.properties.user_id, "guest"));
+	ck_assert_uint_eq(m.properties.timestamp, p.timestamp);
+	ck_assert_int_eq(m.properties.priority, 4);
+	ck_assert_int_eq(m.properties.delivery_mode, 2);
+	ck_assert_ptr_null(dlq_table_get(&m.properties.headers, "x-death"));
+	ck_assert_ptr_null(dlq_table_get(&m.properties.headers,
+	    "x-first-death-queue"));
+	ck_assert_ptr_nonnull(v = dlq_table_get(&m.properties.headers,
+	    "x-replay-count"));
+	ck_assert(dlq_field_to_i64(v, &n));
+	ck_assert_int_eq(n, 1);
+	ck_assert_ptr_nonnull(v = dlq_table_get(&m.properties.headers,
+	    "x-replay-of"));
+	ck_assert(dlq_field_to_i64(v, &n));
+	ck_assert_int_eq(n, atoll(id));
+	ck_assert(bytes_eq(dlq_table_get(&m.properties.headers,
+	    "x-replay-reason")->value.bytes, "provider fixed"));
+	ck_assert(bytes_eq(dlq_table_get(&m.properties.headers,
+	    "x-replayed-by")->value.bytes, "root"));
+	ck_assert_ptr_nonnull(dlq_table_get(&m.properties.headers,
+	    "x-replayed-at"));
+	ck_assert(bytes_eq(dlq_table_get(&m.properties.headers,
+	    "idempotency-key")->value.bytes, "k-123"));
+	/* the archived header table keeps the original types */
+	ck_assert_ptr_nonnull(v = dlq_table_get(&m.properties.headers,
+	    "x-retry-count"));
+	ck_assert_int_eq(v->kind, AMQP_FIELD_KIND_I16);
+	ck_assert_int_eq(v->value.i16, 3);
+	amqp_destroy_message(&m);
+
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    id, NULL }), 0);
+	ck_assert_str_eq(get(j, "status")->valuestring, "replayed");
+	ck_assert_str_eq(get(cJSON_GetArrayItem(get(j, "attempts"), 0),
+	    "outcome")->valuestring, "published");
+	ck_assert(cJSON_IsObject(get(cJSON_GetArrayItem(get(j, "attempts"), 0),
+	    "policy")));
+	ck_assert(cJSON_IsNumber(get(cJSON_GetArrayItem(get(j, "attempts"), 0),
+	    "checked_at")));
+	cJSON_Delete(j);
+	/* later: refused, nothing published */
+	j = replay(f.cfg, &rc, (const char *[]){ id, "--execute", "--reason",
+	    "again", NULL });
+	ck_assert_int_eq((int)get(j, "refused")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_count(f.q[0]), 0);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(two_replays_at_once_publish_one_message)
+{
+	struct fixture f;
+	char id[24], *out[2];
+	const char *argv[12];
+	pid_t pid[2];
+	int i, status, published = 0;
+
+	start(&f, NULL);
+	snprintf(id, sizeof(id), "%lld", (long long)die_in(&f, 0, 1, "timeout",
+	    0));
+	argv[0] = h_bin("dlqctl");
+	argv[1] = "-c";
+	argv[2] = f.cfg;
+	argv[3] = "--json";
+	argv[4] = "replay";
+	argv[5] = id;
+	argv[6] = "--execute";
+	argv[7] = "--reason";
+	argv[8] = "race";
+	argv[9] = NULL;
+	for (i = 0; i < 2; i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/tmp/dlq-it-%d/race-%d.out",
+		    (int)getpid(), i);
+		if ((pid[i] = fork()) == 0) {
+			freopen(path, "w", stdout);
+			execv(argv[0], (char *const *)argv);
+			_exit(127);
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		char path[64];
+		cJSON *j;
+		waitpid(pid[i], &status, 0);
+		snprintf(path, sizeof(path), "/tmp/dlq-it-%d/race-%d.out",
+		    (int)getpid(), i);
+		out[i] = h_slurp(path);
+		ck_assert_ptr_nonnull(j = cJSON_Parse(out[i]));
+		published += (int)get(j, "published")->valuedouble;
+		cJSON_Delete(j);
+		free(out[i]);
+	}
+	ck_assert_int_eq(published, 1);
+	ck_assert(h_wait_count(f.q[0], 1, WAIT_MS));
+	ck_assert_int_eq(h_count(f.q[0]), 1);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(a_deleted_target_fails_and_stays_replayable)
+{
+	struct fixture f;
+	char id[24];
+	cJSON *j;
+	int rc;
+
+	start(&f, NULL);
+	snprintf(id, sizeof(id), "%lld", (long long)die_in(&f, 1, 1, "timeout",
+	    0));
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.q[1]), 0, 0);
+	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
+	    AMQP_RESPONSE_NORMAL);
+	j = replay(f.cfg, &rc, (const char *[]){ id, "--execute", "--reason",
+	    "retry", NULL });
+	ck_assert_int_eq(rc, 1);
+	ck_assert_int_eq((int)get(j, "failed")->valuedouble, 1);
+	ck_assert_ptr_nonnull(strstr(get(cJSON_GetArrayItem(get(j, "results"), 0),
+	    "detail")->valuestring, "NO_ROUTE"));
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    id, NULL }), 0);
+	ck_assert_str_eq(get(j, "status")->valuestring, "open");
+	ck_assert_str_eq(get(cJSON_GetArrayItem(get(j, "attempts"), 0),
+	    "outcome")->valuestring, "failed");
+	cJSON_Delete(j);
+	/* the queue is back: the same dead letter replays */
+	ck_assert_ptr_nonnull(amqp_queue_declare(f.c, 1,
+	    amqp_cstring_bytes(f.q[1]), 0, 1, 0, 0, amqp_empty_table));
+	j = replay(f.cfg, &rc, (const char *[]){ id, "--execute", "--reason",
+	    "retry", NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(f.q[1], 1, WAIT_MS));
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.q[1]), 0, 0);
+	stop(&f);
+}
+END_TEST
+
+static const char *
+why_of(cJSON *dry)
+{
+	return get(cJSON_GetArrayItem(get(dry, "plan"), 0), "why")->valuestring;
+}
+
+START_TEST(the_policy_refuses_with_its_reasons)
+{
+	struct fixture f;
+	amqp_basic_properties_t p;
+	amqp_message_t m;
+	char id[24], id2[24];
+	cJSON *j;
+	int rc;
+
+	start(&f, "replay = { max_age_ms = 3600000; max_replays = 1; };");
+	/* expired: a message whose TTL ran out in the work queue */
+	memset(&p, 0, sizeof(p));
+	p._flags = AMQP_BASIC_EXPIRATION_FLAG | AMQP_BASIC_MESSAGE_ID_FLAG;
+	p.expiration = amqp_cstring_bytes("1");
+	p.message_id = amqp_cstring_bytes("otp-1");
+	ck_assert_int_eq(amqp_basic_publish(f.c, 1, amqp_cstring_bytes(f.exch),
+	    amqp_cstring_bytes(f.q[0]), 0, 0, &p, amqp_cstring_bytes("123456")),
+	    0);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    "--class", "expired", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	snprintf(id, sizeof(id), "%lld", (long long)get(cJSON_GetArrayItem(j, 0),
+	    "id")->valuedouble);
+	cJSON_Delete(j);
+	j = replay(f.cfg, &rc, (const char *[]){ id, NULL });
+	ck_assert_str_eq(why_of(j), "class expired is never replayed (--force "
+	    "with --reason to override)");
+	cJSON_Delete(j);
+	j = replay(f.cfg, &rc, (const char *[]){ id, "--execute", "--reason",
+	    "x", NULL });
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 0);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_count(f.q[0]), 0);
+	j = replay(f.cfg, &rc, (const char *[]){ id, "--execute", "--force",
+	    "--reason", "business still wants it", NULL });
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert(h_get(f.c, f.q[0], &m, WAIT_MS));
+	amqp_destroy_message(&m);
+
+	/* max_age: sent an hour and a minute ago */
+	memset(&p, 0, sizeof(p));
+	p._flags = AMQP_BASIC_TIMESTAMP_FLAG | AMQP_BASIC_MESSAGE_ID_FLAG;
+	p.timestamp = (uint64_t)time(NULL) - 3660;
+	p.message_id = amqp_cstring_bytes("old-1");
+	ck_assert_int_eq(amqp_basic_publish(f.c, 1, amqp_cstring_bytes(f.exch),
+	    amqp_cstring_bytes(f.q[1]), 0, 0, &p, amqp_cstring_bytes("{}")), 0);
+	ck_assert_int_eq(h_reject(f.c, f.q[1], 1, WAIT_MS), 1);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    "--queue", f.q[1], NULL }), 0);
+	snprintf(id, sizeof(id), "%lld", (long long)get(cJSON_GetArrayItem(j, 0),
+	    "id")->valuedouble);
+	cJSON_Delete(j);
+	j = replay(f.cfg, &rc, (const char *[]){ id, NULL });
+	ck_assert_str_eq(why_of(j), "older than replay.max_age (61m > 60m)");
+	cJSON_Delete(j);
+
+	/* max_replays, lineage and repeated cycles: replayed once, it dies
+	 * again, and the second death may not be replayed */
+	snprintf(id, sizeof(id), "%lld", (long long)die_in(&f, 0, 1, "timeout",
+	    2));
+	j = replay(f.cfg, &rc, (const char *[]){ id, "--execute", "--reason",
+	    "first try", NULL });
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 4, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    "--limit", "1", NULL }), 0);
+	snprintf(id2, sizeof(id2), "%lld", (long long)get(cJSON_GetArrayItem(j,
+	    0), "id")->valuedouble);
+	cJSON_Delete(j);
+	j = replay(f.cfg, &rc, (const char *[]){ id2, NULL });
+	ck_assert_str_eq(why_of(j), "already replayed 1 times "
+	    "(replay.max_replays 1)");
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    id2, NULL }), 0);
+	ck_assert_int_eq((int)get(j, "replay_of")->valuedouble, atoi(id));
+	ck_assert_int_eq(cJSON_GetArraySize(get(j, "lineage")), 2);
+	ck_assert_int_eq((int)get(cJSON_GetArrayItem(get(j, "lineage"), 0),
+	    "id")->valuedouble, atoi(id));
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
+	    NULL }), 0);
+	ck_assert_int_eq((int)get(j, "repeated_cycles")->valuedouble, 1);
+	cJSON_Delete(j);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
+{
+	struct fixture f;
+	char w[160], wdlq[170];
+	amqp_table_entry_t args[2], e;
+	amqp_table_t at = { 2, args }, h = { 1, &e };
+	cJSON *j;
+	int i, rc;
+
+	start(&f, NULL);
+	/* a work queue whose DLQ the worker does not monitor */
+	snprintf(w, sizeof(w), "%s_unmonitored", f.prefix);
+	snprintf(wdlq, sizeof(wdlq), "%s.dlq", w);
+	ck_assert_ptr_nonnull(amqp_queue_declare(f.c, 1, amqp_cstring_bytes(wdlq),
+	    0, 1, 0, 0, amqp_empty_table));
+	args[0] = hstr("x-dead-letter-exchange", "");
+	args[1] = hstr("x-dead-letter-routing-key", wdlq);
+	ck_assert_ptr_nonnull(amqp_queue_declare(f.c, 1, amqp_cstring_bytes(w),
+	    0, 1, 0, 0, at));
+	for (i = 0; i < 4; i++) {
+		e = hstr("x-error", i % 2 ? "invalid field phone" : "timeout");
+		h_publish(f.c, "", w, "{}", 2, i % 2 ? "bad" : "good", &h);
+	}
+	ck_assert_int_eq(h_reject(f.c, w, 4, WAIT_MS), 4);
+	ck_assert(h_wait_count(wdlq, 4, WAIT_MS));
+
+	j = replay(f.cfg, &rc, (const char *[]){ "--from-queue", wdlq, NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq((int)get(j, "eligible")->valuedouble, 2);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(wdlq, 4, WAIT_MS));
+	ck_assert_int_eq(h_count(w), 0);
+
+	j = replay(f.cfg, &rc, (const char *[]){ "--from-queue", wdlq,
+	    "--execute", "--reason", "upstream back", NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 2);
+	ck_assert_int_eq((int)get(j, "refused")->valuedouble, 2);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(w, 2, WAIT_MS));
+	ck_assert(h_wait_count(wdlq, 2, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
+	    NULL }), 0);
+	ck_assert_int_ge(cJSON_GetArraySize(j), 4);	/* start, end, twice */
+	ck_assert_str_eq(get(cJSON_GetArrayItem(j, 0), "command")->valuestring,
+	    "audit_note");
+	cJSON_Delete(j);
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(w), 0, 0);
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(wdlq), 0, 0);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(rate_limits_the_replay)
+{
+	struct fixture f;
+	char id[32];
+	cJSON *j;
+	int64_t t0;
+	int i, rc;
+
+	start(&f, NULL);
+	for (i = 0; i < 300; i++) {
+		snprintf(id, sizeof(id), "r-%d", i);
+		h_publish(f.c, "", f.dlq[1], "{}", 2, id, NULL);
+	}
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 300, WAIT_MS));
+	t0 = h_now_ms();
+	j = replay(f.cfg, &rc, (const char *[]){ "--queue", f.q[1], "--limit",
+	    "300", "--rate", "100", "--execute", "--reason", "rate test",
+	    NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 300);
+	cJSON_Delete(j);
+	ck_assert_int_ge(h_now_ms() - t0, 2500);	/* a lower bound only */
+	ck_assert(h_wait_count(f.q[1], 300, WAIT_MS));
+	stop(&f);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("replay");
+	TCase *tc = tcase_create("replay");
+
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, a_replay_is_the_original_message_marked_as_a_replay);
+	tcase_add_test(tc, two_replays_at_once_publish_one_message);
+	tcase_add_test(tc, a_deleted_target_fails_and_stays_replayable);
+	tcase_add_test(tc, the_policy_refuses_with_its_reasons);
+	tcase_add_test(tc, from_queue_replays_the_eligible_and_leaves_the_rest);
+	tcase_add_test(tc, rate_limits_the_replay);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)
