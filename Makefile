@@ -15,7 +15,7 @@ SAN ?=
 B ?= build$(if $(SAN),/san-$(subst $(comma),-,$(SAN)))
 
 CC ?= cc
-PKGS := librabbitmq libcurl libcjson libconfig sqlite3 libcrypto
+PKGS := librabbitmq libcurl libcjson libconfig sqlite3 libcrypto libmicrohttpd
 OPT ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wformat=2 -Wno-format-nonliteral

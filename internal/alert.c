@@ -22,6 +22,7 @@
 
 #include "amqp.h"
 #include "log.h"
+#include "metrics.h"
 #include "webhook.h"
 
 #define MIN_INTERVAL_MS		1000
@@ -171,6 +172,7 @@ post(struct dlq_alerter *a, struct target *t, long timeout_ms,
 	dlq_webhook_body(&a->body, a->text.data, a->text.len);
 	rc = dlq_webhook_post(t->curl, t->cfg->url, &a->body, timeout_ms, abort,
 	    r);
+	dlq_metrics_alert(t->host, rc == 0);
 	if (rc == 0) {
 		dlq_log_begin(&a->line, DLQ_LOG_INFO, "alert_sent");
 		dlq_log_str(&a->line, "target", t->host);

@@ -211,6 +211,15 @@ dlq_now_ms(void)
 }
 
 int64_t
+dlq_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t
 dlq_wall_ms(void)
 {
 	struct timespec ts;

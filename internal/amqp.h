@@ -53,6 +53,7 @@ int64_t	dlq_amqp_backoff_ms(unsigned attempt, int64_t min, int64_t max);
 /* Monotonic milliseconds (for intervals), wall-clock milliseconds (for
  * timestamps people read). */
 int64_t	dlq_now_ms(void);
+int64_t	dlq_now_us(void);
 int64_t	dlq_wall_ms(void);
 
 /* Sleeps up to `ms`, waking early when *stop becomes true. */

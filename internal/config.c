@@ -82,6 +82,16 @@ static const struct opt opts[] = {
 	    1, 10000, 100, NULL, NULL },
 	{ "alert", "timeout_ms", NULL, OPT_INT, OFF(alert_timeout_ms),
 	    100, 60000, 5000, NULL, NULL },
+	{ "alert", "threshold", NULL, OPT_INT, OFF(threshold),
+	    0, 100000000, 100, NULL, NULL },
+	{ "alert", "max_age_ms", NULL, OPT_INT, OFF(threshold_max_age_ms),
+	    0, 3650LL * 86400000, 86400000, NULL, NULL },
+	{ "alert", "threshold_cooldown_ms", NULL, OPT_INT,
+	    OFF(threshold_cooldown_ms), 0, 7LL * 86400000, 1800000, NULL, NULL },
+	{ "alert", "threshold_check_ms", NULL, OPT_INT, OFF(threshold_check_ms),
+	    100, 3600000, 10000, NULL, NULL },
+	{ "http", "listen", "DLQ_HTTP_LISTEN", OPT_STR, OFF(http_listen),
+	    0, 0, 0, "127.0.0.1:9464", NULL },
 	{ "log", "level", "DLQ_LOG_LEVEL", OPT_LEVEL, OFF(log_level),
 	    0, 0, 0, "info", NULL },
 	{ "log", "payload_max_bytes", NULL, OPT_INT, OFF(payload_max_bytes),
@@ -195,6 +205,17 @@ check_str(const struct opt *o, const char *v)
 			return "must start with http:// or https://";
 		return NULL;
 	}
+	if (strcmp(o->name, "listen") == 0) {
+		const char *colon = strrchr(v, ':');
+		long port;
+		if (strcmp(v, "0") == 0 || *v == '\0')
+			return NULL;
+		if (colon == NULL || colon == v ||
+		    (port = strtol(colon + 1, NULL, 10)) < 1 || port > 65535 ||
+		    strspn(colon + 1, "0123456789") != strlen(colon + 1))
+			return "expected HOST:PORT (e.g. 127.0.0.1:9464) or 0";
+		return NULL;
+	}
 	if (strcmp(o->name, "webhook_format") == 0) {
 		enum dlq_alert_format f;
 		if (dlq_alert_format_parse(v, &f) == -1)
@@ -266,7 +287,9 @@ apply_str(struct dlq_config *c, const struct opt *o, const char *v,
 		report(errors, where, o, v, why);
 		return -1;
 	}
-	set_str(field(c, o), *v != '\0' ? v : NULL);
+	/* "0" turns the HTTP endpoint off */
+	set_str(field(c, o), *v != '\0' && !(strcmp(o->name, "listen") == 0 &&
+	    strcmp(v, "0") == 0) ? v : NULL);
 	return 0;
 }
 

@@ -109,6 +109,15 @@ struct dlq_config {
 	int64_t			 retention_days;	/* 0: keep payloads */
 	int64_t			 batch_max;	/* deliveries per commit */
 
+	/* http */
+	char			*http_listen;	/* host:port; NULL: off */
+
+	/* thresholds (alert.*) */
+	int64_t			 threshold;		/* unresolved; 0: off */
+	int64_t			 threshold_max_age_ms;	/* oldest; 0: off */
+	int64_t			 threshold_cooldown_ms;
+	int64_t			 threshold_check_ms;	/* how often */
+
 	/* control */
 	char			*control_socket;
 	struct dlq_strlist	 viewers;	/* "user" or "@group" */

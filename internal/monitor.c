@@ -29,6 +29,7 @@
 #include "deadletter.h"
 #include "digest.h"
 #include "log.h"
+#include "metrics.h"
 #include "redact.h"
 #include "signature.h"
 
@@ -229,15 +230,33 @@ archive_failed(struct dlq_monitor *m)
 }
 
 /* Commit, then log, ack and alert: the order that loses nothing. */
+static void
+count_batch(struct dlq_monitor *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->alerts.n; i++)
+		dlq_metrics_dead_letters(m->q->dlq_name, m->alerts.groups[i].reason,
+		    m->alerts.groups[i].class, m->alerts.groups[i].count);
+	if (m->alerts.other_count > 0)
+		dlq_metrics_dead_letters(m->q->dlq_name, "other", "other",
+		    m->alerts.other_count);
+	dlq_metrics_acked(m->batch_n);
+}
+
 static enum step
 finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
 {
+	int64_t t0;
+
 	if (m->batch_n == 0)
 		return STEP_OK;
+	t0 = dlq_now_us();
 	if (dlq_archive_commit(m->archive) == -1) {
 		archive_failed(m);
 		return STEP_ARCHIVE;
 	}
+	dlq_metrics_commit((double)(dlq_now_us() - t0) / 1e6);
 	if (fault_exit_after > 0 && atomic_fetch_add(&commits, 1) + 1 ==
 	    fault_exit_after)
 		_exit(DLQ_FAULT_EXIT_CODE);	/* a crash between commit and ack */
@@ -247,6 +266,7 @@ finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
 		    m->q->dlq_name, NULL);
 	}
 	flush_lines(m);
+	count_batch(m);
 	dlq_alert_note_batch(m->alerter, &m->alerts);
 	dlq_digest_clear(&m->alerts);
 	m->batch_n = 0;
@@ -425,6 +445,7 @@ run(void *arg)
 			    m->q->dlq_name);
 		else if (conn != NULL) {
 			m->connected = true;
+			dlq_metrics_consumer(m->q->dlq_name, true);
 			dlq_log(DLQ_LOG_INFO, "consumer_started", "dlq",
 			    m->q->dlq_name, NULL);
 			st = consume(m, conn);
@@ -434,9 +455,11 @@ run(void *arg)
 			    "archive not writable" : "connection lost");
 		}
 		m->connected = false;
+		dlq_metrics_consumer(m->q->dlq_name, false);
 		dlq_amqp_close(conn);
 		if (*m->stop)
 			break;
+		dlq_metrics_reconnect(m->q->dlq_name);
 		delay = dlq_amqp_backoff_ms(attempt++, m->cfg->reconnect_min_ms,
 		    m->cfg->reconnect_max_ms);
 		dlq_log_begin(&m->line, DLQ_LOG_WARN, "consumer_reconnecting");
@@ -488,6 +511,7 @@ dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
 	dlq_buf_init(&m->line);
 	dlq_buf_init(&m->error);
 	dlq_buf_init(&m->sig);
+	dlq_metrics_consumer(q->dlq_name, false);
 	if (dlq_digest_init(&m->alerts, BATCH_GROUPS) == -1 ||
 	    (m->archive = dlq_archive_open(c)) == NULL) {
 		free_monitor(m);

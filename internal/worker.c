@@ -23,7 +23,11 @@
 #include "archive.h"
 #include "cases.h"
 #include "classify.h"
+#include "ctlclient.h"
+#include "signature.h"
 #include "control.h"
+#include "http.h"
+#include "metrics.h"
 #include "log.h"
 #include "monitor.h"
 
@@ -78,10 +82,22 @@ struct services {
 	struct dlq_classifier	*classifier;
 	struct dlq_alerter	*alerter;
 	struct dlq_control	*control;
+	struct dlq_http		*http;
 	struct dlq_monitor	**mons;
 	size_t			 n_mons;
 	int64_t			 next_retention_ms;
+	int64_t			 next_threshold_ms;
+	int64_t			 threshold_fired_ms[3];
 };
+
+static int
+start_http(const struct dlq_config *c, struct services *s)
+{
+	bool failed;
+
+	s->http = dlq_http_start(c, &failed);
+	return failed ? -1 : 0;
+}
 
 static int
 start_services(const struct dlq_config *c, const struct dlq_topology *t,
@@ -94,6 +110,8 @@ start_services(const struct dlq_config *c, const struct dlq_topology *t,
 	memset(s, 0, sizeof(*s));
 	dlq_buf_init(&errors);
 	if ((s->archive = dlq_archive_open(c)) == NULL)
+		return -1;
+	if (start_http(c, s) == -1)
 		return -1;
 	if ((s->classifier = dlq_classify_new(c, &errors)) == NULL) {
 		dlq_log(DLQ_LOG_ERR, "classify_failed", "error", errors.data,
@@ -130,6 +148,7 @@ stop_services(struct services *s)
 		dlq_monitor_join(s->mons[i]);
 	free(s->mons);
 	dlq_control_stop(s->control);
+	dlq_http_stop(s->http);
 	dlq_alert_stop(s->alerter, SHUTDOWN_ALERT_BUDGET_MS);
 	dlq_classify_free(s->classifier);
 	dlq_archive_close(s->archive);
@@ -157,6 +176,85 @@ apply_retention(const struct dlq_config *c, struct services *s)
 		dlq_log(DLQ_LOG_WARN, "retention_failed", "error", out.data,
 		    NULL);
 	dlq_buf_release(&out);
+}
+
+/* One number from the archive; -1 on error. */
+static int64_t
+archive_number(struct services *s, const char *sql, int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t v = -1;
+
+	if (sqlite3_prepare_v2(dlq_archive_db(s->archive), sql, -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, now);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_type(st, 0) == SQLITE_NULL ? 0 :
+		    sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* A threshold crossed: one alert, then not again within its cooldown. */
+static void
+threshold(const struct dlq_config *c, struct services *s, int kind,
+    const char *name, int64_t value, int64_t limit, const char *text)
+{
+	struct dlq_alert_event e;
+	int64_t now = dlq_now_ms();
+	char v[24], l[24];
+
+	if (value <= limit)
+		return;
+	if (s->threshold_fired_ms[kind] != 0 &&
+	    now - s->threshold_fired_ms[kind] < c->threshold_cooldown_ms)
+		return;
+	s->threshold_fired_ms[kind] = now;
+	snprintf(v, sizeof(v), "%lld", (long long)value);
+	snprintf(l, sizeof(l), "%lld", (long long)limit);
+	dlq_log(DLQ_LOG_WARN, "threshold_alert", "kind", name, "value", v,
+	    "limit", l, "text", text, NULL);
+	memset(&e, 0, sizeof(e));
+	e.queue = "(all queues)";
+	e.reason = name;
+	e.class = "";
+	e.error = text;
+	e.hash = dlq_signature_hash("(threshold)", name, "", "");
+	e.at_ms = dlq_wall_ms();
+	dlq_alert_note(s->alerter, &e);
+}
+
+/* alert.threshold, alert.max_age_ms and overdue escalations, checked
+ * every alert.threshold_check_ms against the archive. */
+static void
+check_thresholds(const struct dlq_config *c, struct services *s)
+{
+	int64_t now = dlq_wall_ms(), n, age, late;
+	char text[200], a[32], b[32];
+
+	if (dlq_now_ms() < s->next_threshold_ms)
+		return;
+	s->next_threshold_ms = dlq_now_ms() + c->threshold_check_ms;
+	n = archive_number(s, "SELECT count(*) FROM dead_letters WHERE status "
+	    "IN ('open', 'assigned', 'replaying')", now);
+	snprintf(text, sizeof(text), "%lld unresolved dead letters (threshold "
+	    "%lld)", (long long)n, (long long)c->threshold);
+	if (c->threshold > 0)
+		threshold(c, s, 0, "unresolved", n, c->threshold, text);
+	age = archive_number(s, "SELECT ?1 - min(received_at) FROM dead_letters"
+	    " WHERE status IN ('open', 'assigned', 'replaying')", now);
+	snprintf(text, sizeof(text), "the oldest unresolved dead letter is %s "
+	    "old (alert.max_age %s)", dlq_format_age(age, a, sizeof(a)),
+	    dlq_format_age(c->threshold_max_age_ms, b, sizeof(b)));
+	if (c->threshold_max_age_ms > 0)
+		threshold(c, s, 1, "oldest_unresolved", age,
+		    c->threshold_max_age_ms, text);
+	late = archive_number(s, "SELECT count(*) FROM dead_letters WHERE "
+	    "status = 'assigned' AND escalate_at < ?1", now);
+	snprintf(text, sizeof(text), "%lld assigned case%s past escalate-at "
+	    "without a decision", (long long)late, late == 1 ? "" : "s");
+	threshold(c, s, 2, "escalation_overdue", late, 0, text);
 }
 
 int
@@ -189,6 +287,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	if (assert_only)
 		return res.conflicts || res.errors ? DLQ_EXIT_CONFLICT :
 		    DLQ_EXIT_OK;
+	dlq_metrics_topology(true);
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
 		dlq_log(DLQ_LOG_ERR, "curl_init_failed", NULL);
@@ -202,8 +301,11 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	snprintf(count, sizeof(count), "%zu", s.n_mons);
 	dlq_log(DLQ_LOG_INFO, "worker_started", "consumers", count, NULL);
 
-	while ((sig = wait_signal(&set, 1000)) == 0)
+	while ((sig = wait_signal(&set, c->threshold_check_ms < 1000 ?
+	    c->threshold_check_ms : 1000)) == 0) {
 		apply_retention(c, &s);
+		check_thresholds(c, &s);
+	}
 	dlq_log(DLQ_LOG_INFO, "shutdown_started", "signal",
 	    sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
 	stop_services(&s);

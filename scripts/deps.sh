@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# scripts/deps.sh - install the Debian 12 packages dlq-monitor needs.
-# Only what is missing is installed, so it is cheap to call every time.
+# scripts/deps.sh [test] - install the Debian 12 packages dlq-monitor
+# needs (with "test": also those only the test suite needs). Only what is
+# missing is installed, so it is cheap to call every time.
 set -euo pipefail
 
 pkgs=(
 	make gcc pkg-config			# build
 	librabbitmq-dev libcurl4-openssl-dev libcjson-dev libconfig-dev
-	libsqlite3-dev libssl-dev
-	check libsubunit-dev			# unit tests
+	libsqlite3-dev libssl-dev libmicrohttpd-dev
 	rabbitmq-server				# the local / test broker
 )
+if [ "${1:-}" = test ]; then
+	pkgs+=(
+		check libsubunit-dev		# unit tests
+		valgrind			# make check-valgrind
+		docker-compose			# checks docker-compose.yml
+	)
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/deps.sh
+scripts/deps.sh test
 port=${DLQ_TEST_PORT:-5699}
 make -s all tests
 scripts/broker.sh start "$port"

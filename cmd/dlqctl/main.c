@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "ctlclient.h"
 #include "ctlview.h"
+#include "inject.h"
 #include "replayrun.h"
 #include "cli.h"
 #include "config.h"
@@ -245,6 +246,9 @@ static const struct opt {
 	{ "execute",	"execute",	K_FLAG },
 	{ "force",	"force",	K_FLAG },
 	{ "from-queue",	"from_queue",	K_STR },
+	{ "count",	"count",	K_COUNT },
+	{ "error",	"error",	K_STR },
+	{ "retries",	"retries",	K_RATE },
 };
 
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
@@ -506,6 +510,27 @@ out:
 	return rc;
 }
 
+static int
+cmd_inject(struct ctx *x, int argc, char **argv)
+{
+	cJSON *r = cJSON_CreateObject(), *n, *k;
+	int rc = DLQ_EXIT_USAGE;
+
+	if (!parse_opts(r, argc, argv, "queue count error retries") ||
+	    optind != argc || take_str(r, "queue") == NULL)
+		goto out;
+	n = cJSON_GetObjectItem(r, "count");
+	k = cJSON_GetObjectItem(r, "retries");
+	rc = dlq_inject(&x->cfg, x->top, take_str(r, "queue"),
+	    n ? (int)n->valuedouble : 10, take_str(r, "error") ?
+	    take_str(r, "error") : "upstream timeout after 30000 ms (demo)",
+	    k ? (int)k->valuedouble : 0, stdout) == 0 ? DLQ_EXIT_OK :
+	    DLQ_EXIT_ERROR;
+out:
+	cJSON_Delete(r);
+	return rc;
+}
+
 static const struct cmd cmds[] = {
 	{ "list", cmd_list, "list [--queue Q] [--status S] [--class C] "
 	    "[--signature SIG] [--since DUR] [--limit N]" },
@@ -524,6 +549,8 @@ static const struct cmd cmds[] = {
 	{ "topology show", cmd_topology_show, "topology show" },
 	{ "topology assert", cmd_topology_assert, "topology assert" },
 	{ "test-alert", cmd_test_alert, "test-alert" },
+	{ "inject", cmd_inject, "inject --queue Q [--count N] [--error TEXT] "
+	    "[--retries K]" },
 };
 
 #define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))

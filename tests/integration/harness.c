@@ -281,6 +281,10 @@ h_setup(const char *prefix, const char *const *queues, const char *extra)
 	if (!own_archive)
 		off += (size_t)snprintf(cfg + off, sizeof(cfg) - off,
 		    "archive = { path = \"%s/%s.db\"; };\n", tmpdir(), prefix);
+	/* no HTTP endpoint unless the test asks for one: ports are shared */
+	if (extra == NULL || strstr(extra, "http =") == NULL)
+		off += (size_t)snprintf(cfg + off, sizeof(cfg) - off,
+		    "http = { listen = \"0\"; };\n");
 	snprintf(cfg + off, sizeof(cfg) - off, "%s\n", more);
 	return h_write_file("worker.conf", cfg);
 }

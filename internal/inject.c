@@ -1,0 +1,147 @@
+/* inject.c - publish, fail through the retry queue, reject. */
+#include "inject.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "amqp.h"
+#include "deadletter.h"
+
+#define WAIT_EXTRA_MS	60000
+
+static int
+publish(amqp_connection_state_t conn, const char *exchange, const char *rk,
+    amqp_basic_properties_t *p, amqp_bytes_t body)
+{
+	return amqp_basic_publish(conn, DLQ_AMQP_CHANNEL,
+	    amqp_cstring_bytes(exchange), amqp_cstring_bytes(rk), 0, 0, p, body);
+}
+
+/* The same message, one retry later: headers copied, x-retry-count + 1. */
+static int
+retry(amqp_connection_state_t conn, const struct dlq_queue *q,
+    amqp_message_t *m, int64_t n)
+{
+	amqp_basic_properties_t p = m->properties;
+	amqp_table_entry_t *e;
+	int i, k = 0, rc;
+
+	e = calloc((size_t)p.headers.num_entries + 1, sizeof(*e));
+	if (e == NULL)
+		return -1;
+	for (i = 0; (p._flags & AMQP_BASIC_HEADERS_FLAG) &&
+	    i < p.headers.num_entries; i++)
+		if (p.headers.entries[i].key.len != 13 ||
+		    memcmp(p.headers.entries[i].key.bytes, "x-retry-count", 13))
+			e[k++] = p.headers.entries[i];
+	e[k].key = amqp_cstring_bytes("x-retry-count");
+	e[k].value.kind = AMQP_FIELD_KIND_I32;
+	e[k++].value.value.i32 = (int32_t)n;
+	p.headers.entries = e;
+	p.headers.num_entries = k;
+	p._flags |= AMQP_BASIC_HEADERS_FLAG;
+	rc = publish(conn, "", q->retry_name, &p, m->body);
+	free(e);
+	return rc;
+}
+
+int
+dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
+    const char *name, int count, const char *error, int retries, FILE *out)
+{
+	const struct dlq_queue *q = NULL;
+	amqp_connection_state_t conn;
+	enum dlq_amqp_status st;
+	amqp_basic_properties_t p;
+	amqp_table_entry_t h[2];
+	amqp_rpc_reply_t r;
+	amqp_message_t m;
+	const amqp_field_value_t *v;
+	char why[512], id[64], body[160];
+	int64_t n, deadline;
+	uint64_t tag;
+	size_t i;
+	int dead = 0, k;
+
+	for (i = 0; i < t->n_queues; i++)
+		if (strcmp(t->queues[i].name, name) == 0)
+			q = &t->queues[i];
+	if (q == NULL) {
+		fprintf(stderr, "dlqctl: %s is not a work queue of the topology\n",
+		    name);
+		return -1;
+	}
+	if (retries > 0 && q->retry_name == NULL) {
+		fprintf(stderr, "dlqctl: %s has no retry queue (retry_delay_ms = "
+		    "0); use --retries 0\n", name);
+		return -1;
+	}
+	if ((conn = dlq_amqp_connect(c, "dlqctl inject", &st, why,
+	    sizeof(why))) == NULL) {
+		fprintf(stderr, "dlqctl: %s\n", why);
+		return -1;
+	}
+	for (k = 0; k < count; k++) {
+		memset(&p, 0, sizeof(p));
+		snprintf(id, sizeof(id), "inject-%lld-%d", (long long)time(NULL), k);
+		snprintf(body, sizeof(body), "{\"demo\":true,\"n\":%d,\"email\":"
+		    "\"jane.doe@example.com\",\"phone\":\"+15551234567\"}", k);
+		p._flags = AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_TIMESTAMP_FLAG |
+		    AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG |
+		    AMQP_BASIC_HEADERS_FLAG | AMQP_BASIC_APP_ID_FLAG;
+		p.message_id = amqp_cstring_bytes(id);
+		p.timestamp = (uint64_t)time(NULL);
+		p.content_type = amqp_cstring_bytes("application/json");
+		p.app_id = amqp_cstring_bytes("dlqctl-inject");
+		p.delivery_mode = 2;
+		h[0].key = amqp_cstring_bytes("x-retry-count");
+		h[0].value.kind = AMQP_FIELD_KIND_I32;
+		h[0].value.value.i32 = 0;
+		h[1].key = amqp_cstring_bytes("x-error");
+		h[1].value.kind = AMQP_FIELD_KIND_UTF8;
+		h[1].value.value.bytes = amqp_cstring_bytes(error);
+		p.headers.num_entries = 2;
+		p.headers.entries = h;
+		if (publish(conn, t->work_exchange, name, &p,
+		    amqp_cstring_bytes(body)) != AMQP_STATUS_OK) {
+			fprintf(stderr, "dlqctl: publish failed\n");
+			dlq_amqp_close(conn);
+			return -1;
+		}
+	}
+	fprintf(out, "published %d messages to %s; failing each %d time%s "
+	    "through %s, then rejecting\n", count, name, retries,
+	    retries == 1 ? "" : "s", q->retry_name ? q->retry_name : "-");
+	deadline = dlq_now_ms() + (int64_t)retries * q->retry_delay_ms +
+	    WAIT_EXTRA_MS;
+	while (dead < count && dlq_now_ms() < deadline) {
+		amqp_maybe_release_buffers(conn);
+		r = amqp_basic_get(conn, DLQ_AMQP_CHANNEL, amqp_cstring_bytes(name),
+		    0);
+		if (r.reply_type != AMQP_RESPONSE_NORMAL)
+			break;
+		if (r.reply.id != AMQP_BASIC_GET_OK_METHOD) {
+			dlq_sleep_ms(50, &(atomic_bool){ false });
+			continue;
+		}
+		tag = ((amqp_basic_get_ok_t *)r.reply.decoded)->delivery_tag;
+		if (amqp_read_message(conn, DLQ_AMQP_CHANNEL, &m, 0).reply_type !=
+		    AMQP_RESPONSE_NORMAL)
+			break;
+		n = 0;
+		if ((m.properties._flags & AMQP_BASIC_HEADERS_FLAG) &&
+		    (v = dlq_table_get(&m.properties.headers, "x-retry-count")))
+			dlq_field_to_i64(v, &n);
+		if (n < retries && retry(conn, q, &m, n + 1) == AMQP_STATUS_OK)
+			amqp_basic_ack(conn, DLQ_AMQP_CHANNEL, tag, 0);
+		else {
+			amqp_basic_reject(conn, DLQ_AMQP_CHANNEL, tag, 0);
+			dead++;
+		}
+		amqp_destroy_message(&m);
+	}
+	dlq_amqp_close(conn);
+	fprintf(out, "%d of %d dead-lettered into %s\n", dead, count, q->dlq_name);
+	return dead == count ? 0 : -1;
+}

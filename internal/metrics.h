@@ -1,0 +1,35 @@
+/* metrics.h - counters and gauges the worker exposes on /metrics.
+ *
+ * Written from any thread (atomics, or a mutex around the small labelled
+ * tables), read by the HTTP thread when Prometheus scrapes. What lives in
+ * the archive (unresolved cases, ages, replays) is not counted here but
+ * queried at scrape time, so it survives restarts. */
+#ifndef DLQ_METRICS_H
+#define DLQ_METRICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+void	dlq_metrics_dead_letters(const char *dlq, const char *reason,
+	    const char *class, uint64_t n);
+void	dlq_metrics_acked(uint64_t n);
+void	dlq_metrics_reconnect(const char *dlq);
+void	dlq_metrics_commit(double seconds);
+void	dlq_metrics_alert(const char *target, bool sent);
+void	dlq_metrics_consumer(const char *dlq, bool up);
+void	dlq_metrics_topology(bool asserted);
+
+/* Readiness inputs. */
+bool	dlq_metrics_topology_asserted(void);
+/* Consumers not connected, comma separated, into `out`; their number. */
+int	dlq_metrics_consumers_down(struct dlq_buf *out);
+
+/* Appends the in-memory metrics in Prometheus text format. */
+void	dlq_metrics_render(struct dlq_buf *);
+
+/* Appends a label value escaped per the exposition format (\\, \", \n). */
+void	dlq_metrics_label(struct dlq_buf *, const char *);
+
+#endif

@@ -1,0 +1,395 @@
+/* check_ops.c - the operations surface: /metrics, /readyz, threshold
+ * alerts, dlqctl inject, the compose file. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <ctype.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../check_main.h"
+#include "buf.h"
+#include "harness.h"
+
+#define WAIT_MS	20000
+
+struct fixture {
+	char			 prefix[64], q[2][128], exch[96], base[96];
+	const char		*cfg;
+	struct h_worker		 w;
+	amqp_connection_state_t	 c;
+};
+
+static int
+free_port(void)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	getsockname(fd, (struct sockaddr *)&a, &len);
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+/* `extra` may contain %s for the "host:port" of the HTTP endpoint. */
+static void
+start(struct fixture *f, const char *queue1, const char *extra)
+{
+	char conf[1024], listen[64], spec[160];
+	const char *queues[3];
+
+	h_name(f->prefix, sizeof(f->prefix), "op");
+	snprintf(f->q[0], sizeof(f->q[0]), "%s_q0", f->prefix);
+	/* queue1 may carry ":retry_ms" */
+	snprintf(spec, sizeof(spec), "%s_%s", f->prefix, queue1);
+	snprintf(f->q[1], sizeof(f->q[1]), "%.*s", (int)strcspn(spec, ":"), spec);
+	queues[0] = f->q[0];
+	queues[1] = spec;
+	queues[2] = NULL;
+	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", free_port());
+	snprintf(f->base, sizeof(f->base), "http://%s", listen);
+	snprintf(conf, sizeof(conf), "http = { listen = \"%s\"; };\n%s",
+	    listen, extra ? extra : "");
+	f->cfg = h_setup(f->prefix, queues, conf);
+	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
+	ck_assert(h_worker_wait(&f->w, "consumer_started", 2, WAIT_MS));
+	f->c = h_connect();
+}
+
+static void
+stop(struct fixture *f)
+{
+	h_close(f->c);
+	ck_assert_int_eq(h_worker_stop(&f->w, 10000, NULL), 0);
+}
+
+static size_t
+collect(char *p, size_t size, size_t n, void *arg)
+{
+	struct dlq_buf *b = arg;
+
+	dlq_buf_add(b, p, size * n);
+	return size * n;
+}
+
+/* GET base + path; the status, the body in *body (malloc'd). */
+static long
+http_get(const struct fixture *f, const char *path, char **body)
+{
+	struct dlq_buf b;
+	char url[128];
+	long status = 0;
+	CURL *h = curl_easy_init();
+
+	dlq_buf_init(&b);
+	snprintf(url, sizeof(url), "%s%s", f->base, path);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+	if (curl_easy_perform(h) == CURLE_OK)
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(h);
+	*body = b.data ? b.data : strdup("");
+	return status;
+}
+
+static bool
+metric_name(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_' ||
+	    s[0] == ':'))
+		return false;
+	for (i = 1; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == ':'))
+			return false;
+	return true;
+}
+
+/* A strict reading of the text exposition format: every sample belongs
+ * to a family declared by # TYPE before it, names and labels are well
+ * formed, label values properly escaped, values are numbers. Returns the
+ * sum of the samples whose line starts with `want` (or -1 when none). */
+static double
+check_exposition(const char *text, const char *want)
+{
+	char typed[64][96], *copy = strdup(text), *line, *save, *p, *end;
+	size_t nt = 0, i, n;
+	double sum = -1, v;
+	bool known;
+
+	for (line = strtok_r(copy, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "# TYPE ", 7) == 0) {
+			p = line + 7;
+			n = strcspn(p, " ");
+			ck_assert_msg(metric_name(p, n), "bad TYPE: %s", line);
+			ck_assert(strstr(" counter gauge histogram summary untyped",
+			    p + n) != NULL);
+			ck_assert_int_lt(nt, 64);
+			snprintf(typed[nt++], sizeof(typed[0]), "%.*s", (int)n, p);
+			continue;
+		}
+		if (strncmp(line, "# HELP ", 7) == 0)
+			continue;
+		ck_assert_msg(line[0] != '#', "stray comment: %s", line);
+		n = strcspn(line, "{ ");
+		ck_assert_msg(metric_name(line, n), "bad name: %s", line);
+		for (i = 0, known = false; i < nt && !known; i++) {
+			size_t tl = strlen(typed[i]);
+			known = strncmp(line, typed[i], tl) == 0 && (tl == n ||
+			    strncmp(line + tl, "_bucket", n - tl) == 0 ||
+			    strncmp(line + tl, "_sum", n - tl) == 0 ||
+			    strncmp(line + tl, "_count", n - tl) == 0);
+		}
+		ck_assert_msg(known, "sample before its TYPE: %s", line);
+		p = line + n;
+		if (*p == '{') {
+			for (p++; *p != '}'; ) {
+				n = strcspn(p, "=");
+				ck_assert_msg(metric_name(p, n), "bad label: %s", line);
+				p += n;
+				ck_assert(p[0] == '=' && p[1] == '"');
+				for (p += 2; *p != '"'; p++) {
+					ck_assert_msg(*p != '\0', "open label: %s", line);
+					if (*p == '\\') {
+						p++;
+						ck_assert(*p == '\\' || *p == '"' ||
+						    *p == 'n');
+					}
+				}
+				p++;
+				if (*p == ',')
+					p++;
+				else
+					ck_assert_msg(*p == '}', "bad labels: %s",
+					    line);
+			}
+			p++;
+		}
+		ck_assert_msg(*p == ' ', "no value: %s", line);
+		v = strtod(p + 1, &end);
+		ck_assert_msg(end != p + 1 && (*end == '\0' || *end == ' '),
+		    "bad value: %s", line);
+		if (strncmp(line, want, strlen(want)) == 0)
+			sum = (sum < 0 ? 0 : sum) + v;
+	}
+	free(copy);
+	return sum;
+}
+
+static void
+die_in(struct fixture *f, int q, int n, const char *error)
+{
+	amqp_table_entry_t e;
+	amqp_table_t h = { 1, &e };
+	int i;
+
+	e.key = amqp_cstring_bytes("x-error");
+	e.value.kind = AMQP_FIELD_KIND_UTF8;
+	e.value.value.bytes = amqp_cstring_bytes(error);
+	for (i = 0; i < n; i++)
+		h_publish(f->c, f->exch, f->q[q], "{}", 2, "m", &h);
+	ck_assert_int_eq(h_reject(f->c, f->q[q], n, WAIT_MS), n);
+}
+
+START_TEST(metrics_count_what_happened)
+{
+	struct fixture f;
+	char *body, want[300];
+
+	start(&f, "q1", NULL);
+	die_in(&f, 0, 7, "connect ETIMEDOUT");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 7, WAIT_MS));
+	ck_assert_int_eq(http_get(&f, "/metrics", &body), 200);
+	snprintf(want, sizeof(want), "dlq_dead_letters_total{dlq=\"%s.dlq\","
+	    "reason=\"rejected\",class=\"transient\"}", f.q[0]);
+	ck_assert_msg(check_exposition(body, want) == 7, "%s", body);
+	ck_assert(check_exposition(body, "dlq_acks_total") >= 7);
+	snprintf(want, sizeof(want), "dlq_unresolved{queue=\"%s\","
+	    "status=\"open\"}", f.q[0]);
+	ck_assert(check_exposition(body, want) == 7);
+	snprintf(want, sizeof(want), "dlq_consumer_up{dlq=\"%s.dlq\"}", f.q[1]);
+	ck_assert(check_exposition(body, want) == 1);
+	ck_assert(check_exposition(body, "dlq_archive_commit_seconds_count") >=
+	    1);
+	ck_assert(check_exposition(body, "dlq_topology_asserted") == 1);
+	free(body);
+	ck_assert_int_eq(http_get(&f, "/healthz", &body), 200);
+	free(body);
+	ck_assert_int_eq(http_get(&f, "/nothing", &body), 404);
+	free(body);
+	stop(&f);
+}
+END_TEST
+
+static bool
+wait_status(struct fixture *f, const char *path, long want, int ms)
+{
+	int64_t end = h_now_ms() + ms;
+	char *body;
+	long st;
+
+	do {
+		st = http_get(f, path, &body);
+		free(body);
+		if (st == want)
+			return true;
+		usleep(100 * 1000);
+	} while (h_now_ms() < end);
+	return false;
+}
+
+START_TEST(readyz_follows_the_broker)
+{
+	struct fixture f;
+	char port[16], *out, *body;
+
+	start(&f, "q1", NULL);
+	ck_assert(wait_status(&f, "/readyz", 200, WAIT_MS));
+	h_close(f.c);
+	snprintf(port, sizeof(port), "%d", h_port());
+	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash", "scripts/broker.sh",
+	    "stop", port, NULL }, NULL, &out), 0);
+	free(out);
+	ck_assert(wait_status(&f, "/readyz", 503, WAIT_MS));
+	ck_assert_int_eq(http_get(&f, "/readyz", &body), 503);
+	ck_assert_ptr_nonnull(strstr(body, f.q[0]));	/* named as down */
+	ck_assert_ptr_nonnull(strstr(body, "\"ready\":false"));
+	free(body);
+	ck_assert_int_eq(http_get(&f, "/healthz", &body), 200);
+	free(body);
+	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash", "scripts/broker.sh",
+	    "start", port, NULL }, NULL, &out), 0);
+	free(out);
+	ck_assert(wait_status(&f, "/readyz", 200, 60000));
+	f.c = h_connect();
+	stop(&f);
+}
+END_TEST
+
+START_TEST(a_threshold_alert_fires_once_per_cooldown)
+{
+	struct fixture f;
+	cJSON **ev;
+	int n;
+
+	start(&f, "q1", "alert = { threshold = 3; max_age_ms = 0; "
+	    "threshold_cooldown_ms = 600000; threshold_check_ms = 100; "
+	    "cooldown_ms = 0; };");
+	die_in(&f, 0, 2, "boom");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	ck_assert(!h_worker_wait(&f.w, "threshold_alert", 1, 1000));
+	die_in(&f, 1, 3, "bang");
+	ck_assert(h_worker_wait(&f.w, "threshold_alert", 1, WAIT_MS));
+	/* still above the threshold, checked twenty more times: no repeat */
+	die_in(&f, 1, 2, "bang");
+	ck_assert(!h_worker_wait(&f.w, "threshold_alert", 2, 2000));
+	ev = h_worker_events(&f.w, "threshold_alert", &n);
+	ck_assert_str_eq(cJSON_GetObjectItem(ev[0], "kind")->valuestring,
+	    "unresolved");
+	ck_assert_str_eq(cJSON_GetObjectItem(ev[0], "limit")->valuestring, "3");
+	h_events_free(ev, n);
+	/* it reached the digest */
+	ck_assert(h_worker_wait(&f.w, "alert_digest", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "alert_digest", &n);
+	ck_assert_int_ge(n, 1);
+	{
+		int i, found = 0;
+		for (i = 0; i < n; i++)
+			found += strstr(cJSON_GetObjectItem(ev[i], "text")->valuestring,
+			    "unresolved dead letters (threshold 3)") != NULL;
+		ck_assert_int_ge(found, 1);
+	}
+	h_events_free(ev, n);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(inject_makes_real_dead_letters)
+{
+	struct fixture f;
+	cJSON **ev, *xd, *x;
+	char *out;
+	int n, i, j, rc;
+
+	start(&f, "retried:200", NULL);
+	rc = h_run((const char *[]){ h_bin("dlqctl"), "-c", f.cfg, "inject",
+	    "--queue", f.q[1], "--count", "3", "--retries", "2", "--error",
+	    "HTTP 502 from provider", NULL }, NULL, &out);
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "3 of 3 dead-lettered"));
+	free(out);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	ev = h_worker_events(&f.w, "dead_letter", &n);
+	ck_assert_int_eq(n, 3);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(cJSON_GetObjectItem(ev[i], "x_retry_count")->valueint,
+		    2);
+		ck_assert_str_eq(cJSON_GetObjectItem(ev[i], "class")->valuestring,
+		    "transient");
+		/* the demo payload's personal data is masked in the log */
+		ck_assert_ptr_null(strstr(cJSON_GetObjectItem(ev[i],
+		    "payload")->valuestring, "jane.doe"));
+		xd = cJSON_GetObjectItem(ev[i], "x_death");
+		x = cJSON_GetArrayItem(xd, 0);
+		ck_assert_str_eq(cJSON_GetObjectItem(x, "reason")->valuestring,
+		    "rejected");
+		ck_assert_str_eq(cJSON_GetObjectItem(x, "queue")->valuestring,
+		    f.q[1]);
+		for (j = 0; j < cJSON_GetArraySize(xd); j++) {
+			x = cJSON_GetArrayItem(xd, j);
+			if (strcmp(cJSON_GetObjectItem(x, "reason")->valuestring,
+			    "expired") == 0)
+				ck_assert_int_eq(cJSON_GetObjectItem(x,
+				    "count")->valueint, 2);
+		}
+		ck_assert_int_eq(cJSON_GetArraySize(xd), 2);
+	}
+	h_events_free(ev, n);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(the_compose_file_is_valid)
+{
+	char *out;
+	int rc;
+
+	rc = h_run((const char *[]){ "/usr/bin/docker-compose", "-f",
+	    "docker-compose.yml", "config", "-q", NULL }, NULL, &out);
+	ck_assert_msg(rc == 0, "docker-compose config: %s", out);
+	free(out);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("ops");
+	TCase *tc = tcase_create("ops");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, metrics_count_what_happened);
+	tcase_add_test(tc, readyz_follows_the_broker);
+	tcase_add_test(tc, a_threshold_alert_fires_once_per_cooldown);
+	tcase_add_test(tc, inject_makes_real_dead_letters);
+	tcase_add_test(tc, the_compose_file_is_valid);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)

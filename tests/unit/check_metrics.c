@@ -1,0 +1,59 @@
+/* check_metrics.c - exposition-format details of the in-memory metrics. */
+#include <check.h>
+#include <string.h>
+
+#include "../check_main.h"
+#include "metrics.h"
+
+START_TEST(label_values_are_escaped)
+{
+	struct dlq_buf b;
+
+	dlq_buf_init(&b);
+	dlq_metrics_label(&b, "a\"b\\c\nd");
+	ck_assert_str_eq(b.data, "a\\\"b\\\\c\\nd");
+	dlq_buf_release(&b);
+}
+END_TEST
+
+START_TEST(counters_add_up_per_label_set)
+{
+	struct dlq_buf b;
+
+	dlq_metrics_dead_letters("q.dlq", "rejected", "transient", 2);
+	dlq_metrics_dead_letters("q.dlq", "rejected", "transient", 3);
+	dlq_metrics_dead_letters("q.dlq", "expired", "expired", 1);
+	dlq_metrics_consumer("q.dlq", true);
+	dlq_metrics_commit(0.003);
+	dlq_buf_init(&b);
+	dlq_metrics_render(&b);
+	ck_assert_ptr_nonnull(strstr(b.data, "dlq_dead_letters_total{dlq=\"q.dlq\","
+	    "reason=\"rejected\",class=\"transient\"} 5\n"));
+	ck_assert_ptr_nonnull(strstr(b.data, "reason=\"expired\",class="
+	    "\"expired\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(b.data, "dlq_consumer_up{dlq=\"q.dlq\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(b.data,
+	    "dlq_archive_commit_seconds_bucket{le=\"0.0025\"} 0\n"));
+	ck_assert_ptr_nonnull(strstr(b.data,
+	    "dlq_archive_commit_seconds_bucket{le=\"0.005\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(b.data,
+	    "dlq_archive_commit_seconds_count 1\n"));
+	ck_assert_ptr_nonnull(strstr(b.data,
+	    "# TYPE dlq_dead_letters_total counter\n"));
+	dlq_buf_release(&b);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("metrics");
+	TCase *tc = tcase_create("render");
+
+	tcase_add_test(tc, label_values_are_escaped);
+	tcase_add_test(tc, counters_add_up_per_label_set);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)
