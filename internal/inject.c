@@ -63,6 +63,7 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 	uint64_t tag;
 	size_t i;
 	int dead = 0, k;
+	static const atomic_bool never = false;
 
 	for (i = 0; i < t->n_queues; i++)
 		if (strcmp(t->queues[i].name, name) == 0)
@@ -122,7 +123,7 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 		if (r.reply_type != AMQP_RESPONSE_NORMAL)
 			break;
 		if (r.reply.id != AMQP_BASIC_GET_OK_METHOD) {
-			dlq_sleep_ms(50, &(atomic_bool){ false });
+			dlq_sleep_ms(50, &never);
 			continue;
 		}
 		tag = ((amqp_basic_get_ok_t *)r.reply.decoded)->delivery_tag;

@@ -257,6 +257,13 @@ finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
 		return STEP_ARCHIVE;
 	}
 	dlq_metrics_commit((double)(dlq_now_us() - t0) / 1e6);
+	if (dlq_log_enabled(DLQ_LOG_DEBUG)) {
+		char n[24], us[24];
+		snprintf(n, sizeof(n), "%zu", m->batch_n);
+		snprintf(us, sizeof(us), "%lld", (long long)(dlq_now_us() - t0));
+		dlq_log(DLQ_LOG_DEBUG, "archive_committed", "dlq", m->q->dlq_name,
+		    "batch", n, "us", us, NULL);
+	}
 	if (fault_exit_after > 0 && atomic_fetch_add(&commits, 1) + 1 ==
 	    fault_exit_after)
 		_exit(DLQ_FAULT_EXIT_CODE);	/* a crash between commit and ack */

@@ -17,6 +17,7 @@
 #include "replay.h"
 
 #define REFUSAL_KINDS	16
+#define CLAIM_CHUNK	100
 
 static volatile sig_atomic_t interrupted;
 
@@ -96,7 +97,8 @@ pace(const struct tally *t, int64_t rate)
 
 	if (rate <= 0)
 		return;
-	due = t->start_ms + (int64_t)t->done * 1000 / rate;
+	due = t->start_ms + (int64_t)(t->published + t->failed + t->unknown) *
+	    1000 / rate;
 	while (!interrupted && (now = dlq_now_ms()) < due) {
 		ts.tv_sec = 0;
 		ts.tv_nsec = ((due - now) > 100 ? 100 : (due - now)) * 1000000L;
@@ -329,17 +331,95 @@ print_plan(const cJSON *plan, bool json)
 	    "(add --execute --reason TEXT)\n", yes, n);
 }
 
+/* Ids claimed per request: one archive transaction per chunk. With a
+ * rate, at most a second's worth is claimed ahead of publishing. */
+static int
+chunk_size(const struct dlq_replay_opts *o)
+{
+	if (o->rate > 0 && o->rate < CLAIM_CHUNK)
+		return (int)o->rate;
+	return CLAIM_CHUNK;
+}
+
+/* Claims, publishes and records one chunk of eligible ids. */
+static void
+replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
+    struct dlq_publisher *pub, const int64_t *ids, int n, struct tally *t)
+{
+	cJSON *req, *ans, *fin, *res, *one, *cl, *ref;
+	char why[512], detail[1024];
+	enum dlq_pub_outcome out;
+	int64_t id;
+
+	req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "cmd", "replay_claim");
+	cJSON_AddItemToObject(req, "ids", cJSON_CreateArray());
+	for (int i = 0; i < n; i++)
+		cJSON_AddItemToArray(cJSON_GetObjectItem(req, "ids"),
+		    cJSON_CreateNumber((double)ids[i]));
+	add_options(req, o);
+	if ((ans = ask(c, req, why, sizeof(why))) == NULL) {
+		for (int i = 0; i < n; i++) {
+			t->done++;
+			refuse(t, why);
+		}
+		return;
+	}
+	cJSON_ArrayForEach(ref, cJSON_GetObjectItem(cJSON_GetObjectItem(ans,
+	    "data"), "refused")) {
+		t->done++;
+		refuse(t, cJSON_GetObjectItem(ref, "why")->valuestring);
+	}
+	fin = cJSON_CreateObject();
+	cJSON_AddStringToObject(fin, "cmd", "replay_finish");
+	cJSON_AddItemToObject(fin, "ids", cJSON_CreateArray());
+	res = cJSON_AddArrayToObject(fin, "results");
+	cJSON_ArrayForEach(cl, cJSON_GetObjectItem(cJSON_GetObjectItem(ans,
+	    "data"), "claims")) {
+		id = (int64_t)cJSON_GetObjectItem(cl, "id")->valuedouble;
+		if (interrupted) {
+			/* claimed, never sent: give it back, replayable */
+			out = DLQ_PUB_FAILED;
+			snprintf(detail, sizeof(detail), "not sent: interrupted");
+		} else {
+			pace(t, o->rate);
+			out = publish_claimed(c, o, pub, cl, detail, sizeof(detail));
+		}
+		t->done++;
+		one = cJSON_CreateObject();
+		cJSON_AddNumberToObject(one, "attempt",
+		    cJSON_GetObjectItem(cl, "attempt")->valuedouble);
+		cJSON_AddStringToObject(one, "outcome", dlq_pub_outcome_name(out));
+		cJSON_AddStringToObject(one, "detail", detail);
+		cJSON_AddItemToArray(res, one);
+		cJSON_AddItemToArray(cJSON_GetObjectItem(fin, "ids"),
+		    cJSON_CreateNumber((double)id));
+		if (!(interrupted && out == DLQ_PUB_FAILED &&
+		    strcmp(detail, "not sent: interrupted") == 0))
+			result(t, id, NULL, out, detail);
+		progress(t, false);
+	}
+	cJSON_Delete(ans);
+	if (cJSON_GetArraySize(res) == 0) {
+		cJSON_Delete(fin);
+		return;
+	}
+	if ((ans = ask(c, fin, why, sizeof(why))) == NULL)
+		/* the worker keeps them 'replaying', outcome unknown */
+		fprintf(stderr, "dlqctl: outcomes not recorded (left replaying, "
+		    "outcome unknown): %s\n", why);
+	cJSON_Delete(ans);
+}
+
 static int
 run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 {
 	struct dlq_publisher *pub = NULL;
 	struct tally t;
-	cJSON *req, *plan, *claim, *item;
-	char why[512], detail[1024];
-	enum dlq_pub_outcome out;
-	double attempt;
-	int64_t id;
-	int rc;
+	cJSON *req, *plan, *item;
+	int64_t *ids;
+	char why[512];
+	int n = 0, i, k, rc;
 
 	memset(&t, 0, sizeof(t));
 	req = cJSON_Duplicate(o->select, 1);
@@ -362,48 +442,22 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	}
 	t.results = cJSON_CreateArray();
 	t.total = (size_t)cJSON_GetArraySize(cJSON_GetObjectItem(plan, "data"));
-	t.start_ms = dlq_now_ms();
+	ids = calloc(t.total + 1, sizeof(*ids));
 	cJSON_ArrayForEach(item, cJSON_GetObjectItem(plan, "data")) {
-		if (interrupted)
-			break;
-		t.done++;
-		if (!cJSON_IsTrue(cJSON_GetObjectItem(item, "eligible"))) {
+		if (cJSON_IsTrue(cJSON_GetObjectItem(item, "eligible")))
+			ids[n++] = (int64_t)cJSON_GetObjectItem(item,
+			    "id")->valuedouble;
+		else {
+			t.done++;
 			refuse(&t, cJSON_GetObjectItem(item, "why")->valuestring);
-			continue;
 		}
-		pace(&t, o->rate);
-		id = (int64_t)cJSON_GetObjectItem(item, "id")->valuedouble;
-		req = cJSON_CreateObject();
-		cJSON_AddStringToObject(req, "cmd", "replay_claim");
-		cJSON_AddItemToObject(req, "ids", cJSON_CreateIntArray(
-		    (int[]){ (int)id }, 1));
-		add_options(req, o);
-		if ((claim = ask(c, req, why, sizeof(why))) == NULL) {
-			refuse(&t, why);
-			continue;
-		}
-		attempt = cJSON_GetObjectItem(cJSON_GetObjectItem(claim, "data"),
-		    "attempt")->valuedouble;
-		out = publish_claimed(c, o, pub, cJSON_GetObjectItem(claim,
-		    "data"), detail, sizeof(detail));
-		cJSON_Delete(claim);
-		req = cJSON_CreateObject();
-		cJSON_AddStringToObject(req, "cmd", "replay_finish");
-		cJSON_AddItemToObject(req, "ids", cJSON_CreateIntArray(
-		    (int[]){ (int)id }, 1));
-		cJSON_AddNumberToObject(req, "attempt", attempt);
-		cJSON_AddStringToObject(req, "outcome", dlq_pub_outcome_name(out));
-		cJSON_AddStringToObject(req, "detail", detail);
-		if ((claim = ask(c, req, why, sizeof(why))) == NULL) {
-			/* the worker keeps it 'replaying', outcome unknown */
-			snprintf(detail + strlen(detail), sizeof(detail) -
-			    strlen(detail), "; outcome not recorded: %s", why);
-			out = DLQ_PUB_UNKNOWN;
-		}
-		cJSON_Delete(claim);
-		result(&t, id, NULL, out, detail);
-		progress(&t, false);
 	}
+	t.start_ms = dlq_now_ms();
+	for (i = 0; i < n && !interrupted; i += k) {
+		k = n - i < chunk_size(o) ? n - i : chunk_size(o);
+		replay_chunk(c, o, pub, ids + i, k, &t);
+	}
+	free(ids);
 	rc = summary(&t, o->json);
 	cJSON_Delete(t.results);
 	cJSON_Delete(plan);

@@ -251,59 +251,52 @@ message_json(sqlite3 *db, int64_t id, struct dlq_buf *out)
 	return 0;
 }
 
-int
-dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
-    const char *actor, struct dlq_buf *out, char *why, size_t whylen)
+/* Claims one record inside the caller's transaction: appends a claim to
+ * `claims`, or a refusal to `refused`. -1 on an archive error. */
+static int
+claim_one(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
+    const char *actor, int64_t id, struct dlq_buf *claims,
+    struct dlq_buf *refused)
 {
-	const cJSON *ids = cJSON_GetObjectItemCaseSensitive(req, "ids");
 	struct dlq_replay_policy p;
 	struct dlq_buf policy;
 	sqlite3_stmt *st = NULL;
 	const char *ex, *rk;
-	char tgt[600];
+	char tgt[600], why[256];
 	struct row r;
-	int64_t id, now = dlq_wall_ms(), attempt;
-	int rc = DLQ_REPLAY_ERROR;
+	int64_t now = dlq_wall_ms(), attempt;
+	size_t mark = claims->len;
+	int rc = -1;
 
-	if (cJSON_GetArraySize(ids) != 1 || jstr(req, "reason") == NULL) {
-		snprintf(why, whylen, "a claim names one id and a reason");
-		return DLQ_REPLAY_USAGE;
-	}
-	id = (int64_t)cJSON_GetArrayItem(ids, 0)->valuedouble;
 	dlq_buf_init(&policy);
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		goto fail;
 	if (sqlite3_prepare_v2(db, "SELECT " ROW_COLUMNS " FROM dead_letters"
 	    " WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
-		goto fail;
+		goto out;
 	sqlite3_bind_int64(st, 1, id);
 	if (sqlite3_step(st) != SQLITE_ROW) {
-		snprintf(why, whylen, "not found");
-		rc = DLQ_REPLAY_NOT_FOUND;
-		goto out;
+		snprintf(why, sizeof(why), "not found");
+		goto refuse;
 	}
 	read_row(st, &r);
 	sqlite3_finalize(st);
 	st = NULL;
-	if (!decide(c, &r, jtrue(req, "force"), &p, why, whylen)) {
-		rc = DLQ_REPLAY_REFUSED;
-		goto out;
-	}
+	if (!decide(c, &r, jtrue(req, "force"), &p, why, sizeof(why)))
+		goto refuse;
 	dlq_replay_policy_json(&p, &policy);
 	target(req, &r, &ex, &rk);
 	snprintf(tgt, sizeof(tgt), "%s/%s", ex[0] ? ex : "(default)", rk);
 	if (sqlite3_prepare_v2(db, "UPDATE dead_letters SET status ="
 	    " 'replaying' WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
-		goto fail;
+		goto out;
 	sqlite3_bind_int64(st, 1, id);
 	if (sqlite3_step(st) != SQLITE_DONE)
-		goto fail;
+		goto out;
 	sqlite3_finalize(st);
 	if (sqlite3_prepare_v2(db, "INSERT INTO attempts (dead_letter_id,"
 	    " actor, reason, evidence, policy, checked_at, target, started_at,"
 	    " outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6, 'unknown')", -1,
 	    &st, NULL) != SQLITE_OK)
-		goto fail;
+		goto out;
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_text(st, 2, actor, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, jstr(req, "reason"), -1, SQLITE_STATIC);
@@ -314,75 +307,120 @@ dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 	sqlite3_bind_int64(st, 6, now);
 	sqlite3_bind_text(st, 7, tgt, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) != SQLITE_DONE)
-		goto fail;
+		goto out;
+	attempt = sqlite3_last_insert_rowid(db);
+	dlq_buf_printf(claims, "%s{\"id\":%lld,\"attempt\":%lld,"
+	    "\"replay_count\":%lld,\"actor\":", mark ? "," : "", (long long)id,
+	    (long long)attempt, (long long)r.replay_count + 1);
+	dlq_buf_json_cstr(claims, actor);
+	dlq_buf_adds(claims, ",\"exchange\":");
+	dlq_buf_json_cstr(claims, ex);
+	dlq_buf_adds(claims, ",\"routing_key\":");
+	dlq_buf_json_cstr(claims, rk);
+	dlq_buf_adds(claims, ",\"message\":");
+	if (message_json(db, id, claims) == -1) {
+		/* purged: nothing to send; undo this one */
+		claims->len = mark;
+		sqlite3_finalize(st);
+		st = NULL;
+		if (sqlite3_exec(db, "ROLLBACK TO one; RELEASE one", NULL, NULL,
+		    NULL) != SQLITE_OK)
+			goto out;
+		snprintf(why, sizeof(why), "its payload was purged: nothing to "
+		    "replay");
+		goto refuse_undone;
+	}
+	dlq_buf_addc(claims, '}');
+	rc = 0;
+	goto out;
+refuse:
 	sqlite3_finalize(st);
 	st = NULL;
-	attempt = sqlite3_last_insert_rowid(db);
-	dlq_buf_printf(out, "{\"id\":%lld,\"attempt\":%lld,\"replay_count\":"
-	    "%lld,\"actor\":", (long long)id, (long long)attempt,
-	    (long long)r.replay_count + 1);
-	dlq_buf_json_cstr(out, actor);
-	dlq_buf_adds(out, ",\"exchange\":");
-	dlq_buf_json_cstr(out, ex);
-	dlq_buf_adds(out, ",\"routing_key\":");
-	dlq_buf_json_cstr(out, rk);
-	dlq_buf_adds(out, ",\"message\":");
-	if (message_json(db, id, out) == -1) {
-		snprintf(why, whylen, "its payload was purged: nothing to replay");
-		rc = DLQ_REPLAY_REFUSED;
-		goto out;
-	}
-	dlq_buf_addc(out, '}');
-	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		goto fail;
-	dlq_buf_release(&policy);
-	return DLQ_REPLAY_OK;
-fail:
-	snprintf(why, whylen, "archive: %s", sqlite3_errmsg(db));
+refuse_undone:
+	dlq_buf_printf(refused, "%s{\"id\":%lld,\"why\":", refused->len ? "," :
+	    "", (long long)id);
+	dlq_buf_json_cstr(refused, why);
+	dlq_buf_addc(refused, '}');
+	rc = 1;
 out:
 	sqlite3_finalize(st);
-	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	dlq_buf_reset(out);
 	dlq_buf_release(&policy);
 	return rc;
 }
 
 int
-dlq_replay_finish(sqlite3 *db, const cJSON *req, const char *actor,
-    struct dlq_buf *out, char *why, size_t whylen)
+dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
+    const char *actor, struct dlq_buf *out, char *why, size_t whylen)
 {
-	const cJSON *a = cJSON_GetObjectItemCaseSensitive(req, "attempt");
-	const char *outcome = jstr(req, "outcome"), *detail = jstr(req, "detail");
+	const cJSON *ids = cJSON_GetObjectItemCaseSensitive(req, "ids"), *e;
+	struct dlq_buf claims, refused;
+	int rc;
+
+	if (!cJSON_IsArray(ids) || cJSON_GetArraySize(ids) < 1 ||
+	    cJSON_GetArraySize(ids) > DLQ_REPLAY_CLAIM_MAX ||
+	    jstr(req, "reason") == NULL) {
+		snprintf(why, whylen, "a claim names 1 to %d ids and a reason",
+		    DLQ_REPLAY_CLAIM_MAX);
+		return DLQ_REPLAY_USAGE;
+	}
+	dlq_buf_init(&claims);
+	dlq_buf_init(&refused);
+	/* one transaction (one fsync) for the whole chunk */
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	cJSON_ArrayForEach(e, ids) {
+		if (sqlite3_exec(db, "SAVEPOINT one", NULL, NULL, NULL) != SQLITE_OK)
+			goto fail;
+		if ((rc = claim_one(db, c, req, actor, (int64_t)e->valuedouble,
+		    &claims, &refused)) == -1)
+			goto fail;
+		if (rc == 0 && sqlite3_exec(db, "RELEASE one", NULL, NULL, NULL) !=
+		    SQLITE_OK)
+			goto fail;
+		if (rc == 1)	/* a refusal changes nothing; undone if needed */
+			sqlite3_exec(db, "RELEASE one", NULL, NULL, NULL);
+	}
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	dlq_buf_adds(out, "{\"claims\":[");
+	dlq_buf_add(out, claims.data ? claims.data : "", claims.len);
+	dlq_buf_adds(out, "],\"refused\":[");
+	dlq_buf_add(out, refused.data ? refused.data : "", refused.len);
+	dlq_buf_adds(out, "]}");
+	dlq_buf_release(&claims);
+	dlq_buf_release(&refused);
+	return DLQ_REPLAY_OK;
+fail:
+	snprintf(why, whylen, "archive: %s", sqlite3_errmsg(db));
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	dlq_buf_release(&claims);
+	dlq_buf_release(&refused);
+	return DLQ_REPLAY_ERROR;
+}
+
+/* Records one verdict inside the caller's transaction; false when the
+ * attempt is not open. */
+static int
+finish_one(sqlite3 *db, int64_t attempt, const char *outcome,
+    const char *detail, const char *actor)
+{
 	sqlite3_stmt *st;
 	int64_t now = dlq_wall_ms();
 	int changed;
 
-	if (!cJSON_IsNumber(a) || outcome == NULL ||
-	    (strcmp(outcome, "published") != 0 && strcmp(outcome, "failed") != 0
-	    && strcmp(outcome, "unknown") != 0)) {
-		snprintf(why, whylen, "finish needs 'attempt' and 'outcome' "
-		    "(published, failed or unknown)");
-		return DLQ_REPLAY_USAGE;
-	}
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		goto fail;
 	if (sqlite3_prepare_v2(db, "UPDATE attempts SET outcome = ?2,"
 	    " detail = ?3, finished_at = ?4 WHERE id = ?1 AND outcome ="
 	    " 'unknown' AND finished_at IS NULL", -1, &st, NULL) != SQLITE_OK)
-		goto fail;
-	sqlite3_bind_int64(st, 1, (int64_t)a->valuedouble);
+		return -1;
+	sqlite3_bind_int64(st, 1, attempt);
 	sqlite3_bind_text(st, 2, outcome, -1, SQLITE_STATIC);
 	if (detail)
 		sqlite3_bind_text(st, 3, detail, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, now);
 	changed = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(db) : -1;
 	sqlite3_finalize(st);
-	if (changed != 1) {
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-		snprintf(why, whylen, "no open attempt %lld",
-		    (long long)a->valuedouble);
-		return DLQ_REPLAY_NOT_FOUND;
-	}
+	if (changed != 1)
+		return changed == 0 ? 0 : -1;
 	if (sqlite3_prepare_v2(db, "UPDATE dead_letters SET"
 	    " status = CASE ?2 WHEN 'published' THEN 'replayed'"
 	    "  WHEN 'failed' THEN CASE WHEN owner IS NULL THEN 'open'"
@@ -392,20 +430,63 @@ dlq_replay_finish(sqlite3 *db, const cJSON *req, const char *actor,
 	    " resolution = CASE ?2 WHEN 'published' THEN 'replayed' END"
 	    " WHERE id = (SELECT dead_letter_id FROM attempts WHERE id = ?1)"
 	    " AND status = 'replaying'", -1, &st, NULL) != SQLITE_OK)
-		goto fail;
-	sqlite3_bind_int64(st, 1, (int64_t)a->valuedouble);
+		return -1;
+	sqlite3_bind_int64(st, 1, attempt);
 	sqlite3_bind_text(st, 2, outcome, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, actor, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, now);
 	changed = sqlite3_step(st);
 	sqlite3_finalize(st);
-	if (changed != SQLITE_DONE ||
-	    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+	return changed == SQLITE_DONE ? 1 : -1;
+}
+
+static bool
+valid_outcome(const char *o)
+{
+	return o != NULL && (strcmp(o, "published") == 0 ||
+	    strcmp(o, "failed") == 0 || strcmp(o, "unknown") == 0);
+}
+
+int
+dlq_replay_finish(sqlite3 *db, const cJSON *req, const char *actor,
+    struct dlq_buf *out, char *why, size_t whylen)
+{
+	const cJSON *results = cJSON_GetObjectItemCaseSensitive(req, "results");
+	const cJSON *e, *a;
+	int done = 0, rc;
+
+	if (!cJSON_IsArray(results) || cJSON_GetArraySize(results) < 1 ||
+	    cJSON_GetArraySize(results) > DLQ_REPLAY_CLAIM_MAX) {
+		snprintf(why, whylen, "finish needs 'results': [{attempt, outcome "
+		    "(published, failed or unknown), detail}]");
+		return DLQ_REPLAY_USAGE;
+	}
+	cJSON_ArrayForEach(e, results) {
+		a = cJSON_GetObjectItemCaseSensitive(e, "attempt");
+		if (!cJSON_IsNumber(a) || !valid_outcome(jstr(e, "outcome"))) {
+			snprintf(why, whylen, "each result needs 'attempt' and an "
+			    "'outcome' (published, failed or unknown)");
+			return DLQ_REPLAY_USAGE;
+		}
+	}
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
-	dlq_buf_printf(out, "{\"attempt\":%lld,\"outcome\":",
-	    (long long)a->valuedouble);
-	dlq_buf_json_cstr(out, outcome);
-	dlq_buf_addc(out, '}');
+	cJSON_ArrayForEach(e, results) {
+		rc = finish_one(db, (int64_t)cJSON_GetObjectItem(e,
+		    "attempt")->valuedouble, jstr(e, "outcome"), jstr(e, "detail"),
+		    actor);
+		if (rc == -1)
+			goto fail;
+		done += rc;
+	}
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	dlq_buf_printf(out, "{\"finished\":%d}", done);
+	if (done != cJSON_GetArraySize(results)) {
+		snprintf(why, whylen, "%d of %d attempts were not open", 
+		    cJSON_GetArraySize(results) - done, cJSON_GetArraySize(results));
+		return DLQ_REPLAY_NOT_FOUND;
+	}
 	return DLQ_REPLAY_OK;
 fail:
 	snprintf(why, whylen, "archive: %s", sqlite3_errmsg(db));

@@ -3,11 +3,12 @@
  * dlqctl drives a replay; the worker decides and records:
  *   replay_plan   which records a selection holds, eligible or not and why,
  *                 and where each would go (a dry run changes nothing)
- *   replay_claim  re-checks the policy and claims one record (status
+ *   replay_claim  re-checks the policy and claims records (status
  *                 'replaying', an attempt with outcome 'unknown' and the
  *                 policy checked, at what time) in one transaction, and
- *                 hands out the message to publish; a second claim of the
- *                 same record is refused
+ *                 hands out the messages to publish; a second claim of
+ *                 the same record is refused. Up to DLQ_REPLAY_CLAIM_MAX
+ *                 per request, in one transaction (one fsync)
  *   replay_finish records the broker's verdict: published -> 'replayed';
  *                 failed -> replayable again; unknown -> stays 'replaying'
  * A crash of dlqctl between claim and finish leaves 'replaying' with an
@@ -21,6 +22,8 @@
 
 #include "buf.h"
 #include "config.h"
+
+#define DLQ_REPLAY_CLAIM_MAX	500
 
 enum dlq_replay_rc { DLQ_REPLAY_OK, DLQ_REPLAY_USAGE, DLQ_REPLAY_NOT_FOUND,
 	DLQ_REPLAY_REFUSED, DLQ_REPLAY_ERROR };

@@ -7,6 +7,8 @@
  * credentials is an error that retrying cannot fix. */
 #include "worker.h"
 
+#include <malloc.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -257,12 +259,52 @@ check_thresholds(const struct dlq_config *c, struct services *s)
 	threshold(c, s, 2, "escalation_overdue", late, 0, text);
 }
 
+/* A config file that holds a secret should be readable by the worker's
+ * user only: say so at start (the secret itself is never printed). */
+static void
+check_secrets_file(const struct dlq_config *c)
+{
+	struct stat st;
+	char mode[8];
+	bool secret;
+
+	if (c->path == NULL || stat(c->path, &st) != 0 ||
+	    (st.st_mode & (S_IRWXG | S_IRWXO)) == 0)
+		return;
+	secret = c->n_targets > 0 || strcmp(c->broker.password, "guest") != 0;
+	if (!secret)
+		return;
+	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
+	dlq_log(DLQ_LOG_WARN, "config_insecure", "path", c->path, "mode", mode,
+	    "advice", "the file holds a password or webhook URL: chmod 600 "
+	    "(or 640 with the worker's group)", NULL);
+}
+
+/* After the first SIGTERM / SIGINT the worker drains; a second one means
+ * "now": exit at once. The archive stays consistent (WAL: an unfinished
+ * transaction is rolled back on the next open) and unacked deliveries go
+ * back to their queues. */
+static void *
+watch_second_signal(void *arg)
+{
+	const sigset_t *set = arg;
+	int sig;
+
+	if (sigwait(set, &sig) == 0) {
+		dlq_log(DLQ_LOG_WARN, "shutdown_forced", "signal",
+		    sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+		_exit(DLQ_EXIT_ERROR);
+	}
+	return NULL;
+}
+
 int
 dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
     bool assert_only)
 {
 	struct dlq_assert_result res;
 	struct services s;
+	pthread_t watcher;
 	sigset_t set;
 	int sig, rc;
 	char count[24], targets[32];
@@ -272,6 +314,9 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* one malloc arena per consumer thread would multiply the resident
+	 * memory by the number of DLQs; two are plenty for this load */
+	mallopt(M_ARENA_MAX, 2);
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
 
 	snprintf(count, sizeof(count), "%zu", dlq_topology_monitored(t));
@@ -281,6 +326,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	    "topology", t->source, "monitored", count,
 	    "alerts", c->n_targets ? targets : "log only",
 	    "archive", c->archive_path, NULL);
+	check_secrets_file(c);
 
 	if ((rc = assert_topology(c, t, &set, &res)) != 0)
 		return rc < 0 ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
@@ -308,6 +354,8 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	}
 	dlq_log(DLQ_LOG_INFO, "shutdown_started", "signal",
 	    sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+	if (pthread_create(&watcher, NULL, watch_second_signal, &set) == 0)
+		pthread_detach(watcher);
 	stop_services(&s);
 	curl_global_cleanup();
 	dlq_log(DLQ_LOG_INFO, "shutdown", NULL);

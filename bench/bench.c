@@ -1,0 +1,863 @@
+/* bench.c - make bench: dlq-worker against bare baselines, same run.
+ *
+ * Every scenario fills DLQs with really dead-lettered messages (published
+ * to a filler queue with x-message-ttl=0 whose dead-letter target is the
+ * DLQ: the broker writes a real x-death), persistent 512-byte JSON bodies
+ * with message_id, correlation_id, timestamp, x-retry-count and an error
+ * header. A and B alternate (A B A B ...), medians and min-max printed.
+ * It prints, it never asserts: timings are not tests.
+ *
+ *   A  dlq-worker: archive on (WAL, synchronous=FULL), JSON log to a file,
+ *      alerts on to a local receiver
+ *   B  baseline: a bare rabbitmq-c consumer that only acks, same prefetch
+ *
+ * Environment: DLQ_TEST_AMQP_URL, BENCH_N (20000), BENCH_ROUNDS (3),
+ * BENCH_FLOOD (100000), BENCH_REPLAY_N (2000), DLQ_BIN (build). */
+#include <amqp.h>
+#include <amqp_tcp_socket.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PREFETCH	200
+#define MAX_Q		200
+
+static const char *url, *bin;
+static char dir[128];
+static int seq;
+
+static int64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+nap_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static void
+die(const char *what)
+{
+	fprintf(stderr, "bench: %s\n", what);
+	exit(1);
+}
+
+static amqp_connection_state_t
+connect_broker(void)
+{
+	struct amqp_connection_info ci;
+	amqp_connection_state_t c = amqp_new_connection();
+	amqp_socket_t *s = amqp_tcp_socket_new(c);
+	char *u = strdup(url);
+
+	if (amqp_parse_url(u, &ci) != AMQP_STATUS_OK ||
+	    amqp_socket_open(s, ci.host, ci.port) != AMQP_STATUS_OK ||
+	    amqp_login(c, "/", 0, 131072, 0, AMQP_SASL_METHOD_PLAIN, ci.user,
+	    ci.password).reply_type != AMQP_RESPONSE_NORMAL)
+		die("cannot connect to the broker (DLQ_TEST_AMQP_URL)");
+	amqp_channel_open(c, 1);
+	free(u);
+	return c;
+}
+
+static void
+close_broker(amqp_connection_state_t c)
+{
+	amqp_channel_close(c, 1, AMQP_REPLY_SUCCESS);
+	amqp_connection_close(c, AMQP_REPLY_SUCCESS);
+	amqp_destroy_connection(c);
+}
+
+static int
+depth(amqp_connection_state_t c, const char *q)
+{
+	amqp_queue_declare_ok_t *ok = amqp_queue_declare(c, 1,
+	    amqp_cstring_bytes(q), 1, 0, 0, 0, amqp_empty_table);
+
+	return ok ? (int)ok->message_count : -1;
+}
+
+/* A topology of k queues "<p>_q<i>" and a worker config for it. */
+static const char *
+setup(const char *p, int k, const char *extra)
+{
+	static char cfg[256];
+	char top[256];
+	FILE *f;
+	int i;
+
+	snprintf(top, sizeof(top), "%s/%s-topology.conf", dir, p);
+	f = fopen(top, "w");
+	fprintf(f, "work_exchange = \"%s_x\";\ndead_letter_exchange = "
+	    "\"%s_dlx\";\nqueues = (\n", p, p);
+	for (i = 0; i < k; i++)
+		fprintf(f, "  { name = \"%s_q%d\"; }%s\n", p, i, i + 1 < k ? "," :
+		    "");
+	fprintf(f, ");\n");
+	fclose(f);
+	snprintf(cfg, sizeof(cfg), "%s/%s.conf", dir, p);
+	f = fopen(cfg, "w");
+	fprintf(f, "rabbitmq = { url = \"%s\"; prefetch = %d; };\n"
+	    "topology = { file = \"%s\"; };\narchive = { path = \"%s/%s.db\"; };\n"
+	    "control = { socket = \"%s/%s.sock\"; };\nhttp = { listen = \"0\"; };\n"
+	    "replay = { limit = 100000; };\n%s\n", url, PREFETCH, top, dir, p, dir,
+	    p, extra ? extra : "");
+	fclose(f);
+	return cfg;
+}
+
+static int
+run_wait(const char *const *argv)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void
+assert_topology(const char *cfg)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/dlq-worker", bin);
+	if (run_wait((const char *[]){ path, "-c", cfg, "--assert-only",
+	    NULL }) != 0)
+		die("topology assert failed");
+}
+
+/* Fills the k DLQs of `p` with n dead letters in all (round robin). */
+static void
+fill(const char *p, int k, int n)
+{
+	amqp_connection_state_t c = connect_broker();
+	amqp_table_entry_t a[3], h[2];
+	amqp_table_t at = { 3, a };
+	amqp_basic_properties_t props;
+	char filler[MAX_Q][160], q[160], dlx[160], id[64], body[513];
+	int i, total = 0;
+
+	snprintf(dlx, sizeof(dlx), "%s_dlx", p);
+	for (i = 0; i < k; i++) {
+		snprintf(filler[i], sizeof(filler[i]), "%s_fill%d", p, i);
+		snprintf(q, sizeof(q), "%s_q%d", p, i);
+		a[0].key = amqp_cstring_bytes("x-message-ttl");
+		a[0].value.kind = AMQP_FIELD_KIND_I64;
+		a[0].value.value.i64 = 0;
+		a[1].key = amqp_cstring_bytes("x-dead-letter-exchange");
+		a[1].value.kind = AMQP_FIELD_KIND_UTF8;
+		a[1].value.value.bytes = amqp_cstring_bytes(dlx);
+		a[2].key = amqp_cstring_bytes("x-dead-letter-routing-key");
+		a[2].value.kind = AMQP_FIELD_KIND_UTF8;
+		a[2].value.value.bytes = amqp_cstring_bytes(strdup(q));
+		if (amqp_queue_declare(c, 1, amqp_cstring_bytes(filler[i]), 0, 0,
+		    0, 1, at) == NULL)
+			die("cannot declare a filler queue");
+	}
+	memset(body, 'x', 512);
+	body[512] = '\0';
+	for (i = 0; i < n; i++) {
+		int len = snprintf(body, sizeof(body), "{\"order\":%d,\"customer\":"
+		    "\"c-%d\",\"email\":\"user%d@example.com\",\"pad\":\"", i, i, i);
+		memset(body + len, 'p', 510 - (size_t)len);
+		memcpy(body + 510, "\"}", 2);
+		snprintf(id, sizeof(id), "%s-%d", p, i);
+		memset(&props, 0, sizeof(props));
+		props._flags = AMQP_BASIC_MESSAGE_ID_FLAG |
+		    AMQP_BASIC_CORRELATION_ID_FLAG | AMQP_BASIC_TIMESTAMP_FLAG |
+		    AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_HEADERS_FLAG |
+		    AMQP_BASIC_CONTENT_TYPE_FLAG;
+		props.message_id = amqp_cstring_bytes(id);
+		props.correlation_id = amqp_cstring_bytes(id);
+		props.timestamp = (uint64_t)time(NULL);
+		props.delivery_mode = 2;
+		props.content_type = amqp_cstring_bytes("application/json");
+		h[0].key = amqp_cstring_bytes("x-retry-count");
+		h[0].value.kind = AMQP_FIELD_KIND_I32;
+		h[0].value.value.i32 = 3;
+		h[1].key = amqp_cstring_bytes("x-error");
+		h[1].value.kind = AMQP_FIELD_KIND_UTF8;
+		h[1].value.value.bytes = amqp_cstring_bytes(
+		    "upstream timeout after 30000 ms");
+		props.headers.num_entries = 2;
+		props.headers.entries = h;
+		amqp_basic_publish(c, 1, amqp_cstring_bytes(""),
+		    amqp_cstring_bytes(filler[i % k]), 0, 0, &props,
+		    (amqp_bytes_t){ 512, body });
+	}
+	for (;;) {	/* until the broker has dead-lettered them all */
+		for (i = 0, total = 0; i < k; i++) {
+			snprintf(q, sizeof(q), "%s_q%d.dlq", p, i);
+			total += depth(c, q);
+		}
+		if (total >= n)
+			break;
+		nap_ms(50);
+	}
+	close_broker(c);
+}
+
+struct result {
+	double	secs;
+	double	cpu_s;		/* user + sys of the consumer */
+	double	broker_cpu_s;
+	long	rss_kb;		/* peak */
+};
+
+static double
+proc_cpu(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut, st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) == NULL || (p = strrchr(buf, ')')) ==
+	    NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+	    "%lu %lu", &ut, &st) != 2)
+		ut = st = 0;
+	fclose(f);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static long
+proc_hwm(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static pid_t
+broker_pid(void)
+{
+	char path[128], buf[32];
+	const char *colon = strrchr(url, ':');
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/var/tmp/dlq-monitor-rabbitmq-%d/"
+	    "rabbitmq.pid", colon ? atoi(colon + 1) : 5699);
+	if ((f = fopen(path, "r")) == NULL || fgets(buf, sizeof(buf), f) == NULL)
+		return 0;
+	fclose(f);
+	return (pid_t)atoi(buf);
+}
+
+/* Counts "dead_letter" lines in a growing log, from where it left off. */
+struct tail {
+	int	 fd;
+	long	 count;
+	char	 carry[64];
+};
+
+static long
+tail_count(struct tail *t, const char *needle)
+{
+	char buf[65536 + 64];
+	size_t keep = strlen(t->carry), nl = strlen(needle);
+	ssize_t n;
+	char *p;
+
+	while ((n = read(t->fd, buf + keep, 65536)) > 0) {
+		memcpy(buf, t->carry, keep);
+		buf[keep + (size_t)n] = '\0';
+		for (p = buf; (p = strstr(p, needle)) != NULL; p += nl)
+			t->count++;
+		keep = keep + (size_t)n < nl ? keep + (size_t)n : nl - 1;
+		memcpy(t->carry, buf + (size_t)n + strlen(t->carry) - keep, keep);
+		t->carry[keep] = '\0';
+	}
+	return t->count;
+}
+
+static pid_t
+start_worker(const char *cfg, const char *log, const char *level)
+{
+	char path[256], env[64];
+	pid_t pid;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/dlq-worker", bin);
+	snprintf(env, sizeof(env), "DLQ_LOG_LEVEL=%s", level);
+	if ((pid = fork()) == 0) {
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		putenv(env);
+		execl(path, path, "-c", cfg, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void
+stop_worker(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+}
+
+/* A: the worker drains n dead letters of `p`. */
+static struct result
+drain_worker(const char *p, const char *cfg, int n, const char *level)
+{
+	struct result r = { 0 };
+	struct tail t = { -1, 0, "" };
+	char log[256];
+	pid_t pid, bp = broker_pid();
+	double b0 = proc_cpu(bp);
+	int64_t t0 = now_us();
+
+	snprintf(log, sizeof(log), "%s/%s-worker-%d.log", dir, p, ++seq);
+	pid = start_worker(cfg, log, level);
+	while ((t.fd = open(log, O_RDONLY)) < 0)
+		nap_ms(1);
+	while (tail_count(&t, "\"event\":\"dead_letter\"") < n) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			die("the worker exited during a drain (see its log)");
+		if (now_us() - t0 > 600 * 1000000LL)
+			die("a drain took more than 10 minutes");
+		nap_ms(2);
+	}
+	r.secs = (double)(now_us() - t0) / 1e6;
+	r.cpu_s = proc_cpu(pid);
+	r.broker_cpu_s = proc_cpu(bp) - b0;
+	r.rss_kb = proc_hwm(pid);
+	close(t.fd);
+	stop_worker(pid);
+	return r;
+}
+
+/* B: a bare consumer that only acks, same prefetch; n from one queue. */
+static struct result
+drain_baseline(const char *dlq, int n)
+{
+	struct result r = { 0 };
+	struct rusage ru;
+	pid_t pid, bp = broker_pid();
+	double b0 = proc_cpu(bp);
+	int64_t t0 = now_us();
+	int status;
+
+	if ((pid = fork()) == 0) {
+		amqp_connection_state_t c = connect_broker();
+		amqp_envelope_t env;
+		int got = 0;
+
+		amqp_basic_qos(c, 1, 0, PREFETCH, 0);
+		amqp_basic_consume(c, 1, amqp_cstring_bytes(dlq), amqp_empty_bytes,
+		    0, 0, 0, amqp_empty_table);
+		while (got < n) {
+			amqp_maybe_release_buffers(c);
+			if (amqp_consume_message(c, &env, NULL, 0).reply_type !=
+			    AMQP_RESPONSE_NORMAL)
+				_exit(1);
+			amqp_basic_ack(c, 1, env.delivery_tag, 0);
+			amqp_destroy_envelope(&env);
+			got++;
+		}
+		close_broker(c);
+		_exit(0);
+	}
+	wait4(pid, &status, 0, &ru);
+	r.secs = (double)(now_us() - t0) / 1e6;
+	r.cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	r.broker_cpu_s = proc_cpu(bp) - b0;
+	r.rss_kb = ru.ru_maxrss;
+	return r;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "median (min–max)" of v[0..n) */
+static const char *
+summ(double *v, int n, const char *fmt, char *out, size_t len)
+{
+	char a[32], b[32], c[32];
+
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	snprintf(a, sizeof(a), fmt, v[n / 2]);
+	snprintf(b, sizeof(b), fmt, v[0]);
+	snprintf(c, sizeof(c), fmt, v[n - 1]);
+	snprintf(out, len, "%s (%s–%s)", a, b, c);
+	return out;
+}
+
+static FILE *md;
+
+static void
+say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	va_start(ap, fmt);
+	vfprintf(md, fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+}
+
+/* --- a webhook receiver that only notes when the first POST arrived --- */
+
+static int rx_fd;
+static volatile int64_t rx_first_ms;
+static volatile int rx_posts;
+
+static void *
+receiver(void *arg)
+{
+	char buf[65536];
+	int c;
+
+	(void)arg;
+	for (;;) {
+		if ((c = accept(rx_fd, NULL, NULL)) < 0)
+			continue;
+		if (read(c, buf, sizeof(buf)) > 0) {
+			if (rx_first_ms == 0)
+				rx_first_ms = wall_ms();
+			rx_posts++;
+		}
+		nap_ms(5);	/* let the body arrive; we do not parse it */
+		while (recv(c, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+			;
+		if (write(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n"
+		    "Connection: close\r\n\r\n", 57) < 0)
+			perror("receiver");
+		close(c);
+	}
+	return NULL;
+}
+
+static int
+start_receiver(void)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	pthread_t t;
+
+	rx_fd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(rx_fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    listen(rx_fd, 16) != 0)
+		die("receiver");
+	getsockname(rx_fd, (struct sockaddr *)&a, &len);
+	pthread_create(&t, NULL, receiver, NULL);
+	pthread_detach(t);
+	return ntohs(a.sin_port);
+}
+
+/* --- scenarios --- */
+
+static int N, ROUNDS, FLOOD, REPLAY_N, rx_port;
+
+static const char *
+alert_conf(int cooldown_ms)
+{
+	static char s[256];
+
+	snprintf(s, sizeof(s), "alert = { webhook_url = \"http://127.0.0.1:%d/"
+	    "hook\"; cooldown_ms = %d; };", rx_port, cooldown_ms);
+	return s;
+}
+
+/* archive_committed lines of a worker log: batch sizes and latencies */
+static void
+commit_stats(const char *log, double *lat, int *nlat, double *batch_sum)
+{
+	char line[1024];
+	FILE *f = fopen(log, "r");
+	const char *b, *u;
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+		if (strstr(line, "\"archive_committed\"") == NULL ||
+		    (b = strstr(line, "\"batch\":\"")) == NULL ||
+		    (u = strstr(line, "\"us\":\"")) == NULL || *nlat >= 100000)
+			continue;
+		*batch_sum += atof(b + 9);
+		lat[(*nlat)++] = atof(u + 6) / 1000.0;
+	}
+	if (f != NULL)
+		fclose(f);
+}
+
+static void
+scenario_drain(void)
+{
+	double a_rate[16], b_rate[16], a_cpu[16], b_cpu[16], a_bro[16], b_bro[16];
+	double ratio[16], *lat = malloc(100000 * sizeof(double)), bsum = 0;
+	char p[32], dlq[64], log[256], s1[128], s2[128];
+	struct result a, b;
+	const char *cfg;
+	int r, nlat = 0, seq_before;
+
+	say("\n## 1. Drain rate and CPU, N = %d, %d rounds, A B alternating\n\n",
+	    N, ROUNDS);
+	for (r = 0; r < ROUNDS; r++) {
+		snprintf(p, sizeof(p), "bA%d_%d", r, (int)getpid());
+		cfg = setup(p, 1, alert_conf(300000));
+		assert_topology(cfg);
+		fill(p, 1, N);
+		seq_before = seq;
+		a = drain_worker(p, cfg, N, "debug");
+		snprintf(log, sizeof(log), "%s/%s-worker-%d.log", dir, p,
+		    seq_before + 1);
+		commit_stats(log, lat, &nlat, &bsum);
+		snprintf(p, sizeof(p), "bB%d_%d", r, (int)getpid());
+		cfg = setup(p, 1, NULL);
+		assert_topology(cfg);
+		fill(p, 1, N);
+		snprintf(dlq, sizeof(dlq), "%s_q0.dlq", p);
+		b = drain_baseline(dlq, N);
+		a_rate[r] = N / a.secs;
+		b_rate[r] = N / b.secs;
+		ratio[r] = a_rate[r] / b_rate[r];
+		a_cpu[r] = a.cpu_s * 1e6 / N;
+		b_cpu[r] = b.cpu_s * 1e6 / N;
+		a_bro[r] = a.broker_cpu_s * 1e6 / N;
+		b_bro[r] = b.broker_cpu_s * 1e6 / N;
+		printf("  round %d: worker %.0f msg/s, baseline %.0f msg/s\n", r + 1,
+		    a_rate[r], b_rate[r]);
+	}
+	say("| | A: dlq-worker | B: bare consumer |\n|---|---|---|\n");
+	say("| drain rate, msg/s | %s | %s |\n",
+	    summ(a_rate, ROUNDS, "%.0f", s1, sizeof(s1)),
+	    summ(b_rate, ROUNDS, "%.0f", s2, sizeof(s2)));
+	say("| CPU per message, µs (user+sys) | %s | %s |\n",
+	    summ(a_cpu, ROUNDS, "%.1f", s1, sizeof(s1)),
+	    summ(b_cpu, ROUNDS, "%.1f", s2, sizeof(s2)));
+	say("| broker CPU per message, µs | %s | %s |\n",
+	    summ(a_bro, ROUNDS, "%.1f", s1, sizeof(s1)),
+	    summ(b_bro, ROUNDS, "%.1f", s2, sizeof(s2)));
+	say("\nratio A/B of drain rate: %s (goal ≥ 0.9)\n",
+	    summ(ratio, ROUNDS, "%.2f", s1, sizeof(s1)));
+	if (nlat > 0) {
+		qsort(lat, (size_t)nlat, sizeof(*lat), cmp_double);
+		say("\n## 6. Archive commits during the drains\n\n"
+		    "%d commits, mean batch %.1f deliveries, latency p50 %.2f ms, "
+		    "p99 %.2f ms, max %.2f ms\n", nlat, bsum / nlat,
+		    lat[nlat / 2], lat[nlat * 99 / 100], lat[nlat - 1]);
+	}
+	free(lat);
+}
+
+static long
+idle_rss(const char *cfg, int k)
+{
+	struct tail t = { -1, 0, "" };
+	char log[256];
+	pid_t pid;
+	long kb;
+
+	snprintf(log, sizeof(log), "%s/idle-%d.log", dir, ++seq);
+	pid = start_worker(cfg, log, "info");
+	while ((t.fd = open(log, O_RDONLY)) < 0)
+		nap_ms(1);
+	while (tail_count(&t, "\"event\":\"consumer_started\"") < k)
+		nap_ms(10);
+	nap_ms(1000);
+	kb = proc_hwm(pid);
+	close(t.fd);
+	stop_worker(pid);
+	return kb;
+}
+
+static void
+scenario_memory(void)
+{
+	char p[32];
+	const char *cfg;
+	struct result a;
+	long idle;
+
+	say("\n## 2. Memory, 37 monitored DLQs (peak RSS, VmHWM)\n\n");
+	snprintf(p, sizeof(p), "bM_%d", (int)getpid());
+	cfg = setup(p, 37, alert_conf(300000));
+	assert_topology(cfg);
+	idle = idle_rss(cfg, 37);
+	fill(p, 37, FLOOD);
+	a = drain_worker(p, cfg, FLOOD, "info");
+	say("| state | peak RSS |\n|---|---|\n| idle | %.1f MiB |\n"
+	    "| after a flood of %d dead letters (drained at %.0f msg/s) | "
+	    "%.1f MiB |\n\ngoal: under 16 MiB\n", idle / 1024.0, FLOOD,
+	    FLOOD / a.secs, a.rss_kb / 1024.0);
+}
+
+static void
+scenario_scaling(void)
+{
+	static const int ks[] = { 1, 37, 200 };
+	char p[32];
+	const char *cfg;
+	struct result a;
+	size_t i;
+
+	say("\n## 3. Scaling: same N = %d over 1, 37 and 200 DLQs\n\n"
+	    "| DLQs | drain rate, msg/s | CPU µs/msg | peak RSS |\n"
+	    "|---|---|---|---|\n", N);
+	for (i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+		snprintf(p, sizeof(p), "bS%d_%d", ks[i], (int)getpid());
+		cfg = setup(p, ks[i], alert_conf(300000));
+		assert_topology(cfg);
+		fill(p, ks[i], N);
+		a = drain_worker(p, cfg, N, "info");
+		say("| %d | %.0f | %.1f | %.1f MiB |\n", ks[i], N / a.secs,
+		    a.cpu_s * 1e6 / N, a.rss_kb / 1024.0);
+	}
+}
+
+/* Publishes one message to the TTL-0 filler of `p`: dead at once. */
+static void
+kill_one(const char *p)
+{
+	amqp_connection_state_t c = connect_broker();
+	char filler[96];
+
+	snprintf(filler, sizeof(filler), "%s_fill0", p);
+	amqp_basic_publish(c, 1, amqp_cstring_bytes(""),
+	    amqp_cstring_bytes(filler), 0, 0, NULL, amqp_cstring_bytes("{}"));
+	close_broker(c);
+}
+
+static void
+scenario_alert_latency(void)
+{
+	double lat[8];
+	struct tail t = { -1, 0, "" };
+	char p[32], log[256], s1[128];
+	const char *cfg;
+	int64_t t0;
+	pid_t pid;
+	int i, n = 5;
+
+	say("\n## 4. Alert latency: first dead letter after a quiet period to the "
+	    "digest POST\n\n");
+	snprintf(p, sizeof(p), "bL_%d", (int)getpid());
+	cfg = setup(p, 1, alert_conf(1000));
+	assert_topology(cfg);
+	fill(p, 1, 1);		/* declares the filler; one to start with */
+	snprintf(log, sizeof(log), "%s/latency-%d.log", dir, ++seq);
+	pid = start_worker(cfg, log, "info");
+	while ((t.fd = open(log, O_RDONLY)) < 0)
+		nap_ms(1);
+	while (tail_count(&t, "\"event\":\"alert_sent\"") < 1)
+		nap_ms(10);
+	for (i = 0; i < n; i++) {
+		nap_ms(1500);		/* quiet: longer than the cooldown */
+		rx_first_ms = 0;
+		t0 = wall_ms();
+		kill_one(p);
+		while (rx_first_ms == 0)
+			nap_ms(1);
+		lat[i] = (double)(rx_first_ms - t0);
+	}
+	close(t.fd);
+	stop_worker(pid);
+	say("median (min–max) over %d: %s ms (goal under 1000 ms)\n", n,
+	    summ(lat, n, "%.0f", s1, sizeof(s1)));
+}
+
+/* B of the replay scenario: one message at a time, each confirmed. */
+static double
+confirmed_publisher(const char *queue, int n)
+{
+	amqp_connection_state_t c = connect_broker();
+	amqp_basic_properties_t props;
+	amqp_frame_t f;
+	int64_t t0;
+	int i;
+
+	amqp_queue_declare(c, 1, amqp_cstring_bytes(queue), 0, 0, 0, 1,
+	    amqp_empty_table);
+	amqp_confirm_select(c, 1);
+	memset(&props, 0, sizeof(props));
+	props._flags = AMQP_BASIC_DELIVERY_MODE_FLAG;
+	props.delivery_mode = 2;
+	t0 = now_us();
+	for (i = 0; i < n; i++) {
+		amqp_basic_publish(c, 1, amqp_cstring_bytes(""),
+		    amqp_cstring_bytes(queue), 1, 0, &props,
+		    amqp_cstring_bytes("{\"replay\":\"baseline\"}"));
+		do {
+			if (amqp_simple_wait_frame(c, &f) != AMQP_STATUS_OK)
+				die("baseline publisher lost the broker");
+		} while (f.frame_type != AMQP_FRAME_METHOD ||
+		    f.payload.method.id != AMQP_BASIC_ACK_METHOD);
+	}
+	close_broker(c);
+	return n / ((double)(now_us() - t0) / 1e6);
+}
+
+static void
+scenario_replay(void)
+{
+	double a[16], b[16], ratio[16];
+	char p[32], q[64], rk[64], s1[128], s2[128], s3[128], path[256];
+	char reason[] = "bench", limit[16];
+	struct tail t = { -1, 0, "" };
+	char log[256];
+	const char *cfg;
+	int64_t t0;
+	pid_t pid;
+	int r;
+
+	say("\n## 5. Replay rate: %d archived dead letters, --rate 0, confirmed\n\n",
+	    REPLAY_N);
+	snprintf(path, sizeof(path), "%s/dlqctl", bin);
+	for (r = 0; r < ROUNDS; r++) {
+		snprintf(p, sizeof(p), "bR%d_%d", r, (int)getpid());
+		cfg = setup(p, 1, NULL);
+		assert_topology(cfg);
+		fill(p, 1, REPLAY_N);
+		snprintf(log, sizeof(log), "%s/replay-%d.log", dir, ++seq);
+		pid = start_worker(cfg, log, "info");
+		while ((t.fd = open(log, O_RDONLY)) < 0)
+			nap_ms(1);
+		t.count = 0;
+		t.carry[0] = '\0';
+		while (tail_count(&t, "\"event\":\"dead_letter\"") < REPLAY_N)
+			nap_ms(5);
+		close(t.fd);
+		/* select by DLQ (the dead letters died in the filler queue)
+		 * and send them to the work queue, which nobody consumes */
+		snprintf(q, sizeof(q), "%s_q0.dlq", p);
+		snprintf(rk, sizeof(rk), "%s_q0", p);
+		snprintf(limit, sizeof(limit), "%d", REPLAY_N);
+		t0 = now_us();
+		if (run_wait((const char *[]){ path, "-c", cfg, "replay", "--queue",
+		    q, "--limit", limit, "--rate", "0", "--to-exchange", "",
+		    "--routing-key", rk, "--force", "--execute", "--reason", reason,
+		    NULL }) != 0)
+			fprintf(stderr, "bench: replay reported failures\n");
+		a[r] = REPLAY_N / ((double)(now_us() - t0) / 1e6);
+		stop_worker(pid);
+		snprintf(q, sizeof(q), "%s_baseline", p);
+		b[r] = confirmed_publisher(q, REPLAY_N);
+		ratio[r] = a[r] / b[r];
+		printf("  round %d: replay %.0f msg/s, confirmed publisher %.0f "
+		    "msg/s\n", r + 1, a[r], b[r]);
+	}
+	say("| | A: dlqctl replay --execute --rate 0 | B: bare confirmed "
+	    "publisher |\n|---|---|---|\n| msg/s | %s | %s |\n\n"
+	    "ratio A/B: %s (goal ≥ 0.8)\n",
+	    summ(a, ROUNDS, "%.0f", s1, sizeof(s1)),
+	    summ(b, ROUNDS, "%.0f", s2, sizeof(s2)),
+	    summ(ratio, ROUNDS, "%.2f", s3, sizeof(s3)));
+}
+
+static int
+env_int(const char *name, int def)
+{
+	const char *v = getenv(name);
+
+	return v && atoi(v) > 0 ? atoi(v) : def;
+}
+
+int
+main(void)
+{
+	char path[256], host[64] = "?", date[64];
+	time_t now = time(NULL);
+	int64_t t0 = now_us();
+
+	url = getenv("DLQ_TEST_AMQP_URL");
+	bin = getenv("DLQ_BIN") ? getenv("DLQ_BIN") : "build";
+	if (url == NULL)
+		die("set DLQ_TEST_AMQP_URL (make bench does)");
+	N = env_int("BENCH_N", 20000);
+	ROUNDS = env_int("BENCH_ROUNDS", 3);
+	if (ROUNDS > 16)
+		ROUNDS = 16;
+	FLOOD = env_int("BENCH_FLOOD", 100000);
+	REPLAY_N = env_int("BENCH_REPLAY_N", 2000);
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(dir, sizeof(dir), "/tmp/dlq-bench-%d", (int)getpid());
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/benchmarks.md", bin);
+	if ((md = fopen(path, "w")) == NULL)
+		die("cannot write the results file");
+	rx_port = start_receiver();
+	gethostname(host, sizeof(host));
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	say("# dlq-monitor benchmark\n\n%s on %s: %ld cores, %.1f GiB; broker "
+	    "at %s; N = %d, rounds = %d, flood = %d, replay N = %d.\n"
+	    "Command: `make bench`. Persistent 512-byte messages, prefetch %d.\n",
+	    date, host, sysconf(_SC_NPROCESSORS_ONLN),
+	    (double)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 1073741824.0,
+	    url, N, ROUNDS, FLOOD, REPLAY_N, PREFETCH);
+	scenario_drain();
+	scenario_memory();
+	scenario_scaling();
+	scenario_alert_latency();
+	scenario_replay();
+	say("\n(whole run: %.0f s; results also in %s)\n",
+	    (double)(now_us() - t0) / 1e6, path);
+	fclose(md);
+	return 0;
+}

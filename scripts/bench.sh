@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# scripts/bench.sh - make bench: install, build, start (or reuse) the
+# private broker, run bench/bench.c. Results print and go to
+# build/benchmarks.md (docs/benchmarks.md holds a commented run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/deps.sh
+port=${DLQ_TEST_PORT:-5699}
+make -s all build/bench
+scripts/broker.sh start "$port"
+export DLQ_TEST_AMQP_URL="amqp://guest:guest@localhost:${port}/"
+DLQ_BIN=build build/bench

@@ -1,0 +1,63 @@
+/* fuzz_control.c - libFuzzer target for the control-socket request
+ * parser: one request line, any bytes, for each role, without an archive
+ * (data commands answer with an error) and with an in-memory one. The
+ * answer must always be one JSON line. */
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "archive.h"
+#include "config.h"
+#include "control.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct dlq_config cfg;
+static struct dlq_archive *archive;	/* kept for the whole run */
+static sqlite3 *db;
+
+static void
+setup(void)
+{
+	struct dlq_buf errors;
+
+	dlq_buf_init(&errors);
+	setenv("DLQ_ARCHIVE_PATH", ":memory:", 1);
+	if (dlq_config_load(&cfg, NULL, &errors) == -1)
+		abort();
+	dlq_buf_release(&errors);
+	if ((archive = dlq_archive_open(&cfg)) == NULL)
+		abort();
+	db = dlq_archive_db(archive);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct dlq_buf out;
+	cJSON *j;
+	int role;
+
+	if (db == NULL)
+		setup();
+	if (size > DLQ_CONTROL_REQUEST_MAX)
+		return 0;
+	dlq_buf_init(&out);
+	for (role = DLQ_ROLE_NONE; role <= DLQ_ROLE_ADMIN; role++) {
+		dlq_buf_reset(&out);
+		dlq_control_handle(&cfg, role == DLQ_ROLE_VIEWER ? NULL : db,
+		    (const char *)data, size, (enum dlq_role)role, "fuzz", 1000,
+		    &out);
+		/* always exactly one valid JSON line */
+		if (out.len == 0 || out.data[out.len - 1] != '\n' ||
+		    memchr(out.data, '\n', out.len - 1) != NULL)
+			abort();
+		if ((j = cJSON_ParseWithLength(out.data, out.len)) == NULL)
+			abort();
+		cJSON_Delete(j);
+	}
+	dlq_buf_release(&out);
+	return 0;
+}

@@ -1,0 +1,353 @@
+/* check_faults.c - things break on purpose: a DLQ deleted under the
+ * consumer, SIGTERM under load (twice), secrets and personal data in logs
+ * and webhook bodies, control-socket abuse, a vhost the broker refuses. */
+#include <check.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../check_main.h"
+#include "harness.h"
+#include "receiver.h"
+
+#define WAIT_MS	20000
+
+struct fixture {
+	char			 prefix[64], q[2][128], dlq[2][160], exch[96];
+	char			 db[256];
+	const char		*cfg;
+	struct h_worker		 w;
+	amqp_connection_state_t	 c;
+};
+
+static void
+setup_only(struct fixture *f, const char *extra)
+{
+	char conf[2048];
+	const char *queues[3];
+	int i;
+
+	h_name(f->prefix, sizeof(f->prefix), "fa");
+	for (i = 0; i < 2; i++) {
+		snprintf(f->q[i], sizeof(f->q[i]), "%s_q%d", f->prefix, i);
+		snprintf(f->dlq[i], sizeof(f->dlq[i]), "%s.dlq", f->q[i]);
+		queues[i] = f->q[i];
+	}
+	queues[2] = NULL;
+	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
+	snprintf(f->db, sizeof(f->db), "/tmp/dlq-it-%d/%s-archive.db",
+	    (int)getpid(), f->prefix);
+	snprintf(conf, sizeof(conf), "archive = { path = \"%s\"; };\n%s", f->db,
+	    extra ? extra : "");
+	f->cfg = h_setup(f->prefix, queues, conf);
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c",
+	    f->cfg, "--assert-only", NULL }, NULL, NULL), 0);
+	f->c = h_connect();
+}
+
+static void
+start_worker(struct fixture *f)
+{
+	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
+	ck_assert(h_worker_wait(&f->w, "consumer_started", 2, WAIT_MS));
+}
+
+static int
+rows(const char *db, const char *where)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	char sql[256];
+	int n = -1;
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM dead_letters %s",
+	    where);
+	ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
+	    SQLITE_OK);
+	sqlite3_busy_timeout(h, 5000);
+	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return n;
+}
+
+static bool
+integrity_ok(const char *db)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	bool ok = false;
+
+	ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+	if (sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		ok = strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return ok;
+}
+
+START_TEST(a_deleted_dlq_is_waited_for_and_consumed_again)
+{
+	struct fixture f;
+	char *out;
+	int before;
+
+	setup_only(&f, NULL);
+	start_worker(&f);
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.dlq[0]), 0, 0);
+	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
+	    AMQP_RESPONSE_NORMAL);
+	ck_assert(h_worker_wait(&f.w, "consumer_cancelled", 1, WAIT_MS));
+	/* it keeps trying, with backoff: no busy loop */
+	ck_assert(h_worker_wait(&f.w, "consume_failed", 1, WAIT_MS));
+	usleep(2000 * 1000);
+	before = h_worker_count(&f.w, "consumer_reconnecting");
+	ck_assert_msg(before <= 8, "%d reconnects in about 2 s", before);
+	/* someone asserts the topology again: the consumer is back */
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlqctl"), "-c", f.cfg,
+	    "topology", "assert", NULL }, NULL, &out), 0);
+	free(out);
+	ck_assert(h_worker_wait(&f.w, "consumer_started", 3, WAIT_MS));
+	h_publish(f.c, f.exch, f.q[0], "{}", 2, "after", NULL);
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	h_close(f.c);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+}
+END_TEST
+
+START_TEST(sigterm_under_load_finishes_cleanly_and_twice_exits_at_once)
+{
+	struct fixture f;
+	char id[32];
+	int i, n, logged, left;
+	int64_t ms;
+	const int N = 5000;
+
+	setup_only(&f, NULL);
+	for (i = 0; i < N; i++) {
+		snprintf(id, sizeof(id), "s-%d", i);
+		h_publish(f.c, "", f.dlq[i % 2], "{\"k\":1}", 7, id, NULL);
+	}
+	ck_assert(h_wait_count(f.dlq[0], N / 2, WAIT_MS));
+	start_worker(&f);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 200, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, &ms), 0);
+	ck_assert_msg(ms < 10000, "shutdown took %lld ms", (long long)ms);
+	/* nothing half-done: what was logged was archived, the rest waits */
+	logged = h_worker_count(&f.w, "dead_letter");
+	n = rows(f.db, "");
+	ck_assert_int_eq(n, logged);
+	left = h_count(f.dlq[0]) + h_count(f.dlq[1]);
+	ck_assert_int_eq(n + left, N);
+
+	/* a second SIGTERM: out at once, the archive intact */
+	start_worker(&f);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 100, WAIT_MS));
+	kill(f.w.pid, SIGTERM);
+	ck_assert(h_worker_wait(&f.w, "shutdown_started", 1, WAIT_MS));
+	kill(f.w.pid, SIGTERM);
+	ck_assert_int_eq(h_worker_exit(&f.w, 2000), 1);
+	ck_assert(integrity_ok(f.db));
+
+	/* and the rest is archived exactly once by the next run */
+	start_worker(&f);
+	ck_assert(h_wait_count(f.dlq[0], 0, 60000));
+	ck_assert(h_wait_count(f.dlq[1], 0, 60000));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	ck_assert_int_eq(rows(f.db, ""), N);
+	/* no message id twice: the query has no row at all */
+	ck_assert_int_eq(rows(f.db, "GROUP BY message_id HAVING count(*) > 1"),
+	    -1);
+	h_close(f.c);
+}
+END_TEST
+
+static bool
+contains(const char *hay, const char *needle)
+{
+	return strstr(hay, needle) != NULL;
+}
+
+START_TEST(no_secret_or_masked_value_in_logs_or_webhooks)
+{
+	struct fixture f;
+	struct h_receiver *r = h_receiver_start();
+	char port[16], user[64], pass[64], url[256], extra[1024], *out, *log;
+	const char *p;
+	amqp_table_entry_t e;
+	amqp_table_t h = { 1, &e };
+	int i;
+
+	/* a broker user of our own, with a password that is easy to grep */
+	snprintf(port, sizeof(port), "%d", h_port());
+	snprintf(user, sizeof(user), "u%d", (int)getpid());
+	snprintf(pass, sizeof(pass), "Pw-%d-zq9X", (int)getpid());
+	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash", "scripts/broker.sh",
+	    "ctl", port, "add_user", user, pass, NULL }, NULL, &out), 0);
+	free(out);
+	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash", "scripts/broker.sh",
+	    "ctl", port, "set_permissions", "-p", "/", user, ".*", ".*", ".*",
+	    NULL }, NULL, &out), 0);
+	free(out);
+	p = strstr(h_url(), "@");
+	snprintf(url, sizeof(url), "amqp://%s:%s%s", user, pass, p);
+	snprintf(extra, sizeof(extra), "alert = { webhook_url = \"%s\"; "
+	    "cooldown_ms = 0; };\n", h_receiver_url(r,
+	    "/services/T0/B0/HookS3cretPath"));
+	setup_only(&f, extra);
+	chmod(f.cfg, 0644);	/* readable by all, with a webhook in it */
+	{
+		static char env[320];
+		snprintf(env, sizeof(env), "RABBITMQ_URL=%s", url);
+		h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL },
+		    (const char *[]){ env, NULL });
+	}
+	ck_assert(h_worker_wait(&f.w, "consumer_started", 2, WAIT_MS));
+	e.key = amqp_cstring_bytes("x-error");
+	e.value.kind = AMQP_FIELD_KIND_UTF8;
+	e.value.value.bytes = amqp_cstring_bytes("mail to leak.me@example.com "
+	    "failed, call +1 555 0100 999");
+	for (i = 0; i < 3; i++)
+		h_publish(f.c, f.exch, f.q[0], "{\"password\":\"Hunter2Secret\","
+		    "\"card\":\"4111111111111111\",\"phone\":\"+15550100999\"}", 82,
+		    "leak", &h);
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 3, WAIT_MS), 3);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	ck_assert(h_receiver_wait(r, 1, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	log = h_slurp(f.w.log);
+	ck_assert(contains(log, "\"event\":\"config_insecure\""));
+	for (i = 0; i < h_receiver_count(r) + 1; i++) {
+		struct h_request q = { 0 };
+		const char *text = log;
+		if (i > 0) {
+			q = h_receiver_get(r, i - 1);
+			text = q.body;
+		}
+		ck_assert_msg(!contains(text, pass), "password leaked");
+		ck_assert_msg(!contains(text, "HookS3cretPath"), "webhook path");
+		ck_assert_msg(!contains(text, "Hunter2Secret"), "masked key");
+		ck_assert_msg(!contains(text, "4111111111111111"), "card");
+		ck_assert_msg(!contains(text, "leak.me@example.com"), "email");
+		ck_assert_msg(!contains(text, "555 0100 999"), "phone");
+		if (i > 0)
+			free(q.body);
+	}
+	free(log);
+	h_receiver_stop(r);
+	h_close(f.c);
+	h_run((const char *[]){ "/bin/bash", "scripts/broker.sh", "ctl", port,
+	    "delete_user", user, NULL }, NULL, &out);
+	free(out);
+}
+END_TEST
+
+static int
+count_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	ck_assert_ptr_nonnull(dir = opendir(path));
+	while ((d = readdir(dir)) != NULL)
+		n += d->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
+
+START_TEST(control_socket_abuse_leaks_no_descriptors)
+{
+	struct fixture f;
+	struct sockaddr_un sa;
+	char buf[256];
+	int i, fd, before, after;
+	int64_t end;
+
+	setup_only(&f, NULL);
+	start_worker(&f);
+	ck_assert(h_worker_wait(&f.w, "control_listening", 1, WAIT_MS));
+	before = count_fds(f.w.pid);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", h_socket(f.prefix));
+	for (i = 0; i < 2000; i++) {
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		switch (i % 4) {
+		case 0:		/* connect and go */
+			break;
+		case 1:		/* half a request */
+			send(fd, "{\"cmd\":\"li", 10, MSG_NOSIGNAL);
+			break;
+		case 2:		/* garbage, wait for the answer */
+			send(fd, "\xff\xfe garbage\n", 11, MSG_NOSIGNAL);
+			if (read(fd, buf, sizeof(buf)) < 0)
+				perror("read");
+			break;
+		case 3:		/* a request, gone before the answer */
+			send(fd, "{\"cmd\":\"stats\"}\n", 16, MSG_NOSIGNAL);
+			break;
+		}
+		close(fd);
+	}
+	/* the worker closes what we dropped; give it its poll cycles */
+	end = h_now_ms() + 5000;
+	while ((after = count_fds(f.w.pid)) > before && h_now_ms() < end)
+		usleep(100 * 1000);
+	ck_assert_int_eq(after, before);
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlqctl"), "-c", f.cfg,
+	    "stats", NULL }, NULL, NULL), 0);
+	h_close(f.c);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+}
+END_TEST
+
+START_TEST(a_vhost_the_broker_refuses_is_an_error_not_a_retry)
+{
+	char url[256], env[300], *out;
+	const char *p = strstr(h_url(), "@");
+	int rc;
+
+	snprintf(url, sizeof(url), "amqp://guest:guest%.*s/no-such-vhost",
+	    (int)(strrchr(p, '/') - p), p);
+	snprintf(env, sizeof(env), "RABBITMQ_URL=%s", url);
+	rc = h_run((const char *[]){ h_bin("dlq-worker"), "--assert-only",
+	    NULL }, (const char *[]){ env, NULL }, &out);
+	ck_assert_msg(rc == 1, "exit %d: %s", rc, out);
+	ck_assert_ptr_nonnull(strstr(out, "\"event\":\"broker_refused\""));
+	ck_assert_ptr_nonnull(strstr(out, "no-such-vhost"));
+	free(out);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("faults");
+	TCase *tc = tcase_create("faults");
+
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, a_deleted_dlq_is_waited_for_and_consumed_again);
+	tcase_add_test(tc, sigterm_under_load_finishes_cleanly_and_twice_exits_at_once);
+	tcase_add_test(tc, no_secret_or_masked_value_in_logs_or_webhooks);
+	tcase_add_test(tc, control_socket_abuse_leaks_no_descriptors);
+	tcase_add_test(tc, a_vhost_the_broker_refuses_is_an_error_not_a_retry);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)
