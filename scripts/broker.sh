@@ -4,6 +4,7 @@
 #   scripts/broker.sh start [PORT]   start unless something answers on PORT
 #   scripts/broker.sh stop  [PORT]   stop it cleanly
 #   scripts/broker.sh kill  [PORT]   kill -9 the node (fault tests)
+#   scripts/broker.sh reset [PORT]   stop it, delete its data, start afresh
 #   scripts/broker.sh ctl   PORT ARGS...   rabbitmqctl against the node
 #
 # The node has its own name, ports and directories (owned by the rabbitmq
@@ -95,13 +96,27 @@ stop() {
 
 kill9() {
 	local pid
-	pid=$(cat "$base/rabbitmq.pid" 2>/dev/null || true)
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
+	# the node's Erlang VMs, found by their node name (a node still
+	# booting has not written its pid file yet)
+	for pid in $(pgrep -f beam.smp || true); do
+		tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null |
+		    grep -qx "RABBITMQ_NODENAME=$node" &&
+		    kill -9 "$pid" 2>/dev/null || true
+	done
 	wait_port closed 30
+}
+
+# Only ever the private node's own directory.
+reset() {
+	stop || true
+	kill9		# a node still booting does not answer stop
+	rm -rf "$base"
+	start
 }
 
 case "$cmd" in
 start) start ;;
+reset) reset ;;
 stop) stop ;;
 kill) kill9 ;;
 ctl) shift 2; as_rabbitmq /usr/lib/rabbitmq/bin/rabbitmqctl -n "$node" "$@" ;;

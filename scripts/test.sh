@@ -2,7 +2,8 @@
 # scripts/test.sh - the whole test suite on a fresh Debian 12 machine:
 # installs what is missing, builds, starts a private RabbitMQ node on
 # DLQ_TEST_PORT (default 5699, never a broker you already run), runs the
-# unit and integration tests, and prints one total line.
+# unit and integration tests, and prints one total line. The test node is
+# reset (its data deleted) at every run.
 # `make SAN=address,undefined test` runs the same under sanitizers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,9 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh test
 port=${DLQ_TEST_PORT:-5699}
 make -s all tests
-scripts/broker.sh start "$port"
+# A fresh node every run: tests leave durable queues behind, and a node
+# holding thousands of them restarts slowly (the fault tests restart it).
+scripts/broker.sh reset "$port"
 export DLQ_TEST_AMQP_URL="amqp://guest:guest@localhost:${port}/"
 
 log=$(mktemp)

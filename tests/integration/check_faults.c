@@ -187,6 +187,8 @@ START_TEST(no_secret_or_masked_value_in_logs_or_webhooks)
 	const char *p;
 	amqp_table_entry_t e;
 	amqp_table_t h = { 1, &e };
+	const char *body = "{\"password\":\"Hunter2Secret\",\"card\":"
+	    "\"4111111111111111\",\"phone\":\"+15550100999\"}";
 	int i;
 
 	/* a broker user of our own, with a password that is easy to grep */
@@ -219,9 +221,7 @@ START_TEST(no_secret_or_masked_value_in_logs_or_webhooks)
 	e.value.value.bytes = amqp_cstring_bytes("mail to leak.me@example.com "
 	    "failed, call +1 555 0100 999");
 	for (i = 0; i < 3; i++)
-		h_publish(f.c, f.exch, f.q[0], "{\"password\":\"Hunter2Secret\","
-		    "\"card\":\"4111111111111111\",\"phone\":\"+15550100999\"}", 82,
-		    "leak", &h);
+		h_publish(f.c, f.exch, f.q[0], body, strlen(body), "leak", &h);
 	ck_assert_int_eq(h_reject(f.c, f.q[0], 3, WAIT_MS), 3);
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
 	ck_assert(h_receiver_wait(r, 1, WAIT_MS));
