@@ -344,7 +344,9 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 		has_headers = amqp_encode_table(enc,
 		    (amqp_table_t *)&p->headers, &hlen) == AMQP_STATUS_OK;
 	fingerprint(a->md, r, a->headers, has_headers ? hlen : 0, body_sha, fp);
-	if (r->redelivered && (id = find(a, fp)) > 0) {
+	/* Every delivery, not only those marked redelivered: after a broker
+	 * crash a delivery whose ack was lost may come back unmarked. */
+	if ((id = find(a, fp)) > 0) {
 		*duplicate = true;
 		return id;
 	}

@@ -30,7 +30,6 @@ struct dlq_record {
 	const char	*class;
 	const char	*signature;	/* dlq_signature_id() */
 	const char	*hint;
-	bool		 redelivered;
 	int64_t		 received_ms;	/* wall clock */
 	int64_t		 replay_of;	/* x-replay-of header, 0: none */
 	int64_t		 replay_count;	/* x-replay-count header */

@@ -161,7 +161,6 @@ take(struct dlq_monitor *m, const amqp_envelope_t *env)
 	rec.class = cl.class;
 	rec.signature = sig;
 	rec.hint = cl.hint;
-	rec.redelivered = env->redelivered;
 	rec.received_ms = e.at_ms;
 	rec.replay_of = header_int(&d, "x-replay-of");
 	rec.replay_count = header_int(&d, "x-replay-count");

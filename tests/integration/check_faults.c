@@ -334,6 +334,39 @@ START_TEST(a_vhost_the_broker_refuses_is_an_error_not_a_retry)
 }
 END_TEST
 
+START_TEST(a_broker_killed_mid_drain_loses_and_doubles_nothing)
+{
+	struct fixture f;
+	char port[16], *out;
+	int n;
+	const int N = 10000;
+
+	setup_only(&f, NULL);
+	h_close(f.c);
+	h_fill_confirmed(f.dlq[0], N / 2, "k0");
+	h_fill_confirmed(f.dlq[1], N / 2, "k1");
+	start_worker(&f);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1000, 60000));
+	snprintf(port, sizeof(port), "%d", h_port());
+	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash", "scripts/broker.sh",
+	    "kill", port, NULL }, NULL, &out), 0);
+	free(out);
+	ck_assert(h_worker_wait(&f.w, "consumer_reconnecting", 2, WAIT_MS));
+	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash", "scripts/broker.sh",
+	    "start", port, NULL }, NULL, &out), 0);
+	free(out);
+	/* both consumers come back by themselves and drain the rest */
+	ck_assert(h_worker_wait(&f.w, "consumer_started", 4, 60000));
+	ck_assert(h_wait_count(f.dlq[0], 0, 60000));
+	ck_assert(h_wait_count(f.dlq[1], 0, 60000));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	n = rows(f.db, "");
+	ck_assert_int_eq(n, N);
+	ck_assert_int_eq(rows(f.db, "GROUP BY message_id HAVING count(*) > 1"),
+	    -1);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -342,6 +375,7 @@ suite(void)
 
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, a_deleted_dlq_is_waited_for_and_consumed_again);
+	tcase_add_test(tc, a_broker_killed_mid_drain_loses_and_doubles_nothing);
 	tcase_add_test(tc, sigterm_under_load_finishes_cleanly_and_twice_exits_at_once);
 	tcase_add_test(tc, no_secret_or_masked_value_in_logs_or_webhooks);
 	tcase_add_test(tc, control_socket_abuse_leaks_no_descriptors);

@@ -134,6 +134,33 @@ h_publish(amqp_connection_state_t c, const char *exchange, const char *rk,
 	    amqp_cstring_bytes(rk), 0, 0, &p, b), AMQP_STATUS_OK);
 }
 
+void
+h_fill_confirmed(const char *queue, int n, const char *prefix)
+{
+	amqp_connection_state_t c = h_connect();
+	amqp_frame_t f;
+	char id[96];
+	uint64_t acked = 0;
+	int i;
+
+	amqp_confirm_select(c, 1);
+	ck_assert_int_eq(amqp_get_rpc_reply(c).reply_type, AMQP_RESPONSE_NORMAL);
+	for (i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "%s-%d", prefix, i);
+		h_publish(c, "", queue, "{\"fill\":true}", 13, id, NULL);
+	}
+	while (acked < (uint64_t)n) {
+		ck_assert_int_eq(amqp_simple_wait_frame(c, &f), AMQP_STATUS_OK);
+		if (f.frame_type != AMQP_FRAME_METHOD)
+			continue;
+		ck_assert_uint_ne(f.payload.method.id, AMQP_BASIC_NACK_METHOD);
+		if (f.payload.method.id == AMQP_BASIC_ACK_METHOD)
+			acked = ((amqp_basic_ack_t *)f.payload.method.decoded)->
+			    delivery_tag;
+	}
+	h_close(c);
+}
+
 /* basic.get one message; leaves it unacked; returns its tag or 0. */
 static uint64_t
 get_one(amqp_connection_state_t c, const char *queue, amqp_message_t *msg)

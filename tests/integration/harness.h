@@ -29,6 +29,10 @@ void		 h_close(amqp_connection_state_t);
 void		 h_publish(amqp_connection_state_t, const char *exchange,
 		    const char *rk, const void *body, size_t len,
 		    const char *message_id, const amqp_table_t *headers);
+/* Publishes n small persistent messages ("<prefix>-<i>" ids) straight
+ * into `queue`, with publisher confirms: when it returns, the broker has
+ * them on disk (they survive a kill -9). */
+void		 h_fill_confirmed(const char *queue, int n, const char *prefix);
 /* basic.get + reject(requeue=false) until n messages were rejected or the
  * deadline passes; returns how many were rejected. */
 int		 h_reject(amqp_connection_state_t, const char *queue, int n,
