@@ -170,6 +170,20 @@ get_one(amqp_connection_state_t c, const char *queue, amqp_message_t *msg)
 
 	amqp_maybe_release_buffers(c);
 	r = amqp_basic_get(c, 1, amqp_cstring_bytes(queue), 0);
+	if (r.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION &&
+	    r.reply.id == AMQP_CHANNEL_CLOSE_METHOD) {
+		amqp_channel_close_t *m = r.reply.decoded;
+		ck_abort_msg("basic.get on %s: channel closed: %u %.*s", queue,
+		    m->reply_code, (int)m->reply_text.len,
+		    (char *)m->reply_text.bytes);
+	}
+	if (r.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION &&
+	    r.reply.id == AMQP_CONNECTION_CLOSE_METHOD) {
+		amqp_connection_close_t *m = r.reply.decoded;
+		ck_abort_msg("basic.get on %s: connection closed: %u %.*s", queue,
+		    m->reply_code, (int)m->reply_text.len,
+		    (char *)m->reply_text.bytes);
+	}
 	ck_assert_int_eq(r.reply_type, AMQP_RESPONSE_NORMAL);
 	if (r.reply.id != AMQP_BASIC_GET_OK_METHOD)
 		return 0;
