@@ -194,15 +194,20 @@ check_exposition(const char *text, const char *want)
 static void
 die_in(struct fixture *f, int q, int n, const char *error)
 {
+	static int seq;
 	amqp_table_entry_t e;
 	amqp_table_t h = { 1, &e };
+	char id[128];
 	int i;
 
 	e.key = amqp_cstring_bytes("x-error");
 	e.value.kind = AMQP_FIELD_KIND_UTF8;
 	e.value.value.bytes = amqp_cstring_bytes(error);
-	for (i = 0; i < n; i++)
-		h_publish(f->c, f->exch, f->q[q], "{}", 2, "m", &h);
+	for (i = 0; i < n; i++) {
+		/* distinct ids: identical twins count as one dead letter */
+		snprintf(id, sizeof(id), "%s-%d-%d", error, q, seq++);
+		h_publish(f->c, f->exch, f->q[q], "{}", 2, id, &h);
+	}
 	ck_assert_int_eq(h_reject(f->c, f->q[q], n, WAIT_MS), n);
 }
 

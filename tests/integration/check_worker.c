@@ -299,7 +299,7 @@ START_TEST(broker_restart_is_survived)
 {
 	struct fixture f;
 	amqp_connection_state_t c;
-	char port[16], exch[96];
+	char port[16], exch[96], id[32];
 	const char *script = "scripts/broker.sh";
 	char *out;
 	int i;
@@ -318,8 +318,10 @@ START_TEST(broker_restart_is_survived)
 	ck_assert(h_worker_wait(&f.w, "consumer_started", 4, 60000));
 
 	c = h_connect();
-	for (i = 0; i < 5; i++)
-		h_publish(c, exch, f.q2, "{\"after\":\"restart\"}", 19, "r", NULL);
+	for (i = 0; i < 5; i++) {
+		snprintf(id, sizeof(id), "after-restart-%d", i);
+		h_publish(c, exch, f.q2, "{\"after\":\"restart\"}", 19, id, NULL);
+	}
 	ck_assert_int_eq(h_reject(c, f.q2, 5, WAIT_MS), 5);
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 5, WAIT_MS));
 	ck_assert(h_wait_count(f.dlq2, 0, WAIT_MS));
