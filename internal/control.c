@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <libgen.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -77,6 +78,21 @@ opt_str(const struct req *r, const char *k)
 	return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
 }
 
+bool
+dlq_json_int(const cJSON *v, int64_t min, int64_t max, int64_t *out)
+{
+	double d;
+
+	if (!cJSON_IsNumber(v))
+		return false;
+	d = v->valuedouble;
+	/* range first: converting an out-of-range double is undefined */
+	if (!(d >= (double)min && d <= (double)max) || d != floor(d))
+		return false;
+	*out = (int64_t)d;
+	return true;
+}
+
 /* An integer field: *out = def when absent; false (with r->err) when of
  * the wrong type or out of range. */
 static bool
@@ -88,13 +104,11 @@ opt_int(struct req *r, const char *k, int64_t min, int64_t max, int64_t def,
 	*out = def;
 	if (v == NULL || cJSON_IsNull(v))
 		return true;
-	if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble ||
-	    v->valuedouble < (double)min || v->valuedouble > (double)max) {
+	if (!dlq_json_int(v, min, max, out)) {
 		snprintf(r->err, sizeof(r->err), "'%s' must be an integer in "
 		    "%lld..%lld", k, (long long)min, (long long)max);
 		return false;
 	}
-	*out = (int64_t)v->valuedouble;
 	return true;
 }
 
@@ -130,14 +144,13 @@ need_ids(struct req *r, size_t *n)
 	if ((ids = calloc((size_t)cJSON_GetArraySize(a), sizeof(*ids))) == NULL)
 		return NULL;
 	cJSON_ArrayForEach(e, a) {
-		if (!cJSON_IsNumber(e) || e->valuedouble < 1 ||
-		    e->valuedouble != (double)(int64_t)e->valuedouble) {
+		if (!dlq_json_int(e, 1, DLQ_JSON_INT_MAX, &ids[i])) {
 			snprintf(r->err, sizeof(r->err), "'ids' must be positive "
 			    "integers");
 			free(ids);
 			return NULL;
 		}
-		ids[i++] = (int64_t)e->valuedouble;
+		i++;
 	}
 	*n = i;
 	return ids;
@@ -189,7 +202,7 @@ cmd_list(struct req *r)
 	f.status = opt_str(r, "status");
 	f.class = opt_str(r, "class");
 	f.signature = opt_str(r, "signature");
-	if (!opt_int(r, "since_ms", 0, INT64_MAX / 2, 0, &since) ||
+	if (!opt_int(r, "since_ms", 0, DLQ_JSON_INT_MAX, 0, &since) ||
 	    !opt_int(r, "limit", 1, LIST_MAX, LIST_DEFAULT, &f.limit))
 		return A_USAGE;
 	if (!valid_status(f.status)) {
@@ -211,7 +224,7 @@ cmd_show(struct req *r, bool payload)
 {
 	int64_t id;
 
-	if (!opt_int(r, "id", 1, INT64_MAX / 2, 0, &id))
+	if (!opt_int(r, "id", 1, DLQ_JSON_INT_MAX, 0, &id))
 		return A_USAGE;
 	if (id == 0) {
 		snprintf(r->err, sizeof(r->err), "'id' is required");
@@ -246,7 +259,7 @@ cmd_assign(struct req *r)
 	enum answer a;
 
 	if (!need_str(r, "owner", &owner) || !need_str(r, "decision", &decision)
-	    || !opt_int(r, "escalate_in_ms", 0, INT64_MAX / 4, 0, &esc) ||
+	    || !opt_int(r, "escalate_in_ms", 0, DLQ_JSON_INT_MAX, 0, &esc) ||
 	    (ids = need_ids(r, &n)) == NULL)
 		return A_USAGE;
 	a = from_case(r, dlq_cases_assign(r->db, ids, n, owner, decision,
@@ -277,7 +290,7 @@ cmd_purge(struct req *r)
 {
 	int64_t older;
 
-	if (!opt_int(r, "older_than_ms", 1, INT64_MAX / 4, 0, &older))
+	if (!opt_int(r, "older_than_ms", 1, DLQ_JSON_INT_MAX, 0, &older))
 		return A_USAGE;
 	if (older == 0) {
 		snprintf(r->err, sizeof(r->err), "'older_than_ms' is required");
@@ -292,7 +305,7 @@ cmd_audit(struct req *r)
 {
 	int64_t since;
 
-	if (!opt_int(r, "since_ms", 0, INT64_MAX / 2, 0, &since))
+	if (!opt_int(r, "since_ms", 0, DLQ_JSON_INT_MAX, 0, &since))
 		return A_USAGE;
 	return from_case(r, dlq_cases_audit(r->db, since ? dlq_wall_ms() -
 	    since : 0, r->data));

@@ -14,12 +14,22 @@
 #ifndef DLQ_CONTROL_H
 #define DLQ_CONTROL_H
 
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "buf.h"
 #include "config.h"
 
 #define DLQ_CONTROL_REQUEST_MAX	(64 * 1024)
+
+/* Integers in requests: whole numbers JSON can carry exactly (2^53). */
+#define DLQ_JSON_INT_MAX	9007199254740992LL
+
+/* Reads a whole number in [min, max] from a JSON value; false otherwise
+ * (never converts an out-of-range double). */
+bool	dlq_json_int(const cJSON *, int64_t min, int64_t max, int64_t *out);
 
 enum dlq_role { DLQ_ROLE_NONE, DLQ_ROLE_VIEWER, DLQ_ROLE_OPERATOR,
 	DLQ_ROLE_ADMIN };

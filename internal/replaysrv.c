@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "amqp.h"
+#include "control.h"
 #include "replay.h"
 
 #define PLAN_MAX	10000
@@ -136,12 +137,17 @@ dlq_replay_plan(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 	const cJSON *since = cJSON_GetObjectItemCaseSensitive(req, "since_ms");
 	sqlite3_stmt *st;
 	struct row r;
-	int64_t limit = cJSON_IsNumber(lim) ? (int64_t)lim->valuedouble :
-	    c->replay_limit;
+	int64_t limit = c->replay_limit, since_ms = 0, id;
 	int n = 0;
 
-	if (limit < 1 || limit > PLAN_MAX) {
+	if ((lim != NULL && !dlq_json_int(lim, 1, PLAN_MAX, &limit)) ||
+	    limit > PLAN_MAX) {
 		snprintf(why, whylen, "'limit' must be 1..%d", PLAN_MAX);
+		return DLQ_REPLAY_USAGE;
+	}
+	if (since != NULL && !dlq_json_int(since, 0, DLQ_JSON_INT_MAX,
+	    &since_ms)) {
+		snprintf(why, whylen, "'since_ms' must be a positive integer");
 		return DLQ_REPLAY_USAGE;
 	}
 	if (jtrue(req, "force") && jstr(req, "reason") == NULL) {
@@ -156,14 +162,19 @@ dlq_replay_plan(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 		cJSON_ArrayForEach(e, ids) {
 			if (n >= limit)
 				break;
-			sqlite3_bind_int64(st, 1, (int64_t)e->valuedouble);
+			if (!dlq_json_int(e, 1, DLQ_JSON_INT_MAX, &id)) {
+				sqlite3_finalize(st);
+				snprintf(why, whylen, "'ids' must be positive integers");
+				return DLQ_REPLAY_USAGE;
+			}
+			sqlite3_bind_int64(st, 1, id);
 			if (sqlite3_step(st) == SQLITE_ROW) {
 				read_row(st, &r);
 				plan_item(out, c, req, &r, n++ == 0);
 			} else
 				dlq_buf_printf(out, "%s{\"id\":%lld,\"eligible\":"
 				    "false,\"why\":\"not found\"}", n++ ? "," : "",
-				    (long long)e->valuedouble);
+				    (long long)id);
 			sqlite3_reset(st);
 		}
 	} else {
@@ -185,8 +196,7 @@ dlq_replay_plan(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 		if (jstr(req, "signature"))
 			sqlite3_bind_text(st, 3, jstr(req, "signature"), -1,
 			    SQLITE_STATIC);
-		sqlite3_bind_int64(st, 4, cJSON_IsNumber(since) ?
-		    dlq_wall_ms() - (int64_t)since->valuedouble : 0);
+		sqlite3_bind_int64(st, 4, since_ms ? dlq_wall_ms() - since_ms : 0);
 		sqlite3_bind_int64(st, 5, limit);
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			read_row(st, &r);
@@ -369,10 +379,14 @@ dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
 	cJSON_ArrayForEach(e, ids) {
+		int64_t id;
+
+		if (!dlq_json_int(e, 1, DLQ_JSON_INT_MAX, &id))
+			continue;	/* not an id: nothing to claim */
 		if (sqlite3_exec(db, "SAVEPOINT one", NULL, NULL, NULL) != SQLITE_OK)
 			goto fail;
-		if ((rc = claim_one(db, c, req, actor, (int64_t)e->valuedouble,
-		    &claims, &refused)) == -1)
+		if ((rc = claim_one(db, c, req, actor, id, &claims,
+		    &refused)) == -1)
 			goto fail;
 		if (rc == 0 && sqlite3_exec(db, "RELEASE one", NULL, NULL, NULL) !=
 		    SQLITE_OK)
@@ -462,8 +476,11 @@ dlq_replay_finish(sqlite3 *db, const cJSON *req, const char *actor,
 		return DLQ_REPLAY_USAGE;
 	}
 	cJSON_ArrayForEach(e, results) {
+		int64_t attempt;
+
 		a = cJSON_GetObjectItemCaseSensitive(e, "attempt");
-		if (!cJSON_IsNumber(a) || !valid_outcome(jstr(e, "outcome"))) {
+		if (!dlq_json_int(a, 1, DLQ_JSON_INT_MAX, &attempt) ||
+		    !valid_outcome(jstr(e, "outcome"))) {
 			snprintf(why, whylen, "each result needs 'attempt' and an "
 			    "'outcome' (published, failed or unknown)");
 			return DLQ_REPLAY_USAGE;

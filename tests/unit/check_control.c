@@ -1,0 +1,123 @@
+/* check_control.c - control requests against an in-memory archive:
+ * roles, usage errors, and the inputs the fuzzer found. */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check_main.h"
+#include "archive.h"
+#include "control.h"
+
+static struct dlq_config cfg;
+static struct dlq_archive *archive;
+static struct dlq_buf out;
+
+static void
+setup(void)
+{
+	struct dlq_buf errors;
+
+	dlq_buf_init(&errors);
+	setenv("DLQ_ARCHIVE_PATH", ":memory:", 1);
+	ck_assert_int_eq(dlq_config_load(&cfg, NULL, &errors), 0);
+	dlq_buf_release(&errors);
+	ck_assert_ptr_nonnull(archive = dlq_archive_open(&cfg));
+	dlq_buf_init(&out);
+}
+
+static void
+teardown(void)
+{
+	dlq_buf_release(&out);
+	dlq_archive_close(archive);
+	dlq_config_release(&cfg);
+}
+
+static const char *
+ask(const char *line, enum dlq_role role)
+{
+	dlq_buf_reset(&out);
+	dlq_control_handle(&cfg, dlq_archive_db(archive), line, strlen(line),
+	    role, "tester", 1000, &out);
+	ck_assert(out.len > 0 && out.data[out.len - 1] == '\n');
+	return out.data;
+}
+
+START_TEST(every_answer_is_one_json_line)
+{
+	static const char *lines[] = { "", "{", "[]", "null", "{\"cmd\":1}",
+	    "{\"cmd\":\"list\",\"limit\":1e300}", "\xff\xfe",
+	    "{\"cmd\":\"stats\"}", NULL };
+	const char **l;
+	cJSON *j;
+
+	for (l = lines; *l != NULL; l++) {
+		ck_assert_ptr_nonnull(j = cJSON_Parse(ask(*l, DLQ_ROLE_ADMIN)));
+		cJSON_Delete(j);
+	}
+}
+END_TEST
+
+START_TEST(roles_are_enforced_and_named)
+{
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"list\"}", DLQ_ROLE_NONE),
+	    "\"code\":\"permission\",\"error\":\"list needs the viewer role; "
+	    "tester is none\""));
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"show\",\"id\":1,"
+	    "\"payload\":true}", DLQ_ROLE_VIEWER), "show --payload needs the "
+	    "operator role"));
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"purge\",\"older_than_ms\":"
+	    "1000}", DLQ_ROLE_OPERATOR), "purge needs the admin role"));
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"purge\",\"older_than_ms\":"
+	    "1000}", DLQ_ROLE_ADMIN), "{\"ok\":true,\"data\":{\"purged\":0}}"));
+}
+END_TEST
+
+START_TEST(huge_numbers_are_usage_errors_not_undefined_behaviour)
+{
+	/* found by fuzz_control: a double far outside int64 */
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"assign\",\"ids\":[1,2],"
+	    "\"owner\":\"o\",\"decision\":\"d\",\"escalate_in_ms\":1000777777777"
+	    "77777777777777777777777777777777777777777777777777777777777777}",
+	    DLQ_ROLE_ADMIN), "\"code\":\"usage\""));
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"drop\",\"ids\":[1e300],"
+	    "\"reason\":\"r\"}", DLQ_ROLE_ADMIN), "\"code\":\"usage\""));
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"replay_plan\",\"ids\":"
+	    "[-1e300]}", DLQ_ROLE_ADMIN), "\"code\":\"usage\""));
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"replay_plan\",\"queue\":"
+	    "\"q\",\"limit\":1e300}", DLQ_ROLE_ADMIN), "\"code\":\"usage\""));
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"replay_finish\",\"results\""
+	    ":[{\"attempt\":1e300,\"outcome\":\"failed\"}]}", DLQ_ROLE_ADMIN),
+	    "\"code\":\"usage\""));
+}
+END_TEST
+
+START_TEST(mutations_are_audited_even_when_refused)
+{
+	ask("{\"cmd\":\"drop\",\"ids\":[7],\"reason\":\"x\"}", DLQ_ROLE_VIEWER);
+	ask("{\"cmd\":\"drop\",\"ids\":[7],\"reason\":\"x\"}", DLQ_ROLE_OPERATOR);
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"audit\"}", DLQ_ROLE_VIEWER),
+	    "\"result\":\"refused: drop needs the operator role; tester is "
+	    "viewer\""));
+	ck_assert_ptr_nonnull(strstr(out.data, "\"result\":\"not_found: not "
+	    "found\""));
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("control");
+	TCase *tc = tcase_create("requests");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, every_answer_is_one_json_line);
+	tcase_add_test(tc, roles_are_enforced_and_named);
+	tcase_add_test(tc, huge_numbers_are_usage_errors_not_undefined_behaviour);
+	tcase_add_test(tc, mutations_are_audited_even_when_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)
