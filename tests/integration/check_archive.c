@@ -48,8 +48,7 @@ start(struct fixture *f, const char *extra)
 	}
 	queues[2] = NULL;
 	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
-	snprintf(f->db, sizeof(f->db), "/tmp/dlq-it-%d/%s-archive.db",
-	    (int)getpid(), f->prefix);
+	snprintf(f->db, sizeof(f->db), "%s-archive.db", h_tmp_path(f->prefix));
 	snprintf(conf, sizeof(conf), "archive = { path = \"%s\"; "
 	    "busy_timeout_ms = 300; };\n%s", f->db, extra ? extra : "");
 	f->cfg = h_setup(f->prefix, queues, conf);

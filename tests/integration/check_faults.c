@@ -42,8 +42,7 @@ setup_only(struct fixture *f, const char *extra)
 	}
 	queues[2] = NULL;
 	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
-	snprintf(f->db, sizeof(f->db), "/tmp/dlq-it-%d/%s-archive.db",
-	    (int)getpid(), f->prefix);
+	snprintf(f->db, sizeof(f->db), "%s-archive.db", h_tmp_path(f->prefix));
 	snprintf(conf, sizeof(conf), "archive = { path = \"%s\"; };\n%s", f->db,
 	    extra ? extra : "");
 	f->cfg = h_setup(f->prefix, queues, conf);

@@ -270,8 +270,7 @@ START_TEST(two_replays_at_once_publish_one_message)
 	argv[9] = NULL;
 	for (i = 0; i < 2; i++) {
 		char path[64];
-		snprintf(path, sizeof(path), "/tmp/dlq-it-%d/race-%d.out",
-		    (int)getpid(), i);
+		snprintf(path, sizeof(path), "%s-%d.out", h_tmp_path("race"), i);
 		if ((pid[i] = fork()) == 0) {
 			freopen(path, "w", stdout);
 			execv(argv[0], (char *const *)argv);
@@ -282,8 +281,7 @@ START_TEST(two_replays_at_once_publish_one_message)
 		char path[64];
 		cJSON *j;
 		waitpid(pid[i], &status, 0);
-		snprintf(path, sizeof(path), "/tmp/dlq-it-%d/race-%d.out",
-		    (int)getpid(), i);
+		snprintf(path, sizeof(path), "%s-%d.out", h_tmp_path("race"), i);
 		out[i] = h_slurp(path);
 		ck_assert_ptr_nonnull(j = cJSON_Parse(out[i]));
 		published += (int)get(j, "published")->valuedouble;

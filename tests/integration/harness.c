@@ -16,6 +16,8 @@
 
 static int seq;
 
+static const char *tmpdir(void);
+
 int64_t
 h_now_ms(void)
 {
@@ -64,19 +66,37 @@ h_bin(const char *name)
 void
 h_name(char *out, size_t n, const char *stem)
 {
-	snprintf(out, n, "t%d_%d_%s", (int)getpid(), ++seq, stem);
+	/* the directory's random suffix keeps names unique across pid reuse */
+	snprintf(out, n, "t%d%s_%d_%s", (int)getpid(),
+	    strrchr(tmpdir(), '-') + 1, ++seq, stem);
 }
 
+/* A private directory per test process. Unique even when a pid comes
+ * back (pid_max is small): a reused directory could hand a test the logs
+ * of an earlier one. */
 static const char *
 tmpdir(void)
 {
 	static char dir[128];
+	static pid_t owner;
 
-	if (dir[0] == '\0') {
-		snprintf(dir, sizeof(dir), "/tmp/dlq-it-%d", (int)getpid());
-		mkdir(dir, 0700);
+	if (owner != getpid()) {
+		snprintf(dir, sizeof(dir), "/tmp/dlq-it-%d-XXXXXX", (int)getpid());
+		ck_assert_ptr_nonnull(mkdtemp(dir));
+		owner = getpid();
 	}
 	return dir;
+}
+
+const char *
+h_tmp_path(const char *name)
+{
+	static char paths[4][256];
+	static int slot;
+	char *p = paths[slot++ % 4];
+
+	snprintf(p, 256, "%s/%s", tmpdir(), name);
+	return p;
 }
 
 amqp_connection_state_t
@@ -343,12 +363,16 @@ h_worker_start(struct h_worker *w, const char *const *args,
 	for (; args != NULL && *args != NULL && i < 15; args++)
 		argv[i++] = *args;
 	argv[i] = NULL;
+	/* created here, before the fork: a waiter must never read an older
+	 * file's lines */
+	close(open(w->log, O_WRONLY | O_CREAT | O_TRUNC, 0600));
+	close(open(w->err, O_WRONLY | O_CREAT | O_TRUNC, 0600));
 	w->pid = fork();
 	ck_assert_int_ge(w->pid, 0);
 	if (w->pid == 0) {
-		fd = open(w->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		fd = open(w->log, O_WRONLY | O_APPEND);
 		dup2(fd, 1);
-		fd = open(w->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		fd = open(w->err, O_WRONLY | O_APPEND);
 		dup2(fd, 2);
 		for (; env != NULL && *env != NULL; env++)
 			putenv((char *)*env);

@@ -51,6 +51,8 @@ bool		 h_wait_count(const char *queue, int n, int timeout_ms);
 const char	*h_setup(const char *prefix, const char *const *queues,
 		    const char *extra);
 const char	*h_write_file(const char *stem, const char *text);
+/* A path in the test's private temporary directory (static slot). */
+const char	*h_tmp_path(const char *name);
 /* The control socket path h_setup() configured for `prefix`. */
 const char	*h_socket(const char *prefix);
 
