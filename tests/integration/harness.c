@@ -500,34 +500,11 @@ h_worker_stop(struct h_worker *w, int timeout_ms, int64_t *ms)
 	return -1;
 }
 
-int
-h_run(const char *const *argv, const char *const *env, char **out)
-{
-	char path[256];
-	int status, fd;
-	pid_t pid;
-
-	snprintf(path, sizeof(path), "%s/run-%d.out", tmpdir(), ++seq);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		for (; env != NULL && *env != NULL; env++)
-			putenv((char *)*env);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	waitpid(pid, &status, 0);
-	if (out != NULL)
-		*out = h_slurp(path);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-int
-h_run_split(const char *const *argv, const char *const *env, char **out,
-    char **err)
+/* Runs argv to completion; stdout into *out, stderr into *err, or both
+ * into *out when `merged`. */
+static int
+run(const char *const *argv, const char *const *env, char **out, char **err,
+    bool merged)
 {
 	char opath[256], epath[256];
 	int status, fd;
@@ -540,7 +517,8 @@ h_run_split(const char *const *argv, const char *const *env, char **out,
 	if (pid == 0) {
 		fd = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(fd, 1);
-		fd = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (!merged)
+			fd = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(fd, 2);
 		for (; env != NULL && *env != NULL; env++)
 			putenv((char *)*env);
@@ -553,6 +531,19 @@ h_run_split(const char *const *argv, const char *const *env, char **out,
 	if (err != NULL)
 		*err = h_slurp(epath);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int
+h_run(const char *const *argv, const char *const *env, char **out)
+{
+	return run(argv, env, out, NULL, true);
+}
+
+int
+h_run_split(const char *const *argv, const char *const *env, char **out,
+    char **err)
+{
+	return run(argv, env, out, err, false);
 }
 
 static char shared_dlqctl[256];
