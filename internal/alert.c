@@ -120,6 +120,25 @@ dlq_alert_note_batch(struct dlq_alerter *a, struct dlq_digest *batch)
 	pthread_mutex_unlock(&a->mu);
 }
 
+void
+dlq_alert_notice(struct dlq_alerter *a, enum dlq_notice_kind kind,
+    const char *text)
+{
+	bool wake = false;
+	size_t i;
+
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&a->mu);
+	for (i = 0; i < a->n; i++) {
+		wake |= dlq_digest_empty(&a->t[i].pending);
+		dlq_digest_notice(&a->t[i].pending, kind, text);
+	}
+	if (wake)
+		pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
 static int64_t
 max64(int64_t x, int64_t y)
 {
@@ -155,6 +174,8 @@ log_digest(struct dlq_alerter *a, const struct target *t, bool unsent)
 		dlq_log_str(&a->line, "target", t->host);
 	dlq_log_int(&a->line, "groups", (int64_t)dlq_digest_groups(&t->inflight));
 	dlq_log_int(&a->line, "dead_letters", (int64_t)t->inflight.total);
+	if (t->inflight.n_notices > 0)
+		dlq_log_int(&a->line, "notices", (int64_t)t->inflight.n_notices);
 	if (unsent)
 		dlq_log_bool(&a->line, "unsent", true);
 	dlq_log_strn(&a->line, "text", a->text.data, a->text.len);

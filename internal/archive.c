@@ -74,6 +74,23 @@ static const char *const schema_v1[] = {
 	NULL,
 };
 
+/* v2: decision evidence has a time; escalations and redrive leave marks
+ * so that each is announced once; the redrive circuit per queue. */
+static const char *const schema_v2[] = {
+	"ALTER TABLE dead_letters ADD COLUMN evidence_at INTEGER",
+	"ALTER TABLE dead_letters ADD COLUMN escalation_noted TEXT",
+	"ALTER TABLE dead_letters ADD COLUMN redrive_stopped_at INTEGER",
+	"ALTER TABLE dead_letters ADD COLUMN redrive_note TEXT",
+	"CREATE INDEX dead_letters_replay_of ON dead_letters(replay_of)",
+	"CREATE TABLE redrive_circuits ("
+	"  id INTEGER PRIMARY KEY,"
+	"  queue TEXT NOT NULL, tripped_at INTEGER NOT NULL,"
+	"  redriven INTEGER NOT NULL, returned INTEGER NOT NULL,"
+	"  resumed_by TEXT, resumed_at INTEGER, resume_reason TEXT)",
+	"CREATE INDEX redrive_circuits_queue ON redrive_circuits(queue)",
+	NULL,
+};
+
 static const char INSERT_SQL[] =
 	"INSERT INTO dead_letters (fingerprint, dlq, queue, exchange,"
 	" routing_keys, message_id, correlation_id, type, content_type,"
@@ -116,34 +133,61 @@ exec(struct dlq_archive *a, const char *sql)
 }
 
 static int
-migrate(struct dlq_archive *a)
+schema_version(struct dlq_archive *a)
 {
 	sqlite3_stmt *st;
-	int version = 0, i;
-	char sql[64];
+	int version = -1;
 
 	if (sqlite3_prepare_v2(a->db, "PRAGMA user_version", -1, &st, NULL) !=
-	    SQLITE_OK)
+	    SQLITE_OK) {
+		set_err(a, "PRAGMA user_version");
 		return -1;
+	}
 	if (sqlite3_step(st) == SQLITE_ROW)
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
-	if (version == DLQ_ARCHIVE_SCHEMA)
+	return version;
+}
+
+/* Brings the schema up to DLQ_ARCHIVE_SCHEMA. The version is read again
+ * inside the write transaction: two handles opening at once migrate once. */
+static int
+migrate(struct dlq_archive *a)
+{
+	int version, i;
+	char sql[64];
+
+	if ((version = schema_version(a)) == DLQ_ARCHIVE_SCHEMA)
 		return 0;
-	if (version > DLQ_ARCHIVE_SCHEMA) {
-		snprintf(a->err, sizeof(a->err), "archive schema %d is newer "
-		    "than this program (%d)", version, DLQ_ARCHIVE_SCHEMA);
+	if (version == -1 || exec(a, "BEGIN IMMEDIATE") == -1)
 		return -1;
+	if ((version = schema_version(a)) == DLQ_ARCHIVE_SCHEMA)
+		return exec(a, "COMMIT");
+	if (version < 0 || version > DLQ_ARCHIVE_SCHEMA) {
+		if (version > DLQ_ARCHIVE_SCHEMA)
+			snprintf(a->err, sizeof(a->err), "archive schema %d is "
+			    "newer than this program (%d)", version,
+			    DLQ_ARCHIVE_SCHEMA);
+		goto fail;
 	}
-	if (exec(a, "BEGIN IMMEDIATE") == -1)
-		return -1;
 	for (i = 0; version < 1 && schema_v1[i] != NULL; i++)
 		if (exec(a, schema_v1[i]) == -1)
+			goto fail;
+	for (i = 0; version < 2 && schema_v2[i] != NULL; i++)
+		if (exec(a, schema_v2[i]) == -1)
 			goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
 	    DLQ_ARCHIVE_SCHEMA);
 	if (exec(a, sql) == -1 || exec(a, "COMMIT") == -1)
 		goto fail;
+	if (version > 0) {
+		char from[12], to[12];
+
+		snprintf(from, sizeof(from), "%d", version);
+		snprintf(to, sizeof(to), "%d", DLQ_ARCHIVE_SCHEMA);
+		dlq_log(DLQ_LOG_INFO, "archive_migrated", "path", a->path,
+		    "from", from, "to", to, NULL);
+	}
 	return 0;
 fail:
 	sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);

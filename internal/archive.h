@@ -17,7 +17,7 @@
 #include "config.h"
 #include "deadletter.h"
 
-#define DLQ_ARCHIVE_SCHEMA	1
+#define DLQ_ARCHIVE_SCHEMA	2
 
 struct dlq_archive;
 

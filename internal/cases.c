@@ -152,6 +152,7 @@ dlq_cases_show(sqlite3 *db, int64_t id, bool payload, struct dlq_buf *out)
 	    " 'x_death', json(x_death), 'delivery_count', delivery_count,"
 	    " 'hint', hint, 'payload_sha256', payload_sha256,"
 	    " 'decision', decision, 'evidence', evidence,"
+	    " 'evidence_at', evidence_at, 'redrive_note', redrive_note,"
 	    " 'escalate_at', escalate_at, 'assigned_by', assigned_by,"
 	    " 'assigned_at', assigned_at, 'resolved_by', resolved_by,"
 	    " 'resolved_at', resolved_at, 'resolution', resolution,"
@@ -190,10 +191,18 @@ dlq_cases_show(sqlite3 *db, int64_t id, bool payload, struct dlq_buf *out)
 	return DLQ_CASE_OK;
 }
 
+/* Time from dead-lettering to owner at the `pct` percentile. */
+#define OWNER_PCT(pct) \
+	"(SELECT assigned_at - received_at FROM dead_letters" \
+	" WHERE assigned_at IS NOT NULL ORDER BY 1 LIMIT 1 OFFSET" \
+	" (SELECT count(*) * " #pct " / 100 FROM dead_letters" \
+	"  WHERE assigned_at IS NOT NULL))"
+
 int
-dlq_cases_stats(sqlite3 *db, int64_t now_ms, struct dlq_buf *out)
+dlq_cases_stats(sqlite3 *db, int64_t now_ms, int64_t owner_sla_ms,
+    struct dlq_buf *out)
 {
-	const struct param p[] = { INT(now_ms) };
+	const struct param p[] = { INT(now_ms), INT(owner_sla_ms) };
 
 	return query_json(db, "SELECT json_object("
 	    " 'total', (SELECT count(*) FROM dead_letters),"
@@ -218,7 +227,47 @@ dlq_cases_stats(sqlite3 *db, int64_t now_ms, struct dlq_buf *out)
 	    " 'repeated_cycles', (SELECT count(*) FROM dead_letters"
 	    "   WHERE replay_of IS NOT NULL),"
 	    " 'payloads_purged', (SELECT count(*) FROM dead_letters"
-	    "   WHERE purged_at IS NOT NULL))", p, 1, out);
+	    "   WHERE purged_at IS NOT NULL),"
+	    " 'escalations', (SELECT json_object("
+	    "   'past_escalate_at', (SELECT count(*) FROM dead_letters"
+	    "     WHERE status = 'assigned' AND escalate_at < ?1),"
+	    "   'unowned_past_sla', (SELECT count(*) FROM dead_letters"
+	    "     WHERE ?2 > 0 AND status = 'open' AND owner IS NULL"
+	    "     AND received_at < ?1 - ?2),"
+	    "   'owner_sla_ms', ?2,"
+	    "   'cases', (SELECT json_group_array(json_object('id', id,"
+	    "     'queue', queue, 'kind', k, 'owner', owner, 'decision',"
+	    "     decision, 'overdue_ms', late)) FROM"
+	    "     (SELECT id, queue, owner, decision,"
+	    "      CASE WHEN status = 'assigned' THEN 'no_decision'"
+	    "      ELSE 'no_owner' END k,"
+	    "      CASE WHEN status = 'assigned' THEN ?1 - escalate_at"
+	    "      ELSE ?1 - received_at - ?2 END late FROM dead_letters"
+	    "      WHERE (status = 'assigned' AND escalate_at < ?1) OR"
+	    "      (?2 > 0 AND status = 'open' AND owner IS NULL AND"
+	    "      received_at < ?1 - ?2) ORDER BY late DESC LIMIT 20)))),"
+	    " 'decisions', (SELECT json_object("
+	    "   'time_to_owner_ms', json_object("
+	    "     'count', (SELECT count(*) FROM dead_letters"
+	    "       WHERE assigned_at IS NOT NULL),"
+	    "     'p50', " OWNER_PCT(50) ", 'p90', " OWNER_PCT(90) ","
+	    "     'max', (SELECT max(assigned_at - received_at)"
+	    "       FROM dead_letters WHERE assigned_at IS NOT NULL)),"
+	    "   'oldest_awaiting_decision_age_ms', (SELECT ?1 - min(received_at)"
+	    "     FROM dead_letters WHERE status IN ('open', 'assigned')),"
+	    "   'replays_without_evidence', (SELECT count(*) FROM attempts"
+	    "     WHERE evidence IS NULL),"
+	    "   'max_cycles_per_message', (SELECT coalesce(max(replay_count), 0)"
+	    "     FROM dead_letters))),"
+	    " 'redrive', (SELECT json_object("
+	    "   'outcomes', (SELECT json_group_object(outcome, n) FROM"
+	    "     (SELECT outcome, count(*) n FROM attempts"
+	    "      WHERE actor = '" DLQ_REDRIVE_ACTOR "' GROUP BY outcome)),"
+	    "   'left_for_humans', (SELECT count(*) FROM dead_letters"
+	    "     WHERE redrive_stopped_at IS NOT NULL AND status IN"
+	    "     ('open', 'assigned')),"
+	    "   'circuits_open', (SELECT json_group_array(queue) FROM"
+	    "     redrive_circuits WHERE resumed_at IS NULL))))", p, 2, out);
 }
 
 int
@@ -313,6 +362,7 @@ dlq_cases_assign(sqlite3 *db, const int64_t *ids, size_t n,
 
 	return mutate(db, "UPDATE dead_letters SET status = 'assigned',"
 	    " owner = ?1, decision = ?2, evidence = coalesce(?3, evidence),"
+	    " evidence_at = CASE WHEN ?3 IS NULL THEN evidence_at ELSE ?6 END,"
 	    " escalate_at = ?4, assigned_by = ?5, assigned_at = ?6"
 	    " WHERE id = ?7 AND status IN ('open', 'assigned')", p, 7, ids, n,
 	    out);
@@ -369,4 +419,59 @@ dlq_cases_audit(sqlite3 *db, int64_t since_ms, struct dlq_buf *out)
 	    " 'args', json(args), 'result', result)) FROM (SELECT * FROM audit"
 	    " WHERE at >= ?1 ORDER BY id DESC LIMIT 1000)", p, 1, out);
 	return rc == DLQ_CASE_NOT_FOUND ? DLQ_CASE_OK : rc;
+}
+
+int
+dlq_cases_returns(sqlite3 *db, const char *ids_json, int64_t since_ms,
+    struct dlq_buf *out)
+{
+	const struct param p[] = { TEXT(ids_json), INT(since_ms) };
+	int rc;
+
+	rc = query_json(db, "SELECT json_group_array(json_object("
+	    " 'id', replay_of, 'returned_id', id, 'dlq', dlq, 'reason', reason,"
+	    " 'class', class, 'error', error, 'received_at', received_at))"
+	    " FROM (SELECT * FROM dead_letters WHERE replay_of IN"
+	    "  (SELECT value FROM json_each(?1)) AND received_at >= ?2"
+	    "  ORDER BY id)", p, 2, out);
+	return rc == DLQ_CASE_NOT_FOUND ? DLQ_CASE_OK : rc;
+}
+
+int
+dlq_cases_redrive_status(sqlite3 *db, const char *queues_json, int64_t now_ms,
+    struct dlq_buf *out)
+{
+	const struct param p[] = { TEXT(queues_json), INT(now_ms) };
+	int rc;
+
+	rc = query_json(db, "SELECT json_group_array(json_object("
+	    " 'queue', q.value,"
+	    " 'circuit', CASE WHEN c.id IS NULL THEN 'closed' ELSE 'open' END,"
+	    " 'tripped_at', c.tripped_at, 'redriven', c.redriven,"
+	    " 'returned', c.returned,"
+	    " 'left_for_humans', (SELECT count(*) FROM dead_letters d WHERE"
+	    "   d.queue = q.value AND d.redrive_stopped_at IS NOT NULL AND"
+	    "   d.status IN ('open', 'assigned')),"
+	    " 'published', (SELECT count(*) FROM attempts a JOIN dead_letters d"
+	    "   ON d.id = a.dead_letter_id WHERE d.queue = q.value AND"
+	    "   a.actor = '" DLQ_REDRIVE_ACTOR "' AND a.outcome = 'published')))"
+	    " FROM json_each(?1) q LEFT JOIN redrive_circuits c ON"
+	    " c.queue = q.value AND c.resumed_at IS NULL", p, 2, out);
+	return rc == DLQ_CASE_NOT_FOUND ? DLQ_CASE_OK : rc;
+}
+
+int
+dlq_cases_redrive_resume(sqlite3 *db, const char *queue, const char *reason,
+    const char *actor, int64_t now_ms, struct dlq_buf *out)
+{
+	const struct param p[] = { TEXT(queue), TEXT(reason), TEXT(actor),
+	    INT(now_ms) };
+	int changes;
+
+	if (exec_changes(db, "UPDATE redrive_circuits SET resumed_at = ?4,"
+	    " resumed_by = ?3, resume_reason = ?2 WHERE queue = ?1 AND"
+	    " resumed_at IS NULL", p, 4, &changes) == -1)
+		return fail(db, out);
+	dlq_buf_printf(out, "{\"resumed\":%d}", changes);
+	return changes > 0 ? DLQ_CASE_OK : DLQ_CASE_NOT_FOUND;
 }

@@ -15,6 +15,9 @@
 
 #include "buf.h"
 
+/* The actor of the worker's automatic redrive, in attempts and audit. */
+#define DLQ_REDRIVE_ACTOR	"dlq-worker"
+
 enum dlq_case_rc {
 	DLQ_CASE_OK,
 	DLQ_CASE_NOT_FOUND,
@@ -35,7 +38,10 @@ int	dlq_cases_list(sqlite3 *, const struct dlq_list_filter *,
 	    struct dlq_buf *out);
 /* `payload`: include headers and the payload (text, or base64). */
 int	dlq_cases_show(sqlite3 *, int64_t id, bool payload, struct dlq_buf *out);
-int	dlq_cases_stats(sqlite3 *, int64_t now_ms, struct dlq_buf *out);
+/* Counts, escalations (cases.owner_sla `owner_sla_ms`), decision
+ * measures and redrive outcomes. */
+int	dlq_cases_stats(sqlite3 *, int64_t now_ms, int64_t owner_sla_ms,
+	    struct dlq_buf *out);
 int	dlq_cases_groups(sqlite3 *, const char *queue, int64_t limit,
 	    struct dlq_buf *out);
 
@@ -51,6 +57,20 @@ int	dlq_cases_drop(sqlite3 *, const int64_t *ids, size_t n,
 /* Deletes payloads and headers of resolved records received before
  * `cutoff_ms`; answers {"purged":N}. */
 int	dlq_cases_purge(sqlite3 *, int64_t cutoff_ms, int64_t now_ms,
+	    struct dlq_buf *out);
+
+/* Dead letters of replayed messages that came back: replay_of in the JSON
+ * array `ids_json`, received since `since_ms`. */
+int	dlq_cases_returns(sqlite3 *, const char *ids_json, int64_t since_ms,
+	    struct dlq_buf *out);
+
+/* Redrive per configured queue (`queues_json`, a JSON array): circuit,
+ * published, left for humans. */
+int	dlq_cases_redrive_status(sqlite3 *, const char *queues_json,
+	    int64_t now_ms, struct dlq_buf *out);
+/* Closes the open circuit of `queue`; NOT_FOUND when none is open. */
+int	dlq_cases_redrive_resume(sqlite3 *, const char *queue,
+	    const char *reason, const char *actor, int64_t now_ms,
 	    struct dlq_buf *out);
 
 int	dlq_cases_audit_add(sqlite3 *, int64_t now_ms, const char *actor,

@@ -20,7 +20,7 @@
 #include <strings.h>
 
 enum opt_kind { OPT_INT, OPT_STR, OPT_BOOL, OPT_LIST, OPT_LEVEL, OPT_TARGETS,
-	OPT_RULES, OPT_POLICIES };
+	OPT_RULES, OPT_POLICIES, OPT_RATIO };
 
 struct opt {
 	const char	*group;
@@ -48,6 +48,8 @@ static const char *const default_error_headers[] = {
 static const char *const no_names[] = { NULL };
 static const char *const default_never[] = { "validation", "contract",
 	"security", "expired", NULL };
+static const char *const default_redrive_classes[] = { "transient",
+	"rate_limited", NULL };
 
 static const struct opt opts[] = {
 	{ "rabbitmq", "url", "RABBITMQ_URL", OPT_STR, OFF(url), 0, 0, 0,
@@ -136,6 +138,27 @@ static const struct opt opts[] = {
 	    1, 100000, 100, NULL, NULL },
 	{ "replay", "queues", NULL, OPT_POLICIES, OFF(replay_queues),
 	    0, 0, 0, NULL, NULL },
+	{ "replay", "evidence_max_age_ms", NULL, OPT_INT,
+	    OFF(replay_evidence_max_age_ms), 0, 3650LL * 86400000, 0, NULL,
+	    NULL },
+	{ "cases", "owner_sla_ms", NULL, OPT_INT, OFF(owner_sla_ms),
+	    0, 3650LL * 86400000, 4LL * 3600000, NULL, NULL },
+	{ "redrive", "queues", NULL, OPT_LIST, OFF(redrive_queues),
+	    0, 0, 0, NULL, no_names },
+	{ "redrive", "classes", NULL, OPT_LIST, OFF(redrive_classes),
+	    0, 0, 0, NULL, default_redrive_classes },
+	{ "redrive", "min_age_ms", NULL, OPT_INT, OFF(redrive_min_age_ms),
+	    0, 30LL * 86400000, 60000, NULL, NULL },
+	{ "redrive", "interval_ms", NULL, OPT_INT, OFF(redrive_interval_ms),
+	    100, 86400000, 300000, NULL, NULL },
+	{ "redrive", "batch", NULL, OPT_INT, OFF(redrive_batch),
+	    1, 500, 50, NULL, NULL },
+	{ "redrive", "max_cycles", NULL, OPT_INT, OFF(redrive_max_cycles),
+	    1, 100, 3, NULL, NULL },
+	{ "redrive", "trip_ratio", NULL, OPT_RATIO, OFF(redrive_trip_permille),
+	    0, 1000, 500, NULL, NULL },
+	{ "redrive", "watch_ms", NULL, OPT_INT, OFF(redrive_watch_ms),
+	    0, 86400000, 60000, NULL, NULL },
 };
 
 #define NOPTS	(sizeof(opts) / sizeof(opts[0]))
@@ -301,6 +324,7 @@ set_defaults(struct dlq_config *c)
 	for (o = opts; o < opts + NOPTS; o++) {
 		switch (o->kind) {
 		case OPT_INT:
+		case OPT_RATIO:
 			*(int64_t *)field(c, o) = o->def;
 			break;
 		case OPT_BOOL:
@@ -540,7 +564,7 @@ policies_release(struct dlq_replay_policy *p, size_t n)
 }
 
 static const char *const policy_keys[] = { "queue", "max_age_ms",
-	"max_replays", "never", "require_owner", NULL };
+	"max_replays", "never", "require_owner", "evidence_max_age_ms", NULL };
 
 /* replay.queues = ( { queue = "q"; max_age_ms = ...; max_replays = ...;
  *                     never = [ ... ]; require_owner = true; } ) */
@@ -566,6 +590,7 @@ read_policies(struct dlq_config *c, const config_setting_t *list,
 		where_of(e, path, where, sizeof(where));
 		p = &c->replay_queues[c->n_replay_queues];
 		p->max_age_ms = p->max_replays = -1;
+		p->evidence_max_age_ms = -1;
 		p->require_owner = -1;
 		p->queue = rule_str(e, "queue");
 		if (config_setting_type(e) != CONFIG_TYPE_GROUP || p->queue == NULL) {
@@ -597,6 +622,15 @@ read_policies(struct dlq_config *c, const config_setting_t *list,
 				rc = -1;
 			}
 			p->max_replays = v;
+		}
+		if (config_setting_lookup_int64(e, "evidence_max_age_ms", &v)) {
+			if (v < 0) {
+				dlq_buf_printf(errors, "%s: replay.queues: "
+				    "evidence_max_age_ms must not be negative\n",
+				    where);
+				rc = -1;
+			}
+			p->evidence_max_age_ms = v;
 		}
 		if (config_setting_lookup_bool(e, "require_owner", &b))
 			p->require_owner = b;
@@ -643,6 +677,8 @@ dlq_config_replay_policy(const struct dlq_config *c, const char *queue,
 	out->has_never = true;
 	out->require_owner = p && p->require_owner >= 0 ? p->require_owner :
 	    c->replay_require_owner;
+	out->evidence_max_age_ms = p && p->evidence_max_age_ms >= 0 ?
+	    p->evidence_max_age_ms : c->replay_evidence_max_age_ms;
 }
 
 static int
@@ -653,6 +689,7 @@ read_setting(struct dlq_config *c, const struct opt *o,
 	int t = config_setting_type(s), i, n;
 	const char *const *tmp;
 	const char **v;
+	double d;
 	int rc = 0;
 
 	where_of(s, path, where, sizeof(where));
@@ -668,6 +705,18 @@ read_setting(struct dlq_config *c, const struct opt *o,
 		if (t != CONFIG_TYPE_BOOL)
 			break;
 		return apply_int(c, o, config_setting_get_bool(s), where, NULL,
+		    errors);
+	case OPT_RATIO:		/* a fraction 0.0 .. 1.0, kept in 1/1000 */
+		if (t != CONFIG_TYPE_FLOAT && t != CONFIG_TYPE_INT)
+			break;
+		d = t == CONFIG_TYPE_FLOAT ? config_setting_get_float(s) :
+		    (double)config_setting_get_int(s);
+		snprintf(text, sizeof(text), "%g", d);
+		if (!(d >= 0.0 && d <= 1.0)) {
+			report(errors, where, o, text, "must be 0.0 .. 1.0");
+			return -1;
+		}
+		return apply_int(c, o, (int64_t)(d * 1000.0 + 0.5), where, text,
 		    errors);
 	case OPT_STR:
 	case OPT_LEVEL:
@@ -714,6 +763,7 @@ read_setting(struct dlq_config *c, const struct opt *o,
 	}
 	snprintf(why, sizeof(why), "must be %s, not %s",
 	    type_name(o->kind == OPT_INT ? CONFIG_TYPE_INT :
+	    o->kind == OPT_RATIO ? CONFIG_TYPE_FLOAT :
 	    o->kind == OPT_BOOL ? CONFIG_TYPE_BOOL :
 	    o->kind == OPT_LIST ? CONFIG_TYPE_ARRAY :
 	    o->kind == OPT_TARGETS || o->kind == OPT_RULES ||
@@ -886,6 +936,26 @@ build_targets(struct dlq_config *c)
 	return 0;
 }
 
+/* A list of error classes must name known ones: a typo would silently
+ * never match. */
+static int
+check_classes(const struct dlq_strlist *l, const char *name, const char *path,
+    struct dlq_buf *errors)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < l->n; i++)
+		if (!dlq_class_valid(l->v[i])) {
+			dlq_buf_printf(errors, "%s: %s: unknown class '%s' (known: "
+			    "transient, rate_limited, validation, configuration, "
+			    "contract, security, expired, manual, unknown)\n",
+			    path ? path : "(defaults)", name, l->v[i]);
+			rc = -1;
+		}
+	return rc;
+}
+
 int
 dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 {
@@ -908,6 +978,9 @@ dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 		    (long long)c->reconnect_max_ms);
 		rc = -1;
 	}
+	if (check_classes(&c->replay_never, "replay.never", path, errors) ||
+	    check_classes(&c->redrive_classes, "redrive.classes", path, errors))
+		rc = -1;
 	if (rc == 0 && build_targets(c) == -1)
 		rc = -1;
 	if (rc == 0 && dlq_config_parse_url(c->url, &c->broker, &why) == -1) {
@@ -931,6 +1004,20 @@ dlq_strlist_release(struct dlq_strlist *l)
 	free(l->v);
 	l->v = NULL;
 	l->n = 0;
+}
+
+void
+dlq_strlist_json(const struct dlq_strlist *l, struct dlq_buf *out)
+{
+	size_t i;
+
+	dlq_buf_addc(out, '[');
+	for (i = 0; i < l->n; i++) {
+		if (i > 0)
+			dlq_buf_addc(out, ',');
+		dlq_buf_json_cstr(out, l->v[i]);
+	}
+	dlq_buf_addc(out, ']');
 }
 
 bool

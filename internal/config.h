@@ -52,6 +52,8 @@ struct dlq_replay_policy {
 	struct dlq_strlist	 never;		/* classes; has_never: set */
 	bool			 has_never;
 	int			 require_owner;	/* 0, 1; -1: inherit */
+	int64_t			 evidence_max_age_ms;	/* 0: no evidence
+						   needed; -1: inherit */
 };
 
 struct dlq_broker {
@@ -137,6 +139,20 @@ struct dlq_config {
 	int64_t			 replay_limit;		/* default --limit */
 	struct dlq_replay_policy *replay_queues;
 	size_t			 n_replay_queues;
+	int64_t			 replay_evidence_max_age_ms;	/* 0: none */
+
+	/* cases */
+	int64_t			 owner_sla_ms;	/* open without owner; 0: off */
+
+	/* redrive: automatic replay by the worker; off unless queues */
+	struct dlq_strlist	 redrive_queues;	/* work queues */
+	struct dlq_strlist	 redrive_classes;
+	int64_t			 redrive_min_age_ms;
+	int64_t			 redrive_interval_ms;
+	int64_t			 redrive_batch;
+	int64_t			 redrive_max_cycles;
+	int64_t			 redrive_trip_permille;	/* trip_ratio x 1000 */
+	int64_t			 redrive_watch_ms;
 };
 
 /* The policy for `queue`: its replay.queues entry merged over the global
@@ -173,5 +189,7 @@ bool	dlq_class_valid(const char *);
 
 void	dlq_strlist_release(struct dlq_strlist *);
 bool	dlq_strlist_contains(const struct dlq_strlist *, const char *);
+/* Appends the list as a JSON array of strings. */
+void	dlq_strlist_json(const struct dlq_strlist *, struct dlq_buf *out);
 
 #endif

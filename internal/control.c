@@ -236,7 +236,8 @@ cmd_show(struct req *r, bool payload)
 static enum answer
 cmd_stats(struct req *r)
 {
-	return from_case(r, dlq_cases_stats(r->db, dlq_wall_ms(), r->data));
+	return from_case(r, dlq_cases_stats(r->db, dlq_wall_ms(),
+	    r->cfg->owner_sla_ms, r->data));
 }
 
 static enum answer
@@ -362,6 +363,60 @@ cmd_audit_note(struct req *r)
 	return A_OK;
 }
 
+/* The canary's question: which of these replayed messages died again? */
+static enum answer
+cmd_replay_returns(struct req *r)
+{
+	const cJSON *ids = cJSON_GetObjectItemCaseSensitive(r->j, "ids");
+	int64_t since, *v;
+	size_t n;
+	char *text;
+	enum answer a;
+
+	if (!opt_int(r, "since_at_ms", 0, DLQ_JSON_INT_MAX, 0, &since) ||
+	    (v = need_ids(r, &n)) == NULL)
+		return A_USAGE;
+	free(v);
+	if ((text = cJSON_PrintUnformatted(ids)) == NULL)
+		return A_ERROR;
+	a = from_case(r, dlq_cases_returns(r->db, text, since, r->data));
+	cJSON_free(text);
+	return a;
+}
+
+static enum answer
+cmd_redrive_status(struct req *r)
+{
+	struct dlq_buf queues;
+	enum answer a;
+
+	dlq_buf_init(&queues);
+	dlq_strlist_json(&r->cfg->redrive_queues, &queues);
+	a = from_case(r, dlq_cases_redrive_status(r->db, queues.data,
+	    dlq_wall_ms(), r->data));
+	dlq_buf_release(&queues);
+	return a;
+}
+
+static enum answer
+cmd_redrive_resume(struct req *r)
+{
+	const char *queue, *reason;
+	enum answer a;
+
+	if (!need_str(r, "queue", &queue) || !need_str(r, "reason", &reason))
+		return A_USAGE;
+	a = from_case(r, dlq_cases_redrive_resume(r->db, queue, reason, r->user,
+	    dlq_wall_ms(), r->data));
+	if (a == A_NOT_FOUND)
+		snprintf(r->err, sizeof(r->err), "the redrive circuit of %.200s "
+		    "is not open", queue);
+	else if (a == A_OK)
+		dlq_log(DLQ_LOG_INFO, "redrive_resumed", "queue", queue, "by",
+		    r->user, "reason", reason, NULL);
+	return a;
+}
+
 struct command {
 	const char	*name;
 	const char	*label;		/* in messages */
@@ -388,6 +443,12 @@ static const struct command commands[] = {
 	{ "replay_claim", "replay", DLQ_ROLE_OPERATOR,	true,	cmd_replay_claim },
 	{ "replay_finish", "replay", DLQ_ROLE_OPERATOR, true,	cmd_replay_finish },
 	{ "audit_note", "replay", DLQ_ROLE_OPERATOR,	true,	cmd_audit_note },
+	{ "replay_returns", "replay", DLQ_ROLE_OPERATOR, false,
+	    cmd_replay_returns },
+	{ "redrive_status", "redrive status", DLQ_ROLE_VIEWER, false,
+	    cmd_redrive_status },
+	{ "redrive_resume", "redrive resume", DLQ_ROLE_OPERATOR, true,
+	    cmd_redrive_resume },
 };
 
 static const char *const codes[] = { "ok", "usage", "not_found", "refused",

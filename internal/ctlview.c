@@ -33,6 +33,12 @@ age(const cJSON *o, const char *k, int64_t now, char *buf, size_t len)
 	return buf;
 }
 
+static const char *
+age_until(int64_t t, int64_t now, char *buf, size_t len)
+{
+	return dlq_format_age(t - now, buf, len);
+}
+
 /* Prints at most `w` bytes of `str` on one line (UTF-8 cut cleanly). */
 static void
 clip(FILE *f, const char *str, int w)
@@ -112,7 +118,17 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 		field(f, "owner", s(d, "owner"));
 		field(f, "decision", s(d, "decision"));
 		field(f, "assigned by", s(d, "assigned_by"));
+		if (n(d, "escalate_at") > 0)
+			field(f, "escalate in", n(d, "escalate_at") > now ?
+			    age_until(n(d, "escalate_at"), now, a, sizeof(a)) :
+			    "overdue");
 	}
+	if (strcmp(s(d, "evidence"), "-") != 0) {
+		field(f, "evidence", s(d, "evidence"));
+		field(f, "checked", age(d, "evidence_at", now, a, sizeof(a)));
+	}
+	if (strcmp(s(d, "redrive_note"), "-") != 0)
+		field(f, "redrive", s(d, "redrive_note"));
 	if (strcmp(s(d, "resolution"), "-") != 0) {
 		field(f, "resolution", s(d, "resolution"));
 		field(f, "resolved by", s(d, "resolved_by"));
@@ -137,8 +153,12 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 	if (cJSON_GetArraySize(x) > 0)
 		fputs("attempts:\n", f);
 	cJSON_ArrayForEach(e, x)
+	{
 		fprintf(f, "  %s by %s: %s (%s)\n", age(e, "started_at", now, a,
 		    sizeof(a)), s(e, "actor"), s(e, "outcome"), s(e, "detail"));
+		fprintf(f, "    evidence: %s\n", strcmp(s(e, "evidence"), "-") ?
+		    s(e, "evidence") : "none given");
+	}
 	x = cJSON_GetObjectItemCaseSensitive(d, "audit");
 	if (cJSON_GetArraySize(x) > 0)
 		fputs("audit:\n", f);
@@ -165,6 +185,61 @@ counts(FILE *f, const char *title, const cJSON *o)
 		fprintf(f, "  %-30s %lld\n", e->string, (long long)e->valuedouble);
 }
 
+static void
+escalations(FILE *f, const cJSON *e)
+{
+	const cJSON *c;
+	char a[32];
+
+	fprintf(f, "escalations:\n  past escalate-at without a decision  %lld\n"
+	    "  open without owner past owner SLA   %lld\n",
+	    (long long)n(e, "past_escalate_at"), (long long)n(e,
+	    "unowned_past_sla"));
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(e, "cases"))
+		fprintf(f, "  #%-7lld %-28s %-12s %s overdue  %s\n",
+		    (long long)n(c, "id"), s(c, "queue"), s(c, "kind"),
+		    dlq_format_age(n(c, "overdue_ms"), a, sizeof(a)),
+		    strcmp(s(c, "owner"), "-") ? s(c, "owner") : "");
+}
+
+static void
+decisions(FILE *f, const cJSON *d)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(d, "time_to_owner_ms");
+	char a[32], b[32], c[32];
+
+	fprintf(f, "decisions:\n");
+	if (n(t, "count") > 0)
+		fprintf(f, "  time to owner       p50 %s  p90 %s  max %s  (%lld "
+		    "cases)\n", dlq_format_age(n(t, "p50"), a, sizeof(a)),
+		    dlq_format_age(n(t, "p90"), b, sizeof(b)),
+		    dlq_format_age(n(t, "max"), c, sizeof(c)),
+		    (long long)n(t, "count"));
+	else
+		fprintf(f, "  time to owner       - (no case assigned yet)\n");
+	fprintf(f, "  oldest awaiting     %s\n", n(d,
+	    "oldest_awaiting_decision_age_ms") < 0 ? "-" : dlq_format_age(n(d,
+	    "oldest_awaiting_decision_age_ms"), a, sizeof(a)));
+	fprintf(f, "  replays w/o evidence %lld\n  most dead cycles    %lld\n",
+	    (long long)n(d, "replays_without_evidence"),
+	    (long long)n(d, "max_cycles_per_message"));
+}
+
+static void
+redrive(FILE *f, const cJSON *r)
+{
+	const cJSON *e;
+
+	fprintf(f, "redrive:\n  left for humans     %lld\n",
+	    (long long)n(r, "left_for_humans"));
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r, "outcomes"))
+		fprintf(f, "  %-19s %lld\n", e->string, (long long)e->valuedouble);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r,
+	    "circuits_open"))
+		fprintf(f, "  circuit OPEN        %s (dlqctl redrive resume %s "
+		    "--reason TEXT)\n", e->valuestring, e->valuestring);
+}
+
 void
 dlq_view_stats(FILE *f, const cJSON *d)
 {
@@ -186,6 +261,9 @@ dlq_view_stats(FILE *f, const cJSON *d)
 	counts(f, "unresolved by class",
 	    cJSON_GetObjectItemCaseSensitive(d, "by_class"));
 	counts(f, "all by status", cJSON_GetObjectItemCaseSensitive(d, "by_status"));
+	escalations(f, cJSON_GetObjectItemCaseSensitive(d, "escalations"));
+	decisions(f, cJSON_GetObjectItemCaseSensitive(d, "decisions"));
+	redrive(f, cJSON_GetObjectItemCaseSensitive(d, "redrive"));
 }
 
 void
@@ -240,5 +318,30 @@ dlq_view_audit(FILE *f, const cJSON *data, int64_t now)
 		clip(f, args ? args : "-", 40);
 		fprintf(f, " %s\n", s(r, "result"));
 		cJSON_free(args);
+	}
+}
+
+void
+dlq_view_redrive(FILE *f, const cJSON *data, int64_t now)
+{
+	const cJSON *q;
+	char a[32];
+
+	if (cJSON_GetArraySize(data) == 0) {
+		fputs("redrive is off (no redrive.queues)\n", f);
+		return;
+	}
+	fprintf(f, "%-28s %-8s %-10s %-16s %s\n", "QUEUE", "CIRCUIT",
+	    "PUBLISHED", "LEFT FOR HUMANS", "TRIPPED");
+	cJSON_ArrayForEach(q, data) {
+		fprintf(f, "%-28s %-8s %-10lld %-16lld ", s(q, "queue"),
+		    s(q, "circuit"), (long long)n(q, "published"),
+		    (long long)n(q, "left_for_humans"));
+		if (n(q, "tripped_at") > 0)
+			fprintf(f, "%s (%lld of %lld came back)", age(q,
+			    "tripped_at", now, a, sizeof(a)),
+			    (long long)n(q, "returned"), (long long)n(q,
+			    "redriven"));
+		fputc('\n', f);
 	}
 }

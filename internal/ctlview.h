@@ -14,4 +14,7 @@ void	dlq_view_groups(FILE *, const cJSON *data, int64_t now_ms);
 void	dlq_view_changes(FILE *, const cJSON *data, const char *verb);
 void	dlq_view_audit(FILE *, const cJSON *data, int64_t now_ms);
 
+/* Redrive per configured queue: circuit, published, left for humans. */
+void	dlq_view_redrive(FILE *, const cJSON *data, int64_t now);
+
 #endif

@@ -36,6 +36,7 @@ dlq_digest_release(struct dlq_digest *d)
 		return;
 	free(d->groups);
 	free(d->index);
+	free(d->notices);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -48,12 +49,19 @@ dlq_digest_clear(struct dlq_digest *d)
 	d->total = 0;
 	d->other_count = 0;
 	d->n_other = 0;
+	d->n_notices = 0;
+	memset(d->notices_over, 0, sizeof(d->notices_over));
 }
 
 bool
 dlq_digest_empty(const struct dlq_digest *d)
 {
-	return d->total == 0;
+	size_t k;
+
+	for (k = 0; k < DLQ_NOTICE_KINDS; k++)
+		if (d->notices_over[k] > 0)
+			return false;
+	return d->total == 0 && d->n_notices == 0;
 }
 
 size_t
@@ -149,6 +157,23 @@ dlq_digest_add(struct dlq_digest *d, const struct dlq_alert_event *e,
 }
 
 void
+dlq_digest_notice(struct dlq_digest *d, enum dlq_notice_kind kind,
+    const char *text)
+{
+	struct dlq_notice *n;
+
+	if (d->notices == NULL)
+		d->notices = calloc(DLQ_DIGEST_NOTICES, sizeof(*d->notices));
+	if (d->notices == NULL || d->n_notices == DLQ_DIGEST_NOTICES) {
+		d->notices_over[kind]++;
+		return;
+	}
+	n = &d->notices[d->n_notices++];
+	n->kind = kind;
+	copy(n->text, sizeof(n->text), text);
+}
+
+void
 dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src)
 {
 	const struct dlq_group *s;
@@ -180,6 +205,10 @@ dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src)
 	dst->total += src->other_count;
 	for (i = 0; i < src->n_other; i++)
 		count_other(dst, src->other_hashes[i], 0);
+	for (i = 0; i < src->n_notices; i++)
+		dlq_digest_notice(dst, src->notices[i].kind, src->notices[i].text);
+	for (k = 0; k < DLQ_NOTICE_KINDS; k++)
+		dst->notices_over[k] += src->notices_over[k];
 	dst->other_count += src->other_count;
 }
 
@@ -273,6 +302,46 @@ by_count(const void *a, const void *b)
 	return x->first_ms < y->first_ms ? -1 : x->first_ms > y->first_ms;
 }
 
+/* The notice sections, each with its title, up to `end` bytes of `out`. */
+static void
+render_notices(const struct dlq_digest *d, enum dlq_alert_format f,
+    size_t end, struct dlq_buf *out)
+{
+	static const char *const titles[DLQ_NOTICE_KINDS] = {
+		"Needs a decision", "Automatic redrive" };
+	size_t i, mark;
+	uint64_t shown, total;
+	int k;
+
+	for (k = 0; k < DLQ_NOTICE_KINDS; k++) {
+		total = d->notices_over[k];
+		for (i = 0; i < d->n_notices; i++)
+			total += d->notices[i].kind == (enum dlq_notice_kind)k;
+		if (total == 0)
+			continue;
+		add_bold(out, f, titles[k]);
+		dlq_buf_addc(out, '\n');
+		shown = 0;
+		for (i = 0; i < d->n_notices; i++) {
+			if (d->notices[i].kind != (enum dlq_notice_kind)k)
+				continue;
+			mark = out->len;
+			dlq_buf_adds(out, "• ");
+			add_text(out, f, d->notices[i].text);
+			dlq_buf_addc(out, '\n');
+			if (out->len + FOOTER_RESERVE > end) {
+				out->len = mark;
+				out->data[mark] = '\0';
+				break;
+			}
+			shown++;
+		}
+		if (total > shown)
+			dlq_buf_printf(out, "… and %llu more\n",
+			    (unsigned long long)(total - shown));
+	}
+}
+
 void
 dlq_digest_render(const struct dlq_digest *d, enum dlq_alert_format f,
     const char *title, size_t max_bytes, struct dlq_buf *out)
@@ -284,9 +353,14 @@ dlq_digest_render(const struct dlq_digest *d, enum dlq_alert_format f,
 
 	dlq_buf_init(&line);
 	add_bold(out, f, title);
-	dlq_buf_printf(out, ": %llu dead letter%s in %zu group%s\n",
-	    (unsigned long long)d->total, d->total == 1 ? "" : "s",
-	    dlq_digest_groups(d), dlq_digest_groups(d) == 1 ? "" : "s");
+	if (d->total > 0 || d->n_notices == 0)
+		dlq_buf_printf(out, ": %llu dead letter%s in %zu group%s\n",
+		    (unsigned long long)d->total, d->total == 1 ? "" : "s",
+		    dlq_digest_groups(d), dlq_digest_groups(d) == 1 ? "" : "s");
+	else
+		dlq_buf_adds(out, ": no new dead letters\n");
+	/* the sections take at most half of the room: groups keep theirs */
+	render_notices(d, f, start + max_bytes / 2, out);
 	order = malloc((d->n ? d->n : 1) * sizeof(*order));
 	for (i = 0; order != NULL && i < d->n; i++)
 		order[i] = &d->groups[i];

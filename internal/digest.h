@@ -45,6 +45,19 @@ struct dlq_group {
 	char		 samples[DLQ_DIGEST_SAMPLES][64];
 };
 
+/* A notice is not a dead letter: a case needing a decision, or what the
+ * automatic redrive did. Each kind renders as its own section, before the
+ * groups, so it survives the length limit. */
+enum dlq_notice_kind { DLQ_NOTICE_ESCALATION, DLQ_NOTICE_REDRIVE,
+	DLQ_NOTICE_KINDS };
+#define DLQ_DIGEST_NOTICES	24	/* kept; more are counted */
+#define DLQ_NOTICE_TEXT_MAX	400
+
+struct dlq_notice {
+	enum dlq_notice_kind kind;
+	char		 text[DLQ_NOTICE_TEXT_MAX];
+};
+
 struct dlq_digest {
 	struct dlq_group *groups;
 	size_t		  n, cap;
@@ -54,6 +67,9 @@ struct dlq_digest {
 	uint64_t	  other_count;	/* dead letters of groups over cap */
 	uint64_t	  other_hashes[DLQ_DIGEST_OTHER_MAX];
 	size_t		  n_other;	/* distinct other groups (saturates) */
+	struct dlq_notice *notices;	/* allocated on the first one */
+	size_t		  n_notices;
+	uint64_t	  notices_over[DLQ_NOTICE_KINDS];	/* not kept */
 };
 
 int	dlq_digest_init(struct dlq_digest *, size_t max_groups);	/* 0/-1 */
@@ -64,10 +80,15 @@ size_t	dlq_digest_groups(const struct dlq_digest *);	/* other included */
 
 void	dlq_digest_add(struct dlq_digest *, const struct dlq_alert_event *,
 	    bool is_new);
+/* Adds a notice (text copied; cut at DLQ_NOTICE_TEXT_MAX). */
+void	dlq_digest_notice(struct dlq_digest *, enum dlq_notice_kind,
+	    const char *text);
+
 /* Adds every group of `src` to `dst` (counts merged, never dropped). */
 void	dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src);
 
-/* Appends the digest text for `format`: a title line, then one line per
+/* Appends the digest text for `format`: a title line, the notice
+ * sections ("Needs a decision", "Automatic redrive"), then one line per
  * group, largest first, then "… and N more groups (M dead letters)";
  * never more than `max_bytes`. Times are UTC. */
 void	dlq_digest_render(const struct dlq_digest *, enum dlq_alert_format,

@@ -12,6 +12,7 @@
 #include "amqp.h"
 #include "archive.h"
 #include "buf.h"
+#include "cases.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -39,6 +40,7 @@ family(struct dlq_http *h, const char *name, const char *type,
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return;
 	sqlite3_bind_int64(st, 1, dlq_wall_ms());
+	sqlite3_bind_int64(st, 2, h->cfg->owner_sla_ms);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		dlq_buf_adds(&h->out, name);
 		if (nl > 0) {
@@ -119,6 +121,30 @@ render_metrics(struct dlq_http *h)
 	family(h, "dlq_escalations_overdue", "gauge", "Assigned cases past "
 	    "their escalate-at time.", "SELECT count(*) FROM dead_letters WHERE "
 	    "status = 'assigned' AND escalate_at < ?1", NULL, 0);
+	family(h, "dlq_cases_unowned_past_sla", "gauge", "Open cases without "
+	    "an owner for longer than cases.owner_sla.", "SELECT count(*) FROM "
+	    "dead_letters WHERE ?2 > 0 AND status = 'open' AND owner IS NULL "
+	    "AND received_at < ?1 - ?2", NULL, 0);
+	family(h, "dlq_oldest_awaiting_decision_age_seconds", "gauge", "Age of "
+	    "the oldest open or assigned case.", "SELECT coalesce((?1 - "
+	    "min(received_at)) / 1000.0, 0) FROM dead_letters WHERE status IN "
+	    "('open', 'assigned')", NULL, 0);
+	family(h, "dlq_replays_without_evidence_total", "counter", "Replay "
+	    "attempts that recorded no evidence.", "SELECT count(*) FROM "
+	    "attempts WHERE evidence IS NULL", NULL, 0);
+	family(h, "dlq_max_dead_cycles", "gauge", "Most dead cycles of one "
+	    "message (its replay count when it died last).", "SELECT "
+	    "coalesce(max(replay_count), 0) FROM dead_letters", NULL, 0);
+	family(h, "dlq_redrive_attempts_total", "counter", "Automatic redrive "
+	    "attempts by outcome.", "SELECT outcome, count(*) FROM attempts "
+	    "WHERE actor = '" DLQ_REDRIVE_ACTOR "' GROUP BY outcome", o, 1);
+	family(h, "dlq_redrive_left_for_humans", "gauge", "Unresolved cases "
+	    "the redrive stopped trying (max_cycles or policy).", "SELECT "
+	    "count(*) FROM dead_letters WHERE redrive_stopped_at IS NOT NULL "
+	    "AND status IN ('open', 'assigned')", NULL, 0);
+	family(h, "dlq_redrive_circuit_open", "gauge", "1 while the redrive "
+	    "of a queue is paused by its circuit.", "SELECT queue, 1 FROM "
+	    "redrive_circuits WHERE resumed_at IS NULL GROUP BY queue", q, 1);
 	time_to_owner(h);
 }
 

@@ -42,6 +42,20 @@ dlq_replay_eligible(const struct dlq_replay_policy *p,
 		snprintf(why, n, "no owner (replay.require_owner)");
 		return false;
 	}
+	if (p->evidence_max_age_ms > 0 && f->evidence_age_ms < 0) {
+		snprintf(why, n, "no evidence (replay.evidence_max_age %s: give "
+		    "--evidence TEXT)", dlq_format_age(p->evidence_max_age_ms, b,
+		    sizeof(b)));
+		return false;
+	}
+	if (p->evidence_max_age_ms > 0 &&
+	    f->evidence_age_ms > p->evidence_max_age_ms) {
+		snprintf(why, n, "evidence is %s old (replay.evidence_max_age %s: "
+		    "check again, give --evidence TEXT)",
+		    dlq_format_age(f->evidence_age_ms, a, sizeof(a)),
+		    dlq_format_age(p->evidence_max_age_ms, b, sizeof(b)));
+		return false;
+	}
 	return true;
 }
 
@@ -51,8 +65,10 @@ dlq_replay_policy_json(const struct dlq_replay_policy *p, struct dlq_buf *b)
 	size_t i;
 
 	dlq_buf_printf(b, "{\"max_age_ms\":%lld,\"max_replays\":%lld,"
-	    "\"require_owner\":%s,\"never\":[", (long long)p->max_age_ms,
-	    (long long)p->max_replays, p->require_owner ? "true" : "false");
+	    "\"require_owner\":%s,\"evidence_max_age_ms\":%lld,\"never\":[",
+	    (long long)p->max_age_ms, (long long)p->max_replays,
+	    p->require_owner ? "true" : "false",
+	    (long long)p->evidence_max_age_ms);
 	for (i = 0; i < p->never.n; i++) {
 		if (i > 0)
 			dlq_buf_addc(b, ',');

@@ -26,6 +26,8 @@ struct dlq_replay_facts {
 	const char	*owner;		/* NULL: none */
 	int64_t		 age_ms;
 	int64_t		 replay_count;	/* replays this message went through */
+	int64_t		 evidence_age_ms;	/* of the newest evidence; -1:
+						   none */
 };
 
 /* True when eligible; otherwise `why` says which rule refused it. `force`

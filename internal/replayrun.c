@@ -15,9 +15,11 @@
 #include "publisher.h"
 #include "redact.h"
 #include "replay.h"
+#include "replaysend.h"
 
 #define REFUSAL_KINDS	16
 #define CLAIM_CHUNK	100
+#define CANARY_POLL_MS	250
 
 static volatile sig_atomic_t interrupted;
 
@@ -35,6 +37,7 @@ struct tally {
 	size_t	 why_n[REFUSAL_KINDS];
 	int64_t	 start_ms;
 	cJSON	*results;
+	cJSON	*canary;	/* NULL: no canary; else what it showed */
 };
 
 static void
@@ -106,6 +109,32 @@ pace(const struct tally *t, int64_t rate)
 	}
 }
 
+static void
+print_canary(const cJSON *k)
+{
+	const cJSON *e;
+	char w[32];
+
+	dlq_format_age((int64_t)cJSON_GetObjectItem(k, "watch_ms")->valuedouble,
+	    w, sizeof(w));
+	if (!cJSON_IsTrue(cJSON_GetObjectItem(k, "stopped"))) {
+		printf("canary: %d sent, none came back within %s\n",
+		    cJSON_GetObjectItem(k, "sent")->valueint, w);
+		return;
+	}
+	printf("canary FAILED: %d of %d sent came back dead within %s; the "
+	    "other %d were not touched\n", cJSON_GetArraySize(
+	    cJSON_GetObjectItem(k, "returned")), cJSON_GetObjectItem(k,
+	    "sent")->valueint, w, cJSON_GetObjectItem(k, "untouched")->valueint);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(k, "returned"))
+		printf("  #%lld died again as #%lld: %s %s\n",
+		    (long long)cJSON_GetObjectItem(e, "id")->valuedouble,
+		    (long long)cJSON_GetObjectItem(e, "returned_id")->valuedouble,
+		    cJSON_GetObjectItem(e, "reason")->valuestring,
+		    cJSON_IsString(cJSON_GetObjectItem(e, "error")) ?
+		    cJSON_GetObjectItem(e, "error")->valuestring : "");
+}
+
 static int
 summary(const struct tally *t, bool json)
 {
@@ -127,6 +156,8 @@ summary(const struct tally *t, bool json)
 		for (i = 0; i < REFUSAL_KINDS && t->why[i][0]; i++)
 			cJSON_AddNumberToObject(w, t->why[i], (double)t->why_n[i]);
 		cJSON_AddItemReferenceToObject(j, "results", t->results);
+		if (t->canary != NULL)
+			cJSON_AddItemReferenceToObject(j, "canary", t->canary);
 		text = cJSON_PrintUnformatted(j);
 		puts(text);
 		cJSON_free(text);
@@ -141,12 +172,17 @@ summary(const struct tally *t, bool json)
 		cJSON_ArrayForEach(w, t->results)
 			if (strcmp(cJSON_GetObjectItem(w, "outcome")->valuestring,
 			    "published") != 0)
-				printf("  %s %s: %s\n", cJSON_GetObjectItem(w,
+				printf("  %s #%lld: %s\n", cJSON_GetObjectItem(w,
 				    "outcome")->valuestring, cJSON_HasObjectItem(w,
-				    "id") ? cJSON_PrintUnformatted(cJSON_GetObjectItem(
-				    w, "id")) : "-", cJSON_GetObjectItem(w,
+				    "id") ? (long long)cJSON_GetObjectItem(w,
+				    "id")->valuedouble : 0LL, cJSON_GetObjectItem(w,
 				    "detail")->valuestring);
+		if (t->canary != NULL)
+			print_canary(t->canary);
 	}
+	if (t->canary != NULL && cJSON_IsTrue(cJSON_GetObjectItem(t->canary,
+	    "stopped")))
+		return 3;
 	return t->failed || t->unknown ? 1 : 0;
 }
 
@@ -165,119 +201,6 @@ ask(const struct dlq_config *c, cJSON *req, char *why, size_t n)
 		return NULL;
 	}
 	return ans;
-}
-
-static void
-set_prop(const cJSON *m, const char *k, amqp_bytes_t *dst, amqp_flags_t flag,
-    amqp_basic_properties_t *p)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, k);
-
-	if (cJSON_IsString(v)) {
-		*dst = amqp_cstring_bytes(v->valuestring);
-		p->_flags |= flag;
-	}
-}
-
-/* Properties of the replayed message: the original ones; user_id only
- * when it is the user we publish as (the broker checks it). */
-static void
-build_props(const struct dlq_config *c, const cJSON *m,
-    amqp_basic_properties_t *p, char *note, size_t n)
-{
-	const cJSON *v;
-
-	memset(p, 0, sizeof(*p));
-	p->_flags = AMQP_BASIC_DELIVERY_MODE_FLAG;
-	p->delivery_mode = 2;
-	set_prop(m, "message_id", &p->message_id, AMQP_BASIC_MESSAGE_ID_FLAG, p);
-	set_prop(m, "correlation_id", &p->correlation_id,
-	    AMQP_BASIC_CORRELATION_ID_FLAG, p);
-	set_prop(m, "type", &p->type, AMQP_BASIC_TYPE_FLAG, p);
-	set_prop(m, "content_type", &p->content_type,
-	    AMQP_BASIC_CONTENT_TYPE_FLAG, p);
-	set_prop(m, "content_encoding", &p->content_encoding,
-	    AMQP_BASIC_CONTENT_ENCODING_FLAG, p);
-	set_prop(m, "app_id", &p->app_id, AMQP_BASIC_APP_ID_FLAG, p);
-	set_prop(m, "reply_to", &p->reply_to, AMQP_BASIC_REPLY_TO_FLAG, p);
-	v = cJSON_GetObjectItemCaseSensitive(m, "user_id");
-	note[0] = '\0';
-	if (cJSON_IsString(v)) {
-		if (strcmp(v->valuestring, c->broker.user) == 0) {
-			p->user_id = amqp_cstring_bytes(v->valuestring);
-			p->_flags |= AMQP_BASIC_USER_ID_FLAG;
-		} else
-			snprintf(note, n, "; user_id %s dropped (we publish as %s)",
-			    v->valuestring, c->broker.user);
-	}
-	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(m, "timestamp"))) {
-		p->timestamp = (uint64_t)v->valuedouble;
-		p->_flags |= AMQP_BASIC_TIMESTAMP_FLAG;
-	}
-	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(m, "priority"))) {
-		p->priority = (uint8_t)v->valuedouble;
-		p->_flags |= AMQP_BASIC_PRIORITY_FLAG;
-	}
-}
-
-/* Publishes what a claim handed out; returns the outcome. */
-static enum dlq_pub_outcome
-publish_claimed(const struct dlq_config *c, const struct dlq_replay_opts *o,
-    struct dlq_publisher *pub, const cJSON *claim, char *detail, size_t n)
-{
-	const cJSON *m = cJSON_GetObjectItem(claim, "message");
-	amqp_table_entry_t extra[5];
-	amqp_basic_properties_t props;
-	struct dlq_replay_mark mark;
-	struct dlq_buf headers, body;
-	amqp_table_t orig = { 0, NULL };
-	amqp_pool_t pool;
-	amqp_bytes_t hb;
-	size_t off = 0;
-	char note[160];
-	enum dlq_pub_outcome out = DLQ_PUB_FAILED;
-
-	dlq_buf_init(&headers);
-	dlq_buf_init(&body);
-	init_amqp_pool(&pool, 4096);
-	if (dlq_base64_decode(cJSON_GetObjectItem(m, "headers_b64")->valuestring,
-	    &headers) == -1 || dlq_base64_decode(cJSON_GetObjectItem(m,
-	    "body_b64")->valuestring, &body) == -1) {
-		snprintf(detail, n, "bad message from the worker");
-		goto out;
-	}
-	hb.bytes = headers.data;
-	hb.len = headers.len;
-	if (headers.len > 0 && amqp_decode_table(hb, &pool, &orig, &off) !=
-	    AMQP_STATUS_OK) {
-		snprintf(detail, n, "archived headers do not decode");
-		goto out;
-	}
-	build_props(c, m, &props, note, sizeof(note));
-	mark.replay_count = (int64_t)cJSON_GetObjectItem(claim,
-	    "replay_count")->valuedouble;
-	mark.by = cJSON_GetObjectItem(claim, "actor")->valuestring;
-	mark.at_s = dlq_wall_ms() / 1000;
-	mark.reason = o->reason;
-	mark.replay_of = (int64_t)cJSON_GetObjectItem(claim, "id")->valuedouble;
-	if (dlq_replay_headers(&orig, o->reset_retries, &mark, extra,
-	    &props.headers) == -1) {
-		snprintf(detail, n, "out of memory");
-		goto out;
-	}
-	props._flags |= AMQP_BASIC_HEADERS_FLAG;
-	out = dlq_publisher_send(pub,
-	    cJSON_GetObjectItem(claim, "exchange")->valuestring,
-	    cJSON_GetObjectItem(claim, "routing_key")->valuestring, &props,
-	    (amqp_bytes_t){ body.len, body.data ? body.data : "" }, detail, n);
-	if (note[0] != '\0' && strlen(detail) + strlen(note) < n)
-		strcat(detail, note);
-	dlq_replay_headers_free(&props.headers);
-out:
-	empty_amqp_pool(&pool);
-	dlq_buf_release(&headers);
-	dlq_buf_release(&body);
-	return out;
 }
 
 static void
@@ -383,7 +306,8 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 			snprintf(detail, sizeof(detail), "not sent: interrupted");
 		} else {
 			pace(t, o->rate);
-			out = publish_claimed(c, o, pub, cl, detail, sizeof(detail));
+			out = dlq_replay_send(c, pub, cl, o->reason,
+			    o->reset_retries, detail, sizeof(detail));
 		}
 		t->done++;
 		one = cJSON_CreateObject();
@@ -409,6 +333,76 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 		fprintf(stderr, "dlqctl: outcomes not recorded (left replaying, "
 		    "outcome unknown): %s\n", why);
 	cJSON_Delete(ans);
+}
+
+static void
+send_ids(const struct dlq_config *c, const struct dlq_replay_opts *o,
+    struct dlq_publisher *pub, const int64_t *ids, int n, struct tally *t)
+{
+	int i, k;
+
+	for (i = 0; i < n && !interrupted; i += k) {
+		k = n - i < chunk_size(o) ? n - i : chunk_size(o);
+		replay_chunk(c, o, pub, ids + i, k, t);
+	}
+}
+
+/* Asks the worker which of the canary's messages died again since
+ * `from` (wall clock). NULL when it cannot tell. */
+static cJSON *
+canary_returns(const struct dlq_config *c, const int64_t *ids, int k,
+    int64_t from)
+{
+	cJSON *req = cJSON_CreateObject(), *ans, *back;
+	char why[512];
+	int i;
+
+	cJSON_AddStringToObject(req, "cmd", "replay_returns");
+	cJSON_AddNumberToObject(req, "since_at_ms", (double)from);
+	cJSON_AddItemToObject(req, "ids", cJSON_CreateArray());
+	for (i = 0; i < k; i++)
+		cJSON_AddItemToArray(cJSON_GetObjectItem(req, "ids"),
+		    cJSON_CreateNumber((double)ids[i]));
+	if ((ans = ask(c, req, why, sizeof(why))) == NULL) {
+		fprintf(stderr, "dlqctl: canary: %s\n", why);
+		return NULL;
+	}
+	back = cJSON_DetachItemFromObject(ans, "data");
+	cJSON_Delete(ans);
+	return back;
+}
+
+/* Watches the canary's messages (sent since `from`) up to the watch,
+ * polling every CANARY_POLL_MS; stops at the first that died again. True
+ * when none did: the rest may go. Cannot tell -> false (never go on
+ * blind). */
+static bool
+watch_canary(const struct dlq_config *c, const struct dlq_replay_opts *o,
+    const int64_t *ids, int k, int rest, int64_t from, struct tally *t)
+{
+	int64_t end = dlq_now_ms() + o->watch_ms;
+	struct timespec ts = { 0, CANARY_POLL_MS * 1000000L };
+	cJSON *back;
+	bool ok;
+
+	if (isatty(2))
+		fprintf(stderr, "\ncanary: %d sent; watching them for %lld ms\n",
+		    k, (long long)o->watch_ms);
+	while ((back = canary_returns(c, ids, k, from)) != NULL &&
+	    cJSON_GetArraySize(back) == 0 && dlq_now_ms() < end &&
+	    !interrupted) {
+		cJSON_Delete(back);
+		nanosleep(&ts, NULL);
+	}
+	ok = back != NULL && cJSON_GetArraySize(back) == 0;
+	t->canary = cJSON_CreateObject();
+	cJSON_AddNumberToObject(t->canary, "sent", k);
+	cJSON_AddNumberToObject(t->canary, "watch_ms", (double)o->watch_ms);
+	cJSON_AddItemToObject(t->canary, "returned", back ? back :
+	    cJSON_CreateArray());
+	cJSON_AddBoolToObject(t->canary, "stopped", !ok);
+	cJSON_AddNumberToObject(t->canary, "untouched", ok ? 0 : rest);
+	return ok && !interrupted;
 }
 
 static int
@@ -453,13 +447,21 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		}
 	}
 	t.start_ms = dlq_now_ms();
-	for (i = 0; i < n && !interrupted; i += k) {
-		k = n - i < chunk_size(o) ? n - i : chunk_size(o);
-		replay_chunk(c, o, pub, ids + i, k, &t);
+	i = 0;
+	if (o->canary > 0 && n > 0) {
+		int64_t from = dlq_wall_ms();
+
+		k = o->canary < n ? (int)o->canary : n;
+		send_ids(c, o, pub, ids, k, &t);
+		if (!interrupted && !watch_canary(c, o, ids, k, n - k, from, &t))
+			n = k;	/* stop: the rest stays untouched */
+		i = k;
 	}
+	send_ids(c, o, pub, ids + i, n - i, &t);
 	free(ids);
 	rc = summary(&t, o->json);
 	cJSON_Delete(t.results);
+	cJSON_Delete(t.canary);
 	cJSON_Delete(plan);
 	dlq_publisher_close(pub);
 	return rc;
@@ -499,8 +501,8 @@ whoami(char *buf, size_t n)
 /* Facts about a live delivery, for the same policy as archived ones. */
 static bool
 judge_live(const struct dlq_config *c, const struct dlq_classifier *k,
-    const struct dlq_dead_letter *d, const char *queue, char *why, size_t n,
-    int64_t *replay_count)
+    const struct dlq_dead_letter *d, const char *queue, bool has_evidence,
+    char *why, size_t n, int64_t *replay_count)
 {
 	struct dlq_redact r = { &c->mask_keys, c->mask_emails,
 	    (int)c->mask_digits_min, DLQ_ERROR_TEXT_MAX };
@@ -533,6 +535,7 @@ judge_live(const struct dlq_config *c, const struct dlq_classifier *k,
 	f.owner = NULL;
 	f.age_ms = dlq_wall_ms() - born;
 	f.replay_count = *replay_count;
+	f.evidence_age_ms = has_evidence ? 0 : -1;	/* given now, or none */
 	dlq_config_replay_policy(c, queue, &p);
 	ok = dlq_replay_eligible(&p, &f, false, why, n);
 	dlq_buf_release(&err);
@@ -561,7 +564,8 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	    d.queue.p : "");
 	snprintf(id, sizeof(id), "%.*s", (int)d.message_id.n, d.message_id.p ?
 	    d.message_id.p : "");
-	if (!judge_live(c, k, &d, queue, why, sizeof(why), &mark.replay_count)) {
+	if (!judge_live(c, k, &d, queue, o->evidence != NULL, why, sizeof(why),
+	    &mark.replay_count)) {
 		refuse(t, why);
 		return false;
 	}

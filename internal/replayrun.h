@@ -1,6 +1,11 @@
 /* replayrun.h - dlqctl replay: plan, then claim, publish and finish one
  * message at a time, rate limited, with progress and a summary.
  *
+ * With a canary (K, watch) the first K eligible go out alone; the rest
+ * follow only if none of the K died again within the watch. Otherwise
+ * the run stops, names those that came back, and leaves the rest
+ * untouched (exit code 3).
+ *
  * Without `execute` it is a dry run: the plan is printed (eligible or not
  * and why, and where each would go) and nothing is published. Ctrl-C
  * stops after the current message, with the summary. The live-queue mode
@@ -24,6 +29,8 @@ struct dlq_replay_opts {
 	const char	*from_queue;
 	int64_t		 limit;
 	int64_t		 rate;		/* messages per second; 0: no limit */
+	int64_t		 canary;	/* publish this many first; 0: off */
+	int64_t		 watch_ms;	/* then watch them this long */
 	bool		 execute;
 	bool		 force;
 	bool		 reset_retries;

@@ -7,13 +7,15 @@
 
 #include "amqp.h"
 #include "control.h"
+#include "ctlclient.h"
 #include "replay.h"
 
 #define PLAN_MAX	10000
 
 /* The columns a decision needs. */
 #define ROW_COLUMNS	"id, status, class, owner, received_at, timestamp," \
-			" replay_count, queue, message_id"
+			" replay_count, queue, message_id, evidence," \
+			" evidence_at"
 
 struct row {
 	int64_t		 id;
@@ -26,6 +28,8 @@ struct row {
 	int64_t		 replay_count;
 	char		 queue[256];
 	char		 message_id[256];
+	char		 evidence[512];	/* the case's, from assign */
+	int64_t		 evidence_at;	/* 0: none */
 };
 
 static void
@@ -49,6 +53,8 @@ read_row(sqlite3_stmt *st, struct row *r)
 	r->replay_count = sqlite3_column_int64(st, 6);
 	col(st, 7, r->queue, sizeof(r->queue));
 	col(st, 8, r->message_id, sizeof(r->message_id));
+	col(st, 9, r->evidence, sizeof(r->evidence));
+	r->evidence_at = r->evidence[0] ? sqlite3_column_int64(st, 10) : 0;
 }
 
 static const char *
@@ -77,19 +83,31 @@ age_ms(const struct row *r, int64_t now)
 	return now - born;
 }
 
+/* Evidence given with the replay is fresh; else the case's own, as old
+ * as its check (-1: none). */
+static int64_t
+evidence_age_ms(const cJSON *req, const struct row *r, int64_t now)
+{
+	if (jstr(req, "evidence") != NULL)
+		return 0;
+	return r->evidence_at > 0 ? now - r->evidence_at : -1;
+}
+
 static bool
-decide(const struct dlq_config *c, const struct row *r, bool force,
+decide(const struct dlq_config *c, const cJSON *req, const struct row *r,
     struct dlq_replay_policy *p, char *why, size_t n)
 {
 	struct dlq_replay_facts f;
+	int64_t now = dlq_wall_ms();
 
 	dlq_config_replay_policy(c, r->queue, p);
 	f.status = r->status;
 	f.class = r->class;
 	f.owner = r->has_owner ? r->owner : NULL;
-	f.age_ms = age_ms(r, dlq_wall_ms());
+	f.age_ms = age_ms(r, now);
 	f.replay_count = r->replay_count;
-	return dlq_replay_eligible(p, &f, force, why, n);
+	f.evidence_age_ms = evidence_age_ms(req, r, now);
+	return dlq_replay_eligible(p, &f, jtrue(req, "force"), why, n);
 }
 
 static void
@@ -107,7 +125,7 @@ plan_item(struct dlq_buf *out, const struct dlq_config *c, const cJSON *req,
 	struct dlq_replay_policy p;
 	const char *ex, *rk;
 	char why[256];
-	bool ok = decide(c, r, jtrue(req, "force"), &p, why, sizeof(why));
+	bool ok = decide(c, req, r, &p, why, sizeof(why));
 
 	target(req, r, &ex, &rk);
 	dlq_buf_printf(out, "%s{\"id\":%lld,\"message_id\":", first ? "" : ",",
@@ -272,7 +290,7 @@ claim_one(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 	struct dlq_buf policy;
 	sqlite3_stmt *st = NULL;
 	const char *ex, *rk;
-	char tgt[600], why[256];
+	char tgt[600], why[256], evidence[640], ago[32];
 	struct row r;
 	int64_t now = dlq_wall_ms(), attempt;
 	size_t mark = claims->len;
@@ -290,8 +308,20 @@ claim_one(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 	read_row(st, &r);
 	sqlite3_finalize(st);
 	st = NULL;
-	if (!decide(c, &r, jtrue(req, "force"), &p, why, sizeof(why)))
+	if (!decide(c, req, &r, &p, why, sizeof(why)))
 		goto refuse;
+	/* the evidence this attempt relied on: given now, or the case's */
+	if (jstr(req, "evidence") != NULL)
+		snprintf(evidence, sizeof(evidence), "%s", jstr(req, "evidence"));
+	else if (r.evidence_at > 0)
+		snprintf(evidence, sizeof(evidence), "%s (case evidence, checked "
+		    "%s ago)", r.evidence, dlq_format_age(now - r.evidence_at, ago,
+		    sizeof(ago)));
+	else if (r.evidence[0] != '\0')	/* recorded before its time was */
+		snprintf(evidence, sizeof(evidence), "%s (case evidence, checked "
+		    "at an unknown time)", r.evidence);
+	else
+		evidence[0] = '\0';
 	dlq_replay_policy_json(&p, &policy);
 	target(req, &r, &ex, &rk);
 	snprintf(tgt, sizeof(tgt), "%s/%s", ex[0] ? ex : "(default)", rk);
@@ -310,9 +340,8 @@ claim_one(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_text(st, 2, actor, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, jstr(req, "reason"), -1, SQLITE_STATIC);
-	if (jstr(req, "evidence"))
-		sqlite3_bind_text(st, 4, jstr(req, "evidence"), -1,
-		    SQLITE_STATIC);
+	if (evidence[0] != '\0')
+		sqlite3_bind_text(st, 4, evidence, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 5, policy.data, (int)policy.len, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 6, now);
 	sqlite3_bind_text(st, 7, tgt, -1, SQLITE_STATIC);

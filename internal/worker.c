@@ -32,6 +32,7 @@
 #include "metrics.h"
 #include "log.h"
 #include "monitor.h"
+#include "redrive.h"
 
 /* Time the last digest may take at shutdown; the consumers need well
  * under a second, so the worker still exits within 5 s. */
@@ -83,13 +84,14 @@ struct services {
 	struct dlq_archive	*archive;	/* main thread: retention */
 	struct dlq_classifier	*classifier;
 	struct dlq_alerter	*alerter;
+	struct dlq_redriver	*redriver;	/* NULL: redrive off */
 	struct dlq_control	*control;
 	struct dlq_http		*http;
 	struct dlq_monitor	**mons;
 	size_t			 n_mons;
 	int64_t			 next_retention_ms;
 	int64_t			 next_threshold_ms;
-	int64_t			 threshold_fired_ms[3];
+	int64_t			 threshold_fired_ms[2];
 };
 
 static int
@@ -101,12 +103,31 @@ start_http(const struct dlq_config *c, struct services *s)
 	return failed ? -1 : 0;
 }
 
+/* redrive.queues names work queues: say so when one is not ours (it
+ * would never find a dead letter to redrive). */
+static void
+check_redrive_queues(const struct dlq_config *c, const struct dlq_topology *t)
+{
+	size_t i, j;
+
+	for (i = 0; i < c->redrive_queues.n; i++) {
+		for (j = 0; j < t->n_queues; j++)
+			if (strcmp(t->queues[j].name, c->redrive_queues.v[i]) == 0)
+				break;
+		if (j == t->n_queues || !t->queues[j].monitored)
+			dlq_log(DLQ_LOG_WARN, "redrive_unknown_queue", "queue",
+			    c->redrive_queues.v[i], "advice", "redrive.queues "
+			    "names monitored work queues of the topology", NULL);
+	}
+}
+
 static int
 start_services(const struct dlq_config *c, const struct dlq_topology *t,
     struct services *s)
 {
 	struct dlq_monitor_env env;
 	struct dlq_buf errors;
+	bool failed;
 	size_t i;
 
 	memset(s, 0, sizeof(*s));
@@ -124,6 +145,10 @@ start_services(const struct dlq_config *c, const struct dlq_topology *t,
 	if ((s->alerter = dlq_alert_start(c)) == NULL ||
 	    (s->control = dlq_control_start(c)) == NULL ||
 	    (s->mons = calloc(t->n_queues, sizeof(*s->mons))) == NULL)
+		return -1;
+	check_redrive_queues(c, t);
+	s->redriver = dlq_redrive_start(c, s->alerter, &failed);
+	if (failed)
 		return -1;
 	env.stop = &stopping;
 	env.alerter = s->alerter;
@@ -146,6 +171,7 @@ stop_services(struct services *s)
 	size_t i;
 
 	stopping = true;
+	dlq_redrive_stop(s->redriver);	/* no new replays while draining */
 	for (i = 0; i < s->n_mons; i++)
 		dlq_monitor_join(s->mons[i]);
 	free(s->mons);
@@ -227,12 +253,70 @@ threshold(const struct dlq_config *c, struct services *s, int kind,
 	dlq_alert_note(s->alerter, &e);
 }
 
+/* One escalation for the digest's "Needs a decision" section. */
+static void
+escalation_text(sqlite3_stmt *st, int64_t now, const struct dlq_config *c,
+    char *text, size_t n)
+{
+	const char *queue = (const char *)sqlite3_column_text(st, 1);
+	const char *owner = (const char *)sqlite3_column_text(st, 3);
+	const char *decision = (const char *)sqlite3_column_text(st, 4);
+	char a[32], b[32];
+
+	if (owner != NULL)
+		snprintf(text, n, "#%lld %s: %s has not decided \"%s\"; due "
+		    "%s ago", (long long)sqlite3_column_int64(st, 0), queue,
+		    owner, decision ? decision : "", dlq_format_age(now -
+		    sqlite3_column_int64(st, 5), a, sizeof(a)));
+	else
+		snprintf(text, n, "#%lld %s: no owner after %s (cases.owner_sla "
+		    "%s)", (long long)sqlite3_column_int64(st, 0), queue,
+		    dlq_format_age(now - sqlite3_column_int64(st, 6), a,
+		    sizeof(a)), dlq_format_age(c->owner_sla_ms, b, sizeof(b)));
+}
+
+/* Cases that need a decision and were not announced yet: an assigned case
+ * past its escalate-at, an open case without an owner past
+ * cases.owner_sla. Each escalation is announced once: its key (the
+ * escalate-at it missed, or "owner") is stored with the case, so a new
+ * escalate-at makes a new escalation. */
+static void
+note_escalations(const struct dlq_config *c, struct services *s, int64_t now)
+{
+	sqlite3_stmt *st;
+	char text[DLQ_NOTICE_TEXT_MAX], id[24];
+
+	if (sqlite3_prepare_v2(dlq_archive_db(s->archive), "UPDATE dead_letters"
+	    " SET escalation_noted = CASE status WHEN 'assigned' THEN"
+	    "  'decision:' || escalate_at ELSE 'owner' END"
+	    " WHERE (status = 'assigned' AND escalate_at < ?1 AND"
+	    "  escalation_noted IS NOT 'decision:' || escalate_at)"
+	    " OR (?2 > 0 AND status = 'open' AND owner IS NULL AND"
+	    "  received_at < ?1 - ?2 AND escalation_noted IS NOT 'owner')"
+	    " RETURNING id, queue, status, owner, decision, escalate_at,"
+	    " received_at", -1, &st, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(st, 1, now);
+	sqlite3_bind_int64(st, 2, c->owner_sla_ms);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		escalation_text(st, now, c, text, sizeof(text));
+		snprintf(id, sizeof(id), "%lld",
+		    (long long)sqlite3_column_int64(st, 0));
+		dlq_log(DLQ_LOG_WARN, "case_escalated", "id", id, "queue",
+		    (const char *)sqlite3_column_text(st, 1), "kind",
+		    sqlite3_column_type(st, 3) == SQLITE_NULL ? "no_owner" :
+		    "no_decision", NULL);
+		dlq_alert_notice(s->alerter, DLQ_NOTICE_ESCALATION, text);
+	}
+	sqlite3_finalize(st);
+}
+
 /* alert.threshold, alert.max_age_ms and overdue escalations, checked
  * every alert.threshold_check_ms against the archive. */
 static void
 check_thresholds(const struct dlq_config *c, struct services *s)
 {
-	int64_t now = dlq_wall_ms(), n, age, late;
+	int64_t now = dlq_wall_ms(), n, age;
 	char text[200], a[32], b[32];
 
 	if (dlq_now_ms() < s->next_threshold_ms)
@@ -252,11 +336,7 @@ check_thresholds(const struct dlq_config *c, struct services *s)
 	if (c->threshold_max_age_ms > 0)
 		threshold(c, s, 1, "oldest_unresolved", age,
 		    c->threshold_max_age_ms, text);
-	late = archive_number(s, "SELECT count(*) FROM dead_letters WHERE "
-	    "status = 'assigned' AND escalate_at < ?1", now);
-	snprintf(text, sizeof(text), "%lld assigned case%s past escalate-at "
-	    "without a decision", (long long)late, late == 1 ? "" : "s");
-	threshold(c, s, 2, "escalation_overdue", late, 0, text);
+	note_escalations(c, s, now);
 }
 
 /* A config file that holds a secret should be readable by the worker's

@@ -249,6 +249,8 @@ static const struct opt {
 	{ "count",	"count",	K_COUNT },
 	{ "error",	"error",	K_STR },
 	{ "retries",	"retries",	K_RATE },
+	{ "canary",	"canary",	K_COUNT },
+	{ "watch",	"watch_ms",	K_DUR },
 };
 
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
@@ -448,7 +450,7 @@ cmd_replay(struct ctx *x, int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	if (!parse_opts(r, argc, argv, "queue class signature since limit rate "
 	    "reason evidence to-exchange routing-key reset-retries execute "
-	    "force from-queue"))
+	    "force from-queue canary watch"))
 		goto out;
 	if (optind < argc && !add_ids(r, argc, argv))
 		goto out;
@@ -466,6 +468,19 @@ cmd_replay(struct ctx *x, int argc, char **argv)
 	    x->cfg.replay_limit;
 	v = cJSON_GetObjectItem(r, "rate");
 	o.rate = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : x->cfg.replay_rate;
+	v = cJSON_GetObjectItem(r, "canary");
+	o.canary = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+	v = cJSON_GetObjectItem(r, "watch_ms");
+	o.watch_ms = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+	if ((o.canary > 0) != (o.watch_ms > 0)) {
+		fprintf(stderr, "dlqctl: --canary K and --watch DUR go together\n");
+		goto out;
+	}
+	if (o.canary > 0 && o.from_queue != NULL) {
+		fprintf(stderr, "dlqctl: --canary works on archived dead letters, "
+		    "not with --from-queue\n");
+		goto out;
+	}
 	if (o.execute && o.reason == NULL) {
 		fprintf(stderr, "dlqctl: --execute needs --reason TEXT\n");
 		goto out;
@@ -510,6 +525,36 @@ out:
 	return rc;
 }
 
+static void
+view_resumed(FILE *f, const cJSON *d, int64_t now)
+{
+	(void)d, (void)now;
+	fputs("redrive resumed: the next tick redrives again\n", f);
+}
+
+static int
+cmd_redrive_status(struct ctx *x, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 1)
+		return DLQ_EXIT_USAGE;
+	return call(x, request("redrive_status"), dlq_view_redrive);
+}
+
+static int
+cmd_redrive_resume(struct ctx *x, int argc, char **argv)
+{
+	cJSON *r = request("redrive_resume");
+
+	if (!parse_opts(r, argc, argv, "reason") || optind != argc - 1 ||
+	    !cJSON_HasObjectItem(r, "reason")) {
+		cJSON_Delete(r);
+		return DLQ_EXIT_USAGE;
+	}
+	cJSON_AddStringToObject(r, "queue", argv[optind]);
+	return call(x, r, view_resumed);
+}
+
 static int
 cmd_inject(struct ctx *x, int argc, char **argv)
 {
@@ -544,7 +589,11 @@ static const struct cmd cmds[] = {
 	{ "replay", cmd_replay, "replay (ID... | --queue Q [--class C] "
 	    "[--signature SIG] [--since DUR] | --from-queue Q) [--limit N] "
 	    "[--rate R] [--reason TEXT] [--evidence TEXT] [--to-exchange X "
-	    "--routing-key K] [--reset-retries] [--force] [--execute]" },
+	    "--routing-key K] [--reset-retries] [--force] [--canary K --watch "
+	    "DUR] [--execute]" },
+	{ "redrive status", cmd_redrive_status, "redrive status" },
+	{ "redrive resume", cmd_redrive_resume, "redrive resume QUEUE "
+	    "--reason TEXT" },
 	{ "audit", cmd_audit, "audit [--since DUR]" },
 	{ "topology show", cmd_topology_show, "topology show" },
 	{ "topology assert", cmd_topology_assert, "topology assert" },

@@ -539,6 +539,71 @@ raw(const char *sock, const char *req, size_t len)
 	return buf;
 }
 
+static int
+user_version(const char *path)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int v = -1;
+
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st,
+	    NULL), SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+/* An archive written by the first release (schema 1) is upgraded in
+ * place when a newer worker opens it: records kept, new columns empty. */
+START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
+{
+	static const char *const to_v1[] = {
+		"DROP INDEX dead_letters_replay_of",
+		"DROP TABLE redrive_circuits",
+		"ALTER TABLE dead_letters DROP COLUMN evidence_at",
+		"ALTER TABLE dead_letters DROP COLUMN escalation_noted",
+		"ALTER TABLE dead_letters DROP COLUMN redrive_stopped_at",
+		"ALTER TABLE dead_letters DROP COLUMN redrive_note",
+		"PRAGMA user_version = 1",
+		NULL,
+	};
+	struct fixture f;
+	sqlite3 *db;
+	cJSON *j;
+	int i;
+
+	start(&f, NULL);
+	die_in(&f, 0, 2, "migrate me");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	ck_assert_int_eq(user_version(f.db), 2);
+	/* make it what release 1 wrote */
+	ck_assert_int_eq(sqlite3_open(f.db, &db), SQLITE_OK);
+	for (i = 0; to_v1[i] != NULL; i++)
+		ck_assert_msg(sqlite3_exec(db, to_v1[i], NULL, NULL, NULL) ==
+		    SQLITE_OK, "%s: %s", to_v1[i], sqlite3_errmsg(db));
+	sqlite3_close(db);
+	ck_assert_int_eq(user_version(f.db), 1);
+	start_worker(&f);
+	ck_assert_int_eq(user_version(f.db), 2);
+	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 1);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
+	    NULL }), 0);
+	ck_assert_int_eq(cJSON_GetObjectItem(j, "total")->valueint, 2);
+	ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "redrive"),
+	    "left_for_humans")->valueint, 0);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "assign",
+	    "1", "--owner", "o", "--decision", "d", "--evidence", "e", NULL }),
+	    0);
+	cJSON_Delete(j);
+	stop(&f);
+}
+END_TEST
+
 START_TEST(bad_control_requests_get_clear_errors)
 {
 	struct fixture f;
@@ -581,6 +646,7 @@ suite(void)
 	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);
 	tcase_add_test(tc, purge_drops_payloads_and_keeps_records);
 	tcase_add_test(tc, bad_control_requests_get_clear_errors);
+	tcase_add_test(tc, a_version_1_archive_is_migrated_and_keeps_its_records);
 	suite_add_tcase(s, tc);
 	return s;
 }

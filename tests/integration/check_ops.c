@@ -324,6 +324,124 @@ START_TEST(a_threshold_alert_fires_once_per_cooldown)
 }
 END_TEST
 
+/* The newest archive ids, newest first. */
+static void
+newest_ids(const struct fixture *f, int64_t *ids, int n)
+{
+	char lim[16];
+	cJSON *l;
+	int i;
+
+	snprintf(lim, sizeof(lim), "%d", n);
+	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &l, (const char *[]){ "list",
+	    "--limit", lim, NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(l), n);
+	for (i = 0; i < n; i++)
+		ids[i] = (int64_t)cJSON_GetObjectItem(cJSON_GetArrayItem(l, i),
+		    "id")->valuedouble;
+	cJSON_Delete(l);
+}
+
+/* Digests (log-only alerts) whose text holds `a` and `b`. */
+static int
+digests_with(struct fixture *f, const char *a, const char *b)
+{
+	cJSON **ev;
+	const char *t;
+	int n, i, found = 0;
+
+	ev = h_worker_events(&f->w, "alert_digest", &n);
+	for (i = 0; i < n; i++) {
+		t = cJSON_GetObjectItem(ev[i], "text")->valuestring;
+		found += strstr(t, a) != NULL && (b == NULL || strstr(t, b));
+	}
+	h_events_free(ev, n);
+	return found;
+}
+
+START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
+{
+	struct fixture f;
+	char *body, a_ref[32], b_ref[32], a_id[24], c_id[24];
+	const cJSON *e;
+	int64_t ids[2];
+	cJSON *st;
+
+	/* open cases escalate after 1.5 s without an owner */
+	start(&f, "q1", "alert = { cooldown_ms = 200; threshold = 0; "
+	    "max_age_ms = 0; threshold_check_ms = 100; };\n"
+	    "cases = { owner_sla_ms = 1500; };");
+	die_in(&f, 0, 2, "upstream timeout");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	newest_ids(&f, ids, 2);
+	/* A: assigned, to be decided within a second; B: nobody takes it */
+	snprintf(a_id, sizeof(a_id), "%lld", (long long)ids[0]);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "assign",
+	    a_id, "--owner", "payments", "--decision", "charge again?",
+	    "--escalate-in", "1s", NULL }), 0);
+	snprintf(a_ref, sizeof(a_ref), "#%lld ", (long long)ids[0]);
+	snprintf(b_ref, sizeof(b_ref), "#%lld ", (long long)ids[1]);
+	ck_assert(h_worker_wait(&f.w, "case_escalated", 2, WAIT_MS));
+
+	/* stats */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &st, (const char *[]){ "stats",
+	    NULL }), 0);
+	e = cJSON_GetObjectItem(st, "escalations");
+	ck_assert_int_eq(cJSON_GetObjectItem(e, "past_escalate_at")->valueint, 1);
+	ck_assert_int_eq(cJSON_GetObjectItem(e, "unowned_past_sla")->valueint, 1);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(e, "cases")), 2);
+	e = cJSON_GetObjectItem(cJSON_GetObjectItem(st, "decisions"),
+	    "time_to_owner_ms");
+	ck_assert_int_eq(cJSON_GetObjectItem(e, "count")->valueint, 1);
+	cJSON_Delete(st);
+
+	/* metrics */
+	ck_assert_int_eq(http_get(&f, "/metrics", &body), 200);
+	ck_assert_msg(check_exposition(body, "dlq_escalations_overdue") == 1,
+	    "%s", body);
+	ck_assert(check_exposition(body, "dlq_cases_unowned_past_sla") == 1);
+	ck_assert(check_exposition(body, "dlq_time_to_owner_seconds_count") ==
+	    1);
+	free(body);
+
+	/* the digest: its own section, each case in it */
+	ck_assert(h_worker_wait(&f.w, "alert_digest", 1, WAIT_MS));
+	while (digests_with(&f, "Needs a decision", b_ref) == 0 &&
+	    h_worker_wait(&f.w, "alert_digest", h_worker_count(&f.w,
+	    "alert_digest") + 1, WAIT_MS))
+		;
+	ck_assert_int_eq(digests_with(&f, "Needs a decision", a_ref), 1);
+	ck_assert_int_eq(digests_with(&f, "Needs a decision", b_ref), 1);
+	ck_assert_int_eq(digests_with(&f, "payments has not decided", NULL), 1);
+
+	/* checked many times more, and another digest goes out: no repeat */
+	die_in(&f, 1, 1, "another one");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	newest_ids(&f, ids, 1);
+	snprintf(c_id, sizeof(c_id), "%lld", (long long)ids[0]);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "assign",
+	    c_id, "--owner", "ops", "--decision", "look", NULL }), 0);
+	ck_assert(h_worker_wait(&f.w, "alert_digest", h_worker_count(&f.w,
+	    "alert_digest") + 1, WAIT_MS));
+	ck_assert_int_eq(digests_with(&f, "Needs a decision", a_ref), 1);
+	ck_assert_int_eq(digests_with(&f, "Needs a decision", b_ref), 1);
+	ck_assert_int_eq(h_worker_count(&f.w, "case_escalated"), 2);
+
+	/* a new escalate-at that passes is a new escalation: once more */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "assign",
+	    a_id, "--owner", "payments", "--decision", "charge again?",
+	    "--escalate-in", "500ms", NULL }), 0);
+	ck_assert(h_worker_wait(&f.w, "case_escalated", 3, WAIT_MS));
+	while (digests_with(&f, "Needs a decision", a_ref) < 2 &&
+	    h_worker_wait(&f.w, "alert_digest", h_worker_count(&f.w,
+	    "alert_digest") + 1, WAIT_MS))
+		;
+	ck_assert_int_eq(digests_with(&f, "Needs a decision", a_ref), 2);
+	ck_assert_int_eq(h_worker_count(&f.w, "case_escalated"), 3);
+	stop(&f);
+}
+END_TEST
+
 START_TEST(inject_makes_real_dead_letters)
 {
 	struct fixture f;
@@ -391,6 +509,7 @@ suite(void)
 	tcase_add_test(tc, metrics_count_what_happened);
 	tcase_add_test(tc, readyz_follows_the_broker);
 	tcase_add_test(tc, a_threshold_alert_fires_once_per_cooldown);
+	tcase_add_test(tc, escalations_show_in_stats_metrics_and_once_in_the_digest);
 	tcase_add_test(tc, inject_makes_real_dead_letters);
 	tcase_add_test(tc, the_compose_file_is_valid);
 	suite_add_tcase(s, tc);

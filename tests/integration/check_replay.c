@@ -25,6 +25,7 @@ static void
 start(struct fixture *f, const char *extra)
 {
 	const char *queues[3];
+	char more[1024];
 	int i;
 
 	h_name(f->prefix, sizeof(f->prefix), "rp");
@@ -35,7 +36,9 @@ start(struct fixture *f, const char *extra)
 	}
 	queues[2] = NULL;
 	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
-	f->cfg = h_setup(f->prefix, queues, extra);
+	/* `extra` may name the first queue with %s */
+	snprintf(more, sizeof(more), extra ? extra : "", f->q[0]);
+	f->cfg = h_setup(f->prefix, queues, more);
 	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
 	ck_assert(h_worker_wait(&f->w, "control_listening", 1, WAIT_MS));
 	ck_assert(h_worker_wait(&f->w, "consumer_started", 2, WAIT_MS));
@@ -434,6 +437,78 @@ START_TEST(the_policy_refuses_with_its_reasons)
 }
 END_TEST
 
+START_TEST(evidence_is_required_recorded_shown_and_counted)
+{
+	struct fixture f;
+	char a[24], b[24], *out;
+	const cJSON *at;
+	cJSON *j;
+	int rc;
+
+	/* q0 needs evidence checked within the last 10 minutes */
+	start(&f, "replay = { queues = ( { queue = \"%s\"; "
+	    "evidence_max_age_ms = 600000; } ); };");
+	snprintf(a, sizeof(a), "%lld", (long long)die_in(&f, 0, 2, "timeout",
+	    0));
+	snprintf(b, sizeof(b), "%lld", (long long)atoll(a) - 1);
+	j = replay(f.cfg, &rc, (const char *[]){ a, NULL });
+	ck_assert_ptr_nonnull(strstr(why_of(j), "no evidence"));
+	cJSON_Delete(j);
+	/* the case's evidence, from assign, is used while fresh */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "assign",
+	    a, "--owner", "payments", "--decision", "charge again?",
+	    "--evidence", "no provider receipt at 10:42 UTC", NULL }), 0);
+	j = replay(f.cfg, &rc, (const char *[]){ a, "--execute", "--reason",
+	    "checked", NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show", a,
+	    NULL }), 0);
+	ck_assert_str_eq(get(j, "evidence")->valuestring,
+	    "no provider receipt at 10:42 UTC");
+	ck_assert(cJSON_IsNumber(get(j, "evidence_at")));
+	at = cJSON_GetArrayItem(get(j, "attempts"), 0);
+	ck_assert_ptr_nonnull(strstr(get(at, "evidence")->valuestring,
+	    "no provider receipt at 10:42 UTC (case evidence, checked"));
+	cJSON_Delete(j);
+	/* and shown to a human */
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlqctl"), "-c", f.cfg,
+	    "show", a, NULL }, NULL, &out), 0);
+	ck_assert_ptr_nonnull(strstr(out, "evidence         no provider "
+	    "receipt at 10:42 UTC"));
+	free(out);
+	/* a replay of the other one with --evidence given now: allowed, and
+	 * a forced one without: refused. Only evidence-less ones count. */
+	j = replay(f.cfg, &rc, (const char *[]){ b, "--execute", "--force",
+	    "--reason", "x", NULL });
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 0);
+	cJSON_Delete(j);
+	j = replay(f.cfg, &rc, (const char *[]){ b, "--execute", "--reason",
+	    "x", "--evidence", "ledger shows no charge", NULL });
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
+	    NULL }), 0);
+	ck_assert_int_eq((int)get(get(j, "decisions"),
+	    "replays_without_evidence")->valuedouble, 0);
+	cJSON_Delete(j);
+	/* q1 needs none: a replay without evidence goes, and is counted */
+	snprintf(a, sizeof(a), "%lld", (long long)die_in(&f, 1, 1, "timeout",
+	    2));
+	j = replay(f.cfg, &rc, (const char *[]){ a, "--execute", "--reason",
+	    "x", NULL });
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
+	    NULL }), 0);
+	ck_assert_int_eq((int)get(get(j, "decisions"),
+	    "replays_without_evidence")->valuedouble, 1);
+	cJSON_Delete(j);
+	stop(&f);
+}
+END_TEST
+
 START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 {
 	struct fixture f;
@@ -525,6 +600,7 @@ suite(void)
 	tcase_add_test(tc, two_replays_at_once_publish_one_message);
 	tcase_add_test(tc, a_deleted_target_fails_and_stays_replayable);
 	tcase_add_test(tc, the_policy_refuses_with_its_reasons);
+	tcase_add_test(tc, evidence_is_required_recorded_shown_and_counted);
 	tcase_add_test(tc, from_queue_replays_the_eligible_and_leaves_the_rest);
 	tcase_add_test(tc, rate_limits_the_replay);
 	suite_add_tcase(s, tc);

@@ -588,3 +588,19 @@ h_dlqctl(const char *cfg, const char *user, cJSON **json,
 	free(out);
 	return rc;
 }
+
+const char *
+h_jstr(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+int64_t
+h_jnum(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : -1;
+}

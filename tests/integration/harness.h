@@ -96,6 +96,11 @@ int		 h_dlqctl(const char *cfg, const char *user, cJSON **json,
  * users (for role tests). */
 void		 h_share_tmpdir(void);
 
+/* A string member ("" when absent or not a string) and a number member
+ * (-1 when absent or not a number) of a JSON object. */
+const char	*h_jstr(const cJSON *, const char *key);
+int64_t		 h_jnum(const cJSON *, const char *key);
+
 char		*h_slurp(const char *path);
 int64_t		 h_now_ms(void);
 

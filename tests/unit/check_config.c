@@ -222,6 +222,54 @@ START_TEST(url_mask_hides_only_the_password)
 }
 END_TEST
 
+START_TEST(redrive_is_off_by_default_and_read_with_its_ratio)
+{
+	struct dlq_replay_policy p;
+
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
+	ck_assert_uint_eq(c.redrive_queues.n, 0);
+	ck_assert(dlq_strlist_contains(&c.redrive_classes, "transient"));
+	ck_assert_int_eq(c.redrive_trip_permille, 500);
+	ck_assert_int_eq(c.owner_sla_ms, 4 * 3600000);
+	dlq_config_release(&c);
+	write_conf("redrive = { queues = [ \"sms_send\" ]; classes = "
+	    "[ \"transient\" ]; trip_ratio = 0.25; max_cycles = 4; };\n"
+	    "replay = { evidence_max_age_ms = 600000; queues = ( { queue = "
+	    "\"payments\"; evidence_max_age_ms = 60000; } ); };\n"
+	    "cases = { owner_sla_ms = 0; };\n");
+	ck_assert_msg(dlq_config_load(&c, path, &errors) == 0, "%s", err());
+	ck_assert_str_eq(c.redrive_queues.v[0], "sms_send");
+	ck_assert_int_eq(c.redrive_trip_permille, 250);
+	ck_assert_int_eq(c.redrive_max_cycles, 4);
+	ck_assert_int_eq(c.owner_sla_ms, 0);
+	dlq_config_replay_policy(&c, "payments", &p);
+	ck_assert_int_eq(p.evidence_max_age_ms, 60000);
+	dlq_config_replay_policy(&c, "orders", &p);
+	ck_assert_int_eq(p.evidence_max_age_ms, 600000);
+}
+END_TEST
+
+START_TEST(bad_redrive_settings_are_refused)
+{
+	write_conf("redrive = { trip_ratio = 1.5; classes = [ \"transeint\" ];"
+	    " max_cycles = 0; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	ck_assert_ptr_nonnull(strstr(err(), ":1: redrive.trip_ratio: bad "
+	    "value '1.5': must be 0.0 .. 1.0"));
+	ck_assert_ptr_nonnull(strstr(err(), "redrive.classes: unknown class "
+	    "'transeint'"));
+	ck_assert_ptr_nonnull(strstr(err(), "redrive.max_cycles: bad value "
+	    "'0'"));
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	unlink(path);
+	write_conf("redrive = { trip_ratio = \"half\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	ck_assert_ptr_nonnull(strstr(err(), "redrive.trip_ratio: must be a "
+	    "number, not a string"));
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -241,6 +289,8 @@ suite(void)
 	tcase_add_test(tc, topology_path_is_relative_to_the_config_file);
 	tcase_add_test(tc, classification_rules_are_checked);
 	tcase_add_test(tc, url_mask_hides_only_the_password);
+	tcase_add_test(tc, redrive_is_off_by_default_and_read_with_its_ratio);
+	tcase_add_test(tc, bad_redrive_settings_are_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

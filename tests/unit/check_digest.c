@@ -1,6 +1,7 @@
 /* check_digest.c - grouping, bounds and the digest text. */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../check_main.h"
@@ -167,6 +168,58 @@ START_TEST(merge_keeps_every_count)
 }
 END_TEST
 
+START_TEST(notices_have_their_own_sections_before_the_groups)
+{
+	const char *t;
+
+	dlq_digest_notice(&d, DLQ_NOTICE_ESCALATION, "#7 orders: no owner "
+	    "after 5h");
+	ck_assert(!dlq_digest_empty(&d));
+	t = render(DLQ_FORMAT_SLACK, 3500);
+	ck_assert_str_eq(t, "*dlq-monitor on h*: no new dead letters\n"
+	    "*Needs a decision*\n• #7 orders: no owner after 5h");
+	add(&d, "orders", "timeout", "m1", 1000);
+	dlq_digest_notice(&d, DLQ_NOTICE_REDRIVE, "orders: redrive PAUSED <now>");
+	t = render(DLQ_FORMAT_SLACK, 3500);
+	ck_assert_ptr_nonnull(strstr(t, "1 dead letter in 1 group\n"
+	    "*Needs a decision*\n• #7 orders: no owner after 5h\n"
+	    "*Automatic redrive*\n• orders: redrive PAUSED &lt;now&gt;\n"));
+	ck_assert_ptr_nonnull(strstr(t, "timeout"));
+	dlq_digest_clear(&d);
+	ck_assert(dlq_digest_empty(&d));
+}
+END_TEST
+
+START_TEST(notices_are_bounded_counted_and_merged)
+{
+	struct dlq_digest other;
+	const char *t, *p;
+	char line[64];
+	int i, shown;
+
+	ck_assert_int_eq(dlq_digest_init(&other, 4), 0);
+	for (i = 0; i < DLQ_DIGEST_NOTICES + 6; i++) {
+		snprintf(line, sizeof(line), "#%d q: no owner", i);
+		dlq_digest_notice(&other, DLQ_NOTICE_ESCALATION, line);
+	}
+	ck_assert_uint_eq(other.n_notices, DLQ_DIGEST_NOTICES);
+	ck_assert_uint_eq(other.notices_over[DLQ_NOTICE_ESCALATION], 6);
+	dlq_digest_merge(&d, &other);
+	dlq_digest_release(&other);
+	/* a small budget: what does not fit is counted, never lost */
+	t = render(DLQ_FORMAT_PLAIN, 600);
+	ck_assert_uint_le(strlen(t), 600);
+	ck_assert_ptr_nonnull(strstr(t, "#0 q: no owner"));
+	ck_assert_ptr_null(strstr(t, "#29 q"));
+	/* shown + "… and N more" = every notice */
+	for (shown = 0, p = t; (p = strstr(p, "• ")) != NULL; p++)
+		shown++;
+	ck_assert_ptr_nonnull(p = strstr(t, "… and "));
+	ck_assert_int_eq(shown + atoi(p + strlen("… and ")),
+	    DLQ_DIGEST_NOTICES + 6);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -180,6 +233,8 @@ suite(void)
 	tcase_add_test(tc, slack_markup_is_escaped_google_chat_is_not);
 	tcase_add_test(tc, an_overlong_single_line_is_cut_not_dropped);
 	tcase_add_test(tc, merge_keeps_every_count);
+	tcase_add_test(tc, notices_have_their_own_sections_before_the_groups);
+	tcase_add_test(tc, notices_are_bounded_counted_and_merged);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,456 @@
+/* redrive.c - the worker's automatic redrive (see redrive.h). */
+#include "redrive.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "amqp.h"
+#include "archive.h"
+#include "cases.h"
+#include "ctlclient.h"
+#include "log.h"
+#include "publisher.h"
+#include "replaysend.h"
+#include "replaysrv.h"
+
+#define REASON		"automatic redrive (redrive.classes)"
+
+/* What one queue's last tick sent, watched for returns. */
+struct queue_state {
+	const char	*queue;
+	int64_t		 tick_ms;	/* wall clock of the tick; 0: none */
+	int64_t		 published;	/* confirmed in that tick */
+};
+
+struct dlq_redriver {
+	const struct dlq_config	*cfg;
+	struct dlq_alerter	*alerter;
+	struct dlq_archive	*archive;
+	struct dlq_publisher	*pub;
+	struct dlq_buf		 classes;	/* JSON array, for json_each */
+	struct queue_state	*q;
+	size_t			 n;
+	pthread_t		 thread;
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 cv;
+	bool			 stop;
+};
+
+static sqlite3 *
+db(struct dlq_redriver *r)
+{
+	return dlq_archive_db(r->archive);
+}
+
+static void
+notice(struct dlq_redriver *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+notice(struct dlq_redriver *r, const char *fmt, ...)
+{
+	char text[DLQ_NOTICE_TEXT_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	dlq_alert_notice(r->alerter, DLQ_NOTICE_REDRIVE, text);
+}
+
+static bool
+circuit_open(struct dlq_redriver *r, const char *queue)
+{
+	sqlite3_stmt *st;
+	bool open = true;	/* unknown: do not redrive */
+
+	if (sqlite3_prepare_v2(db(r), "SELECT count(*) FROM redrive_circuits"
+	    " WHERE queue = ?1 AND resumed_at IS NULL", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return true;
+	sqlite3_bind_text(st, 1, queue, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		open = sqlite3_column_int64(st, 0) > 0;
+	sqlite3_finalize(st);
+	return open;
+}
+
+/* Messages of the last tick that came back dead within the watch. */
+static int64_t
+returned(struct dlq_redriver *r, const struct queue_state *q)
+{
+	sqlite3_stmt *st;
+	int64_t n = 0;
+
+	if (sqlite3_prepare_v2(db(r), "SELECT count(DISTINCT a.dead_letter_id)"
+	    " FROM attempts a JOIN dead_letters o ON o.id = a.dead_letter_id"
+	    " JOIN dead_letters d ON d.replay_of = a.dead_letter_id"
+	    " WHERE a.actor = '" DLQ_REDRIVE_ACTOR "' AND a.outcome ="
+	    " 'published' AND o.queue = ?1 AND a.started_at >= ?2 AND"
+	    " d.received_at >= a.started_at AND d.received_at <= ?3", -1, &st,
+	    NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, q->queue, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, q->tick_ms);
+	sqlite3_bind_int64(st, 3, q->tick_ms + r->cfg->redrive_watch_ms);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+static void
+trip(struct dlq_redriver *r, struct queue_state *q, int64_t back)
+{
+	sqlite3_stmt *st;
+	char a[24], b[24], w[32];
+
+	if (sqlite3_prepare_v2(db(r), "INSERT INTO redrive_circuits (queue,"
+	    " tripped_at, redriven, returned) VALUES (?1, ?2, ?3, ?4)", -1, &st,
+	    NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, q->queue, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, dlq_wall_ms());
+		sqlite3_bind_int64(st, 3, q->published);
+		sqlite3_bind_int64(st, 4, back);
+		sqlite3_step(st);
+		sqlite3_finalize(st);
+	}
+	snprintf(a, sizeof(a), "%lld", (long long)q->published);
+	snprintf(b, sizeof(b), "%lld", (long long)back);
+	dlq_log(DLQ_LOG_ERR, "redrive_circuit_open", "queue", q->queue,
+	    "redriven", a, "returned", b, NULL);
+	notice(r, "%s: redrive PAUSED: %lld of %lld redriven came back dead "
+	    "within %s (redrive.trip_ratio %.2f); resume with: dlqctl redrive "
+	    "resume %s --reason TEXT", q->queue, (long long)back,
+	    (long long)q->published, dlq_format_age(r->cfg->redrive_watch_ms, w,
+	    sizeof(w)), (double)r->cfg->redrive_trip_permille / 1000.0,
+	    q->queue);
+	q->tick_ms = 0;
+	q->published = 0;
+}
+
+/* Leaves cases to humans: a note on each, a log line and a digest line.
+ * `st` is an UPDATE ... RETURNING id, message_id, note; finalized here. */
+static void
+leave(struct dlq_redriver *r, sqlite3_stmt *st, const char *queue)
+{
+	const char *mid, *note;
+	char id[24];
+
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		snprintf(id, sizeof(id), "%lld",
+		    (long long)sqlite3_column_int64(st, 0));
+		mid = (const char *)sqlite3_column_text(st, 1);
+		note = (const char *)sqlite3_column_text(st, 2);
+		dlq_log(DLQ_LOG_WARN, "redrive_stopped", "id", id, "queue",
+		    queue, "why", note, NULL);
+		notice(r, "#%s %s%s%s: %s; left open for a human (dlqctl show "
+		    "%s)", id, queue, mid ? " message " : "", mid ? mid : "",
+		    note, id);
+	}
+	sqlite3_finalize(st);
+}
+
+/* Cases that died redrive.max_cycles times after being redriven. */
+static void
+give_up(struct dlq_redriver *r, const char *queue)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db(r), "UPDATE dead_letters SET"
+	    " redrive_stopped_at = ?1, redrive_note = 'redrive gave up after '"
+	    " || replay_count || ' dead cycles (redrive.max_cycles ' || ?3 || ')'"
+	    " WHERE queue = ?2 AND status = 'open' AND replay_count >= ?3 AND"
+	    " redrive_stopped_at IS NULL AND class IN (SELECT value FROM"
+	    " json_each(?4)) RETURNING id, message_id, redrive_note", -1, &st,
+	    NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(st, 1, dlq_wall_ms());
+	sqlite3_bind_text(st, 2, queue, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, r->cfg->redrive_max_cycles);
+	sqlite3_bind_text(st, 4, r->classes.data, -1, SQLITE_STATIC);
+	leave(r, st, queue);
+}
+
+/* A case the replay policy refused. */
+static void
+refused(struct dlq_redriver *r, const char *queue, int64_t id,
+    const char *why)
+{
+	sqlite3_stmt *st;
+	char note[320];
+
+	snprintf(note, sizeof(note), "redrive refused: %s", why);
+	if (sqlite3_prepare_v2(db(r), "UPDATE dead_letters SET"
+	    " redrive_stopped_at = ?1, redrive_note = ?2 WHERE id = ?3"
+	    " RETURNING id, message_id, redrive_note", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return;
+	sqlite3_bind_int64(st, 1, dlq_wall_ms());
+	sqlite3_bind_text(st, 2, note, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, id);
+	leave(r, st, queue);
+}
+
+/* The oldest candidates of `queue`, as a claim request; NULL: none. */
+static cJSON *
+candidates(struct dlq_redriver *r, const char *queue)
+{
+	sqlite3_stmt *st;
+	cJSON *req = NULL, *ids;
+
+	if (sqlite3_prepare_v2(db(r), "SELECT id FROM dead_letters WHERE"
+	    " queue = ?1 AND status = 'open' AND received_at <= ?2 AND"
+	    " replay_count < ?3 AND redrive_stopped_at IS NULL AND purged_at IS"
+	    " NULL AND class IN (SELECT value FROM json_each(?4))"
+	    " ORDER BY id LIMIT ?5", -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(st, 1, queue, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, dlq_wall_ms() - r->cfg->redrive_min_age_ms);
+	sqlite3_bind_int64(st, 3, r->cfg->redrive_max_cycles);
+	sqlite3_bind_text(st, 4, r->classes.data, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, r->cfg->redrive_batch);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (req == NULL) {
+			req = cJSON_CreateObject();
+			ids = cJSON_AddArrayToObject(req, "ids");
+			cJSON_AddStringToObject(req, "reason", REASON);
+			cJSON_AddStringToObject(req, "evidence", "class in "
+			    "redrive.classes, older than redrive.min_age, fewer "
+			    "than redrive.max_cycles dead cycles");
+		}
+		cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)
+		    sqlite3_column_int64(st, 0)));
+	}
+	sqlite3_finalize(st);
+	return req;
+}
+
+struct tick {
+	int64_t	 published, failed, unknown, refused;
+};
+
+/* Publishes every claim and records the verdicts. */
+static void
+send_claims(struct dlq_redriver *r, const cJSON *claims, struct tick *t)
+{
+	cJSON *fin = cJSON_CreateObject(), *res, *one;
+	const cJSON *cl;
+	enum dlq_pub_outcome o;
+	struct dlq_buf out;
+	char detail[1024], why[256];
+
+	res = cJSON_AddArrayToObject(fin, "results");
+	cJSON_ArrayForEach(cl, claims) {
+		o = dlq_replay_send(r->cfg, r->pub, cl, REASON, false, detail,
+		    sizeof(detail));
+		t->published += o == DLQ_PUB_OK;
+		t->failed += o == DLQ_PUB_FAILED;
+		t->unknown += o == DLQ_PUB_UNKNOWN;
+		one = cJSON_CreateObject();
+		cJSON_AddNumberToObject(one, "attempt",
+		    cJSON_GetObjectItem(cl, "attempt")->valuedouble);
+		cJSON_AddStringToObject(one, "outcome", dlq_pub_outcome_name(o));
+		cJSON_AddStringToObject(one, "detail", detail);
+		cJSON_AddItemToArray(res, one);
+	}
+	dlq_buf_init(&out);
+	if (cJSON_GetArraySize(res) > 0 && dlq_replay_finish(db(r), fin,
+	    DLQ_REDRIVE_ACTOR, &out, why, sizeof(why)) != DLQ_REPLAY_OK)
+		dlq_log(DLQ_LOG_ERR, "redrive_failed", "step", "finish", "error",
+		    why, NULL);
+	dlq_buf_release(&out);
+	cJSON_Delete(fin);
+}
+
+static void
+audit(struct dlq_redriver *r, const char *queue, const cJSON *req,
+    const struct tick *t)
+{
+	cJSON *args = cJSON_CreateObject();
+	char *text, result[160];
+
+	cJSON_AddStringToObject(args, "queue", queue);
+	cJSON_AddItemToObject(args, "ids", cJSON_Duplicate(
+	    cJSON_GetObjectItem(req, "ids"), 1));
+	text = cJSON_PrintUnformatted(args);
+	snprintf(result, sizeof(result), "published %lld, failed %lld, unknown "
+	    "%lld, refused %lld", (long long)t->published, (long long)t->failed,
+	    (long long)t->unknown, (long long)t->refused);
+	dlq_cases_audit_add(db(r), dlq_wall_ms(), DLQ_REDRIVE_ACTOR,
+	    (long)getuid(), "redrive", text, result);
+	cJSON_free(text);
+	cJSON_Delete(args);
+}
+
+/* Claims and publishes one batch of `q`. */
+static void
+redrive_batch(struct dlq_redriver *r, struct queue_state *q)
+{
+	cJSON *req, *ans;
+	const cJSON *e;
+	struct dlq_buf out;
+	struct tick t = { 0, 0, 0, 0 };
+	char why[256], n[4][24];
+	int64_t start = dlq_wall_ms();
+
+	if ((req = candidates(r, q->queue)) == NULL)
+		return;
+	if (r->pub == NULL && (r->pub = dlq_publisher_open(r->cfg, why,
+	    sizeof(why))) == NULL) {
+		dlq_log(DLQ_LOG_WARN, "redrive_failed", "queue", q->queue, "step",
+		    "connect", "error", why, NULL);
+		cJSON_Delete(req);
+		return;
+	}
+	dlq_buf_init(&out);
+	if (dlq_replay_claim(db(r), r->cfg, req, DLQ_REDRIVE_ACTOR, &out, why,
+	    sizeof(why)) != DLQ_REPLAY_OK || (ans = cJSON_Parse(out.data)) ==
+	    NULL) {
+		dlq_log(DLQ_LOG_ERR, "redrive_failed", "queue", q->queue, "step",
+		    "claim", "error", why, NULL);
+		dlq_buf_release(&out);
+		cJSON_Delete(req);
+		return;
+	}
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(ans, "refused")) {
+		t.refused++;
+		refused(r, q->queue, (int64_t)cJSON_GetObjectItem(e,
+		    "id")->valuedouble, cJSON_GetObjectItem(e, "why")->valuestring);
+	}
+	send_claims(r, cJSON_GetObjectItem(ans, "claims"), &t);
+	audit(r, q->queue, req, &t);
+	snprintf(n[0], sizeof(n[0]), "%lld", (long long)t.published);
+	snprintf(n[1], sizeof(n[1]), "%lld", (long long)t.failed);
+	snprintf(n[2], sizeof(n[2]), "%lld", (long long)t.unknown);
+	snprintf(n[3], sizeof(n[3]), "%lld", (long long)t.refused);
+	dlq_log(DLQ_LOG_INFO, "redrive_tick", "queue", q->queue, "published",
+	    n[0], "failed", n[1], "unknown", n[2], "refused", n[3], NULL);
+	if (t.published > 0) {
+		q->tick_ms = start;
+		q->published = t.published;
+	}
+	cJSON_Delete(ans);
+	dlq_buf_release(&out);
+	cJSON_Delete(req);
+}
+
+static void
+tick_queue(struct dlq_redriver *r, struct queue_state *q)
+{
+	int64_t back;
+
+	if (circuit_open(r, q->queue))
+		return;
+	if (q->published > 0) {
+		back = returned(r, q);
+		/* more than trip_ratio came back: counted as soon as known */
+		if (back * 1000 > r->cfg->redrive_trip_permille * q->published) {
+			trip(r, q, back);
+			return;
+		}
+		if (dlq_wall_ms() <= q->tick_ms + r->cfg->redrive_watch_ms)
+			return;		/* still watching the last tick */
+		q->published = 0;
+	}
+	give_up(r, q->queue);
+	redrive_batch(r, q);
+}
+
+static void *
+run(void *arg)
+{
+	struct dlq_redriver *r = arg;
+	struct timespec ts;
+	size_t i;
+
+	pthread_mutex_lock(&r->mu);
+	while (!r->stop) {
+		pthread_mutex_unlock(&r->mu);
+		for (i = 0; i < r->n; i++)
+			tick_queue(r, &r->q[i]);
+		pthread_mutex_lock(&r->mu);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += r->cfg->redrive_interval_ms / 1000;
+		ts.tv_nsec += (r->cfg->redrive_interval_ms % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		while (!r->stop && pthread_cond_timedwait(&r->cv, &r->mu, &ts) == 0)
+			;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+static void
+free_redriver(struct dlq_redriver *r)
+{
+	dlq_publisher_close(r->pub);
+	dlq_archive_close(r->archive);
+	dlq_buf_release(&r->classes);
+	free(r->q);
+	pthread_cond_destroy(&r->cv);
+	pthread_mutex_destroy(&r->mu);
+	free(r);
+}
+
+struct dlq_redriver *
+dlq_redrive_start(const struct dlq_config *c, struct dlq_alerter *a,
+    bool *failed)
+{
+	struct dlq_redriver *r;
+	pthread_condattr_t ca;
+	size_t i;
+
+	*failed = false;
+	if (c->redrive_queues.n == 0)
+		return NULL;
+	*failed = true;
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->cfg = c;
+	r->alerter = a;
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	r->n = c->redrive_queues.n;
+	dlq_buf_init(&r->classes);
+	dlq_strlist_json(&c->redrive_classes, &r->classes);
+	if ((r->q = calloc(r->n, sizeof(*r->q))) == NULL ||
+	    r->classes.data == NULL || (r->archive = dlq_archive_open(c)) ==
+	    NULL) {
+		free_redriver(r);
+		return NULL;
+	}
+	for (i = 0; i < r->n; i++)
+		r->q[i].queue = c->redrive_queues.v[i];
+	if (pthread_create(&r->thread, NULL, run, r) != 0) {
+		dlq_log(DLQ_LOG_ERR, "redrive_failed", "step", "start", NULL);
+		free_redriver(r);
+		return NULL;
+	}
+	*failed = false;
+	return r;
+}
+
+void
+dlq_redrive_stop(struct dlq_redriver *r)
+{
+	if (r == NULL)
+		return;
+	pthread_mutex_lock(&r->mu);
+	r->stop = true;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(r->thread, NULL);
+	free_redriver(r);
+}

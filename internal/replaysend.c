@@ -1,0 +1,121 @@
+/* replaysend.c - publish what a replay claim handed out. */
+#include "replaysend.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "amqp.h"
+#include "replay.h"
+
+static void
+set_prop(const cJSON *m, const char *k, amqp_bytes_t *dst, amqp_flags_t flag,
+    amqp_basic_properties_t *p)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, k);
+
+	if (cJSON_IsString(v)) {
+		*dst = amqp_cstring_bytes(v->valuestring);
+		p->_flags |= flag;
+	}
+}
+
+/* Properties of the replayed message: the original ones; user_id only
+ * when it is the user we publish as (the broker checks it). */
+static void
+build_props(const struct dlq_config *c, const cJSON *m,
+    amqp_basic_properties_t *p, char *note, size_t n)
+{
+	const cJSON *v;
+
+	memset(p, 0, sizeof(*p));
+	p->_flags = AMQP_BASIC_DELIVERY_MODE_FLAG;
+	p->delivery_mode = 2;
+	set_prop(m, "message_id", &p->message_id, AMQP_BASIC_MESSAGE_ID_FLAG, p);
+	set_prop(m, "correlation_id", &p->correlation_id,
+	    AMQP_BASIC_CORRELATION_ID_FLAG, p);
+	set_prop(m, "type", &p->type, AMQP_BASIC_TYPE_FLAG, p);
+	set_prop(m, "content_type", &p->content_type,
+	    AMQP_BASIC_CONTENT_TYPE_FLAG, p);
+	set_prop(m, "content_encoding", &p->content_encoding,
+	    AMQP_BASIC_CONTENT_ENCODING_FLAG, p);
+	set_prop(m, "app_id", &p->app_id, AMQP_BASIC_APP_ID_FLAG, p);
+	set_prop(m, "reply_to", &p->reply_to, AMQP_BASIC_REPLY_TO_FLAG, p);
+	v = cJSON_GetObjectItemCaseSensitive(m, "user_id");
+	note[0] = '\0';
+	if (cJSON_IsString(v)) {
+		if (strcmp(v->valuestring, c->broker.user) == 0) {
+			p->user_id = amqp_cstring_bytes(v->valuestring);
+			p->_flags |= AMQP_BASIC_USER_ID_FLAG;
+		} else
+			snprintf(note, n, "; user_id %s dropped (we publish as %s)",
+			    v->valuestring, c->broker.user);
+	}
+	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(m, "timestamp"))) {
+		p->timestamp = (uint64_t)v->valuedouble;
+		p->_flags |= AMQP_BASIC_TIMESTAMP_FLAG;
+	}
+	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(m, "priority"))) {
+		p->priority = (uint8_t)v->valuedouble;
+		p->_flags |= AMQP_BASIC_PRIORITY_FLAG;
+	}
+}
+
+enum dlq_pub_outcome
+dlq_replay_send(const struct dlq_config *c, struct dlq_publisher *pub,
+    const cJSON *claim, const char *reason, bool reset_retries, char *detail,
+    size_t n)
+{
+	const cJSON *m = cJSON_GetObjectItem(claim, "message");
+	amqp_table_entry_t extra[5];
+	amqp_basic_properties_t props;
+	struct dlq_replay_mark mark;
+	struct dlq_buf headers, body;
+	amqp_table_t orig = { 0, NULL };
+	amqp_pool_t pool;
+	amqp_bytes_t hb;
+	size_t off = 0;
+	char note[160];
+	enum dlq_pub_outcome out = DLQ_PUB_FAILED;
+
+	dlq_buf_init(&headers);
+	dlq_buf_init(&body);
+	init_amqp_pool(&pool, 4096);
+	if (dlq_base64_decode(cJSON_GetObjectItem(m, "headers_b64")->valuestring,
+	    &headers) == -1 || dlq_base64_decode(cJSON_GetObjectItem(m,
+	    "body_b64")->valuestring, &body) == -1) {
+		snprintf(detail, n, "bad message from the worker");
+		goto out;
+	}
+	hb.bytes = headers.data;
+	hb.len = headers.len;
+	if (headers.len > 0 && amqp_decode_table(hb, &pool, &orig, &off) !=
+	    AMQP_STATUS_OK) {
+		snprintf(detail, n, "archived headers do not decode");
+		goto out;
+	}
+	build_props(c, m, &props, note, sizeof(note));
+	mark.replay_count = (int64_t)cJSON_GetObjectItem(claim,
+	    "replay_count")->valuedouble;
+	mark.by = cJSON_GetObjectItem(claim, "actor")->valuestring;
+	mark.at_s = dlq_wall_ms() / 1000;
+	mark.reason = reason;
+	mark.replay_of = (int64_t)cJSON_GetObjectItem(claim, "id")->valuedouble;
+	if (dlq_replay_headers(&orig, reset_retries, &mark, extra,
+	    &props.headers) == -1) {
+		snprintf(detail, n, "out of memory");
+		goto out;
+	}
+	props._flags |= AMQP_BASIC_HEADERS_FLAG;
+	out = dlq_publisher_send(pub,
+	    cJSON_GetObjectItem(claim, "exchange")->valuestring,
+	    cJSON_GetObjectItem(claim, "routing_key")->valuestring, &props,
+	    (amqp_bytes_t){ body.len, body.data ? body.data : "" }, detail, n);
+	if (note[0] != '\0' && strlen(detail) + strlen(note) < n)
+		strcat(detail, note);
+	dlq_replay_headers_free(&props.headers);
+out:
+	empty_amqp_pool(&pool);
+	dlq_buf_release(&headers);
+	dlq_buf_release(&body);
+	return out;
+}

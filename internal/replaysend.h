@@ -1,0 +1,24 @@
+/* replaysend.h - publish one claimed replay (dlqctl and the worker's
+ * redrive share it).
+ *
+ * A claim (replaysrv.h) carries the archived message: properties, the raw
+ * AMQP header table and the body, base64. It goes out with its original
+ * properties (user_id only when it is the user we publish as: the broker
+ * checks it), persistent, with the replay headers of replay.h, and waits
+ * for the broker's confirm. */
+#ifndef DLQ_REPLAYSEND_H
+#define DLQ_REPLAYSEND_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "publisher.h"
+
+/* `detail` says what happened (always set). */
+enum dlq_pub_outcome dlq_replay_send(const struct dlq_config *,
+	    struct dlq_publisher *, const cJSON *claim, const char *reason,
+	    bool reset_retries, char *detail, size_t n);
+
+#endif

@@ -1,0 +1,380 @@
+/* check_redrive.c - the case workflow beyond a manual replay, against the
+ * real worker and broker: automatic redrive with its stops and circuit,
+ * and the canary replay. The test plays the consumer of the work queue:
+ * it accepts what was redriven (basic.get + ack) or rejects it, so the
+ * broker dead-letters it again through the real path. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../check_main.h"
+#include "harness.h"
+
+#define WAIT_MS		20000
+#define TRANSIENT	"upstream timeout after 30000 ms"
+#define VALIDATION	"schema validation failed: missing field amount"
+
+struct fixture {
+	char			 prefix[64], q[128], dlq[160], exch[96];
+	const char		*cfg;
+	struct h_worker		 w;
+	amqp_connection_state_t	 c;
+	int			 dead;	/* dead letters logged so far */
+	int			 seq;
+};
+
+static void
+start(struct fixture *f, const char *extra_fmt)
+{
+	const char *queues[2];
+	char extra[1024];
+
+	memset(f, 0, sizeof(*f));
+	h_name(f->prefix, sizeof(f->prefix), "rd");
+	snprintf(f->q, sizeof(f->q), "%s_q", f->prefix);
+	snprintf(f->dlq, sizeof(f->dlq), "%s.dlq", f->q);
+	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
+	queues[0] = f->q;
+	queues[1] = NULL;
+	/* extra_fmt may name the queue with %1$s */
+	snprintf(extra, sizeof(extra), extra_fmt, f->q);
+	f->cfg = h_setup(f->prefix, queues, extra);
+	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
+	ck_assert(h_worker_wait(&f->w, "control_listening", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f->w, "consumer_started", 1, WAIT_MS));
+	f->c = h_connect();
+}
+
+static void
+stop(struct fixture *f)
+{
+	h_close(f->c);
+	ck_assert_int_eq(h_worker_stop(&f->w, 10000, NULL), 0);
+}
+
+/* n messages failing with `error` die through the broker's real path. */
+static void
+die(struct fixture *f, int n, const char *error)
+{
+	amqp_table_entry_t e;
+	amqp_table_t h = { 1, &e };
+	char id[160];
+	int i;
+
+	e.key = amqp_cstring_bytes("x-error");
+	e.value.kind = AMQP_FIELD_KIND_UTF8;
+	e.value.value.bytes = amqp_cstring_bytes(error);
+	for (i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "%s-m%d", f->prefix, f->seq++);
+		h_publish(f->c, f->exch, f->q, "{\"amount\":1}", 12, id, &h);
+	}
+	ck_assert_int_eq(h_reject(f->c, f->q, n, WAIT_MS), n);
+	f->dead += n;
+	ck_assert(h_worker_wait(&f->w, "dead_letter", f->dead, WAIT_MS));
+}
+
+/* The test's consumer rejects n redriven messages: they die again. */
+static void
+reject_again(struct fixture *f, int n)
+{
+	ck_assert_int_eq(h_reject(f->c, f->q, n, WAIT_MS), n);
+	f->dead += n;
+	ck_assert(h_worker_wait(&f->w, "dead_letter", f->dead, WAIT_MS));
+}
+
+static cJSON *
+ctl(struct fixture *f, int want_rc, const char *const *args)
+{
+	cJSON *j = NULL;
+
+	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &j, args), want_rc);
+	return j;
+}
+
+static cJSON *
+show(struct fixture *f, int64_t id)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), "%lld", (long long)id);
+	return ctl(f, 0, (const char *[]){ "show", s, NULL });
+}
+
+/* Every archived record of this test, oldest first. */
+static cJSON *
+records(struct fixture *f)
+{
+	cJSON *l = ctl(f, 0, (const char *[]){ "list", "--queue", f->q,
+	    "--limit", "1000", NULL }), *r = cJSON_CreateArray(), *e;
+	int i;
+
+	for (i = cJSON_GetArraySize(l) - 1; i >= 0; i--) {
+		e = cJSON_GetArrayItem(l, i);
+		cJSON_AddItemToArray(r, show(f, h_jnum(e, "id")));
+	}
+	cJSON_Delete(l);
+	return r;
+}
+
+/* Log-only digests whose text holds `what`. */
+static int
+digests_with(struct fixture *f, const char *what)
+{
+	cJSON **ev;
+	int n, i, found = 0;
+
+	ev = h_worker_events(&f->w, "alert_digest", &n);
+	for (i = 0; i < n; i++)
+		found += strstr(h_jstr(ev[i], "text"), what) != NULL;
+	h_events_free(ev, n);
+	return found;
+}
+
+static void
+wait_digest_with(struct fixture *f, const char *what)
+{
+	while (digests_with(f, what) == 0)
+		ck_assert_msg(h_worker_wait(&f->w, "alert_digest",
+		    h_worker_count(&f->w, "alert_digest") + 1, WAIT_MS),
+		    "no digest with '%s'", what);
+}
+
+START_TEST(transient_dead_letters_are_redriven_once_and_end_resolved)
+{
+	struct fixture f;
+	amqp_message_t m;
+	cJSON *all, *r, *a;
+	int i, redriven = 0, untouched = 0;
+
+	start(&f, "redrive = { queues = [ \"%1$s\" ]; min_age_ms = 1500; "
+	    "interval_ms = 200; watch_ms = 1000; };\n"
+	    "alert = { cooldown_ms = 200; threshold = 0; max_age_ms = 0; };");
+	die(&f, 3, TRANSIENT);
+	die(&f, 2, VALIDATION);
+	ck_assert(h_worker_wait(&f.w, "redrive_tick", 1, WAIT_MS));
+	/* the consumer works again: it takes each redriven message once */
+	for (i = 0; i < 3; i++) {
+		ck_assert(h_get(f.c, f.q, &m, WAIT_MS));
+		amqp_destroy_message(&m);
+	}
+	/* watched for a second, a few ticks more: nothing else goes out */
+	ck_assert(!h_get(f.c, f.q, &m, 2000));
+	all = records(&f);
+	ck_assert_int_eq(cJSON_GetArraySize(all), 5);
+	cJSON_ArrayForEach(r, all) {
+		a = cJSON_GetObjectItem(r, "attempts");
+		if (strcmp(h_jstr(r, "class"), "transient") == 0) {
+			ck_assert_str_eq(h_jstr(r, "status"), "replayed");
+			ck_assert_int_eq(cJSON_GetArraySize(a), 1);
+			a = cJSON_GetArrayItem(a, 0);
+			ck_assert_str_eq(h_jstr(a, "actor"), "dlq-worker");
+			ck_assert_str_eq(h_jstr(a, "outcome"), "published");
+			ck_assert_ptr_nonnull(strstr(h_jstr(a, "evidence"),
+			    "redrive.classes"));
+			/* not before min_age */
+			ck_assert_int_ge(h_jnum(a, "started_at") -
+			    h_jnum(r, "received_at"), 1500);
+			redriven++;
+		} else {
+			ck_assert_str_eq(h_jstr(r, "class"), "validation");
+			ck_assert_str_eq(h_jstr(r, "status"), "open");
+			ck_assert_int_eq(cJSON_GetArraySize(a), 0);
+			ck_assert(cJSON_IsNull(cJSON_GetObjectItem(r,
+			    "redrive_note")));
+			untouched++;
+		}
+	}
+	ck_assert_int_eq(redriven, 3);
+	ck_assert_int_eq(untouched, 2);
+	cJSON_Delete(all);
+	/* audited as the worker */
+	r = ctl(&f, 0, (const char *[]){ "audit", NULL });
+	i = 0;
+	cJSON_ArrayForEach(a, r)
+		i += strcmp(h_jstr(a, "command"), "redrive") == 0 &&
+		    strcmp(h_jstr(a, "actor"), "dlq-worker") == 0;
+	ck_assert_int_ge(i, 1);
+	cJSON_Delete(r);
+	r = ctl(&f, 0, (const char *[]){ "stats", NULL });
+	ck_assert_int_eq(h_jnum(cJSON_GetObjectItem(cJSON_GetObjectItem(r,
+	    "redrive"), "outcomes"), "published"), 3);
+	cJSON_Delete(r);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(a_consumer_that_keeps_rejecting_is_left_to_a_human)
+{
+	struct fixture f;
+	cJSON *all, *last, *lin, *ev;
+	int n;
+
+	/* the circuit never trips here (trip_ratio 1.0): max_cycles stops */
+	start(&f, "redrive = { queues = [ \"%1$s\" ]; min_age_ms = 0; "
+	    "interval_ms = 200; watch_ms = 0; max_cycles = 2; trip_ratio = 1.0; "
+	    "};\nalert = { cooldown_ms = 200; threshold = 0; max_age_ms = 0; };");
+	die(&f, 1, TRANSIENT);
+	reject_again(&f, 1);	/* cycle 1 */
+	reject_again(&f, 1);	/* cycle 2: enough */
+	ck_assert(h_worker_wait(&f.w, "redrive_stopped", 1, WAIT_MS));
+	all = records(&f);
+	ck_assert_int_eq(cJSON_GetArraySize(all), 3);
+	last = cJSON_GetArrayItem(all, 2);
+	ck_assert_str_eq(h_jstr(last, "status"), "open");
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(last,
+	    "attempts")), 0);
+	ck_assert_ptr_nonnull(strstr(h_jstr(last, "redrive_note"),
+	    "gave up after 2 dead cycles"));
+	/* the lineage shows every cycle: the first two were replayed */
+	lin = cJSON_GetObjectItem(last, "lineage");
+	ck_assert_int_eq(cJSON_GetArraySize(lin), 3);
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(lin, 0), "status"), "replayed");
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(lin, 1), "status"), "replayed");
+	ck_assert_int_eq(h_jnum(cJSON_GetArrayItem(lin, 2), "replay_count"), 2);
+	cJSON_Delete(all);
+	/* nothing more goes out, and the digest says so */
+	ck_assert_int_eq(h_count(f.q), 0);
+	wait_digest_with(&f, "gave up after 2 dead cycles");
+	ck_assert_int_eq(digests_with(&f, "Automatic redrive"), 1);
+	ck_assert_int_eq(h_count(f.q), 0);
+	ev = ctl(&f, 0, (const char *[]){ "stats", NULL });
+	n = (int)h_jnum(cJSON_GetObjectItem(ev, "redrive"), "left_for_humans");
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(h_jnum(cJSON_GetObjectItem(ev, "decisions"),
+	    "max_cycles_per_message"), 2);
+	cJSON_Delete(ev);
+	stop(&f);
+}
+END_TEST
+
+START_TEST(the_circuit_trips_and_stays_open_until_resumed)
+{
+	struct fixture f;
+	cJSON *st, *q;
+	amqp_message_t m;
+	int ticks;
+
+	start(&f, "redrive = { queues = [ \"%1$s\" ]; min_age_ms = 0; "
+	    "interval_ms = 200; watch_ms = 60000; max_cycles = 5; "
+	    "trip_ratio = 0.5; };\n"
+	    "alert = { cooldown_ms = 200; threshold = 0; max_age_ms = 0; };");
+	die(&f, 2, TRANSIENT);
+	ck_assert(h_worker_wait(&f.w, "redrive_tick", 1, WAIT_MS));
+	reject_again(&f, 2);	/* both come back: 2 of 2 > 0.5 */
+	ck_assert(h_worker_wait(&f.w, "redrive_circuit_open", 1, WAIT_MS));
+	wait_digest_with(&f, "redrive PAUSED");
+	st = ctl(&f, 0, (const char *[]){ "redrive", "status", NULL });
+	q = cJSON_GetArrayItem(st, 0);
+	ck_assert_str_eq(h_jstr(q, "queue"), f.q);
+	ck_assert_str_eq(h_jstr(q, "circuit"), "open");
+	ck_assert_int_eq(h_jnum(q, "returned"), 2);
+	cJSON_Delete(st);
+	/* ten ticks later still nothing: the two open cases wait */
+	ticks = h_worker_count(&f.w, "redrive_tick");
+	ck_assert(!h_get(f.c, f.q, &m, 2000));
+	ck_assert_int_eq(h_worker_count(&f.w, "redrive_tick"), ticks);
+	/* resuming needs a reason; a closed circuit cannot be resumed */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
+	    "redrive", "resume", f.q, NULL }), 2);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
+	    "redrive", "resume", "no_such_queue", "--reason", "x", NULL }), 1);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
+	    "redrive", "resume", f.q, "--reason", "provider fixed", NULL }), 0);
+	ck_assert(h_worker_wait(&f.w, "redrive_resumed", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f.w, "redrive_tick", ticks + 1, WAIT_MS));
+	ck_assert(h_get(f.c, f.q, &m, WAIT_MS));
+	amqp_destroy_message(&m);
+	ck_assert(h_get(f.c, f.q, &m, WAIT_MS));
+	amqp_destroy_message(&m);
+	st = ctl(&f, 0, (const char *[]){ "redrive", "status", NULL });
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(st, 0), "circuit"), "closed");
+	ck_assert_int_eq(h_jnum(cJSON_GetArrayItem(st, 0), "published"), 4);
+	cJSON_Delete(st);
+	stop(&f);
+}
+END_TEST
+
+/* A child process that rejects n messages of `queue`: the consumer that
+ * still fails while dlqctl watches its canary. */
+static pid_t
+rejecter(const char *queue, int n)
+{
+	amqp_connection_state_t c;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		c = h_connect();
+		_exit(h_reject(c, queue, n, WAIT_MS) == n ? 0 : 1);
+	}
+	return pid;
+}
+
+START_TEST(a_canary_that_dies_again_stops_the_replay)
+{
+	struct fixture f;
+	cJSON *j, *k, *all, *r;
+	pid_t child;
+	int rc, status, touched = 0;
+
+	start(&f, "alert = { threshold = 0; max_age_ms = 0; };");
+	die(&f, 6, TRANSIENT);
+	child = rejecter(f.q, 2);
+	rc = h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "replay", "--queue",
+	    f.q, "--canary", "2", "--watch", "20s", "--rate", "0",
+	    "--execute", "--reason", "provider back", NULL });
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(rc, 3);
+	ck_assert_int_eq(h_jnum(j, "published"), 2);
+	k = cJSON_GetObjectItem(j, "canary");
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(k, "stopped")));
+	ck_assert_int_eq(h_jnum(k, "sent"), 2);
+	ck_assert_int_eq(h_jnum(k, "untouched"), 4);
+	ck_assert_int_ge(cJSON_GetArraySize(cJSON_GetObjectItem(k, "returned")),
+	    1);
+	cJSON_Delete(j);
+	/* the rest was not touched: open, no attempt; nothing else sent */
+	ck_assert_int_eq(h_count(f.q), 0);
+	all = records(&f);
+	cJSON_ArrayForEach(r, all)
+		if (cJSON_GetArraySize(cJSON_GetObjectItem(r, "attempts")) > 0)
+			touched++;
+	ck_assert_int_eq(touched, 2);
+	cJSON_Delete(all);
+
+	/* with a consumer that works, a canary that stays away lets the
+	 * rest go (the two that died again are new cases) */
+	rc = h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "replay", "--queue",
+	    f.q, "--canary", "1", "--watch", "1s", "--rate", "0",
+	    "--execute", "--reason", "provider back", NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert(!cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j,
+	    "canary"), "stopped")));
+	ck_assert_int_ge(h_jnum(j, "published"), 4);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(f.q, 6, WAIT_MS));
+	stop(&f);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("redrive");
+	TCase *tc = tcase_create("redrive");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc,
+	    transient_dead_letters_are_redriven_once_and_end_resolved);
+	tcase_add_test(tc, a_consumer_that_keeps_rejecting_is_left_to_a_human);
+	tcase_add_test(tc, the_circuit_trips_and_stays_open_until_resumed);
+	tcase_add_test(tc, a_canary_that_dies_again_stops_the_replay);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)
