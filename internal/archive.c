@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ struct dlq_archive {
 	struct dlq_buf	 keys;		/* routing keys JSON, reused */
 	unsigned char	*headers;	/* encoded header table, reused */
 	EVP_MD_CTX	*md;		/* SHA-256 context, reused */
+	bool		 in_tx;		/* began: holds the writer mutex */
 	char		 err[256];
 };
 
@@ -272,17 +274,46 @@ dlq_archive_close(struct dlq_archive *a)
 	free(a);
 }
 
+/* SQLite's busy handler polls with sleeps of up to 100 ms: with dozens of
+ * consumers committing at once, one of them can wait past the busy
+ * timeout while others keep winning (a flood of 37 queues did). Writers
+ * of this process therefore queue on a mutex first and meet SQLite's
+ * lock only when it is theirs; the busy timeout is left for writers in
+ * other processes. */
+static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
+
+void
+dlq_archive_writer_lock(void)
+{
+	pthread_mutex_lock(&writer);
+}
+
+void
+dlq_archive_writer_unlock(void)
+{
+	pthread_mutex_unlock(&writer);
+}
+
 int
 dlq_archive_begin(struct dlq_archive *a)
 {
-	return exec(a, "BEGIN IMMEDIATE");
+	dlq_archive_writer_lock();
+	if (exec(a, "BEGIN IMMEDIATE") == -1) {
+		dlq_archive_writer_unlock();
+		return -1;
+	}
+	a->in_tx = true;
+	return 0;
 }
 
 int
 dlq_archive_commit(struct dlq_archive *a)
 {
-	if (exec(a, "COMMIT") == 0)
+	if (exec(a, "COMMIT") == 0) {
+		a->in_tx = false;
+		dlq_archive_writer_unlock();
 		return 0;
+	}
 	dlq_archive_rollback(a);
 	return -1;
 }
@@ -292,6 +323,10 @@ dlq_archive_rollback(struct dlq_archive *a)
 {
 	if (!sqlite3_get_autocommit(a->db))
 		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+	if (a->in_tx) {
+		a->in_tx = false;
+		dlq_archive_writer_unlock();
+	}
 }
 
 static void

@@ -40,6 +40,12 @@ struct dlq_record {
 struct dlq_archive *dlq_archive_open(const struct dlq_config *);
 void	dlq_archive_close(struct dlq_archive *);	/* NULL ok */
 
+/* Every write transaction of the process holds one mutex (taken by
+ * begin, released by commit or rollback); other writers (the control
+ * thread, redrive, retention) take it around theirs. */
+void	dlq_archive_writer_lock(void);
+void	dlq_archive_writer_unlock(void);
+
 int	dlq_archive_begin(struct dlq_archive *);	/* 0 / -1 */
 /* Returns the record's id (> 0; the existing id for a redelivered
  * duplicate, with *duplicate set) or -1. */

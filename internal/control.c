@@ -502,6 +502,9 @@ dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
 	r.j = j;
 	r.user = user;
 	r.data = &data;
+	/* a mutation and its audit entry wait their turn among the writers */
+	if (c->mutating && db != NULL)
+		dlq_archive_writer_lock();
 	if (role < c->role) {
 		snprintf(r.err, sizeof(r.err), "%s needs the %s role; %s is %s",
 		    c->label, role_names[c->role], user, role_names[role]);
@@ -538,6 +541,7 @@ dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
 		dlq_cases_audit_add(db, dlq_wall_ms(), user, uid, c->name, args,
 		    msg);
 		free(args);
+		dlq_archive_writer_unlock();
 	}
 	dlq_buf_release(&data);
 	cJSON_Delete(j);

@@ -152,11 +152,14 @@ static bool
 archive_writable(struct dlq_http *h)
 {
 	sqlite3 *db = dlq_archive_db(h->archive);
+	bool ok;
 
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		return false;
-	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	return true;
+	dlq_archive_writer_lock();	/* a turn among the writers */
+	ok = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+	if (ok)
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	dlq_archive_writer_unlock();
+	return ok;
 }
 
 static unsigned

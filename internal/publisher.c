@@ -16,7 +16,9 @@ struct dlq_publisher {
 	const struct dlq_config	*cfg;
 	amqp_connection_state_t	 conn;	/* NULL: reconnect before use */
 	uint64_t		 seq;	/* delivery tag of the last publish */
-	bool			 blocked;
+	bool			 blocked;	/* connection.blocked, not yet
+						   unblocked */
+	char			 block_reason[64];
 };
 
 const char *
@@ -102,11 +104,19 @@ await_confirm(struct dlq_publisher *p, char *detail, size_t n)
 	int rc;
 
 	for (;;) {
-		if ((left = deadline - dlq_now_ms()) <= 0) {
+		if ((left = deadline - dlq_now_ms()) <= 0 && p->blocked) {
+			/* the broker holds it unread: it may still deliver it
+			 * when the alarm clears. Keep the connection, to hear
+			 * connection.unblocked. */
+			snprintf(detail, n, "no confirm within %d s: the broker "
+			    "blocks publishing (%s); it may deliver this one when "
+			    "the alarm clears", CONFIRM_TIMEOUT_MS / 1000,
+			    p->block_reason);
+			return DLQ_PUB_UNKNOWN;
+		}
+		if (left <= 0) {
 			snprintf(detail, n, "no confirm from the broker within "
-			    "%d s%s", CONFIRM_TIMEOUT_MS / 1000, p->blocked ?
-			    " (connection blocked by a broker resource alarm)" :
-			    "");
+			    "%d s", CONFIRM_TIMEOUT_MS / 1000);
 			return broken(p, DLQ_PUB_UNKNOWN);
 		}
 		tv.tv_sec = left / 1000;
@@ -135,19 +145,33 @@ await_confirm(struct dlq_publisher *p, char *detail, size_t n)
 		}
 		case AMQP_BASIC_ACK_METHOD: {
 			amqp_basic_ack_t *m = f.payload.method.decoded;
-			if (m->delivery_tag < p->seq && !m->multiple)
+			if (m->delivery_tag < p->seq && !m->multiple) {
+				/* a late confirm of an earlier message (sent
+				 * before a block); its return was its own */
+				returned = false;
 				break;
+			}
 			if (returned)
 				return DLQ_PUB_FAILED;
 			snprintf(detail, n, "confirmed by the broker");
 			return DLQ_PUB_OK;
 		}
-		case AMQP_BASIC_NACK_METHOD:
+		case AMQP_BASIC_NACK_METHOD: {
+			amqp_basic_nack_t *m = f.payload.method.decoded;
+			if (m->delivery_tag < p->seq && !m->multiple) {
+				returned = false;
+				break;
+			}
 			snprintf(detail, n, "nacked by the broker");
 			return DLQ_PUB_FAILED;
-		case AMQP_CONNECTION_BLOCKED_METHOD:
+		}
+		case AMQP_CONNECTION_BLOCKED_METHOD: {
+			amqp_connection_blocked_t *m = f.payload.method.decoded;
 			p->blocked = true;
+			snprintf(p->block_reason, sizeof(p->block_reason), "%.*s",
+			    (int)m->reason.len, (char *)m->reason.bytes);
 			break;
+		}
 		case AMQP_CONNECTION_UNBLOCKED_METHOD:
 			p->blocked = false;
 			break;
@@ -168,6 +192,29 @@ await_confirm(struct dlq_publisher *p, char *detail, size_t n)
 	}
 }
 
+/* Reads what the broker sent meanwhile (connection.unblocked, late
+ * confirms) without waiting. */
+static void
+poll_frames(struct dlq_publisher *p)
+{
+	struct timeval tv = { 0, 0 };
+	amqp_frame_t f;
+
+	while (p->conn != NULL && amqp_simple_wait_frame_noblock(p->conn, &f,
+	    &tv) == AMQP_STATUS_OK)
+		if (f.frame_type == AMQP_FRAME_METHOD &&
+		    f.payload.method.id == AMQP_CONNECTION_UNBLOCKED_METHOD)
+			p->blocked = false;
+}
+
+bool
+dlq_publisher_blocked(struct dlq_publisher *p)
+{
+	if (p->blocked)
+		poll_frames(p);
+	return p->blocked;
+}
+
 enum dlq_pub_outcome
 dlq_publisher_send(struct dlq_publisher *p, const char *exchange,
     const char *rk, const amqp_basic_properties_t *props, amqp_bytes_t body,
@@ -178,6 +225,11 @@ dlq_publisher_send(struct dlq_publisher *p, const char *exchange,
 
 	if (p->conn == NULL && connect_confirmed(p, detail, n) == -1)
 		return DLQ_PUB_FAILED;	/* nothing was sent */
+	if (dlq_publisher_blocked(p)) {
+		snprintf(detail, n, "not sent: the broker blocks publishing (%s)",
+		    p->block_reason);
+		return DLQ_PUB_FAILED;
+	}
 	pfd.fd = amqp_get_sockfd(p->conn);
 	pfd.events = POLLOUT;
 	if (poll(&pfd, 1, WRITE_TIMEOUT_MS) != 1) {

@@ -11,6 +11,7 @@
 #define DLQ_PUBLISHER_H
 
 #include <amqp.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "config.h"
@@ -30,6 +31,12 @@ enum dlq_pub_outcome dlq_publisher_send(struct dlq_publisher *,
 	    const char *exchange, const char *routing_key,
 	    const amqp_basic_properties_t *, amqp_bytes_t body,
 	    char *detail, size_t detaillen);
+
+/* True while the broker blocks this connection (a memory or disk alarm:
+ * connection.blocked). A blocked publisher sends nothing: each send fails
+ * at once ("not sent"), and the message it was waiting on when the block
+ * came is UNKNOWN (the broker may deliver it when the alarm clears). */
+bool	dlq_publisher_blocked(struct dlq_publisher *);
 
 /* The publisher's channel, for basic.get / ack / nack of a live-queue
  * replay (NULL while disconnected). */

@@ -117,7 +117,9 @@ trip(struct dlq_redriver *r, struct queue_state *q, int64_t back)
 		sqlite3_bind_int64(st, 2, dlq_wall_ms());
 		sqlite3_bind_int64(st, 3, q->published);
 		sqlite3_bind_int64(st, 4, back);
+		dlq_archive_writer_lock();
 		sqlite3_step(st);
+		dlq_archive_writer_unlock();
 		sqlite3_finalize(st);
 	}
 	snprintf(a, sizeof(a), "%lld", (long long)q->published);
@@ -142,6 +144,7 @@ leave(struct dlq_redriver *r, sqlite3_stmt *st, const char *queue)
 	const char *mid, *note;
 	char id[24];
 
+	dlq_archive_writer_lock();
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		snprintf(id, sizeof(id), "%lld",
 		    (long long)sqlite3_column_int64(st, 0));
@@ -154,6 +157,7 @@ leave(struct dlq_redriver *r, sqlite3_stmt *st, const char *queue)
 		    note, id);
 	}
 	sqlite3_finalize(st);
+	dlq_archive_writer_unlock();
 }
 
 /* Cases that died redrive.max_cycles times after being redriven. */
@@ -244,11 +248,19 @@ send_claims(struct dlq_redriver *r, const cJSON *claims, struct tick *t)
 	enum dlq_pub_outcome o;
 	struct dlq_buf out;
 	char detail[1024], why[256];
+	int rc;
 
 	res = cJSON_AddArrayToObject(fin, "results");
 	cJSON_ArrayForEach(cl, claims) {
-		o = dlq_replay_send(r->cfg, r->pub, cl, REASON, false, detail,
-		    sizeof(detail));
+		if (dlq_publisher_blocked(r->pub)) {
+			/* nothing goes out while the broker blocks: given
+			 * back, redriven when the alarm is over */
+			o = DLQ_PUB_FAILED;
+			snprintf(detail, sizeof(detail), "not sent: the broker "
+			    "blocks publishing");
+		} else
+			o = dlq_replay_send(r->cfg, r->pub, cl, REASON, false,
+			    detail, sizeof(detail));
 		t->published += o == DLQ_PUB_OK;
 		t->failed += o == DLQ_PUB_FAILED;
 		t->unknown += o == DLQ_PUB_UNKNOWN;
@@ -260,8 +272,11 @@ send_claims(struct dlq_redriver *r, const cJSON *claims, struct tick *t)
 		cJSON_AddItemToArray(res, one);
 	}
 	dlq_buf_init(&out);
-	if (cJSON_GetArraySize(res) > 0 && dlq_replay_finish(db(r), fin,
-	    DLQ_REDRIVE_ACTOR, &out, why, sizeof(why)) != DLQ_REPLAY_OK)
+	dlq_archive_writer_lock();
+	rc = cJSON_GetArraySize(res) > 0 ? dlq_replay_finish(db(r), fin,
+	    DLQ_REDRIVE_ACTOR, &out, why, sizeof(why)) : DLQ_REPLAY_OK;
+	dlq_archive_writer_unlock();
+	if (rc != DLQ_REPLAY_OK)
 		dlq_log(DLQ_LOG_ERR, "redrive_failed", "step", "finish", "error",
 		    why, NULL);
 	dlq_buf_release(&out);
@@ -282,8 +297,10 @@ audit(struct dlq_redriver *r, const char *queue, const cJSON *req,
 	snprintf(result, sizeof(result), "published %lld, failed %lld, unknown "
 	    "%lld, refused %lld", (long long)t->published, (long long)t->failed,
 	    (long long)t->unknown, (long long)t->refused);
+	dlq_archive_writer_lock();
 	dlq_cases_audit_add(db(r), dlq_wall_ms(), DLQ_REDRIVE_ACTOR,
 	    (long)getuid(), "redrive", text, result);
+	dlq_archive_writer_unlock();
 	cJSON_free(text);
 	cJSON_Delete(args);
 }
@@ -298,6 +315,7 @@ redrive_batch(struct dlq_redriver *r, struct queue_state *q)
 	struct tick t = { 0, 0, 0, 0 };
 	char why[256], n[4][24];
 	int64_t start = dlq_wall_ms();
+	int rc;
 
 	if ((req = candidates(r, q->queue)) == NULL)
 		return;
@@ -309,9 +327,11 @@ redrive_batch(struct dlq_redriver *r, struct queue_state *q)
 		return;
 	}
 	dlq_buf_init(&out);
-	if (dlq_replay_claim(db(r), r->cfg, req, DLQ_REDRIVE_ACTOR, &out, why,
-	    sizeof(why)) != DLQ_REPLAY_OK || (ans = cJSON_Parse(out.data)) ==
-	    NULL) {
+	dlq_archive_writer_lock();
+	rc = dlq_replay_claim(db(r), r->cfg, req, DLQ_REDRIVE_ACTOR, &out, why,
+	    sizeof(why));
+	dlq_archive_writer_unlock();
+	if (rc != DLQ_REPLAY_OK || (ans = cJSON_Parse(out.data)) == NULL) {
 		dlq_log(DLQ_LOG_ERR, "redrive_failed", "queue", q->queue, "step",
 		    "claim", "error", why, NULL);
 		dlq_buf_release(&out);
@@ -324,6 +344,11 @@ redrive_batch(struct dlq_redriver *r, struct queue_state *q)
 		    "id")->valuedouble, cJSON_GetObjectItem(e, "why")->valuestring);
 	}
 	send_claims(r, cJSON_GetObjectItem(ans, "claims"), &t);
+	if (dlq_publisher_blocked(r->pub))
+		dlq_log(DLQ_LOG_WARN, "redrive_failed", "queue", q->queue,
+		    "step", "publish", "error", "the broker blocks publishing "
+		    "(a resource alarm); what was not sent is redriven later",
+		    NULL);
 	audit(r, q->queue, req, &t);
 	snprintf(n[0], sizeof(n[0]), "%lld", (long long)t.published);
 	snprintf(n[1], sizeof(n[1]), "%lld", (long long)t.failed);

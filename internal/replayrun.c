@@ -33,6 +33,8 @@ on_sigint(int sig)
 struct tally {
 	bool	 dry;		/* published counts the eligible */
 	size_t	 total, done, published, refused, failed, unknown;
+	size_t	 given_back;	/* claimed, not sent: replayable */
+	bool	 blocked;	/* the broker blocks publishing: stop */
 	char	 why[REFUSAL_KINDS][160];
 	size_t	 why_n[REFUSAL_KINDS];
 	int64_t	 start_ms;
@@ -152,6 +154,8 @@ summary(const struct tally *t, bool json)
 		cJSON_AddNumberToObject(j, "failed", (double)t->failed);
 		cJSON_AddNumberToObject(j, "unknown", (double)t->unknown);
 		cJSON_AddBoolToObject(j, "interrupted", interrupted != 0);
+		cJSON_AddBoolToObject(j, "broker_blocked", t->blocked);
+		cJSON_AddNumberToObject(j, "not_sent", (double)t->given_back);
 		w = cJSON_AddObjectToObject(j, "refusals");
 		for (i = 0; i < REFUSAL_KINDS && t->why[i][0]; i++)
 			cJSON_AddNumberToObject(w, t->why[i], (double)t->why_n[i]);
@@ -169,6 +173,11 @@ summary(const struct tally *t, bool json)
 		    t->dry ? " (dry run: nothing was published)" : "");
 		for (i = 0; i < REFUSAL_KINDS && t->why[i][0]; i++)
 			printf("  refused %zu: %s\n", t->why_n[i], t->why[i]);
+		if (t->blocked)
+			printf("stopped: the broker blocks publishing (a memory or "
+			    "disk alarm); %zu claimed were not sent and stay "
+			    "replayable; try again when the alarm clears\n",
+			    t->given_back);
 		cJSON_ArrayForEach(w, t->results)
 			if (strcmp(cJSON_GetObjectItem(w, "outcome")->valuestring,
 			    "published") != 0)
@@ -183,7 +192,7 @@ summary(const struct tally *t, bool json)
 	if (t->canary != NULL && cJSON_IsTrue(cJSON_GetObjectItem(t->canary,
 	    "stopped")))
 		return 3;
-	return t->failed || t->unknown ? 1 : 0;
+	return t->failed || t->unknown || t->blocked ? 1 : 0;
 }
 
 static cJSON *
@@ -273,6 +282,7 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	char why[512], detail[1024];
 	enum dlq_pub_outcome out;
 	int64_t id;
+	bool sent;
 
 	req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "cmd", "replay_claim");
@@ -300,15 +310,25 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	cJSON_ArrayForEach(cl, cJSON_GetObjectItem(cJSON_GetObjectItem(ans,
 	    "data"), "claims")) {
 		id = (int64_t)cJSON_GetObjectItem(cl, "id")->valuedouble;
-		if (interrupted) {
+		sent = true;
+		if (interrupted || t->blocked) {
 			/* claimed, never sent: give it back, replayable */
 			out = DLQ_PUB_FAILED;
-			snprintf(detail, sizeof(detail), "not sent: interrupted");
+			snprintf(detail, sizeof(detail), "not sent: %s",
+			    t->blocked ? "the broker blocks publishing" :
+			    "interrupted");
+			sent = false;
 		} else {
 			pace(t, o->rate);
 			out = dlq_replay_send(c, pub, cl, o->reason,
 			    o->reset_retries, detail, sizeof(detail));
+			if (out != DLQ_PUB_OK && dlq_publisher_blocked(pub)) {
+				t->blocked = true;
+				/* refused before sending: nothing went out */
+				sent = out == DLQ_PUB_UNKNOWN;
+			}
 		}
+		t->given_back += !sent;
 		t->done++;
 		one = cJSON_CreateObject();
 		cJSON_AddNumberToObject(one, "attempt",
@@ -318,8 +338,7 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 		cJSON_AddItemToArray(res, one);
 		cJSON_AddItemToArray(cJSON_GetObjectItem(fin, "ids"),
 		    cJSON_CreateNumber((double)id));
-		if (!(interrupted && out == DLQ_PUB_FAILED &&
-		    strcmp(detail, "not sent: interrupted") == 0))
+		if (sent)
 			result(t, id, NULL, out, detail);
 		progress(t, false);
 	}
@@ -341,7 +360,7 @@ send_ids(const struct dlq_config *c, const struct dlq_replay_opts *o,
 {
 	int i, k;
 
-	for (i = 0; i < n && !interrupted; i += k) {
+	for (i = 0; i < n && !interrupted && !t->blocked; i += k) {
 		k = n - i < chunk_size(o) ? n - i : chunk_size(o);
 		replay_chunk(c, o, pub, ids + i, k, t);
 	}
@@ -453,7 +472,8 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 
 		k = o->canary < n ? (int)o->canary : n;
 		send_ids(c, o, pub, ids, k, &t);
-		if (!interrupted && !watch_canary(c, o, ids, k, n - k, from, &t))
+		if (!interrupted && !t.blocked &&
+		    !watch_canary(c, o, ids, k, n - k, from, &t))
 			n = k;	/* stop: the rest stays untouched */
 		i = k;
 	}
@@ -631,7 +651,7 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	whoami(me, sizeof(me));
 	/* Ineligible deliveries stay unacked until the end, so that basic.get
 	 * does not hand them out again; then they all go back at once. */
-	while (!interrupted && t.done < (size_t)o->limit &&
+	while (!interrupted && !t.blocked && t.done < (size_t)o->limit &&
 	    (conn = dlq_publisher_conn(pub)) != NULL) {
 		amqp_maybe_release_buffers(conn);
 		r = amqp_basic_get(conn, DLQ_AMQP_CHANNEL,
@@ -652,6 +672,8 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		if (replay_live(c, o, pub, k, &msg, ok->routing_key, &t, me) &&
 		    (conn = dlq_publisher_conn(pub)) != NULL)
 			amqp_basic_ack(conn, DLQ_AMQP_CHANNEL, tag, 0);
+		/* a blocked connection would hang the next basic.get */
+		t.blocked = o->execute && dlq_publisher_blocked(pub);
 		amqp_destroy_message(&msg);
 		progress(&t, false);
 	}

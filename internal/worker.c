@@ -190,14 +190,18 @@ apply_retention(const struct dlq_config *c, struct services *s)
 	struct dlq_buf out;
 	char days[24];
 	int64_t now = dlq_wall_ms();
+	int rc;
 
 	if (c->retention_days == 0 || now < s->next_retention_ms)
 		return;
 	s->next_retention_ms = now + 86400000;
 	dlq_buf_init(&out);
 	snprintf(days, sizeof(days), "%lld", (long long)c->retention_days);
-	if (dlq_cases_purge(dlq_archive_db(s->archive), now -
-	    c->retention_days * 86400000, now, &out) == DLQ_CASE_OK)
+	dlq_archive_writer_lock();
+	rc = dlq_cases_purge(dlq_archive_db(s->archive), now -
+	    c->retention_days * 86400000, now, &out);
+	dlq_archive_writer_unlock();
+	if (rc == DLQ_CASE_OK)
 		dlq_log(DLQ_LOG_INFO, "retention_applied", "days", days,
 		    "result", out.data, NULL);
 	else
@@ -298,6 +302,7 @@ note_escalations(const struct dlq_config *c, struct services *s, int64_t now)
 		return;
 	sqlite3_bind_int64(st, 1, now);
 	sqlite3_bind_int64(st, 2, c->owner_sla_ms);
+	dlq_archive_writer_lock();
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		escalation_text(st, now, c, text, sizeof(text));
 		snprintf(id, sizeof(id), "%lld",
@@ -309,6 +314,7 @@ note_escalations(const struct dlq_config *c, struct services *s, int64_t now)
 		dlq_alert_notice(s->alerter, DLQ_NOTICE_ESCALATION, text);
 	}
 	sqlite3_finalize(st);
+	dlq_archive_writer_unlock();
 }
 
 /* alert.threshold, alert.max_age_ms and overdue escalations, checked

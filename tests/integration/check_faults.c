@@ -1,6 +1,8 @@
 /* check_faults.c - things break on purpose: a DLQ deleted under the
- * consumer, SIGTERM under load (twice), secrets and personal data in logs
- * and webhook bodies, control-socket abuse, a vhost the broker refuses. */
+ * consumer or missing at start, SIGTERM under load (twice), secrets and
+ * personal data in logs and webhook bodies, control-socket abuse, a vhost
+ * the broker refuses, a broker memory alarm, a flood with the webhook
+ * down. */
 #include <check.h>
 #include <dirent.h>
 #include <signal.h>
@@ -366,6 +368,286 @@ START_TEST(a_broker_killed_mid_drain_loses_and_doubles_nothing)
 }
 END_TEST
 
+/* rabbitmqctl against the test node; its output (malloc'd) or NULL. */
+static int
+broker_ctl(const char *const *args, char **out)
+{
+	const char *argv[12] = { "/bin/bash", "scripts/broker.sh", "ctl" };
+	char port[16];
+	int i;
+
+	snprintf(port, sizeof(port), "%d", h_port());
+	argv[3] = port;
+	for (i = 0; args[i] != NULL && i < 7; i++)
+		argv[4 + i] = args[i];
+	argv[4 + i] = NULL;
+	return h_run(argv, NULL, out);
+}
+
+static bool
+memory_alarm_on(void)
+{
+	char *out = NULL;
+	bool on;
+
+	broker_ctl((const char *[]){ "eval", "rabbit_alarm:get_alarms().",
+	    NULL }, &out);
+	on = out != NULL && strstr(out, "memory") != NULL;
+	free(out);
+	return on;
+}
+
+/* A memory alarm: watermark 0 blocks every publishing connection. */
+static void
+set_alarm(bool on)
+{
+	char *out;
+	int64_t end = h_now_ms() + WAIT_MS;
+
+	ck_assert_int_eq(broker_ctl((const char *[]){
+	    "set_vm_memory_high_watermark", on ? "0" : "0.4", NULL }, &out), 0);
+	free(out);
+	while (memory_alarm_on() != on && h_now_ms() < end)
+		usleep(100 * 1000);
+	ck_assert(memory_alarm_on() == on);
+}
+
+/* Whatever a test did, the node leaves this test case unblocked. */
+static void
+clear_alarm(void)
+{
+	char *out = NULL;
+
+	broker_ctl((const char *[]){ "set_vm_memory_high_watermark", "0.4",
+	    NULL }, &out);
+	free(out);
+}
+
+/* A DLQ the worker may not declare (its user lacks configure rights on
+ * *.dlq) is missing at start: the worker reports it, runs the other
+ * consumer, retries with backoff, and consumes it once someone else
+ * declares it. */
+START_TEST(a_dlq_missing_at_start_is_consumed_once_declared)
+{
+	struct fixture f;
+	char user[64], url[256], env[300], *out;
+	const char *p = strstr(h_url(), "@");
+	amqp_connection_state_t c;
+	cJSON **ev;
+	int n, i;
+
+	snprintf(user, sizeof(user), "m%d", (int)getpid());
+	ck_assert_int_eq(broker_ctl((const char *[]){ "add_user", user, "pw",
+	    NULL }, &out), 0);
+	free(out);
+	ck_assert_int_eq(broker_ctl((const char *[]){ "set_permissions", "-p",
+	    "/", user, "^(?!.*\\.dlq$).*", ".*", ".*", NULL }, &out), 0);
+	free(out);
+	setup_only(&f, NULL);
+	c = h_connect();
+	amqp_queue_delete(c, 1, amqp_cstring_bytes(f.dlq[1]), 0, 0);
+	ck_assert_int_eq(amqp_get_rpc_reply(c).reply_type, AMQP_RESPONSE_NORMAL);
+	h_close(c);
+	snprintf(url, sizeof(url), "amqp://%s:pw%s", user, p);
+	snprintf(env, sizeof(env), "RABBITMQ_URL=%s", url);
+	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL },
+	    (const char *[]){ env, NULL });
+	ck_assert(h_worker_wait(&f.w, "consumer_started", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f.w, "consume_failed", 1, WAIT_MS));
+	ck_assert_int_ge(h_worker_count(&f.w, "topology_error"), 1);
+	ev = h_worker_events(&f.w, "consume_failed", &n);
+	ck_assert_str_eq(h_jstr(ev[0], "dlq"), f.dlq[1]);
+	ck_assert_ptr_nonnull(strstr(h_jstr(ev[0], "error"), "NOT_FOUND"));
+	h_events_free(ev, n);
+	/* someone with the rights declares it (here: dlqctl as guest) */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
+	    "topology", "assert", NULL }), 0);
+	ck_assert(h_worker_wait(&f.w, "consumer_started", 2, WAIT_MS));
+	/* waiting was backed off, not a busy loop */
+	ck_assert_int_le(h_worker_count(&f.w, "consume_failed"), 10);
+	for (i = 0; i < 2; i++)
+		h_publish(f.c, "", f.dlq[1], "{}", 2, i ? "late-1" : "late-0",
+		    NULL);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	h_close(f.c);
+	broker_ctl((const char *[]){ "delete_user", user, NULL }, &out);
+	free(out);
+}
+END_TEST
+
+START_TEST(a_broker_alarm_stops_replay_clearly_and_draining_goes_on)
+{
+	struct fixture f;
+	char ids[3][24];
+	amqp_table_entry_t e;
+	amqp_table_t h = { 1, &e };
+	cJSON *j, *l;
+	int64_t t0;
+	int i, rc;
+
+	setup_only(&f, NULL);
+	start_worker(&f);
+	e.key = amqp_cstring_bytes("x-error");
+	e.value.kind = AMQP_FIELD_KIND_UTF8;
+	e.value.value.bytes = amqp_cstring_bytes("upstream timeout");
+	for (i = 0; i < 3; i++) {
+		snprintf(ids[i], sizeof(ids[i]), "al-%d", i);
+		h_publish(f.c, f.exch, f.q[0], "{}", 2, ids[i], &h);
+	}
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 3, WAIT_MS), 3);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	h_close(f.c);
+	h_fill_confirmed(f.dlq[1], 300, "al");
+
+	set_alarm(true);
+	/* consumers are not blocked: the backlog drains during the alarm */
+	start_worker(&f);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 300, 60000));
+	ck_assert_int_eq(rows(f.db, ""), 303);
+
+	/* a replay does not hang: the first message waits for its confirm
+	 * (unknown: the broker may deliver it later), the rest is not sent */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &l, (const char *[]){ "list",
+	    "--queue", f.q[0], NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(l), 3);
+	for (i = 0; i < 3; i++)
+		snprintf(ids[i], sizeof(ids[i]), "%lld", (long long)h_jnum(
+		    cJSON_GetArrayItem(l, 2 - i), "id"));
+	cJSON_Delete(l);
+	t0 = h_now_ms();
+	rc = h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "replay", ids[0],
+	    ids[1], ids[2], "--rate", "0", "--execute", "--reason", "alarm",
+	    NULL });
+	ck_assert_int_lt(h_now_ms() - t0, 30000);
+	ck_assert_int_eq(rc, 1);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "broker_blocked")));
+	ck_assert_int_eq(h_jnum(j, "published"), 0);
+	ck_assert_int_eq(h_jnum(j, "unknown"), 1);
+	ck_assert_int_eq(h_jnum(j, "not_sent"), 2);
+	cJSON_Delete(j);
+	ck_assert_int_eq(rows(f.db, "WHERE status = 'replaying'"), 1);
+
+	/* when the alarm clears, the two not sent go out normally */
+	set_alarm(false);
+	rc = h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "replay", ids[1],
+	    ids[2], "--execute", "--reason", "alarm over", NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(h_jnum(j, "published"), 2);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+}
+END_TEST
+
+/* Peak resident memory of a process, KiB. */
+static long
+peak_rss_kib(pid_t pid)
+{
+	char path[64], *text, *p;
+	long kib = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	text = h_slurp(path);
+	if (text != NULL && (p = strstr(text, "VmHWM:")) != NULL)
+		kib = strtol(p + 6, NULL, 10);
+	free(text);
+	return kib;
+}
+
+/* 100 000 dead letters as fast as the broker makes them (expiration 0 in
+ * 37 work queues), while the webhook is down the whole time: all
+ * archived once, memory bounded, no more than one POST a second, and one
+ * digest with all of them once the webhook is back. */
+START_TEST(a_flood_with_the_webhook_down_loses_nothing_and_sends_one_digest)
+{
+	enum { NQ = 37, N = 100000 };
+	struct h_receiver *r = h_receiver_start();
+	static char names[NQ][96];
+	const char *queues[NQ + 1];
+	char prefix[64], exch[96], extra[512], id[32];
+	amqp_basic_properties_t props;
+	amqp_connection_state_t c;
+	struct h_request q;
+	struct h_worker w;
+	int64_t t0, down_ms;
+	long rss;
+	int i, posts, ok = -1;
+	char db[256];
+
+	h_name(prefix, sizeof(prefix), "fl");
+	for (i = 0; i < NQ; i++) {
+		snprintf(names[i], sizeof(names[i]), "%s_q%02d", prefix, i);
+		queues[i] = names[i];
+	}
+	queues[NQ] = NULL;
+	snprintf(exch, sizeof(exch), "%s_x", prefix);
+	snprintf(db, sizeof(db), "%s-archive.db", h_tmp_path(prefix));
+	snprintf(extra, sizeof(extra), "archive = { path = \"%s\"; };\n"
+	    "alert = { webhook_url = \"%s\"; cooldown_ms = 600000; "
+	    "timeout_ms = 2000; threshold = 0; max_age_ms = 0; };\n", db,
+	    h_receiver_url(r, "/hook/flood"));
+	h_receiver_down(r, 503, 1);
+	h_worker_start(&w, (const char *[]){ "-c", h_setup(prefix, queues,
+	    extra), NULL }, NULL);
+	ck_assert(h_worker_wait(&w, "consumer_started", NQ, 60000));
+
+	c = h_connect();
+	memset(&props, 0, sizeof(props));
+	props._flags = AMQP_BASIC_EXPIRATION_FLAG | AMQP_BASIC_MESSAGE_ID_FLAG;
+	props.expiration = amqp_cstring_bytes("0");
+	t0 = h_now_ms();
+	for (i = 0; i < N; i++) {
+		snprintf(id, sizeof(id), "fl-%d", i);
+		props.message_id = amqp_cstring_bytes(id);
+		ck_assert_int_eq(amqp_basic_publish(c, 1, amqp_cstring_bytes(exch),
+		    amqp_cstring_bytes(names[i % NQ]), 0, 0, &props,
+		    amqp_cstring_bytes("{\"to\":\"+15550100999\"}")), 0);
+	}
+	h_close(c);
+	while (rows(db, "") < N && h_now_ms() - t0 < 400000)
+		usleep(250 * 1000);
+	ck_assert_int_eq(rows(db, ""), N);
+	ck_assert_int_eq(rows(db, "GROUP BY message_id HAVING count(*) > 1"),
+	    -1);
+	/* a flood is no archive failure: the writers never time out */
+	ck_assert_int_eq(h_worker_count(&w, "archive_error"), 0);
+	for (i = 0; i < NQ; i++) {
+		char dlq[110];
+		snprintf(dlq, sizeof(dlq), "%.96s.dlq", names[i]);
+		ck_assert_int_eq(h_count(dlq), 0);
+	}
+	/* memory: the README states what the benchmark measured (58 MiB);
+	 * sanitizer builds carry their shadow memory on top */
+	rss = peak_rss_kib(w.pid);
+	ck_assert_msg(rss > 0 && rss < (getenv("DLQ_BIN") &&
+	    strstr(getenv("DLQ_BIN"), "san-") ? 1024 : 128) * 1024L,
+	    "peak RSS %ld KiB", rss);
+
+	/* the webhook was down all along: at most one try a second */
+	down_ms = h_now_ms() - t0;
+	posts = h_receiver_count(r);
+	ck_assert_int_ge(posts, 1);
+	ck_assert_int_le(posts, down_ms / 1000 + 2);
+	h_receiver_down(r, 0, 0);
+	ck_assert(h_receiver_wait(r, posts + 1, 30000));
+	for (i = posts; i < h_receiver_count(r) && ok < 0; i++) {
+		q = h_receiver_get(r, i);
+		if (q.status == 200)
+			ok = i;
+		if (ok >= 0)
+			ck_assert_msg(strstr(q.body, "100000 dead letters in 37 "
+			    "groups") != NULL, "%s", q.body);
+		free(q.body);
+	}
+	ck_assert_int_ge(ok, 0);
+	/* and then quiet: the cooldown holds */
+	ck_assert(!h_receiver_wait(r, ok + 2, 2000));
+	ck_assert_int_eq(h_worker_stop(&w, 20000, NULL), 0);
+	h_receiver_stop(r);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -379,6 +661,18 @@ suite(void)
 	tcase_add_test(tc, no_secret_or_masked_value_in_logs_or_webhooks);
 	tcase_add_test(tc, control_socket_abuse_leaks_no_descriptors);
 	tcase_add_test(tc, a_vhost_the_broker_refuses_is_an_error_not_a_retry);
+	tcase_add_test(tc, a_dlq_missing_at_start_is_consumed_once_declared);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("flood");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc,
+	    a_flood_with_the_webhook_down_loses_nothing_and_sends_one_digest);
+	suite_add_tcase(s, tc);
+	/* its own case: the alarm is cleared after it, pass or fail */
+	tc = tcase_create("alarm");
+	tcase_set_timeout(tc, 180);
+	tcase_add_unchecked_fixture(tc, NULL, clear_alarm);
+	tcase_add_test(tc, a_broker_alarm_stops_replay_clearly_and_draining_goes_on);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -5,10 +5,12 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -74,18 +76,37 @@ h_name(char *out, size_t n, const char *stem)
 /* A private directory per test process. Unique even when a pid comes
  * back (pid_max is small): a reused directory could hand a test the logs
  * of an earlier one. */
+static char tmp_dir[128];
+static pid_t tmp_owner;
+
+static int
+remove_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st, (void)flag, (void)f;
+	remove(path);		/* best effort: go on with the rest */
+	return 0;
+}
+
+/* At the test process's exit its directory goes (logs, archives: a flood
+ * leaves 100 MB), unless DLQ_TEST_KEEP is set to look at them. */
+static void
+remove_tmpdir(void)
+{
+	if (tmp_owner == getpid() && getenv("DLQ_TEST_KEEP") == NULL)
+		nftw(tmp_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static const char *
 tmpdir(void)
 {
-	static char dir[128];
-	static pid_t owner;
-
-	if (owner != getpid()) {
-		snprintf(dir, sizeof(dir), "/tmp/dlq-it-%d-XXXXXX", (int)getpid());
-		ck_assert_ptr_nonnull(mkdtemp(dir));
-		owner = getpid();
+	if (tmp_owner != getpid()) {
+		snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/dlq-it-%d-XXXXXX",
+		    (int)getpid());
+		ck_assert_ptr_nonnull(mkdtemp(tmp_dir));
+		tmp_owner = getpid();
+		atexit(remove_tmpdir);
 	}
-	return dir;
+	return tmp_dir;
 }
 
 const char *
@@ -355,6 +376,7 @@ h_worker_start(struct h_worker *w, const char *const *args,
     const char *const *env)
 {
 	const char *argv[16];
+	pid_t parent;
 	int i = 0, fd;
 
 	snprintf(w->log, sizeof(w->log), "%s/worker-%d.log", tmpdir(), ++seq);
@@ -367,9 +389,14 @@ h_worker_start(struct h_worker *w, const char *const *args,
 	 * file's lines */
 	close(open(w->log, O_WRONLY | O_CREAT | O_TRUNC, 0600));
 	close(open(w->err, O_WRONLY | O_CREAT | O_TRUNC, 0600));
+	parent = getpid();
 	w->pid = fork();
 	ck_assert_int_ge(w->pid, 0);
 	if (w->pid == 0) {
+		/* a test that fails, or is killed at its timeout, takes its
+		 * worker with it: no stray worker loads the next tests */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
+			_exit(127);
 		fd = open(w->log, O_WRONLY | O_APPEND);
 		dup2(fd, 1);
 		fd = open(w->err, O_WRONLY | O_APPEND);

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,9 @@ struct h_receiver {
 	int		 port;
 	pthread_t	 thread;
 	pthread_mutex_t	 mu;
-	volatile int	 stop;
+	atomic_bool	 stop;
 	int		 script[MAX_SCRIPT];
+	int		 down_status;	/* answer to every request; 0: off */
 	int		 n_script, next_script;
 	int		 retry_after_s;
 	bool		 hang;
@@ -92,7 +94,9 @@ serve(struct h_receiver *r, int c)
 	r->connections++;
 	hang = r->hang;
 	if (body != NULL && r->n_req < MAX_REQ) {
-		if (!hang && r->next_script < r->n_script)
+		if (!hang && r->down_status != 0)
+			status = r->down_status;
+		else if (!hang && r->next_script < r->n_script)
 			status = r->script[r->next_script++];
 		k = r->n_req++;
 		r->req[k].at_ms = h_wall_ms();
@@ -110,7 +114,7 @@ serve(struct h_receiver *r, int c)
 	pthread_mutex_unlock(&r->mu);
 	free(body);
 	extra[0] = '\0';
-	if (status == 429 && r->retry_after_s > 0)
+	if ((status == 429 || status == 503) && r->retry_after_s > 0)
 		snprintf(extra, sizeof(extra), "Retry-After: %d\r\n",
 		    r->retry_after_s);
 	snprintf(resp, sizeof(resp), "HTTP/1.1 %d Status\r\nContent-Length: 2"
@@ -162,7 +166,7 @@ h_receiver_stop(struct h_receiver *r)
 {
 	int i;
 
-	r->stop = 1;
+	r->stop = true;
 	pthread_join(r->thread, NULL);
 	close(r->fd);
 	for (i = 0; i < r->n_hung; i++)
@@ -198,6 +202,15 @@ h_receiver_script(struct h_receiver *r, const int *statuses, int n,
 	memcpy(r->script, statuses, (size_t)n * sizeof(int));
 	r->n_script = n;
 	r->next_script = 0;
+	r->retry_after_s = retry_after_s;
+	pthread_mutex_unlock(&r->mu);
+}
+
+void
+h_receiver_down(struct h_receiver *r, int status, int retry_after_s)
+{
+	pthread_mutex_lock(&r->mu);
+	r->down_status = status;
 	r->retry_after_s = retry_after_s;
 	pthread_mutex_unlock(&r->mu);
 }

@@ -27,6 +27,9 @@ const char *h_receiver_url(const struct h_receiver *, const char *path);
 /* The next `n` requests get `statuses`; later ones 200. */
 void	h_receiver_script(struct h_receiver *, const int *statuses, int n,
 	    int retry_after_s);
+/* Answer every request with `status` (and Retry-After when > 0) until
+ * called again with 0: a webhook that is down. */
+void	h_receiver_down(struct h_receiver *, int status, int retry_after_s);
 /* Accept and read requests but never answer them. */
 void	h_receiver_hang(struct h_receiver *, bool);
 int	h_receiver_count(struct h_receiver *);
