@@ -29,8 +29,11 @@ struct dlq_archive {
 	unsigned char	*headers;	/* encoded header table, reused */
 	EVP_MD_CTX	*md;		/* SHA-256 context, reused */
 	bool		 in_tx;		/* began: holds the writer mutex */
-	char		 err[256];
 };
+
+/* The last error of the calling thread: a handle shared by consumers
+ * (under the writer mutex) must not hand one thread another's error. */
+static _Thread_local char err_text[256];
 
 static const char *const schema_v1[] = {
 	"CREATE TABLE dead_letters ("
@@ -93,6 +96,13 @@ static const char *const schema_v2[] = {
 	NULL,
 };
 
+/* v3: no index on message_id: nothing looks a record up by it, and its
+ * random keys cost a page write per insert. */
+static const char *const schema_v3[] = {
+	"DROP INDEX IF EXISTS dead_letters_message",
+	NULL,
+};
+
 static const char INSERT_SQL[] =
 	"INSERT INTO dead_letters (fingerprint, dlq, queue, exchange,"
 	" routing_keys, message_id, correlation_id, type, content_type,"
@@ -108,14 +118,15 @@ static const char INSERT_SQL[] =
 static void
 set_err(struct dlq_archive *a, const char *what)
 {
-	snprintf(a->err, sizeof(a->err), "%.60s: %s", what,
+	snprintf(err_text, sizeof(err_text), "%.60s: %s", what,
 	    a->db ? sqlite3_errmsg(a->db) : "out of memory");
 }
 
 const char *
 dlq_archive_errmsg(const struct dlq_archive *a)
 {
-	return a->err;
+	(void)a;
+	return err_text;
 }
 
 sqlite3 *
@@ -167,7 +178,7 @@ migrate(struct dlq_archive *a)
 		return exec(a, "COMMIT");
 	if (version < 0 || version > DLQ_ARCHIVE_SCHEMA) {
 		if (version > DLQ_ARCHIVE_SCHEMA)
-			snprintf(a->err, sizeof(a->err), "archive schema %d is "
+			snprintf(err_text, sizeof(err_text), "archive schema %d is "
 			    "newer than this program (%d)", version,
 			    DLQ_ARCHIVE_SCHEMA);
 		goto fail;
@@ -177,6 +188,9 @@ migrate(struct dlq_archive *a)
 			goto fail;
 	for (i = 0; version < 2 && schema_v2[i] != NULL; i++)
 		if (exec(a, schema_v2[i]) == -1)
+			goto fail;
+	for (i = 0; version < 3 && schema_v3[i] != NULL; i++)
+		if (exec(a, schema_v3[i]) == -1)
 			goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
 	    DLQ_ARCHIVE_SCHEMA);
@@ -234,8 +248,8 @@ dlq_archive_open(const struct dlq_config *c)
 		goto fail;
 	}
 	sqlite3_busy_timeout(a->db, (int)c->busy_timeout_ms);
-	/* a small page cache: 37+ handles (one per consumer) share one
-	 * file, and the hot path only appends */
+	/* a small page cache for the readers (control, HTTP, redrive);
+	 * the consumers' shared handle gets a larger one (dlq_archive_cache) */
 	snprintf(pragmas, sizeof(pragmas), "PRAGMA journal_mode = WAL; "
 	    "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; "
 	    "PRAGMA cache_size = -256");
@@ -252,7 +266,7 @@ dlq_archive_open(const struct dlq_config *c)
 	return a;
 fail:
 	dlq_log(DLQ_LOG_ERR, "archive_open_failed", "path", c->archive_path,
-	    "error", a->err[0] ? a->err : "out of memory", NULL);
+	    "error", err_text[0] ? err_text : "out of memory", NULL);
 	dlq_archive_close(a);
 	return NULL;
 }
@@ -292,6 +306,15 @@ void
 dlq_archive_writer_unlock(void)
 {
 	pthread_mutex_unlock(&writer);
+}
+
+int
+dlq_archive_cache(struct dlq_archive *a, int64_t kib)
+{
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "PRAGMA cache_size = -%lld", (long long)kib);
+	return exec(a, sql);
 }
 
 int

@@ -5,7 +5,10 @@
  * WAL mode. Consumers batch: begin, put many, commit, then one ack with
  * `multiple`. A delivery the broker marks redelivered is looked up by its
  * fingerprint first, so a crash between commit and ack does not make a
- * second record. A handle is not thread-safe: one per thread. */
+ * second record. A handle is used by one thread at a time: the
+ * consumers share one, each of its transactions under the writer mutex
+ * (begin ... commit), so that one connection and one page cache serve
+ * them all. Errors are kept per thread. */
 #ifndef DLQ_ARCHIVE_H
 #define DLQ_ARCHIVE_H
 
@@ -17,7 +20,7 @@
 #include "config.h"
 #include "deadletter.h"
 
-#define DLQ_ARCHIVE_SCHEMA	2
+#define DLQ_ARCHIVE_SCHEMA	3
 
 struct dlq_archive;
 
@@ -39,6 +42,9 @@ struct dlq_record {
  * archive_open_failed. */
 struct dlq_archive *dlq_archive_open(const struct dlq_config *);
 void	dlq_archive_close(struct dlq_archive *);	/* NULL ok */
+
+/* The page cache of a handle, KiB (default 256). 0 / -1 */
+int	dlq_archive_cache(struct dlq_archive *, int64_t kib);
 
 /* Every write transaction of the process holds one mutex (taken by
  * begin, released by commit or rollback); other writers (the control

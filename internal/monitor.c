@@ -50,7 +50,8 @@ struct dlq_monitor {
 	const atomic_bool	*stop;
 	const struct dlq_classifier *classifier;
 	struct dlq_alerter	*alerter;
-	struct dlq_archive	*archive;
+	struct dlq_archive	*archive;	/* shared (env) */
+	bool			 in_tx;		/* began: ours to commit */
 	struct dlq_redact	 redact;
 	struct dlq_buf		 line;		/* log lines of the batch */
 	struct dlq_buf		 error;		/* redacted error text */
@@ -206,7 +207,10 @@ archive_failed(struct dlq_monitor *m)
 {
 	struct dlq_alert_event e;
 
-	dlq_archive_rollback(m->archive);
+	if (m->in_tx) {		/* only our own transaction */
+		dlq_archive_rollback(m->archive);
+		m->in_tx = false;
+	}
 	dlq_buf_reset(&m->line);
 	dlq_digest_clear(&m->alerts);
 	m->batch_n = 0;
@@ -251,6 +255,7 @@ finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
 	if (m->batch_n == 0)
 		return STEP_OK;
 	t0 = dlq_now_us();
+	m->in_tx = false;	/* committed, or rolled back by the failure */
 	if (dlq_archive_commit(m->archive) == -1) {
 		archive_failed(m);
 		return STEP_ARCHIVE;
@@ -342,10 +347,13 @@ receive(struct dlq_monitor *m, amqp_connection_state_t conn, int ms)
 		amqp_maybe_release_buffers(conn);
 	r = amqp_consume_message(conn, &env, &tv, 0);
 	if (r.reply_type == AMQP_RESPONSE_NORMAL) {
-		if (m->batch_n == 0 && dlq_archive_begin(m->archive) == -1) {
-			amqp_destroy_envelope(&env);
-			archive_failed(m);
-			return STEP_ARCHIVE;
+		if (m->batch_n == 0 && !m->in_tx) {
+			if (dlq_archive_begin(m->archive) == -1) {
+				amqp_destroy_envelope(&env);
+				archive_failed(m);
+				return STEP_ARCHIVE;
+			}
+			m->in_tx = true;
 		}
 		st = take(m, &env);
 		amqp_destroy_envelope(&env);
@@ -483,7 +491,6 @@ run(void *arg)
 static void
 free_monitor(struct dlq_monitor *m)
 {
-	dlq_archive_close(m->archive);
 	amqp_bytes_free(m->consumer_tag);
 	dlq_buf_release(&m->line);
 	dlq_buf_release(&m->error);
@@ -509,6 +516,7 @@ dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
 	m->stop = env->stop;
 	m->alerter = env->alerter;
 	m->classifier = env->classifier;
+	m->archive = env->archive;
 	m->redact.keys = &c->mask_keys;
 	m->redact.emails = c->mask_emails;
 	m->redact.digits_min = (int)c->mask_digits_min;
@@ -518,8 +526,7 @@ dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
 	dlq_buf_init(&m->error);
 	dlq_buf_init(&m->sig);
 	dlq_metrics_consumer(q->dlq_name, false);
-	if (dlq_digest_init(&m->alerts, BATCH_GROUPS) == -1 ||
-	    (m->archive = dlq_archive_open(c)) == NULL) {
+	if (dlq_digest_init(&m->alerts, BATCH_GROUPS) == -1) {
 		free_monitor(m);
 		return NULL;
 	}

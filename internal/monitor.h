@@ -27,9 +27,12 @@ struct dlq_monitor_env {
 	const atomic_bool		*stop;
 	struct dlq_alerter		*alerter;	/* NULL: no alerts */
 	const struct dlq_classifier	*classifier;
+	struct dlq_archive		*archive;	/* shared by the consumers:
+							   used between begin and
+							   commit only */
 };
 
-/* Opens the thread's own archive handle and starts the thread for `q`.
+/* Starts the consumer thread for `q`.
  * `c` and `q` must outlive the monitor. NULL on failure (logged). */
 struct dlq_monitor *dlq_monitor_start(const struct dlq_config *c,
 	    const struct dlq_queue *q, const struct dlq_monitor_env *env);

@@ -240,27 +240,70 @@ json_text_col(struct dlq_buf *out, const char *key, sqlite3_stmt *st, int i)
 		    (size_t)sqlite3_column_bytes(st, i));
 }
 
-/* The message to publish: properties, raw headers and body (base64). */
+/* The statements of a claim, prepared once per request. */
+struct claim_sql {
+	sqlite3_stmt	*row;		/* ROW_COLUMNS by id */
+	sqlite3_stmt	*message;	/* what to publish, by id */
+	sqlite3_stmt	*mark;		/* status 'replaying' */
+	sqlite3_stmt	*attempt;	/* the new attempt */
+};
+
+static void
+claim_sql_free(struct claim_sql *q)
+{
+	sqlite3_finalize(q->row);
+	sqlite3_finalize(q->message);
+	sqlite3_finalize(q->mark);
+	sqlite3_finalize(q->attempt);
+}
+
 static int
-message_json(sqlite3 *db, int64_t id, struct dlq_buf *out)
+claim_sql_prepare(sqlite3 *db, struct claim_sql *q)
+{
+	memset(q, 0, sizeof(*q));
+	if (sqlite3_prepare_v2(db, "SELECT " ROW_COLUMNS " FROM dead_letters"
+	    " WHERE id = ?1", -1, &q->row, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT message_id, correlation_id, type,"
+	    " content_type, content_encoding, app_id, reply_to, user_id,"
+	    " timestamp, priority, headers_amqp, payload, purged_at"
+	    " FROM dead_letters WHERE id = ?1", -1, &q->message, NULL) !=
+	    SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "UPDATE dead_letters SET status ="
+	    " 'replaying' WHERE id = ?1", -1, &q->mark, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO attempts (dead_letter_id,"
+	    " actor, reason, evidence, policy, checked_at, target, started_at,"
+	    " outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6, 'unknown')", -1,
+	    &q->attempt, NULL) != SQLITE_OK) {
+		claim_sql_free(q);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+step_done(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The message to publish: properties, raw headers and body (base64).
+ * -1 when its payload was purged: nothing to send. */
+static int
+message_json(sqlite3_stmt *st, int64_t id, struct dlq_buf *out)
 {
 	static const char *const props[] = { "message_id", "correlation_id",
 	    "type", "content_type", "content_encoding", "app_id", "reply_to",
 	    "user_id", NULL };
-	sqlite3_stmt *st;
-	int i;
+	int i, rc = -1;
 
-	if (sqlite3_prepare_v2(db, "SELECT message_id, correlation_id, type,"
-	    " content_type, content_encoding, app_id, reply_to, user_id,"
-	    " timestamp, priority, headers_amqp, payload, purged_at"
-	    " FROM dead_letters WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
-		return -1;
 	sqlite3_bind_int64(st, 1, id);
 	if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 12) !=
-	    SQLITE_NULL) {
-		sqlite3_finalize(st);
-		return -1;
-	}
+	    SQLITE_NULL)
+		goto out;
 	dlq_buf_printf(out, "{\"id\":%lld", (long long)id);
 	for (i = 0; props[i] != NULL; i++)
 		json_text_col(out, props[i], st, i);
@@ -275,41 +318,55 @@ message_json(sqlite3 *db, int64_t id, struct dlq_buf *out)
 	dlq_buf_base64(out, sqlite3_column_blob(st, 11),
 	    (size_t)sqlite3_column_bytes(st, 11));
 	dlq_buf_adds(out, "\"}");
-	sqlite3_finalize(st);
-	return 0;
+	rc = 0;
+out:
+	sqlite3_reset(st);
+	return rc;
+}
+
+static void
+refusal(struct dlq_buf *refused, int64_t id, const char *why)
+{
+	dlq_buf_printf(refused, "%s{\"id\":%lld,\"why\":", refused->len ? "," :
+	    "", (long long)id);
+	dlq_buf_json_cstr(refused, why);
+	dlq_buf_addc(refused, '}');
 }
 
 /* Claims one record inside the caller's transaction: appends a claim to
- * `claims`, or a refusal to `refused`. -1 on an archive error. */
+ * `claims`, or a refusal to `refused` (then nothing changed). -1 on an
+ * archive error. */
 static int
-claim_one(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
-    const char *actor, int64_t id, struct dlq_buf *claims,
+claim_one(sqlite3 *db, struct claim_sql *q, const struct dlq_config *c,
+    const cJSON *req, const char *actor, int64_t id, struct dlq_buf *claims,
     struct dlq_buf *refused)
 {
 	struct dlq_replay_policy p;
-	struct dlq_buf policy;
-	sqlite3_stmt *st = NULL;
+	struct dlq_buf policy, message;
 	const char *ex, *rk;
 	char tgt[600], why[256], evidence[640], ago[32];
 	struct row r;
-	int64_t now = dlq_wall_ms(), attempt;
-	size_t mark = claims->len;
+	int64_t now = dlq_wall_ms();
 	int rc = -1;
 
-	dlq_buf_init(&policy);
-	if (sqlite3_prepare_v2(db, "SELECT " ROW_COLUMNS " FROM dead_letters"
-	    " WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
-		goto out;
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		snprintf(why, sizeof(why), "not found");
-		goto refuse;
+	sqlite3_bind_int64(q->row, 1, id);
+	if (sqlite3_step(q->row) != SQLITE_ROW) {
+		sqlite3_reset(q->row);
+		refusal(refused, id, "not found");
+		return 1;
 	}
-	read_row(st, &r);
-	sqlite3_finalize(st);
-	st = NULL;
-	if (!decide(c, req, &r, &p, why, sizeof(why)))
-		goto refuse;
+	read_row(q->row, &r);
+	sqlite3_reset(q->row);
+	if (!decide(c, req, &r, &p, why, sizeof(why))) {
+		refusal(refused, id, why);
+		return 1;
+	}
+	dlq_buf_init(&message);
+	if (message_json(q->message, id, &message) == -1) {
+		dlq_buf_release(&message);
+		refusal(refused, id, "its payload was purged: nothing to replay");
+		return 1;
+	}
 	/* the evidence this attempt relied on: given now, or the case's */
 	if (jstr(req, "evidence") != NULL)
 		snprintf(evidence, sizeof(evidence), "%s", jstr(req, "evidence"));
@@ -322,68 +379,40 @@ claim_one(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 		    "at an unknown time)", r.evidence);
 	else
 		evidence[0] = '\0';
+	dlq_buf_init(&policy);
 	dlq_replay_policy_json(&p, &policy);
 	target(req, &r, &ex, &rk);
 	snprintf(tgt, sizeof(tgt), "%s/%s", ex[0] ? ex : "(default)", rk);
-	if (sqlite3_prepare_v2(db, "UPDATE dead_letters SET status ="
-	    " 'replaying' WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
+	sqlite3_bind_int64(q->mark, 1, id);
+	if (step_done(q->mark) == -1)
 		goto out;
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		goto out;
-	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(db, "INSERT INTO attempts (dead_letter_id,"
-	    " actor, reason, evidence, policy, checked_at, target, started_at,"
-	    " outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?6, 'unknown')", -1,
-	    &st, NULL) != SQLITE_OK)
-		goto out;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_text(st, 2, actor, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, jstr(req, "reason"), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q->attempt, 1, id);
+	sqlite3_bind_text(q->attempt, 2, actor, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q->attempt, 3, jstr(req, "reason"), -1, SQLITE_STATIC);
 	if (evidence[0] != '\0')
-		sqlite3_bind_text(st, 4, evidence, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 5, policy.data, (int)policy.len, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 6, now);
-	sqlite3_bind_text(st, 7, tgt, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) != SQLITE_DONE)
+		sqlite3_bind_text(q->attempt, 4, evidence, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q->attempt, 5, policy.data, (int)policy.len,
+	    SQLITE_STATIC);
+	sqlite3_bind_int64(q->attempt, 6, now);
+	sqlite3_bind_text(q->attempt, 7, tgt, -1, SQLITE_STATIC);
+	if (step_done(q->attempt) == -1)
 		goto out;
-	attempt = sqlite3_last_insert_rowid(db);
 	dlq_buf_printf(claims, "%s{\"id\":%lld,\"attempt\":%lld,"
-	    "\"replay_count\":%lld,\"actor\":", mark ? "," : "", (long long)id,
-	    (long long)attempt, (long long)r.replay_count + 1);
+	    "\"replay_count\":%lld,\"actor\":", claims->len ? "," : "",
+	    (long long)id, (long long)sqlite3_last_insert_rowid(db),
+	    (long long)r.replay_count + 1);
 	dlq_buf_json_cstr(claims, actor);
 	dlq_buf_adds(claims, ",\"exchange\":");
 	dlq_buf_json_cstr(claims, ex);
 	dlq_buf_adds(claims, ",\"routing_key\":");
 	dlq_buf_json_cstr(claims, rk);
 	dlq_buf_adds(claims, ",\"message\":");
-	if (message_json(db, id, claims) == -1) {
-		/* purged: nothing to send; undo this one */
-		claims->len = mark;
-		sqlite3_finalize(st);
-		st = NULL;
-		if (sqlite3_exec(db, "ROLLBACK TO one; RELEASE one", NULL, NULL,
-		    NULL) != SQLITE_OK)
-			goto out;
-		snprintf(why, sizeof(why), "its payload was purged: nothing to "
-		    "replay");
-		goto refuse_undone;
-	}
+	dlq_buf_add(claims, message.data, message.len);
 	dlq_buf_addc(claims, '}');
 	rc = 0;
-	goto out;
-refuse:
-	sqlite3_finalize(st);
-	st = NULL;
-refuse_undone:
-	dlq_buf_printf(refused, "%s{\"id\":%lld,\"why\":", refused->len ? "," :
-	    "", (long long)id);
-	dlq_buf_json_cstr(refused, why);
-	dlq_buf_addc(refused, '}');
-	rc = 1;
 out:
-	sqlite3_finalize(st);
 	dlq_buf_release(&policy);
+	dlq_buf_release(&message);
 	return rc;
 }
 
@@ -393,7 +422,7 @@ dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 {
 	const cJSON *ids = cJSON_GetObjectItemCaseSensitive(req, "ids"), *e;
 	struct dlq_buf claims, refused;
-	int rc;
+	struct claim_sql q;
 
 	if (!cJSON_IsArray(ids) || cJSON_GetArraySize(ids) < 1 ||
 	    cJSON_GetArraySize(ids) > DLQ_REPLAY_CLAIM_MAX ||
@@ -401,6 +430,10 @@ dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 		snprintf(why, whylen, "a claim names 1 to %d ids and a reason",
 		    DLQ_REPLAY_CLAIM_MAX);
 		return DLQ_REPLAY_USAGE;
+	}
+	if (claim_sql_prepare(db, &q) == -1) {
+		snprintf(why, whylen, "archive: %s", sqlite3_errmsg(db));
+		return DLQ_REPLAY_ERROR;
 	}
 	dlq_buf_init(&claims);
 	dlq_buf_init(&refused);
@@ -412,19 +445,12 @@ dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 
 		if (!dlq_json_int(e, 1, DLQ_JSON_INT_MAX, &id))
 			continue;	/* not an id: nothing to claim */
-		if (sqlite3_exec(db, "SAVEPOINT one", NULL, NULL, NULL) != SQLITE_OK)
+		if (claim_one(db, &q, c, req, actor, id, &claims, &refused) == -1)
 			goto fail;
-		if ((rc = claim_one(db, c, req, actor, id, &claims,
-		    &refused)) == -1)
-			goto fail;
-		if (rc == 0 && sqlite3_exec(db, "RELEASE one", NULL, NULL, NULL) !=
-		    SQLITE_OK)
-			goto fail;
-		if (rc == 1)	/* a refusal changes nothing; undone if needed */
-			sqlite3_exec(db, "RELEASE one", NULL, NULL, NULL);
 	}
 	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
+	claim_sql_free(&q);
 	dlq_buf_adds(out, "{\"claims\":[");
 	dlq_buf_add(out, claims.data ? claims.data : "", claims.len);
 	dlq_buf_adds(out, "],\"refused\":[");
@@ -436,35 +462,34 @@ dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 fail:
 	snprintf(why, whylen, "archive: %s", sqlite3_errmsg(db));
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	claim_sql_free(&q);
 	dlq_buf_release(&claims);
 	dlq_buf_release(&refused);
 	return DLQ_REPLAY_ERROR;
 }
 
-/* Records one verdict inside the caller's transaction; false when the
- * attempt is not open. */
-static int
-finish_one(sqlite3 *db, int64_t attempt, const char *outcome,
-    const char *detail, const char *actor)
-{
-	sqlite3_stmt *st;
-	int64_t now = dlq_wall_ms();
-	int changed;
+/* The statements of a finish, prepared once per request. */
+struct finish_sql {
+	sqlite3_stmt	*attempt;	/* the verdict, if still open */
+	sqlite3_stmt	*record;	/* the record's status after it */
+};
 
+static void
+finish_sql_free(struct finish_sql *q)
+{
+	sqlite3_finalize(q->attempt);
+	sqlite3_finalize(q->record);
+}
+
+static int
+finish_sql_prepare(sqlite3 *db, struct finish_sql *q)
+{
+	memset(q, 0, sizeof(*q));
 	if (sqlite3_prepare_v2(db, "UPDATE attempts SET outcome = ?2,"
 	    " detail = ?3, finished_at = ?4 WHERE id = ?1 AND outcome ="
-	    " 'unknown' AND finished_at IS NULL", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_int64(st, 1, attempt);
-	sqlite3_bind_text(st, 2, outcome, -1, SQLITE_STATIC);
-	if (detail)
-		sqlite3_bind_text(st, 3, detail, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, now);
-	changed = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(db) : -1;
-	sqlite3_finalize(st);
-	if (changed != 1)
-		return changed == 0 ? 0 : -1;
-	if (sqlite3_prepare_v2(db, "UPDATE dead_letters SET"
+	    " 'unknown' AND finished_at IS NULL", -1, &q->attempt, NULL) !=
+	    SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "UPDATE dead_letters SET"
 	    " status = CASE ?2 WHEN 'published' THEN 'replayed'"
 	    "  WHEN 'failed' THEN CASE WHEN owner IS NULL THEN 'open'"
 	    "  ELSE 'assigned' END ELSE 'replaying' END,"
@@ -472,15 +497,35 @@ finish_one(sqlite3 *db, int64_t attempt, const char *outcome,
 	    " resolved_at = CASE ?2 WHEN 'published' THEN ?4 END,"
 	    " resolution = CASE ?2 WHEN 'published' THEN 'replayed' END"
 	    " WHERE id = (SELECT dead_letter_id FROM attempts WHERE id = ?1)"
-	    " AND status = 'replaying'", -1, &st, NULL) != SQLITE_OK)
+	    " AND status = 'replaying'", -1, &q->record, NULL) != SQLITE_OK) {
+		finish_sql_free(q);
 		return -1;
-	sqlite3_bind_int64(st, 1, attempt);
-	sqlite3_bind_text(st, 2, outcome, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, actor, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, now);
-	changed = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return changed == SQLITE_DONE ? 1 : -1;
+	}
+	return 0;
+}
+
+/* Records one verdict inside the caller's transaction: 1 done, 0 when the
+ * attempt is not open, -1 on an archive error. */
+static int
+finish_one(sqlite3 *db, struct finish_sql *q, int64_t attempt,
+    const char *outcome, const char *detail, const char *actor)
+{
+	int64_t now = dlq_wall_ms();
+
+	sqlite3_bind_int64(q->attempt, 1, attempt);
+	sqlite3_bind_text(q->attempt, 2, outcome, -1, SQLITE_STATIC);
+	if (detail)
+		sqlite3_bind_text(q->attempt, 3, detail, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q->attempt, 4, now);
+	if (step_done(q->attempt) == -1)
+		return -1;
+	if (sqlite3_changes(db) != 1)
+		return 0;
+	sqlite3_bind_int64(q->record, 1, attempt);
+	sqlite3_bind_text(q->record, 2, outcome, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q->record, 3, actor, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q->record, 4, now);
+	return step_done(q->record) == -1 ? -1 : 1;
 }
 
 static bool
@@ -496,6 +541,7 @@ dlq_replay_finish(sqlite3 *db, const cJSON *req, const char *actor,
 {
 	const cJSON *results = cJSON_GetObjectItemCaseSensitive(req, "results");
 	const cJSON *e, *a;
+	struct finish_sql q;
 	int done = 0, rc;
 
 	if (!cJSON_IsArray(results) || cJSON_GetArraySize(results) < 1 ||
@@ -515,10 +561,14 @@ dlq_replay_finish(sqlite3 *db, const cJSON *req, const char *actor,
 			return DLQ_REPLAY_USAGE;
 		}
 	}
+	if (finish_sql_prepare(db, &q) == -1) {
+		snprintf(why, whylen, "archive: %s", sqlite3_errmsg(db));
+		return DLQ_REPLAY_ERROR;
+	}
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
 	cJSON_ArrayForEach(e, results) {
-		rc = finish_one(db, (int64_t)cJSON_GetObjectItem(e,
+		rc = finish_one(db, &q, (int64_t)cJSON_GetObjectItem(e,
 		    "attempt")->valuedouble, jstr(e, "outcome"), jstr(e, "detail"),
 		    actor);
 		if (rc == -1)
@@ -527,6 +577,7 @@ dlq_replay_finish(sqlite3 *db, const cJSON *req, const char *actor,
 	}
 	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
+	finish_sql_free(&q);
 	dlq_buf_printf(out, "{\"finished\":%d}", done);
 	if (done != cJSON_GetArraySize(results)) {
 		snprintf(why, whylen, "%d of %d attempts were not open", 
@@ -537,5 +588,6 @@ dlq_replay_finish(sqlite3 *db, const cJSON *req, const char *actor,
 fail:
 	snprintf(why, whylen, "archive: %s", sqlite3_errmsg(db));
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	finish_sql_free(&q);
 	return DLQ_REPLAY_ERROR;
 }

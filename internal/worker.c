@@ -38,6 +38,11 @@
  * under a second, so the worker still exits within 5 s. */
 #define SHUTDOWN_ALERT_BUDGET_MS	3000
 
+/* The consumers write through one SQLite connection, in turns: one page
+ * cache for all of them, never invalidated by another connection's
+ * commit. Grows only as pages are used. */
+#define CONSUMER_CACHE_KIB		8192
+
 static atomic_bool stopping;
 
 /* Waits up to `ms` for SIGTERM/SIGINT; returns the signal or 0. */
@@ -82,6 +87,7 @@ assert_topology(const struct dlq_config *c, const struct dlq_topology *t,
 /* Everything the running worker owns, in start order. */
 struct services {
 	struct dlq_archive	*archive;	/* main thread: retention */
+	struct dlq_archive	*shared;	/* the consumers' one handle */
 	struct dlq_classifier	*classifier;
 	struct dlq_alerter	*alerter;
 	struct dlq_redriver	*redriver;	/* NULL: redrive off */
@@ -132,7 +138,9 @@ start_services(const struct dlq_config *c, const struct dlq_topology *t,
 
 	memset(s, 0, sizeof(*s));
 	dlq_buf_init(&errors);
-	if ((s->archive = dlq_archive_open(c)) == NULL)
+	if ((s->archive = dlq_archive_open(c)) == NULL ||
+	    (s->shared = dlq_archive_open(c)) == NULL ||
+	    dlq_archive_cache(s->shared, CONSUMER_CACHE_KIB) == -1)
 		return -1;
 	if (start_http(c, s) == -1)
 		return -1;
@@ -153,6 +161,7 @@ start_services(const struct dlq_config *c, const struct dlq_topology *t,
 	env.stop = &stopping;
 	env.alerter = s->alerter;
 	env.classifier = s->classifier;
+	env.archive = s->shared;
 	for (i = 0; i < t->n_queues; i++) {
 		if (!t->queues[i].monitored)
 			continue;
@@ -175,6 +184,7 @@ stop_services(struct services *s)
 	for (i = 0; i < s->n_mons; i++)
 		dlq_monitor_join(s->mons[i]);
 	free(s->mons);
+	dlq_archive_close(s->shared);
 	dlq_control_stop(s->control);
 	dlq_http_stop(s->http);
 	dlq_alert_stop(s->alerter, SHUTDOWN_ALERT_BUDGET_MS);

@@ -562,6 +562,7 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 {
 	static const char *const to_v1[] = {
 		"DROP INDEX dead_letters_replay_of",
+		"CREATE INDEX dead_letters_message ON dead_letters(message_id)",
 		"DROP TABLE redrive_circuits",
 		"ALTER TABLE dead_letters DROP COLUMN evidence_at",
 		"ALTER TABLE dead_letters DROP COLUMN escalation_noted",
@@ -579,7 +580,7 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	die_in(&f, 0, 2, "migrate me");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
-	ck_assert_int_eq(user_version(f.db), 2);
+	ck_assert_int_eq(user_version(f.db), 3);
 	/* make it what release 1 wrote */
 	ck_assert_int_eq(sqlite3_open(f.db, &db), SQLITE_OK);
 	for (i = 0; to_v1[i] != NULL; i++)
@@ -588,7 +589,7 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	sqlite3_close(db);
 	ck_assert_int_eq(user_version(f.db), 1);
 	start_worker(&f);
-	ck_assert_int_eq(user_version(f.db), 2);
+	ck_assert_int_eq(user_version(f.db), 3);
 	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 1);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
 	    NULL }), 0);
