@@ -3,7 +3,9 @@
  * Deliveries are handled in batches: wait (a quarter second at most, so
  * heartbeats are serviced and the stop flag is seen) for one, then take
  * what the broker has already sent, up to archive.batch_max; archive them
- * in one transaction; after the commit write their log lines, ack them all
+ * in one transaction (through the archive connection all consumers share,
+ * in turns: the transaction holds the writer mutex from its first
+ * delivery to the commit); after the commit write their log lines, ack them all
  * with one basic.ack(multiple) and hand their alert groups over with one
  * lock. Ack after commit: a crash must redeliver, never lose.
  *
