@@ -14,11 +14,13 @@
 
 struct dlq_publisher {
 	const struct dlq_config	*cfg;
+	const char		*name;	/* the connection's, for the broker */
 	amqp_connection_state_t	 conn;	/* NULL: reconnect before use */
 	uint64_t		 seq;	/* delivery tag of the last publish */
 	bool			 blocked;	/* connection.blocked, not yet
 						   unblocked */
 	char			 block_reason[64];
+	int64_t			 last_used_ms;	/* monotonic */
 };
 
 const char *
@@ -35,7 +37,7 @@ connect_confirmed(struct dlq_publisher *p, char *why, size_t n)
 	enum dlq_amqp_status st;
 	amqp_rpc_reply_t r;
 
-	p->conn = dlq_amqp_connect(p->cfg, "dlqctl replay", &st, why, n);
+	p->conn = dlq_amqp_connect(p->cfg, p->name, &st, why, n);
 	if (p->conn == NULL)
 		return -1;
 	amqp_confirm_select(p->conn, DLQ_AMQP_CHANNEL);
@@ -48,11 +50,13 @@ connect_confirmed(struct dlq_publisher *p, char *why, size_t n)
 	}
 	p->seq = 0;
 	p->blocked = false;
+	p->last_used_ms = dlq_now_ms();
 	return 0;
 }
 
 struct dlq_publisher *
-dlq_publisher_open(const struct dlq_config *c, char *why, size_t n)
+dlq_publisher_open(const struct dlq_config *c, const char *name, char *why,
+    size_t n)
 {
 	struct dlq_publisher *p = calloc(1, sizeof(*p));
 
@@ -61,6 +65,7 @@ dlq_publisher_open(const struct dlq_config *c, char *why, size_t n)
 		return NULL;
 	}
 	p->cfg = c;
+	p->name = name;
 	if (connect_confirmed(p, why, n) == -1) {
 		free(p);
 		return NULL;
@@ -80,6 +85,7 @@ dlq_publisher_close(struct dlq_publisher *p)
 amqp_connection_state_t
 dlq_publisher_conn(struct dlq_publisher *p)
 {
+	p->last_used_ms = dlq_now_ms();	/* in use: not idle */
 	return p->conn;
 }
 
@@ -223,8 +229,18 @@ dlq_publisher_send(struct dlq_publisher *p, const char *exchange,
 	struct pollfd pfd;
 	int rc;
 
+	/* heartbeats are only serviced inside library calls: a connection
+	 * left idle (a canary's watch, the redrive's interval) may have been
+	 * closed by the broker meanwhile. Start afresh before sending, so a
+	 * dead connection never turns a message into an unknown outcome. */
+	if (p->conn != NULL && !p->blocked && p->cfg->heartbeat_s > 0 &&
+	    dlq_now_ms() - p->last_used_ms > p->cfg->heartbeat_s * 1000 / 2) {
+		dlq_amqp_close(p->conn);
+		p->conn = NULL;
+	}
 	if (p->conn == NULL && connect_confirmed(p, detail, n) == -1)
 		return DLQ_PUB_FAILED;	/* nothing was sent */
+	p->last_used_ms = dlq_now_ms();
 	if (dlq_publisher_blocked(p)) {
 		snprintf(detail, n, "not sent: the broker blocks publishing (%s)",
 		    p->block_reason);

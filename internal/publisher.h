@@ -20,9 +20,10 @@ enum dlq_pub_outcome { DLQ_PUB_OK, DLQ_PUB_FAILED, DLQ_PUB_UNKNOWN };
 
 struct dlq_publisher;
 
-/* NULL on failure, with the reason in `why`. */
+/* `name` (static) is the connection name the broker shows. NULL on
+ * failure, with the reason in `why`. */
 struct dlq_publisher *dlq_publisher_open(const struct dlq_config *,
-	    char *why, size_t whylen);
+	    const char *name, char *why, size_t whylen);
 void	dlq_publisher_close(struct dlq_publisher *);	/* NULL ok */
 
 /* Publishes and waits for the broker's verdict; `detail` says what
@@ -39,7 +40,9 @@ enum dlq_pub_outcome dlq_publisher_send(struct dlq_publisher *,
 bool	dlq_publisher_blocked(struct dlq_publisher *);
 
 /* The publisher's channel, for basic.get / ack / nack of a live-queue
- * replay (NULL while disconnected). */
+ * replay (NULL while disconnected). A connection idle for more than half
+ * the heartbeat interval is replaced before the next send (the broker may
+ * have closed it); asking for it here counts as use. */
 amqp_connection_state_t dlq_publisher_conn(struct dlq_publisher *);
 
 const char *dlq_pub_outcome_name(enum dlq_pub_outcome);

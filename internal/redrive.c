@@ -319,8 +319,8 @@ redrive_batch(struct dlq_redriver *r, struct queue_state *q)
 
 	if ((req = candidates(r, q->queue)) == NULL)
 		return;
-	if (r->pub == NULL && (r->pub = dlq_publisher_open(r->cfg, why,
-	    sizeof(why))) == NULL) {
+	if (r->pub == NULL && (r->pub = dlq_publisher_open(r->cfg,
+	    "dlq-worker redrive", why, sizeof(why))) == NULL) {
 		dlq_log(DLQ_LOG_WARN, "redrive_failed", "queue", q->queue, "step",
 		    "connect", "error", why, NULL);
 		cJSON_Delete(req);

@@ -448,7 +448,8 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		cJSON_Delete(plan);
 		return 0;
 	}
-	if ((pub = dlq_publisher_open(c, why, sizeof(why))) == NULL) {
+	if ((pub = dlq_publisher_open(c, "dlqctl replay", why,
+	    sizeof(why))) == NULL) {
 		fprintf(stderr, "dlqctl: %s\n", why);
 		cJSON_Delete(plan);
 		return 1;
@@ -638,7 +639,8 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		return strstr(why, "needs the") ? 4 : 1;
 	}
 	if ((k = dlq_classify_new(c, NULL)) == NULL ||
-	    (pub = dlq_publisher_open(c, why, sizeof(why))) == NULL) {
+	    (pub = dlq_publisher_open(c, "dlqctl replay", why,
+	    sizeof(why))) == NULL) {
 		fprintf(stderr, "dlqctl: %s\n", k ? why : "classifier failed");
 		dlq_classify_free(k);
 		return 1;

@@ -326,6 +326,14 @@ h_socket(const char *prefix)
 	return path;
 }
 
+static int heartbeat_s = 5;
+
+void
+h_set_heartbeat(int seconds)
+{
+	heartbeat_s = seconds;
+}
+
 const char *
 h_setup(const char *prefix, const char *const *queues, const char *extra)
 {
@@ -357,9 +365,9 @@ h_setup(const char *prefix, const char *const *queues, const char *extra)
 		snprintf(more, sizeof(more), "control = { socket = \"%s\"; };\n%s",
 		    h_socket(prefix), extra ? extra : "");
 	off = (size_t)snprintf(cfg, sizeof(cfg),
-	    "rabbitmq = { url = \"%s\"; prefetch = 50; heartbeat = 5;\n"
+	    "rabbitmq = { url = \"%s\"; prefetch = 50; heartbeat = %d;\n"
 	    "  reconnect_min_ms = 100; reconnect_max_ms = 1000; };\n"
-	    "topology = { file = \"%s\"; };\n", h_url(), tpath);
+	    "topology = { file = \"%s\"; };\n", h_url(), heartbeat_s, tpath);
 	if (!own_archive)
 		off += (size_t)snprintf(cfg + off, sizeof(cfg) - off,
 		    "archive = { path = \"%s/%s.db\"; };\n", tmpdir(), prefix);

@@ -50,6 +50,8 @@ bool		 h_wait_count(const char *queue, int n, int timeout_ms);
  * alert = { ... } group. Returns the config path (static). */
 const char	*h_setup(const char *prefix, const char *const *queues,
 		    const char *extra);
+/* rabbitmq.heartbeat of the configs h_setup() writes next (5 s). */
+void		 h_set_heartbeat(int seconds);
 const char	*h_write_file(const char *stem, const char *text);
 /* A path in the test's private temporary directory (static slot). */
 const char	*h_tmp_path(const char *name);
