@@ -65,6 +65,16 @@ query_json(sqlite3 *db, const char *sql, const struct param *p, int n,
 	return rc == SQLITE_ROW ? DLQ_CASE_OK : DLQ_CASE_NOT_FOUND;
 }
 
+/* A list: an empty one is an answer, not "not found". */
+static int
+query_list(sqlite3 *db, const char *sql, const struct param *p, int n,
+    struct dlq_buf *out)
+{
+	int rc = query_json(db, sql, p, n, out);
+
+	return rc == DLQ_CASE_NOT_FOUND ? DLQ_CASE_OK : rc;
+}
+
 static int
 exec_changes(sqlite3 *db, const char *sql, const struct param *p, int n,
     int *changes)
@@ -94,15 +104,13 @@ dlq_cases_list(sqlite3 *db, const struct dlq_list_filter *f,
 	const struct param p[] = { TEXT(f->queue), TEXT(f->status),
 	    TEXT(f->class), TEXT(f->signature), INT(f->since_ms),
 	    INT(f->limit) };
-	int rc;
 
-	rc = query_json(db, "SELECT json_group_array(json_object("
+	return query_list(db, "SELECT json_group_array(json_object("
 	    SUMMARY_FIELDS ")) FROM (SELECT * FROM dead_letters WHERE"
 	    " (?1 IS NULL OR queue = ?1 OR dlq = ?1) AND"
 	    " (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR class = ?3) AND"
 	    " (?4 IS NULL OR signature = ?4) AND received_at >= ?5"
 	    " ORDER BY id DESC LIMIT ?6)", p, 6, out);
-	return rc == DLQ_CASE_NOT_FOUND ? DLQ_CASE_OK : rc;
 }
 
 /* The payload as a JSON field: text when it is printable UTF-8, else
@@ -275,11 +283,10 @@ dlq_cases_groups(sqlite3 *db, const char *queue, int64_t limit,
     struct dlq_buf *out)
 {
 	const struct param p[] = { TEXT(queue), INT(limit) };
-	int rc;
 
 	/* with min(id), SQLite takes the bare columns from that row: the
 	 * group's first dead letter is its representative sample */
-	rc = query_json(db, "SELECT json_group_array(json_object("
+	return query_list(db, "SELECT json_group_array(json_object("
 	    " 'signature', signature, 'queue', queue, 'reason', reason,"
 	    " 'class', class, 'error', error, 'count', n, 'unresolved', u,"
 	    " 'first_seen', f, 'last_seen', l, 'sample_id', sid,"
@@ -289,7 +296,6 @@ dlq_cases_groups(sqlite3 *db, const char *queue, int64_t limit,
 	    "  min(received_at) f, max(received_at) l FROM dead_letters"
 	    "  WHERE ?1 IS NULL OR queue = ?1 OR dlq = ?1"
 	    "  GROUP BY signature ORDER BY n DESC LIMIT ?2)", p, 2, out);
-	return rc == DLQ_CASE_NOT_FOUND ? DLQ_CASE_OK : rc;
 }
 
 /* Why `id` was not changed: it does not exist, or its status forbids. */
@@ -412,13 +418,11 @@ int
 dlq_cases_audit(sqlite3 *db, int64_t since_ms, struct dlq_buf *out)
 {
 	const struct param p[] = { INT(since_ms) };
-	int rc;
 
-	rc = query_json(db, "SELECT json_group_array(json_object('id', id,"
+	return query_list(db, "SELECT json_group_array(json_object('id', id,"
 	    " 'at', at, 'actor', actor, 'uid', uid, 'command', command,"
 	    " 'args', json(args), 'result', result)) FROM (SELECT * FROM audit"
 	    " WHERE at >= ?1 ORDER BY id DESC LIMIT 1000)", p, 1, out);
-	return rc == DLQ_CASE_NOT_FOUND ? DLQ_CASE_OK : rc;
 }
 
 int
@@ -426,25 +430,22 @@ dlq_cases_returns(sqlite3 *db, const char *ids_json, int64_t since_ms,
     struct dlq_buf *out)
 {
 	const struct param p[] = { TEXT(ids_json), INT(since_ms) };
-	int rc;
 
-	rc = query_json(db, "SELECT json_group_array(json_object("
+	return query_list(db, "SELECT json_group_array(json_object("
 	    " 'id', replay_of, 'returned_id', id, 'dlq', dlq, 'reason', reason,"
 	    " 'class', class, 'error', error, 'received_at', received_at))"
 	    " FROM (SELECT * FROM dead_letters WHERE replay_of IN"
 	    "  (SELECT value FROM json_each(?1)) AND received_at >= ?2"
 	    "  ORDER BY id)", p, 2, out);
-	return rc == DLQ_CASE_NOT_FOUND ? DLQ_CASE_OK : rc;
 }
 
 int
-dlq_cases_redrive_status(sqlite3 *db, const char *queues_json, int64_t now_ms,
+dlq_cases_redrive_status(sqlite3 *db, const char *queues_json,
     struct dlq_buf *out)
 {
-	const struct param p[] = { TEXT(queues_json), INT(now_ms) };
-	int rc;
+	const struct param p[] = { TEXT(queues_json) };
 
-	rc = query_json(db, "SELECT json_group_array(json_object("
+	return query_list(db, "SELECT json_group_array(json_object("
 	    " 'queue', q.value,"
 	    " 'circuit', CASE WHEN c.id IS NULL THEN 'closed' ELSE 'open' END,"
 	    " 'tripped_at', c.tripped_at, 'redriven', c.redriven,"
@@ -456,8 +457,7 @@ dlq_cases_redrive_status(sqlite3 *db, const char *queues_json, int64_t now_ms,
 	    "   ON d.id = a.dead_letter_id WHERE d.queue = q.value AND"
 	    "   a.actor = '" DLQ_REDRIVE_ACTOR "' AND a.outcome = 'published')))"
 	    " FROM json_each(?1) q LEFT JOIN redrive_circuits c ON"
-	    " c.queue = q.value AND c.resumed_at IS NULL", p, 2, out);
-	return rc == DLQ_CASE_NOT_FOUND ? DLQ_CASE_OK : rc;
+	    " c.queue = q.value AND c.resumed_at IS NULL", p, 1, out);
 }
 
 int

@@ -67,7 +67,7 @@ int	dlq_cases_returns(sqlite3 *, const char *ids_json, int64_t since_ms,
 /* Redrive per configured queue (`queues_json`, a JSON array): circuit,
  * published, left for humans. */
 int	dlq_cases_redrive_status(sqlite3 *, const char *queues_json,
-	    int64_t now_ms, struct dlq_buf *out);
+	    struct dlq_buf *out);
 /* Closes the open circuit of `queue`; NOT_FOUND when none is open. */
 int	dlq_cases_redrive_resume(sqlite3 *, const char *queue,
 	    const char *reason, const char *actor, int64_t now_ms,

@@ -393,7 +393,7 @@ cmd_redrive_status(struct req *r)
 	dlq_buf_init(&queues);
 	dlq_strlist_json(&r->cfg->redrive_queues, &queues);
 	a = from_case(r, dlq_cases_redrive_status(r->db, queues.data,
-	    dlq_wall_ms(), r->data));
+	    r->data));
 	dlq_buf_release(&queues);
 	return a;
 }

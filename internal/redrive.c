@@ -243,7 +243,7 @@ struct tick {
 static void
 send_claims(struct dlq_redriver *r, const cJSON *claims, struct tick *t)
 {
-	cJSON *fin = cJSON_CreateObject(), *res, *one;
+	cJSON *fin = cJSON_CreateObject(), *res;
 	const cJSON *cl;
 	enum dlq_pub_outcome o;
 	struct dlq_buf out;
@@ -264,12 +264,7 @@ send_claims(struct dlq_redriver *r, const cJSON *claims, struct tick *t)
 		t->published += o == DLQ_PUB_OK;
 		t->failed += o == DLQ_PUB_FAILED;
 		t->unknown += o == DLQ_PUB_UNKNOWN;
-		one = cJSON_CreateObject();
-		cJSON_AddNumberToObject(one, "attempt",
-		    cJSON_GetObjectItem(cl, "attempt")->valuedouble);
-		cJSON_AddStringToObject(one, "outcome", dlq_pub_outcome_name(o));
-		cJSON_AddStringToObject(one, "detail", detail);
-		cJSON_AddItemToArray(res, one);
+		dlq_replay_verdict(res, cl, o, detail);
 	}
 	dlq_buf_init(&out);
 	dlq_archive_writer_lock();

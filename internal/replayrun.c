@@ -278,7 +278,7 @@ static void
 replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
     struct dlq_publisher *pub, const int64_t *ids, int n, struct tally *t)
 {
-	cJSON *req, *ans, *fin, *res, *one, *cl, *ref;
+	cJSON *req, *ans, *fin, *res, *cl, *ref;
 	char why[512], detail[1024];
 	enum dlq_pub_outcome out;
 	int64_t id;
@@ -330,12 +330,7 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 		}
 		t->given_back += !sent;
 		t->done++;
-		one = cJSON_CreateObject();
-		cJSON_AddNumberToObject(one, "attempt",
-		    cJSON_GetObjectItem(cl, "attempt")->valuedouble);
-		cJSON_AddStringToObject(one, "outcome", dlq_pub_outcome_name(out));
-		cJSON_AddStringToObject(one, "detail", detail);
-		cJSON_AddItemToArray(res, one);
+		dlq_replay_verdict(res, cl, out, detail);
 		cJSON_AddItemToArray(cJSON_GetObjectItem(fin, "ids"),
 		    cJSON_CreateNumber((double)id));
 		if (sent)

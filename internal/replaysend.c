@@ -119,3 +119,16 @@ out:
 	dlq_buf_release(&body);
 	return out;
 }
+
+void
+dlq_replay_verdict(cJSON *results, const cJSON *claim, enum dlq_pub_outcome o,
+    const char *detail)
+{
+	cJSON *one = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(one, "attempt",
+	    cJSON_GetObjectItem(claim, "attempt")->valuedouble);
+	cJSON_AddStringToObject(one, "outcome", dlq_pub_outcome_name(o));
+	cJSON_AddStringToObject(one, "detail", detail);
+	cJSON_AddItemToArray(results, one);
+}

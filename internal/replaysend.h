@@ -21,4 +21,9 @@ enum dlq_pub_outcome dlq_replay_send(const struct dlq_config *,
 	    struct dlq_publisher *, const cJSON *claim, const char *reason,
 	    bool reset_retries, char *detail, size_t n);
 
+/* Appends the verdict on `claim` to the `results` array of a
+ * replay_finish request. */
+void	dlq_replay_verdict(cJSON *results, const cJSON *claim,
+	    enum dlq_pub_outcome, const char *detail);
+
 #endif
