@@ -110,6 +110,13 @@ depth(amqp_connection_state_t c, const char *q)
 	return ok ? (int)ok->message_count : -1;
 }
 
+/* The topologies made, so the run leaves no queues behind. */
+static struct made {
+	char	p[32];
+	int	k;
+} made[32];
+static int nmade;
+
 /* A topology of k queues "<p>_q<i>" and a worker config for it. */
 static const char *
 setup(const char *p, int k, const char *extra)
@@ -118,6 +125,11 @@ setup(const char *p, int k, const char *extra)
 	char top[256];
 	FILE *f;
 	int i;
+
+	if (nmade < (int)(sizeof(made) / sizeof(made[0]))) {
+		snprintf(made[nmade].p, sizeof(made[nmade].p), "%s", p);
+		made[nmade++].k = k;
+	}
 
 	snprintf(top, sizeof(top), "%s/%s-topology.conf", dir, p);
 	f = fopen(top, "w");
@@ -137,6 +149,36 @@ setup(const char *p, int k, const char *extra)
 	    p, extra ? extra : "");
 	fclose(f);
 	return cfg;
+}
+
+/* Deletes the queues and exchanges of every topology made, with their
+ * fillers, and the run's directory (BENCH_KEEP=1 keeps the directory). */
+static void
+cleanup(void)
+{
+	static const char *const forms[] = { "%s_q%d", "%s_q%d.dlq",
+	    "%s_fill%d" };
+	amqp_connection_state_t c = connect_broker();
+	char name[160], cmd[200];
+	int i, j, f;
+
+	for (i = 0; i < nmade; i++) {
+		for (j = 0; j < made[i].k; j++)
+			for (f = 0; f < 3; f++) {
+				snprintf(name, sizeof(name), forms[f], made[i].p, j);
+				amqp_queue_delete(c, 1, amqp_cstring_bytes(name), 0, 0);
+			}
+		snprintf(name, sizeof(name), "%.31s_x", made[i].p);
+		amqp_exchange_delete(c, 1, amqp_cstring_bytes(name), 0);
+		snprintf(name, sizeof(name), "%.31s_dlx", made[i].p);
+		amqp_exchange_delete(c, 1, amqp_cstring_bytes(name), 0);
+	}
+	close_broker(c);
+	if (getenv("BENCH_KEEP") == NULL) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "bench: could not remove %s\n", dir);
+	}
 }
 
 static int
@@ -831,6 +873,22 @@ scenario_replay(void)
 	    summ(ratio, ROUNDS, "%.2f", s3, sizeof(s3)));
 }
 
+/* BENCH_ONLY=drain,memory,... runs only the named scenarios. */
+static int
+wanted(const char *name)
+{
+	const char *only = getenv("BENCH_ONLY");
+	size_t n = strlen(name);
+	const char *p;
+
+	if (only == NULL || *only == '\0')
+		return 1;
+	for (p = only; (p = strstr(p, name)) != NULL; p += n)
+		if ((p == only || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
 static int
 env_int(const char *name, int def)
 {
@@ -871,13 +929,19 @@ main(void)
 	    date, host, sysconf(_SC_NPROCESSORS_ONLN),
 	    (double)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 1073741824.0,
 	    url, N, ROUNDS, FLOOD, REPLAY_N, PREFETCH);
-	scenario_drain();
-	scenario_memory();
-	scenario_scaling();
-	scenario_alert_latency();
-	scenario_replay();
+	if (wanted("drain"))
+		scenario_drain();
+	if (wanted("memory"))
+		scenario_memory();
+	if (wanted("scaling"))
+		scenario_scaling();
+	if (wanted("alert"))
+		scenario_alert_latency();
+	if (wanted("replay"))
+		scenario_replay();
 	say("\n(whole run: %.0f s; results also in %s)\n",
 	    (double)(now_us() - t0) / 1e6, path);
 	fclose(md);
+	cleanup();
 	return 0;
 }
