@@ -332,13 +332,26 @@ dlq_archive_begin(struct dlq_archive *a)
 int
 dlq_archive_commit(struct dlq_archive *a)
 {
-	if (exec(a, "COMMIT") == 0) {
-		a->in_tx = false;
-		dlq_archive_writer_unlock();
-		return 0;
+	if (dlq_archive_commit_hold(a) == -1) {
+		dlq_archive_rollback(a);
+		return -1;
 	}
-	dlq_archive_rollback(a);
-	return -1;
+	dlq_archive_writer_unlock();
+	return 0;
+}
+
+int
+dlq_archive_commit_hold(struct dlq_archive *a)
+{
+	if (exec(a, "COMMIT") == -1) {
+		/* rolled back, but the turn is still the caller's: it ends
+		 * it with dlq_archive_rollback() */
+		if (!sqlite3_get_autocommit(a->db))
+			sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	a->in_tx = false;
+	return 0;
 }
 
 void

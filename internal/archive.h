@@ -58,6 +58,11 @@ int	dlq_archive_begin(struct dlq_archive *);	/* 0 / -1 */
 int64_t	dlq_archive_put(struct dlq_archive *, const struct dlq_record *,
 	    bool *duplicate);
 int	dlq_archive_commit(struct dlq_archive *);	/* 0, or -1 rolled back */
+/* The same, but the writer mutex stays held: on success the caller does
+ * what must follow the commit in its turn, then calls
+ * dlq_archive_writer_unlock(); on failure (rolled back) it cleans up,
+ * then calls dlq_archive_rollback(), which ends the turn. */
+int	dlq_archive_commit_hold(struct dlq_archive *);
 void	dlq_archive_rollback(struct dlq_archive *);
 
 /* The last error, for the caller's log line; valid until the next call. */

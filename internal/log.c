@@ -1,7 +1,9 @@
-/* log.c - JSON lines on stdout, one write(2) per line (OpenBSD log.c). */
+/* log.c - JSON lines on stdout, one write(2) per line (OpenBSD log.c), or
+ * per PIPE_BUF of whole lines for a batch. */
 #include "log.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -98,30 +100,54 @@ dlq_log_bool(struct dlq_buf *b, const char *key, bool v)
 	dlq_buf_adds(b, v ? "true" : "false");
 }
 
-void
-dlq_log_end(struct dlq_buf *b)
+static void
+write_all(const char *p, size_t len)
 {
-	int saved = errno;
 	size_t off = 0;
 	ssize_t n;
 
-	dlq_buf_adds(b, "}\n");
-	if (b->oom) {
-		static const char msg[] =
-		    "{\"level\":\"error\",\"event\":\"log_line_dropped\"}\n";
-		n = write(log_fd, msg, sizeof(msg) - 1);
-		(void)n;
-	} else {
-		while (off < b->len) {
-			n = write(log_fd, b->data + off, b->len - off);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				break;
-			off += (size_t)n;
-		}
+	while (off < len) {
+		n = write(log_fd, p + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
 	}
+}
+
+void
+dlq_log_end(struct dlq_buf *b)
+{
+	static const char dropped[] =
+	    "{\"level\":\"error\",\"event\":\"log_line_dropped\"}\n";
+	int saved = errno;
+
+	dlq_buf_adds(b, "}\n");
+	if (b->oom)
+		write_all(dropped, sizeof(dropped) - 1);
+	else
+		write_all(b->data, b->len);
 	dlq_buf_reset(b);
+	errno = saved;
+}
+
+void
+dlq_log_write_lines(const char *p, size_t len)
+{
+	const char *end = p + len, *chunk = p, *nl;
+	int saved = errno;
+
+	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		/* the chunk would pass PIPE_BUF with this line: write it first */
+		if (p > chunk && (size_t)(nl + 1 - chunk) > PIPE_BUF) {
+			write_all(chunk, (size_t)(p - chunk));
+			chunk = p;
+		}
+		p = nl + 1;
+	}
+	if (p > chunk)
+		write_all(chunk, (size_t)(p - chunk));
 	errno = saved;
 }
 

@@ -5,8 +5,9 @@
  * what the broker has already sent, up to archive.batch_max; archive them
  * in one transaction (through the archive connection all consumers share,
  * in turns: the transaction holds the writer mutex from its first
- * delivery to the commit); after the commit write their log lines, ack them all
- * with one basic.ack(multiple) and hand their alert groups over with one
+ * delivery to the commit); after the commit write their log lines (still
+ * in the turn: one line buffer serves all consumers), ack them all with
+ * one basic.ack(multiple) and hand their alert groups over with one
  * lock. Ack after commit: a crash must redeliver, never lose.
  *
  * Anything that is not a delivery arrives as AMQP_STATUS_UNEXPECTED_STATE
@@ -55,7 +56,7 @@ struct dlq_monitor {
 	struct dlq_archive	*archive;	/* shared (env) */
 	bool			 in_tx;		/* began: ours to commit */
 	struct dlq_redact	 redact;
-	struct dlq_buf		 line;		/* log lines of the batch */
+	struct dlq_buf		 line;		/* a log line of this thread */
 	struct dlq_buf		 error;		/* redacted error text */
 	struct dlq_buf		 sig;		/* normalised error text */
 	struct dlq_digest	 alerts;	/* alert groups of the batch */
@@ -69,6 +70,12 @@ struct dlq_monitor {
 };
 
 enum step { STEP_OK, STEP_TIMEOUT, STEP_RECONNECT, STEP_ARCHIVE };
+
+/* The log lines of the batch being archived, written after its commit.
+ * Only the consumer whose transaction holds the archive writer mutex
+ * touches it, so one buffer serves them all (one per consumer would be
+ * 37 batch-sized buffers in a flood). */
+static struct dlq_buf batch_lines;
 
 /* Fault injection for the tests, as SQLite does it: with
  * DLQ_FAULT_EXIT_AFTER_COMMITS=N the process exits right after its Nth
@@ -170,16 +177,16 @@ take(struct dlq_monitor *m, const amqp_envelope_t *env)
 	if ((archive_id = dlq_archive_put(m->archive, &rec, &dup)) == -1)
 		return STEP_ARCHIVE;
 
-	dlq_log_begin(&m->line, DLQ_LOG_INFO, "dead_letter");
-	dlq_log_int(&m->line, "id", archive_id);
-	dlq_deadletter_log_fields(&d, &m->redact, &m->error, &m->line);
-	dlq_log_str(&m->line, "class", cl.class);
-	dlq_log_str(&m->line, "signature", sig);
+	dlq_log_begin(&batch_lines, DLQ_LOG_INFO, "dead_letter");
+	dlq_log_int(&batch_lines, "id", archive_id);
+	dlq_deadletter_log_fields(&d, &m->redact, &m->error, &batch_lines);
+	dlq_log_str(&batch_lines, "class", cl.class);
+	dlq_log_str(&batch_lines, "signature", sig);
 	if (env->redelivered)
-		dlq_log_bool(&m->line, "redelivered", true);
+		dlq_log_bool(&batch_lines, "redelivered", true);
 	if (dup)
-		dlq_log_bool(&m->line, "duplicate", true);
-	dlq_buf_adds(&m->line, "}\n");
+		dlq_log_bool(&batch_lines, "duplicate", true);
+	dlq_buf_adds(&batch_lines, "}\n");
 	if (!dup)
 		dlq_digest_add(&m->alerts, &e, false);
 	m->batch_tag = env->delivery_tag;
@@ -187,21 +194,17 @@ take(struct dlq_monitor *m, const amqp_envelope_t *env)
 	return STEP_OK;
 }
 
-/* Writes the batch's log lines, one write(2) per line. */
+/* Writes the batch's log lines: whole lines, PIPE_BUF at a time. The
+ * caller holds the archive writer mutex. */
 static void
 flush_lines(struct dlq_monitor *m)
 {
-	const char *p = m->line.data, *end = p + m->line.len, *nl;
-	ssize_t n;
-
-	for (; p < end; p = nl + 1) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		if (nl == NULL)
-			break;
-		n = write(1, p, (size_t)(nl - p + 1));
-		(void)n;
-	}
-	dlq_buf_reset(&m->line);
+	if (batch_lines.oom)
+		dlq_log(DLQ_LOG_ERR, "log_line_dropped", "dlq", m->q->dlq_name,
+		    NULL);
+	else if (batch_lines.len > 0)
+		dlq_log_write_lines(batch_lines.data, batch_lines.len);
+	dlq_buf_reset(&batch_lines);
 }
 
 static void
@@ -210,10 +213,10 @@ archive_failed(struct dlq_monitor *m)
 	struct dlq_alert_event e;
 
 	if (m->in_tx) {		/* only our own transaction */
+		dlq_buf_reset(&batch_lines);	/* before the turn passes */
 		dlq_archive_rollback(m->archive);
 		m->in_tx = false;
 	}
-	dlq_buf_reset(&m->line);
 	dlq_digest_clear(&m->alerts);
 	m->batch_n = 0;
 	if (m->archive_failing)
@@ -257,16 +260,19 @@ finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
 	if (m->batch_n == 0)
 		return STEP_OK;
 	t0 = dlq_now_us();
-	m->in_tx = false;	/* committed, or rolled back by the failure */
-	if (dlq_archive_commit(m->archive) == -1) {
-		archive_failed(m);
+	if (dlq_archive_commit_hold(m->archive) == -1) {
+		archive_failed(m);	/* rolled back: its lines go too */
 		return STEP_ARCHIVE;
 	}
-	dlq_metrics_commit((double)(dlq_now_us() - t0) / 1e6);
+	t0 = dlq_now_us() - t0;
+	m->in_tx = false;
+	flush_lines(m);
+	dlq_archive_writer_unlock();
+	dlq_metrics_commit((double)t0 / 1e6);
 	if (dlq_log_enabled(DLQ_LOG_DEBUG)) {
 		char n[24], us[24];
 		snprintf(n, sizeof(n), "%zu", m->batch_n);
-		snprintf(us, sizeof(us), "%lld", (long long)(dlq_now_us() - t0));
+		snprintf(us, sizeof(us), "%lld", (long long)t0);
 		dlq_log(DLQ_LOG_DEBUG, "archive_committed", "dlq", m->q->dlq_name,
 		    "batch", n, "us", us, NULL);
 	}
@@ -278,7 +284,6 @@ finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
 		dlq_log(DLQ_LOG_INFO, "archive_recovered", "dlq",
 		    m->q->dlq_name, NULL);
 	}
-	flush_lines(m);
 	count_batch(m);
 	dlq_alert_note_batch(m->alerter, &m->alerts);
 	dlq_digest_clear(&m->alerts);
@@ -345,8 +350,8 @@ receive(struct dlq_monitor *m, amqp_connection_state_t conn, int ms)
 	enum step st;
 	char why[256];
 
-	if (m->batch_n == 0)
-		amqp_maybe_release_buffers(conn);
+	/* the last delivery was copied out and destroyed: its frames can go */
+	amqp_maybe_release_buffers(conn);
 	r = amqp_consume_message(conn, &env, &tv, 0);
 	if (r.reply_type == AMQP_RESPONSE_NORMAL) {
 		if (m->batch_n == 0 && !m->in_tx) {

@@ -413,6 +413,13 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	/* one malloc arena per consumer thread would multiply the resident
 	 * memory by the number of DLQs; two are plenty for this load */
 	mallopt(M_ARENA_MAX, 2);
+	/* rabbitmq-c gives each connection 128 KiB buffers (socket input,
+	 * output, frame pool pages). glibc's sliding mmap threshold moves
+	 * such blocks into the heap after the first one is freed, where
+	 * their pages stay resident once touched; a fixed threshold keeps
+	 * them mapped on their own: resident only as far as used, returned
+	 * when freed. 37 consumers: 4 MiB less when idle. */
+	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
 
 	snprintf(count, sizeof(count), "%zu", dlq_topology_monitored(t));
