@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "amqp.h"
+#include "deadletter.h"
 
 #define WRITE_TIMEOUT_MS	5000
 #define CONFIRM_TIMEOUT_MS	10000
@@ -17,6 +18,7 @@ struct dlq_publisher {
 	const char		*name;	/* the connection's, for the broker */
 	amqp_connection_state_t	 conn;	/* NULL: reconnect before use */
 	uint64_t		 seq;	/* delivery tag of the last publish */
+	uint64_t		 conn_gen;	/* connections made */
 	bool			 blocked;	/* connection.blocked, not yet
 						   unblocked */
 	char			 block_reason[64];
@@ -49,6 +51,7 @@ connect_confirmed(struct dlq_publisher *p, char *why, size_t n)
 		return -1;
 	}
 	p->seq = 0;
+	p->conn_gen++;
 	p->blocked = false;
 	p->last_used_ms = dlq_now_ms();
 	return 0;
@@ -89,112 +92,260 @@ dlq_publisher_conn(struct dlq_publisher *p)
 	return p->conn;
 }
 
-static enum dlq_pub_outcome
-broken(struct dlq_publisher *p, enum dlq_pub_outcome o)
+static void
+broken(struct dlq_publisher *p)
 {
 	dlq_amqp_close(p->conn);
 	p->conn = NULL;
-	return o;
 }
 
-/* Waits for the ack / nack of p->seq; a basic.return before the ack
- * means the message was not routed. */
-static enum dlq_pub_outcome
-await_confirm(struct dlq_publisher *p, char *detail, size_t n)
+static void
+settle(struct dlq_pub_pending *e, enum dlq_pub_outcome o, const char *detail)
 {
-	int64_t deadline = dlq_now_ms() + CONFIRM_TIMEOUT_MS, left;
+	e->settled = true;
+	e->out = o;
+	snprintf(e->detail, sizeof(e->detail), "%.511s%.159s", detail, e->note);
+}
+
+/* Settles every open entry with the same verdict; their count. */
+static size_t
+settle_open(struct dlq_pub_pending *v, size_t n, enum dlq_pub_outcome o,
+    const char *detail)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (!v[i].settled) {
+			settle(&v[i], o, detail);
+			k++;
+		}
+	return k;
+}
+
+/* The open entry a basic.return is about: by its key header, or the only
+ * open one when the message has none. */
+static struct dlq_pub_pending *
+returned_entry(struct dlq_pub_pending *v, size_t n, size_t open,
+    const amqp_message_t *msg, const char *key_header)
+{
+	const amqp_field_value_t *f = NULL;
+	int64_t key;
+	size_t i;
+
+	if (key_header != NULL &&
+	    (msg->properties._flags & AMQP_BASIC_HEADERS_FLAG))
+		f = dlq_table_get(&msg->properties.headers, key_header);
+	for (i = 0; i < n; i++) {
+		if (v[i].settled)
+			continue;
+		if (f != NULL ? dlq_field_to_i64(f, &key) && key == v[i].key :
+		    open == 1)
+			return &v[i];
+	}
+	return NULL;
+}
+
+/* A confirm: settles the open entries it covers; their count. */
+static size_t
+confirm(struct dlq_pub_pending *v, size_t n, uint64_t tag, bool multiple,
+    bool ack)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (v[i].settled || (multiple ? v[i].tag > tag : v[i].tag != tag))
+			continue;
+		if (!ack)
+			settle(&v[i], DLQ_PUB_FAILED, "nacked by the broker");
+		else if (v[i].returned) {
+			v[i].settled = true;	/* its detail says why */
+			v[i].out = DLQ_PUB_FAILED;
+		} else
+			settle(&v[i], DLQ_PUB_OK, "confirmed by the broker");
+		k++;
+	}
+	return k;
+}
+
+/* A confirm of an earlier message (posted before a block, given up as
+ * unknown): a return without a key that came just before it was its own,
+ * not the open entry's. */
+static void
+late_confirm(struct dlq_pub_pending *v, size_t n, const char *key_header)
+{
+	size_t i;
+
+	if (key_header != NULL)
+		return;
+	for (i = 0; i < n; i++)
+		if (!v[i].settled)
+			v[i].returned = false;
+}
+
+/* Open entries of `v`; those posted on a connection since lost are
+ * settled as unknown first. */
+static size_t
+count_open(struct dlq_publisher *p, struct dlq_pub_pending *v, size_t n)
+{
+	size_t i, open = 0;
+
+	for (i = 0; i < n; i++) {
+		if (v[i].settled)
+			continue;
+		if (p->conn == NULL || v[i].conn_gen != p->conn_gen)
+			settle(&v[i], DLQ_PUB_UNKNOWN, "connection lost before the "
+			    "confirm");
+		else
+			open++;
+	}
+	return open;
+}
+
+static bool
+any_confirmed(const struct dlq_pub_pending *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].settled && v[i].out == DLQ_PUB_OK)
+			return true;
+	return false;
+}
+
+/* Reads one frame, waiting up to `ms`, and applies it to the open
+ * entries: 1 read, 0 nothing came, -1 the connection or channel ended
+ * (every open entry settled). */
+static int
+read_verdict(struct dlq_publisher *p, struct dlq_pub_pending *v, size_t n,
+    const char *key_header, int64_t ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	struct dlq_pub_pending *e;
 	amqp_frame_t f;
 	amqp_message_t msg;
-	struct timeval tv;
-	bool returned = false;
+	char detail[512];
 	int rc;
 
-	for (;;) {
+	rc = amqp_simple_wait_frame_noblock(p->conn, &f, &tv);
+	if (rc == AMQP_STATUS_TIMEOUT)
+		return 0;
+	if (rc != AMQP_STATUS_OK) {
+		snprintf(detail, sizeof(detail), "connection lost before the "
+		    "confirm: %s", amqp_error_string2(rc));
+		settle_open(v, n, DLQ_PUB_UNKNOWN, detail);
+		broken(p);
+		return -1;
+	}
+	if (f.frame_type != AMQP_FRAME_METHOD)
+		return 1;
+	switch (f.payload.method.id) {
+	case AMQP_BASIC_RETURN_METHOD: {
+		amqp_basic_return_t *m = f.payload.method.decoded;
+		snprintf(detail, sizeof(detail), "returned by the broker: %u %.*s "
+		    "(no queue bound to the target)", m->reply_code,
+		    (int)m->reply_text.len, (char *)m->reply_text.bytes);
+		if (amqp_read_message(p->conn, f.channel, &msg, 0).reply_type !=
+		    AMQP_RESPONSE_NORMAL)
+			break;
+		if ((e = returned_entry(v, n, count_open(p, v, n), &msg,
+		    key_header)) != NULL) {
+			e->returned = true;
+			snprintf(e->detail, sizeof(e->detail), "%s%s", detail,
+			    e->note);
+		}
+		amqp_destroy_message(&msg);
+		break;
+	}
+	case AMQP_BASIC_ACK_METHOD: {
+		amqp_basic_ack_t *m = f.payload.method.decoded;
+		if (confirm(v, n, m->delivery_tag, m->multiple, true) == 0 &&
+		    !m->multiple)
+			late_confirm(v, n, key_header);
+		break;
+	}
+	case AMQP_BASIC_NACK_METHOD: {
+		amqp_basic_nack_t *m = f.payload.method.decoded;
+		if (confirm(v, n, m->delivery_tag, m->multiple, false) == 0 &&
+		    !m->multiple)
+			late_confirm(v, n, key_header);
+		break;
+	}
+	case AMQP_CONNECTION_BLOCKED_METHOD: {
+		amqp_connection_blocked_t *m = f.payload.method.decoded;
+		p->blocked = true;
+		snprintf(p->block_reason, sizeof(p->block_reason), "%.*s",
+		    (int)m->reason.len, (char *)m->reason.bytes);
+		break;
+	}
+	case AMQP_CONNECTION_UNBLOCKED_METHOD:
+		p->blocked = false;
+		break;
+	case AMQP_CHANNEL_CLOSE_METHOD: {
+		/* the broker refused a publish (a missing exchange, no access)
+		 * and dropped what followed it. The one open message, or all
+		 * when none was confirmed and the refusal is about the target
+		 * they share (404, 403), went nowhere; otherwise some before
+		 * it may have been routed. */
+		amqp_channel_close_t *m = f.payload.method.decoded;
+		bool none = count_open(p, v, n) == 1 || (!any_confirmed(v, n) &&
+		    (m->reply_code == AMQP_NOT_FOUND ||
+		    m->reply_code == AMQP_ACCESS_REFUSED));
+		snprintf(detail, sizeof(detail), "%s by the broker: %u %.*s",
+		    none ? "refused" : "channel closed before the confirm",
+		    m->reply_code, (int)m->reply_text.len,
+		    (char *)m->reply_text.bytes);
+		settle_open(v, n, none ? DLQ_PUB_FAILED : DLQ_PUB_UNKNOWN, detail);
+		broken(p);
+		return -1;
+	}
+	case AMQP_CONNECTION_CLOSE_METHOD:
+		settle_open(v, n, DLQ_PUB_UNKNOWN, "connection closed by the broker "
+		    "before the confirm");
+		broken(p);
+		return -1;
+	default:
+		break;
+	}
+	return 1;
+}
+
+void
+dlq_publisher_pump(struct dlq_publisher *p, struct dlq_pub_pending *v,
+    size_t n, const char *key_header)
+{
+	while (p->conn != NULL && count_open(p, v, n) > 0 &&
+	    read_verdict(p, v, n, key_header, 0) == 1)
+		;
+}
+
+void
+dlq_publisher_settle(struct dlq_publisher *p, struct dlq_pub_pending *v,
+    size_t n, const char *key_header)
+{
+	int64_t deadline = dlq_now_ms() + CONFIRM_TIMEOUT_MS, left;
+	char detail[512];
+
+	while (count_open(p, v, n) > 0) {
 		if ((left = deadline - dlq_now_ms()) <= 0 && p->blocked) {
-			/* the broker holds it unread: it may still deliver it
-			 * when the alarm clears. Keep the connection, to hear
-			 * connection.unblocked. */
-			snprintf(detail, n, "no confirm within %d s: the broker "
-			    "blocks publishing (%s); it may deliver this one when "
-			    "the alarm clears", CONFIRM_TIMEOUT_MS / 1000,
-			    p->block_reason);
-			return DLQ_PUB_UNKNOWN;
+			/* the broker holds them unread: it may still deliver
+			 * them when the alarm clears. Keep the connection, to
+			 * hear connection.unblocked. */
+			snprintf(detail, sizeof(detail), "no confirm within %d s: "
+			    "the broker blocks publishing (%s); it may deliver "
+			    "this one when the alarm clears",
+			    CONFIRM_TIMEOUT_MS / 1000, p->block_reason);
+			settle_open(v, n, DLQ_PUB_UNKNOWN, detail);
+			return;
 		}
 		if (left <= 0) {
-			snprintf(detail, n, "no confirm from the broker within "
-			    "%d s", CONFIRM_TIMEOUT_MS / 1000);
-			return broken(p, DLQ_PUB_UNKNOWN);
+			snprintf(detail, sizeof(detail), "no confirm from the "
+			    "broker within %d s", CONFIRM_TIMEOUT_MS / 1000);
+			settle_open(v, n, DLQ_PUB_UNKNOWN, detail);
+			broken(p);
+			return;
 		}
-		tv.tv_sec = left / 1000;
-		tv.tv_usec = (left % 1000) * 1000;
-		rc = amqp_simple_wait_frame_noblock(p->conn, &f, &tv);
-		if (rc == AMQP_STATUS_TIMEOUT)
-			continue;
-		if (rc != AMQP_STATUS_OK) {
-			snprintf(detail, n, "connection lost before the confirm: "
-			    "%s", amqp_error_string2(rc));
-			return broken(p, DLQ_PUB_UNKNOWN);
-		}
-		if (f.frame_type != AMQP_FRAME_METHOD)
-			continue;
-		switch (f.payload.method.id) {
-		case AMQP_BASIC_RETURN_METHOD: {
-			amqp_basic_return_t *m = f.payload.method.decoded;
-			snprintf(detail, n, "returned by the broker: %u %.*s "
-			    "(no queue bound to the target)", m->reply_code,
-			    (int)m->reply_text.len, (char *)m->reply_text.bytes);
-			returned = true;
-			if (amqp_read_message(p->conn, f.channel, &msg, 0).reply_type
-			    == AMQP_RESPONSE_NORMAL)
-				amqp_destroy_message(&msg);
-			break;
-		}
-		case AMQP_BASIC_ACK_METHOD: {
-			amqp_basic_ack_t *m = f.payload.method.decoded;
-			if (m->delivery_tag < p->seq && !m->multiple) {
-				/* a late confirm of an earlier message (sent
-				 * before a block); its return was its own */
-				returned = false;
-				break;
-			}
-			if (returned)
-				return DLQ_PUB_FAILED;
-			snprintf(detail, n, "confirmed by the broker");
-			return DLQ_PUB_OK;
-		}
-		case AMQP_BASIC_NACK_METHOD: {
-			amqp_basic_nack_t *m = f.payload.method.decoded;
-			if (m->delivery_tag < p->seq && !m->multiple) {
-				returned = false;
-				break;
-			}
-			snprintf(detail, n, "nacked by the broker");
-			return DLQ_PUB_FAILED;
-		}
-		case AMQP_CONNECTION_BLOCKED_METHOD: {
-			amqp_connection_blocked_t *m = f.payload.method.decoded;
-			p->blocked = true;
-			snprintf(p->block_reason, sizeof(p->block_reason), "%.*s",
-			    (int)m->reason.len, (char *)m->reason.bytes);
-			break;
-		}
-		case AMQP_CONNECTION_UNBLOCKED_METHOD:
-			p->blocked = false;
-			break;
-		case AMQP_CHANNEL_CLOSE_METHOD: {
-			amqp_channel_close_t *m = f.payload.method.decoded;
-			snprintf(detail, n, "refused by the broker: %u %.*s",
-			    m->reply_code, (int)m->reply_text.len,
-			    (char *)m->reply_text.bytes);
-			return broken(p, DLQ_PUB_FAILED);
-		}
-		case AMQP_CONNECTION_CLOSE_METHOD:
-			snprintf(detail, n, "connection closed by the broker before "
-			    "the confirm");
-			return broken(p, DLQ_PUB_UNKNOWN);
-		default:
-			break;
-		}
+		if (read_verdict(p, v, n, key_header, left) == -1)
+			return;
 	}
 }
 
@@ -221,45 +372,69 @@ dlq_publisher_blocked(struct dlq_publisher *p)
 	return p->blocked;
 }
 
-enum dlq_pub_outcome
-dlq_publisher_send(struct dlq_publisher *p, const char *exchange,
+int
+dlq_publisher_post(struct dlq_publisher *p, const char *exchange,
     const char *rk, const amqp_basic_properties_t *props, amqp_bytes_t body,
-    char *detail, size_t n)
+    struct dlq_pub_pending *e)
 {
 	struct pollfd pfd;
+	char detail[512];
 	int rc;
 
+	e->settled = e->returned = false;
 	/* heartbeats are only serviced inside library calls: a connection
 	 * left idle (a canary's watch, the redrive's interval) may have been
 	 * closed by the broker meanwhile. Start afresh before sending, so a
 	 * dead connection never turns a message into an unknown outcome. */
 	if (p->conn != NULL && !p->blocked && p->cfg->heartbeat_s > 0 &&
-	    dlq_now_ms() - p->last_used_ms > p->cfg->heartbeat_s * 1000 / 2) {
-		dlq_amqp_close(p->conn);
-		p->conn = NULL;
+	    dlq_now_ms() - p->last_used_ms > p->cfg->heartbeat_s * 1000 / 2)
+		broken(p);
+	if (p->conn == NULL && connect_confirmed(p, detail,
+	    sizeof(detail)) == -1) {
+		settle(e, DLQ_PUB_FAILED, detail);	/* nothing was sent */
+		return -1;
 	}
-	if (p->conn == NULL && connect_confirmed(p, detail, n) == -1)
-		return DLQ_PUB_FAILED;	/* nothing was sent */
 	p->last_used_ms = dlq_now_ms();
 	if (dlq_publisher_blocked(p)) {
-		snprintf(detail, n, "not sent: the broker blocks publishing (%s)",
-		    p->block_reason);
-		return DLQ_PUB_FAILED;
+		snprintf(detail, sizeof(detail), "not sent: the broker blocks "
+		    "publishing (%s)", p->block_reason);
+		settle(e, DLQ_PUB_FAILED, detail);
+		return -1;
 	}
 	pfd.fd = amqp_get_sockfd(p->conn);
 	pfd.events = POLLOUT;
 	if (poll(&pfd, 1, WRITE_TIMEOUT_MS) != 1) {
-		snprintf(detail, n, "broker not accepting data within %d s",
-		    WRITE_TIMEOUT_MS / 1000);
-		return broken(p, DLQ_PUB_FAILED);
+		snprintf(detail, sizeof(detail), "broker not accepting data "
+		    "within %d s", WRITE_TIMEOUT_MS / 1000);
+		settle(e, DLQ_PUB_FAILED, detail);
+		broken(p);
+		return -1;
 	}
 	rc = amqp_basic_publish(p->conn, DLQ_AMQP_CHANNEL,
 	    amqp_cstring_bytes(exchange), amqp_cstring_bytes(rk), 1, 0, props,
 	    body);
 	if (rc != AMQP_STATUS_OK) {
-		snprintf(detail, n, "publish failed: %s", amqp_error_string2(rc));
-		return broken(p, DLQ_PUB_UNKNOWN);
+		snprintf(detail, sizeof(detail), "publish failed: %s",
+		    amqp_error_string2(rc));
+		settle(e, DLQ_PUB_UNKNOWN, detail);
+		broken(p);
+		return -1;
 	}
-	p->seq++;
-	return await_confirm(p, detail, n);
+	e->tag = ++p->seq;
+	e->conn_gen = p->conn_gen;
+	return 0;
+}
+
+enum dlq_pub_outcome
+dlq_publisher_send(struct dlq_publisher *p, const char *exchange,
+    const char *rk, const amqp_basic_properties_t *props, amqp_bytes_t body,
+    char *detail, size_t n)
+{
+	struct dlq_pub_pending one;
+
+	memset(&one, 0, sizeof(one));
+	if (dlq_publisher_post(p, exchange, rk, props, body, &one) == 0)
+		dlq_publisher_settle(p, &one, 1, NULL);
+	snprintf(detail, n, "%s", one.detail);
+	return one.out;
 }

@@ -33,6 +33,38 @@ enum dlq_pub_outcome dlq_publisher_send(struct dlq_publisher *,
 	    const amqp_basic_properties_t *, amqp_bytes_t body,
 	    char *detail, size_t detaillen);
 
+/* Pipelined: post several messages, then settle them with one wait for
+ * their confirms, instead of a round trip each. A message is one entry;
+ * `key` tells it apart in a basic.return (the value of the integer header
+ * settle is given), `note` (the caller's) is appended to the detail. */
+struct dlq_pub_pending {
+	int64_t			 key;
+	char			 note[160];
+	uint64_t		 tag;		/* set by post */
+	uint64_t		 conn_gen;	/* the connection it went on */
+	bool			 settled, returned;
+	enum dlq_pub_outcome	 out;
+	char			 detail[704];	/* 512 + note */
+};
+
+/* Sends without waiting: 0, or -1 with the entry settled (FAILED: nothing
+ * went out; UNKNOWN: it may have). */
+int	dlq_publisher_post(struct dlq_publisher *, const char *exchange,
+	    const char *routing_key, const amqp_basic_properties_t *,
+	    amqp_bytes_t body, struct dlq_pub_pending *);
+
+/* Waits (10 s at most) for the verdicts of the posted, unsettled entries
+ * of `v` and settles every one of them. A basic.return is matched to its
+ * entry by the header `key_header` (with one entry open it needs none).
+ * A lost connection or a missing confirm leaves them UNKNOWN. */
+void	dlq_publisher_settle(struct dlq_publisher *, struct dlq_pub_pending *v,
+	    size_t n, const char *key_header);
+/* Applies the verdicts (and a connection.blocked) that have already
+ * arrived, without waiting: called between posts, it lets the next post
+ * see a block at once. */
+void	dlq_publisher_pump(struct dlq_publisher *, struct dlq_pub_pending *v,
+	    size_t n, const char *key_header);
+
 /* True while the broker blocks this connection (a memory or disk alarm:
  * connection.blocked). A blocked publisher sends nothing: each send fails
  * at once ("not sent"), and the message it was waiting on when the block

@@ -34,6 +34,7 @@ struct tally {
 	bool	 dry;		/* published counts the eligible */
 	size_t	 total, done, published, refused, failed, unknown;
 	size_t	 given_back;	/* claimed, not sent: replayable */
+	size_t	 posted;	/* sends tried: what --rate paces */
 	bool	 blocked;	/* the broker blocks publishing: stop */
 	char	 why[REFUSAL_KINDS][160];
 	size_t	 why_n[REFUSAL_KINDS];
@@ -102,8 +103,7 @@ pace(const struct tally *t, int64_t rate)
 
 	if (rate <= 0)
 		return;
-	due = t->start_ms + (int64_t)(t->published + t->failed + t->unknown) *
-	    1000 / rate;
+	due = t->start_ms + (int64_t)t->posted * 1000 / rate;
 	while (!interrupted && (now = dlq_now_ms()) < due) {
 		ts.tv_sec = 0;
 		ts.tv_nsec = ((due - now) > 100 ? 100 : (due - now)) * 1000000L;
@@ -278,21 +278,23 @@ static void
 replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
     struct dlq_publisher *pub, const int64_t *ids, int n, struct tally *t)
 {
-	cJSON *req, *ans, *fin, *res, *cl, *ref;
-	char why[512], detail[1024];
-	enum dlq_pub_outcome out;
+	cJSON *req, *ans, *fin, *res, *cl, *ref, *claims;
+	struct dlq_pub_pending *pend = NULL;
+	bool *back = NULL;	/* claimed, not sent: given back */
+	char why[512];
 	int64_t id;
+	int i, k;
 	bool sent;
 
 	req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "cmd", "replay_claim");
 	cJSON_AddItemToObject(req, "ids", cJSON_CreateArray());
-	for (int i = 0; i < n; i++)
+	for (i = 0; i < n; i++)
 		cJSON_AddItemToArray(cJSON_GetObjectItem(req, "ids"),
 		    cJSON_CreateNumber((double)ids[i]));
 	add_options(req, o);
 	if ((ans = ask(c, req, why, sizeof(why))) == NULL) {
-		for (int i = 0; i < n; i++) {
+		for (i = 0; i < n; i++) {
 			t->done++;
 			refuse(t, why);
 		}
@@ -307,36 +309,73 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	cJSON_AddStringToObject(fin, "cmd", "replay_finish");
 	cJSON_AddItemToObject(fin, "ids", cJSON_CreateArray());
 	res = cJSON_AddArrayToObject(fin, "results");
-	cJSON_ArrayForEach(cl, cJSON_GetObjectItem(cJSON_GetObjectItem(ans,
-	    "data"), "claims")) {
-		id = (int64_t)cJSON_GetObjectItem(cl, "id")->valuedouble;
-		sent = true;
+	claims = cJSON_GetObjectItem(cJSON_GetObjectItem(ans, "data"), "claims");
+	k = cJSON_GetArraySize(claims);
+	if (k > 0 && ((pend = calloc((size_t)k, sizeof(*pend))) == NULL ||
+	    (back = calloc((size_t)k, sizeof(*back))) == NULL)) {
+		fprintf(stderr, "dlqctl: out of memory; %d claims left replaying, "
+		    "outcome unknown\n", k);
+		free(pend);
+		cJSON_Delete(ans);
+		cJSON_Delete(fin);
+		return;
+	}
+	/* post the chunk, reading confirms as they come, then wait for the
+	 * rest: two round trips per chunk, not one per message */
+	i = 0;
+	cJSON_ArrayForEach(cl, claims) {
 		if (interrupted || t->blocked) {
 			/* claimed, never sent: give it back, replayable */
-			out = DLQ_PUB_FAILED;
-			snprintf(detail, sizeof(detail), "not sent: %s",
-			    t->blocked ? "the broker blocks publishing" :
+			pend[i].settled = true;
+			pend[i].out = DLQ_PUB_FAILED;
+			snprintf(pend[i].detail, sizeof(pend[i].detail), "not sent: "
+			    "%s", t->blocked ? "the broker blocks publishing" :
 			    "interrupted");
-			sent = false;
+			back[i] = true;
 		} else {
 			pace(t, o->rate);
-			out = dlq_replay_send(c, pub, cl, o->reason,
-			    o->reset_retries, detail, sizeof(detail));
-			if (out != DLQ_PUB_OK && dlq_publisher_blocked(pub)) {
-				t->blocked = true;
-				/* refused before sending: nothing went out */
-				sent = out == DLQ_PUB_UNKNOWN;
+			t->posted++;
+			dlq_publisher_pump(pub, pend, (size_t)i, DLQ_REPLAY_KEY_HEADER);
+			if (dlq_replay_post(c, pub, cl, o->reason, o->reset_retries,
+			    &pend[i]) == -1) {
+				if (dlq_publisher_blocked(pub)) {
+					t->blocked = true;
+					/* refused before sending: nothing went
+					 * out */
+					back[i] = pend[i].out != DLQ_PUB_UNKNOWN;
+				}
+			} else if (i == 0) {
+				/* the first of a chunk goes alone: a broker that
+				 * blocks publishing holds that one, and the rest
+				 * stays unsent (replayable), not unknown */
+				dlq_publisher_settle(pub, pend, 1,
+				    DLQ_REPLAY_KEY_HEADER);
+				if (pend[0].out != DLQ_PUB_OK &&
+				    dlq_publisher_blocked(pub))
+					t->blocked = true;
 			}
 		}
-		t->given_back += !sent;
+		i++;
+	}
+	dlq_publisher_settle(pub, pend, (size_t)k, DLQ_REPLAY_KEY_HEADER);
+	if (dlq_publisher_blocked(pub))
+		t->blocked = true;
+	i = 0;
+	cJSON_ArrayForEach(cl, claims) {
+		id = (int64_t)cJSON_GetObjectItem(cl, "id")->valuedouble;
+		sent = !back[i];
+		t->given_back += back[i];
 		t->done++;
-		dlq_replay_verdict(res, cl, out, detail);
+		dlq_replay_verdict(res, cl, pend[i].out, pend[i].detail);
 		cJSON_AddItemToArray(cJSON_GetObjectItem(fin, "ids"),
 		    cJSON_CreateNumber((double)id));
 		if (sent)
-			result(t, id, NULL, out, detail);
+			result(t, id, NULL, pend[i].out, pend[i].detail);
 		progress(t, false);
+		i++;
 	}
+	free(pend);
+	free(back);
 	cJSON_Delete(ans);
 	if (cJSON_GetArraySize(res) == 0) {
 		cJSON_Delete(fin);
@@ -590,6 +629,7 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 		return false;
 	}
 	pace(t, o->rate);
+	t->posted++;
 	mark.replay_count++;
 	mark.by = me;
 	mark.at_s = dlq_wall_ms() / 1000;

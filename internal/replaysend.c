@@ -60,10 +60,10 @@ build_props(const struct dlq_config *c, const cJSON *m,
 	}
 }
 
-enum dlq_pub_outcome
-dlq_replay_send(const struct dlq_config *c, struct dlq_publisher *pub,
-    const cJSON *claim, const char *reason, bool reset_retries, char *detail,
-    size_t n)
+int
+dlq_replay_post(const struct dlq_config *c, struct dlq_publisher *pub,
+    const cJSON *claim, const char *reason, bool reset_retries,
+    struct dlq_pub_pending *e)
 {
 	const cJSON *m = cJSON_GetObjectItem(claim, "message");
 	amqp_table_entry_t extra[5];
@@ -74,50 +74,66 @@ dlq_replay_send(const struct dlq_config *c, struct dlq_publisher *pub,
 	amqp_pool_t pool;
 	amqp_bytes_t hb;
 	size_t off = 0;
-	char note[160];
-	enum dlq_pub_outcome out = DLQ_PUB_FAILED;
+	int rc = -1;
 
+	memset(e, 0, sizeof(*e));
+	e->key = (int64_t)cJSON_GetObjectItem(claim, "id")->valuedouble;
+	e->out = DLQ_PUB_FAILED;
 	dlq_buf_init(&headers);
 	dlq_buf_init(&body);
 	init_amqp_pool(&pool, 4096);
 	if (dlq_base64_decode(cJSON_GetObjectItem(m, "headers_b64")->valuestring,
 	    &headers) == -1 || dlq_base64_decode(cJSON_GetObjectItem(m,
 	    "body_b64")->valuestring, &body) == -1) {
-		snprintf(detail, n, "bad message from the worker");
+		snprintf(e->detail, sizeof(e->detail), "bad message from the worker");
 		goto out;
 	}
 	hb.bytes = headers.data;
 	hb.len = headers.len;
 	if (headers.len > 0 && amqp_decode_table(hb, &pool, &orig, &off) !=
 	    AMQP_STATUS_OK) {
-		snprintf(detail, n, "archived headers do not decode");
+		snprintf(e->detail, sizeof(e->detail), "archived headers do not "
+		    "decode");
 		goto out;
 	}
-	build_props(c, m, &props, note, sizeof(note));
+	build_props(c, m, &props, e->note, sizeof(e->note));
 	mark.replay_count = (int64_t)cJSON_GetObjectItem(claim,
 	    "replay_count")->valuedouble;
 	mark.by = cJSON_GetObjectItem(claim, "actor")->valuestring;
 	mark.at_s = dlq_wall_ms() / 1000;
 	mark.reason = reason;
-	mark.replay_of = (int64_t)cJSON_GetObjectItem(claim, "id")->valuedouble;
+	mark.replay_of = e->key;
 	if (dlq_replay_headers(&orig, reset_retries, &mark, extra,
 	    &props.headers) == -1) {
-		snprintf(detail, n, "out of memory");
+		snprintf(e->detail, sizeof(e->detail), "out of memory");
 		goto out;
 	}
 	props._flags |= AMQP_BASIC_HEADERS_FLAG;
-	out = dlq_publisher_send(pub,
+	rc = dlq_publisher_post(pub,
 	    cJSON_GetObjectItem(claim, "exchange")->valuestring,
 	    cJSON_GetObjectItem(claim, "routing_key")->valuestring, &props,
-	    (amqp_bytes_t){ body.len, body.data ? body.data : "" }, detail, n);
-	if (note[0] != '\0' && strlen(detail) + strlen(note) < n)
-		strcat(detail, note);
+	    (amqp_bytes_t){ body.len, body.data ? body.data : "" }, e);
 	dlq_replay_headers_free(&props.headers);
 out:
+	if (rc == -1)
+		e->settled = true;
 	empty_amqp_pool(&pool);
 	dlq_buf_release(&headers);
 	dlq_buf_release(&body);
-	return out;
+	return rc;
+}
+
+enum dlq_pub_outcome
+dlq_replay_send(const struct dlq_config *c, struct dlq_publisher *pub,
+    const cJSON *claim, const char *reason, bool reset_retries, char *detail,
+    size_t n)
+{
+	struct dlq_pub_pending e;
+
+	if (dlq_replay_post(c, pub, claim, reason, reset_retries, &e) == 0)
+		dlq_publisher_settle(pub, &e, 1, DLQ_REPLAY_KEY_HEADER);
+	snprintf(detail, n, "%s", e.detail);
+	return e.out;
 }
 
 void

@@ -16,10 +16,20 @@
 #include "config.h"
 #include "publisher.h"
 
+/* The header that tells a replayed message apart (its archive id). */
+#define DLQ_REPLAY_KEY_HEADER	"x-replay-of"
+
 /* `detail` says what happened (always set). */
 enum dlq_pub_outcome dlq_replay_send(const struct dlq_config *,
 	    struct dlq_publisher *, const cJSON *claim, const char *reason,
 	    bool reset_retries, char *detail, size_t n);
+
+/* The same without waiting for the confirm: 0 and `e` to settle with
+ * dlq_publisher_settle(..., DLQ_REPLAY_KEY_HEADER), or -1 and `e`
+ * settled (nothing sent, or the send broke: see e->out). */
+int	dlq_replay_post(const struct dlq_config *, struct dlq_publisher *,
+	    const cJSON *claim, const char *reason, bool reset_retries,
+	    struct dlq_pub_pending *e);
 
 /* Appends the verdict on `claim` to the `results` array of a
  * replay_finish request. */

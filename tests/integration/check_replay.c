@@ -338,6 +338,65 @@ START_TEST(a_deleted_target_fails_and_stays_replayable)
 }
 END_TEST
 
+/* A chunk is published before its confirms are awaited: a basic.return
+ * in the middle of it must fail its own message and no other. */
+START_TEST(returns_in_a_pipelined_chunk_fail_only_their_own_messages)
+{
+	struct fixture f;
+	char ids[6][24];
+	const char *argv[12];
+	const cJSON *r;
+	cJSON *j;
+	int i, rc, q;
+
+	start(&f, NULL);
+	/* ids 0-2 die in q0, 3-5 in q1; q1 is then deleted, so the replays
+	 * of 3-5 come back as returns after three confirmed ones */
+	for (q = 0; q < 2; q++) {
+		int64_t newest = die_in(&f, q, 3, "timeout", 3 * q);
+		for (i = 0; i < 3; i++)
+			snprintf(ids[3 * q + i], sizeof(ids[0]), "%lld",
+			    (long long)(newest - 2 + i));
+	}
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.q[1]), 0, 0);
+	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
+	    AMQP_RESPONSE_NORMAL);
+	for (i = 0; i < 6; i++)
+		argv[i] = ids[i];
+	argv[6] = "--rate";
+	argv[7] = "0";
+	argv[8] = "--execute";
+	argv[9] = "--reason";
+	argv[10] = "pipeline";
+	argv[11] = NULL;
+	j = replay(f.cfg, &rc, argv);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 3);
+	ck_assert_int_eq((int)get(j, "failed")->valuedouble, 3);
+	ck_assert_int_eq((int)get(j, "unknown")->valuedouble, 0);
+	cJSON_ArrayForEach(r, get(j, "results")) {
+		long long id = (long long)get(r, "id")->valuedouble;
+		bool in_q1 = id >= atoll(ids[3]);
+		ck_assert_msg(strcmp(get(r, "outcome")->valuestring, in_q1 ?
+		    "failed" : "published") == 0, "id %lld: %s", id,
+		    get(r, "outcome")->valuestring);
+		if (in_q1)
+			ck_assert_ptr_nonnull(strstr(get(r, "detail")->valuestring,
+			    "NO_ROUTE"));
+	}
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(f.q[0], 3, WAIT_MS));
+	for (i = 0; i < 6; i++) {
+		ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){
+		    "show", ids[i], NULL }), 0);
+		ck_assert_str_eq(get(j, "status")->valuestring, i < 3 ?
+		    "replayed" : "open");
+		cJSON_Delete(j);
+	}
+	stop(&f);
+}
+END_TEST
+
 static const char *
 why_of(cJSON *dry)
 {
@@ -599,6 +658,7 @@ suite(void)
 	tcase_add_test(tc, a_replay_is_the_original_message_marked_as_a_replay);
 	tcase_add_test(tc, two_replays_at_once_publish_one_message);
 	tcase_add_test(tc, a_deleted_target_fails_and_stays_replayable);
+	tcase_add_test(tc, returns_in_a_pipelined_chunk_fail_only_their_own_messages);
 	tcase_add_test(tc, the_policy_refuses_with_its_reasons);
 	tcase_add_test(tc, evidence_is_required_recorded_shown_and_counted);
 	tcase_add_test(tc, from_queue_replays_the_eligible_and_leaves_the_rest);
