@@ -28,6 +28,7 @@ struct dlq_archive {
 	struct dlq_buf	 keys;		/* routing keys JSON, reused */
 	unsigned char	*headers;	/* encoded header table, reused */
 	EVP_MD_CTX	*md;		/* SHA-256 context, reused */
+	EVP_MD		*sha256;	/* fetched once, not per digest */
 	bool		 in_tx;		/* began: holds the writer mutex */
 };
 
@@ -239,7 +240,8 @@ dlq_archive_open(const struct dlq_config *c)
 	dlq_buf_init(&a->keys);
 	a->path = strdup(c->archive_path);
 	if ((a->headers = malloc(HEADERS_MAX)) == NULL ||
-	    (a->md = EVP_MD_CTX_new()) == NULL)
+	    (a->md = EVP_MD_CTX_new()) == NULL ||
+	    (a->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL)
 		goto fail;
 	make_parent(c->archive_path);
 	if (sqlite3_open_v2(c->archive_path, &a->db, SQLITE_OPEN_READWRITE |
@@ -284,6 +286,7 @@ dlq_archive_close(struct dlq_archive *a)
 	dlq_buf_release(&a->keys);
 	free(a->headers);
 	EVP_MD_CTX_free(a->md);
+	EVP_MD_free(a->sha256);
 	free(a->path);
 	free(a);
 }
@@ -402,14 +405,14 @@ hex(const unsigned char *d, size_t n, char *out)
  * encoded headers (x-death included: its counts and times) and the body
  * digest: the same delivery redelivered has the same fingerprint. */
 static void
-fingerprint(EVP_MD_CTX *ctx, const struct dlq_record *r,
+fingerprint(EVP_MD_CTX *ctx, const EVP_MD *sha256, const struct dlq_record *r,
     const unsigned char *headers, size_t headers_len,
     const unsigned char body_sha[32], unsigned char out[32])
 {
 	const amqp_basic_properties_t *p = r->d->props;
 	unsigned int n = 32;
 
-	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	EVP_DigestInit_ex2(ctx, sha256, NULL);
 	EVP_DigestUpdate(ctx, r->d->dlq.p, r->d->dlq.n);
 	EVP_DigestUpdate(ctx, "\0", 1);
 	if (p->_flags & AMQP_BASIC_MESSAGE_ID_FLAG)
@@ -451,14 +454,14 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	int i;
 
 	*duplicate = false;
-	EVP_DigestInit_ex(a->md, EVP_sha256(), NULL);
+	EVP_DigestInit_ex2(a->md, a->sha256, NULL);
 	EVP_DigestUpdate(a->md, d->body, d->body_len);
 	EVP_DigestFinal_ex(a->md, body_sha, NULL);
 	hex(body_sha, 32, body_hex);
 	if (p->_flags & AMQP_BASIC_HEADERS_FLAG)
 		has_headers = amqp_encode_table(enc,
 		    (amqp_table_t *)&p->headers, &hlen) == AMQP_STATUS_OK;
-	fingerprint(a->md, r, a->headers, has_headers ? hlen : 0, body_sha, fp);
+	fingerprint(a->md, a->sha256, r, a->headers, has_headers ? hlen : 0, body_sha, fp);
 	/* Every delivery, not only those marked redelivered: after a broker
 	 * crash a delivery whose ack was lost may come back unmarked. */
 	if ((id = find(a, fp)) > 0) {

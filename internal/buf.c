@@ -79,7 +79,7 @@ dlq_buf_adds(struct dlq_buf *b, const char *s)
 void
 dlq_buf_addc(struct dlq_buf *b, char c)
 {
-	if (!reserve(b, 1))
+	if (b->len + 2 > b->cap && !reserve(b, 1))
 		return;
 	b->data[b->len++] = c;
 	b->data[b->len] = '\0';
@@ -254,6 +254,10 @@ dlq_utf8_prefix(const void *sv, size_t n)
 	size_t i = 0, k;
 
 	while (i < n) {
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
 		if ((k = utf8_seq(s + i, n - i)) == 0) {
 			/* A sequence cut by `n` ends the prefix; a bad byte is
 			 * kept (the JSON writer replaces it). */
@@ -273,6 +277,10 @@ dlq_utf8_is_text(const void *sv, size_t n)
 	size_t i = 0, k;
 
 	while (i < n) {
+		if (s[i] >= 0x20 && s[i] < 0x7f) {	/* printable ASCII */
+			i++;
+			continue;
+		}
 		if (s[i] < 0x20 && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
 			return false;
 		if (s[i] == 0x7f)
