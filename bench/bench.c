@@ -285,7 +285,29 @@ struct result {
 	double	cpu_s;		/* user + sys of the consumer */
 	double	broker_cpu_s;
 	long	rss_kb;		/* peak */
+	double	syscw, wchar;	/* write(2)-family calls and bytes */
 };
+
+/* Write calls and bytes so far (/proc/PID/io): the log's and the
+ * archive's (WAL frames, checkpoints) together. */
+static void
+proc_io(pid_t pid, struct result *r)
+{
+	char path[64], line[128];
+	unsigned long long v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "syscw: %llu", &v) == 1)
+			r->syscw = (double)v;
+		else if (sscanf(line, "wchar: %llu", &v) == 1)
+			r->wchar = (double)v;
+	}
+	fclose(f);
+}
 
 static double
 proc_cpu(pid_t pid)
@@ -417,6 +439,7 @@ drain_worker(const char *p, const char *cfg, int n, const char *level)
 	r.cpu_s = proc_cpu(pid);
 	r.broker_cpu_s = proc_cpu(bp) - b0;
 	r.rss_kb = proc_hwm(pid);
+	proc_io(pid, &r);
 	close(t.fd);
 	stop_worker(pid);
 	return r;
@@ -594,6 +617,7 @@ scenario_drain(void)
 {
 	double a_rate[16], b_rate[16], a_cpu[16], b_cpu[16], a_bro[16], b_bro[16];
 	double ratio[16], *lat = malloc(100000 * sizeof(double)), bsum = 0;
+	double a_syscw[16], a_wkib[16];
 	char p[32], dlq[64], log[256], s1[128], s2[128];
 	struct result a, b;
 	const char *cfg;
@@ -624,6 +648,8 @@ scenario_drain(void)
 		b_cpu[r] = b.cpu_s * 1e6 / N;
 		a_bro[r] = a.broker_cpu_s * 1e6 / N;
 		b_bro[r] = b.broker_cpu_s * 1e6 / N;
+		a_syscw[r] = a.syscw / N;
+		a_wkib[r] = a.wchar / 1024.0 / N;
 		printf("  round %d: worker %.0f msg/s, baseline %.0f msg/s\n", r + 1,
 		    a_rate[r], b_rate[r]);
 	}
@@ -637,6 +663,10 @@ scenario_drain(void)
 	say("| broker CPU per message, µs | %s | %s |\n",
 	    summ(a_bro, ROUNDS, "%.1f", s1, sizeof(s1)),
 	    summ(b_bro, ROUNDS, "%.1f", s2, sizeof(s2)));
+	say("| write calls per message (log, WAL, checkpoints) | %s | – |\n",
+	    summ(a_syscw, ROUNDS, "%.2f", s1, sizeof(s1)));
+	say("| KiB written per message | %s | – |\n",
+	    summ(a_wkib, ROUNDS, "%.1f", s1, sizeof(s1)));
 	say("\nratio A/B of drain rate: %s (goal ≥ 0.9)\n",
 	    summ(ratio, ROUNDS, "%.2f", s1, sizeof(s1)));
 	if (nlat > 0) {
