@@ -405,9 +405,10 @@ hex(const unsigned char *d, size_t n, char *out)
  * encoded headers (x-death included: its counts and times) and the body
  * digest: the same delivery redelivered has the same fingerprint. */
 static void
-fingerprint(EVP_MD_CTX *ctx, const EVP_MD *sha256, const struct dlq_record *r,
-    const unsigned char *headers, size_t headers_len,
-    const unsigned char body_sha[32], unsigned char out[32])
+fingerprint(EVP_MD_CTX *ctx, const EVP_MD *sha256,
+    const struct dlq_record *r, const unsigned char *headers,
+    size_t headers_len, const unsigned char body_sha[32],
+    unsigned char out[32])
 {
 	const amqp_basic_properties_t *p = r->d->props;
 	unsigned int n = 32;
@@ -461,7 +462,8 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	if (p->_flags & AMQP_BASIC_HEADERS_FLAG)
 		has_headers = amqp_encode_table(enc,
 		    (amqp_table_t *)&p->headers, &hlen) == AMQP_STATUS_OK;
-	fingerprint(a->md, a->sha256, r, a->headers, has_headers ? hlen : 0, body_sha, fp);
+	fingerprint(a->md, a->sha256, r, a->headers, has_headers ? hlen : 0,
+	    body_sha, fp);
 	/* Every delivery, not only those marked redelivered: after a broker
 	 * crash a delivery whose ack was lost may come back unmarked. */
 	if ((id = find(a, fp)) > 0) {
