@@ -20,13 +20,26 @@ dlq_digest_init(struct dlq_digest *d, size_t max_groups)
 	d->cap = max_groups;
 	for (d->index_cap = 16; d->index_cap < max_groups * 2; d->index_cap *= 2)
 		;
-	d->groups = calloc(max_groups, sizeof(*d->groups));
+	return 0;	/* the tables come with the first group */
+}
+
+/* A consumer whose DLQ stays empty never needs its groups (37 consumers
+ * would hold 0.8 MiB for nothing). */
+static bool
+allocate(struct dlq_digest *d)
+{
+	if (d->groups != NULL)
+		return true;
+	d->groups = malloc(d->cap * sizeof(*d->groups));
 	d->index = calloc(d->index_cap, sizeof(*d->index));
 	if (d->groups == NULL || d->index == NULL) {
-		dlq_digest_release(d);
-		return -1;
+		free(d->groups);
+		free(d->index);
+		d->groups = NULL;
+		d->index = NULL;
+		return false;
 	}
-	return 0;
+	return true;
 }
 
 void
@@ -115,6 +128,8 @@ lookup(struct dlq_digest *d, uint64_t hash, bool *created)
 	struct dlq_group *g;
 
 	*created = false;
+	if (!allocate(d))
+		return NULL;	/* counted as "other" */
 	for (; d->index[i] != 0; i = (i + 1) & mask)
 		if (d->groups[d->index[i] - 1].hash == hash)
 			return &d->groups[d->index[i] - 1];
