@@ -320,6 +320,14 @@ dlq_archive_cache(struct dlq_archive *a, int64_t kib)
 	return exec(a, sql);
 }
 
+void
+dlq_archive_release_memory(struct dlq_archive *a)
+{
+	dlq_archive_writer_lock();
+	sqlite3_db_release_memory(a->db);
+	dlq_archive_writer_unlock();
+}
+
 int
 dlq_archive_begin(struct dlq_archive *a)
 {

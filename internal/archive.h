@@ -45,6 +45,9 @@ void	dlq_archive_close(struct dlq_archive *);	/* NULL ok */
 
 /* The page cache of a handle, KiB (default 256). 0 / -1 */
 int	dlq_archive_cache(struct dlq_archive *, int64_t kib);
+/* Hands the page cache's unused pages back (they come again with the
+ * next reads); takes the writer mutex. */
+void	dlq_archive_release_memory(struct dlq_archive *);
 
 /* Every write transaction of the process holds one mutex (taken by
  * begin, released by commit or rollback); other writers (the control

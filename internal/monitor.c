@@ -19,6 +19,7 @@
  * consumption pauses until it can. */
 #include "monitor.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,7 @@ struct dlq_monitor {
 	uint64_t		 batch_tag;	/* last delivery tag in batch */
 	size_t			 batch_n;
 	bool			 archive_failing;
+	bool			 busy;		/* counted in busy_consumers */
 	atomic_bool		 connected;
 	atomic_uint_fast64_t	 acked;
 	amqp_bytes_t		 consumer_tag;
@@ -76,6 +78,16 @@ enum step { STEP_OK, STEP_TIMEOUT, STEP_RECONNECT, STEP_ARCHIVE };
  * touches it, so one buffer serves them all (one per consumer would be
  * 37 batch-sized buffers in a flood). */
 static struct dlq_buf batch_lines;
+
+/* Consumers that took deliveries since they last found their queue
+ * empty. When the last one goes quiet after a flood (RELEASE_AFTER
+ * deliveries since the last time), the memory it left behind goes back
+ * to the system: the shared archive connection's page cache and malloc's
+ * free memory (until then they serve the next batches; a trickle of
+ * dead letters never pays for a release). */
+#define RELEASE_AFTER	10000
+static atomic_int busy_consumers;
+static atomic_long taken_since_release;
 
 /* Fault injection for the tests, as SQLite does it: with
  * DLQ_FAULT_EXIT_AFTER_COMMITS=N the process exits right after its Nth
@@ -285,6 +297,7 @@ finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
 		    m->q->dlq_name, NULL);
 	}
 	count_batch(m);
+	atomic_fetch_add(&taken_since_release, (long)m->batch_n);
 	dlq_alert_note_batch(m->alerter, &m->alerts);
 	dlq_digest_clear(&m->alerts);
 	m->batch_n = 0;
@@ -431,13 +444,37 @@ subscribe(struct dlq_monitor *m, amqp_connection_state_t conn)
 /* Consumes until stop or an error; returns why it ended. On stop the
  * consumer is cancelled and what the broker had already sent is archived
  * and acked; what is still unacked goes back to the queue. */
+/* Keeps busy_consumers; `quiet`: the queue was found empty. */
+static void
+note_activity(struct dlq_monitor *m, bool quiet, bool may_release)
+{
+	if (!quiet && !m->busy) {
+		m->busy = true;
+		atomic_fetch_add(&busy_consumers, 1);
+	} else if (quiet && m->busy) {
+		m->busy = false;
+		if (atomic_fetch_sub(&busy_consumers, 1) == 1 && may_release &&
+		    atomic_load(&taken_since_release) >= RELEASE_AFTER) {
+			atomic_store(&taken_since_release, 0);
+			dlq_archive_release_memory(m->archive);
+			malloc_trim(0);
+			dlq_log(DLQ_LOG_INFO, "memory_released", "dlq",
+			    m->q->dlq_name, NULL);
+		}
+	}
+}
+
 static enum step
 consume(struct dlq_monitor *m, amqp_connection_state_t conn)
 {
 	enum step st = STEP_OK;
 
-	while (!*m->stop && (st == STEP_OK || st == STEP_TIMEOUT))
+	while (!*m->stop && (st == STEP_OK || st == STEP_TIMEOUT)) {
 		st = poll_batch(m, conn, POLL_MS);
+		if (st == STEP_OK || st == STEP_TIMEOUT)
+			note_activity(m, st == STEP_TIMEOUT, true);
+	}
+	note_activity(m, true, false);	/* leaving: no longer counted */
 	if (*m->stop && (st == STEP_OK || st == STEP_TIMEOUT)) {
 		amqp_basic_cancel(conn, DLQ_AMQP_CHANNEL, m->consumer_tag);
 		if (amqp_get_rpc_reply(conn).reply_type == AMQP_RESPONSE_NORMAL)
