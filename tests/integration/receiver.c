@@ -87,12 +87,13 @@ serve(struct h_receiver *r, int c)
 {
 	char path[256] = "", resp[256], extra[64];
 	char *body = read_request(c, path, sizeof(path));
-	int status = 200, k;
+	int status = 200, k, retry_after;
 	bool hang;
 
 	pthread_mutex_lock(&r->mu);
 	r->connections++;
 	hang = r->hang;
+	retry_after = r->retry_after_s;	/* the test thread may change it */
 	if (body != NULL && r->n_req < MAX_REQ) {
 		if (!hang && r->down_status != 0)
 			status = r->down_status;
@@ -114,9 +115,9 @@ serve(struct h_receiver *r, int c)
 	pthread_mutex_unlock(&r->mu);
 	free(body);
 	extra[0] = '\0';
-	if ((status == 429 || status == 503) && r->retry_after_s > 0)
+	if ((status == 429 || status == 503) && retry_after > 0)
 		snprintf(extra, sizeof(extra), "Retry-After: %d\r\n",
-		    r->retry_after_s);
+		    retry_after);
 	snprintf(resp, sizeof(resp), "HTTP/1.1 %d Status\r\nContent-Length: 2"
 	    "\r\n%sConnection: close\r\n\r\nok", status, extra);
 	if (write(c, resp, strlen(resp)) < 0)
