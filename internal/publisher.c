@@ -145,10 +145,25 @@ returned_entry(struct dlq_pub_pending *v, size_t n, size_t open,
 	return NULL;
 }
 
-/* A confirm: settles the open entries it covers; their count. */
-static size_t
+/* A confirm of an earlier message (posted before a block, given up as
+ * unknown): a return without a key that came just before it was its own,
+ * not the open entry's. */
+static void
+late_confirm(struct dlq_pub_pending *v, size_t n, const char *key_header)
+{
+	size_t i;
+
+	if (key_header != NULL)
+		return;
+	for (i = 0; i < n; i++)
+		if (!v[i].settled)
+			v[i].returned = false;
+}
+
+/* An ack or nack: settles the open entries it covers. */
+static void
 confirm(struct dlq_pub_pending *v, size_t n, uint64_t tag, bool multiple,
-    bool ack)
+    bool ack, const char *key_header)
 {
 	size_t i, k = 0;
 
@@ -164,22 +179,8 @@ confirm(struct dlq_pub_pending *v, size_t n, uint64_t tag, bool multiple,
 			settle(&v[i], DLQ_PUB_OK, "confirmed by the broker");
 		k++;
 	}
-	return k;
-}
-
-/* A confirm of an earlier message (posted before a block, given up as
- * unknown): a return without a key that came just before it was its own,
- * not the open entry's. */
-static void
-late_confirm(struct dlq_pub_pending *v, size_t n, const char *key_header)
-{
-	size_t i;
-
-	if (key_header != NULL)
-		return;
-	for (i = 0; i < n; i++)
-		if (!v[i].settled)
-			v[i].returned = false;
+	if (k == 0 && !multiple)
+		late_confirm(v, n, key_header);
 }
 
 /* Open entries of `v`; those posted on a connection since lost are
@@ -258,16 +259,12 @@ read_verdict(struct dlq_publisher *p, struct dlq_pub_pending *v, size_t n,
 	}
 	case AMQP_BASIC_ACK_METHOD: {
 		amqp_basic_ack_t *m = f.payload.method.decoded;
-		if (confirm(v, n, m->delivery_tag, m->multiple, true) == 0 &&
-		    !m->multiple)
-			late_confirm(v, n, key_header);
+		confirm(v, n, m->delivery_tag, m->multiple, true, key_header);
 		break;
 	}
 	case AMQP_BASIC_NACK_METHOD: {
 		amqp_basic_nack_t *m = f.payload.method.decoded;
-		if (confirm(v, n, m->delivery_tag, m->multiple, false) == 0 &&
-		    !m->multiple)
-			late_confirm(v, n, key_header);
+		confirm(v, n, m->delivery_tag, m->multiple, false, key_header);
 		break;
 	}
 	case AMQP_CONNECTION_BLOCKED_METHOD: {
