@@ -285,6 +285,7 @@ fill(const char *p, int k, int n)
 struct result {
 	double	secs;
 	double	cpu_s;		/* user + sys of the consumer */
+	double	sys_s;		/* the sys part of it */
 	double	broker_cpu_s;
 	long	rss_kb;		/* peak */
 	long	rss_after_kb;	/* current, DRAINED_IDLE_MS after the drain */
@@ -312,8 +313,9 @@ proc_io(pid_t pid, struct result *r)
 	fclose(f);
 }
 
+/* User + sys CPU seconds of a process; the sys part in *sys if asked. */
 static double
-proc_cpu(pid_t pid)
+proc_cpu_split(pid_t pid, double *sys)
 {
 	char path[64], buf[1024], *p;
 	unsigned long ut, st;
@@ -327,7 +329,15 @@ proc_cpu(pid_t pid)
 	    "%lu %lu", &ut, &st) != 2)
 		ut = st = 0;
 	fclose(f);
+	if (sys != NULL)
+		*sys = (double)st / (double)sysconf(_SC_CLK_TCK);
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double
+proc_cpu(pid_t pid)
+{
+	return proc_cpu_split(pid, NULL);
 }
 
 /* A "Vm...:" figure of /proc/PID/status, KiB. */
@@ -449,7 +459,7 @@ drain_worker(const char *p, const char *cfg, int n, const char *level)
 		nap_ms(2);
 	}
 	r.secs = (double)(now_us() - t0) / 1e6;
-	r.cpu_s = proc_cpu(pid);
+	r.cpu_s = proc_cpu_split(pid, &r.sys_s);
 	r.broker_cpu_s = proc_cpu(bp) - b0;
 	r.rss_kb = proc_hwm(pid);
 	proc_io(pid, &r);
@@ -497,6 +507,7 @@ drain_baseline(const char *dlq, int n)
 	r.secs = (double)(now_us() - t0) / 1e6;
 	r.cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	r.sys_s = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	r.broker_cpu_s = proc_cpu(bp) - b0;
 	r.rss_kb = ru.ru_maxrss;
 	return r;
@@ -634,7 +645,7 @@ scenario_drain(void)
 {
 	double a_rate[16], b_rate[16], a_cpu[16], b_cpu[16], a_bro[16], b_bro[16];
 	double ratio[16], *lat = malloc(100000 * sizeof(double)), bsum = 0;
-	double a_syscw[16], a_wkib[16];
+	double a_syscw[16], a_wkib[16], a_sys[16], b_sys[16];
 	char p[32], dlq[64], log[256], s1[128], s2[128];
 	struct result a, b;
 	const char *cfg;
@@ -663,6 +674,8 @@ scenario_drain(void)
 		ratio[r] = a_rate[r] / b_rate[r];
 		a_cpu[r] = a.cpu_s * 1e6 / N;
 		b_cpu[r] = b.cpu_s * 1e6 / N;
+		a_sys[r] = a.sys_s * 1e6 / N;
+		b_sys[r] = b.sys_s * 1e6 / N;
 		a_bro[r] = a.broker_cpu_s * 1e6 / N;
 		b_bro[r] = b.broker_cpu_s * 1e6 / N;
 		a_syscw[r] = a.syscw / N;
@@ -677,6 +690,9 @@ scenario_drain(void)
 	say("| CPU per message, µs (user+sys) | %s | %s |\n",
 	    summ(a_cpu, ROUNDS, "%.1f", s1, sizeof(s1)),
 	    summ(b_cpu, ROUNDS, "%.1f", s2, sizeof(s2)));
+	say("| of which in the kernel (sys), µs | %s | %s |\n",
+	    summ(a_sys, ROUNDS, "%.1f", s1, sizeof(s1)),
+	    summ(b_sys, ROUNDS, "%.1f", s2, sizeof(s2)));
 	say("| broker CPU per message, µs | %s | %s |\n",
 	    summ(a_bro, ROUNDS, "%.1f", s1, sizeof(s1)),
 	    summ(b_bro, ROUNDS, "%.1f", s2, sizeof(s2)));
