@@ -125,6 +125,91 @@ dlq_buf_add_i64(struct dlq_buf *b, int64_t v)
 		dlq_buf_add_u64(b, (uint64_t)v);
 }
 
+/* Word-at-a-time scanning: logs and archive records copy every payload
+ * and header byte through these loops, 8 bytes per step where the text
+ * is plain ASCII. The tests below are exact for "does any byte ...". */
+#define ONES	0x0101010101010101ULL
+#define HIGHS	0x8080808080808080ULL
+
+static uint64_t
+load8(const unsigned char *s)
+{
+	uint64_t x;
+
+	memcpy(&x, s, sizeof(x));
+	return x;
+}
+
+/* Any byte of x below c (c <= 0x80)? */
+static bool
+any_below(uint64_t x, unsigned c)
+{
+	return ((x - ONES * c) & ~x & HIGHS) != 0;
+}
+
+/* Any byte of x equal to c? */
+static bool
+any_equal(uint64_t x, unsigned c)
+{
+	return any_below(x ^ (ONES * c), 1);
+}
+
+/* Bytes that JSON copies as is: printable ASCII other than '"', '\\'. */
+static const bool json_plain[256] = {
+	[0x20 ... '"' - 1] = true,
+	['"' + 1 ... '\\' - 1] = true,
+	['\\' + 1 ... 0x7f] = true,
+};
+
+/* Length of the prefix of s that JSON copies as is. */
+static size_t
+json_plain_run(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+	uint64_t x;
+
+	for (; i + 8 <= n; i += 8) {
+		x = load8(s + i);
+		if ((x & HIGHS) != 0 || any_below(x, 0x20) ||
+		    any_equal(x, '"') || any_equal(x, '\\'))
+			break;
+	}
+	while (i < n && json_plain[s[i]])
+		i++;
+	return i;
+}
+
+/* Length of the prefix of s that is ASCII (any byte below 0x80). */
+static size_t
+ascii_run(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 8 <= n && (load8(s + i) & HIGHS) == 0; i += 8)
+		;
+	while (i < n && s[i] < 0x80)
+		i++;
+	return i;
+}
+
+/* Length of the prefix of s that is printable ASCII (0x20..0x7e). */
+static size_t
+printable_run(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+	uint64_t x;
+
+	for (; i + 8 <= n; i += 8) {
+		x = load8(s + i);
+		if ((x & HIGHS) != 0 || any_below(x, 0x20) ||
+		    any_equal(x, 0x7f))
+			break;
+	}
+	while (i < n && s[i] >= 0x20 && s[i] < 0x7f)
+		i++;
+	return i;
+}
+
 /* Length of the valid UTF-8 sequence at s[0..n), or 0 when invalid. */
 static size_t
 utf8_seq(const unsigned char *s, size_t n)
@@ -168,9 +253,7 @@ dlq_buf_json_str(struct dlq_buf *b, const void *sv, size_t n)
 	dlq_buf_addc(b, '"');
 	while (i < n) {
 		/* Copy the longest run that needs no escaping in one go. */
-		for (run = i; run < n && s[run] >= 0x20 && s[run] < 0x80 &&
-		    s[run] != '"' && s[run] != '\\'; run++)
-			;
+		run = i + json_plain_run(s + i, n - i);
 		if (run > i) {
 			dlq_buf_add(b, s + i, run - i);
 			i = run;
@@ -213,22 +296,64 @@ dlq_buf_json_cstr(struct dlq_buf *b, const char *s)
 }
 
 static void
-rfc3339(struct dlq_buf *b, int64_t secs, int ms)
+put2(char *p, int v)
 {
+	p[0] = (char)('0' + v / 10 % 10);
+	p[1] = (char)('0' + v % 10);
+}
+
+/* "YYYY-MM-DDTHH:MM:SS" of `secs`, 19 bytes. A flood stamps many lines
+ * and x-death times with the same second: each thread keeps the last. */
+static bool
+format_second(int64_t secs, char out[19])
+{
+	static _Thread_local bool have;
+	static _Thread_local int64_t last_secs;
+	static _Thread_local char last[19];
 	struct tm tm;
 	time_t t = (time_t)secs;
-	char tmp[40];
-	size_t n;
 
-	if (gmtime_r(&t, &tm) == NULL) {
+	if (!have || secs != last_secs) {
+		if (gmtime_r(&t, &tm) == NULL || tm.tm_year + 1900 < 0 ||
+		    tm.tm_year + 1900 > 9999)
+			return false;
+		put2(last, (tm.tm_year + 1900) / 100);
+		put2(last + 2, (tm.tm_year + 1900) % 100);
+		last[4] = '-';
+		put2(last + 5, tm.tm_mon + 1);
+		last[7] = '-';
+		put2(last + 8, tm.tm_mday);
+		last[10] = 'T';
+		put2(last + 11, tm.tm_hour);
+		last[13] = ':';
+		put2(last + 14, tm.tm_min);
+		last[16] = ':';
+		put2(last + 17, tm.tm_sec);
+		last_secs = secs;
+		have = true;
+	}
+	memcpy(out, last, sizeof(last));
+	return true;
+}
+
+static void
+rfc3339(struct dlq_buf *b, int64_t secs, int ms)
+{
+	char tmp[24];
+	size_t n = 19;
+
+	if (!format_second(secs, tmp)) {
 		dlq_buf_adds(b, "1970-01-01T00:00:00Z");
 		return;
 	}
-	n = strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%S", &tm);
-	if (ms >= 0)
-		n += (size_t)snprintf(tmp + n, sizeof(tmp) - n, ".%03d", ms);
+	if (ms >= 0) {
+		tmp[n++] = '.';
+		tmp[n++] = (char)('0' + ms / 100);
+		put2(tmp + n, ms % 100);
+		n += 2;
+	}
+	tmp[n++] = 'Z';
 	dlq_buf_add(b, tmp, n);
-	dlq_buf_addc(b, 'Z');
 }
 
 void
@@ -255,7 +380,7 @@ dlq_utf8_prefix(const void *sv, size_t n)
 
 	while (i < n) {
 		if (s[i] < 0x80) {
-			i++;
+			i += ascii_run(s + i, n - i);
 			continue;
 		}
 		if ((k = utf8_seq(s + i, n - i)) == 0) {
@@ -278,7 +403,7 @@ dlq_utf8_is_text(const void *sv, size_t n)
 
 	while (i < n) {
 		if (s[i] >= 0x20 && s[i] < 0x7f) {	/* printable ASCII */
-			i++;
+			i += printable_run(s + i, n - i);
 			continue;
 		}
 		if (s[i] < 0x20 && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')

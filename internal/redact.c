@@ -52,14 +52,24 @@ domain_char(unsigned char c)
 	return email_class[c] & DOMAIN;
 }
 
-/* Length of an email address starting at s, or 0. */
+/* Length of the run of local-part characters at s. */
 static size_t
-email_at(const unsigned char *s, size_t n)
+local_len(const unsigned char *s, size_t n)
 {
-	size_t i = 0, at, last_dot = 0;
+	size_t i = 0;
 
 	while (i < n && local_char(s[i]))
 		i++;
+	return i;
+}
+
+/* Length of an email address starting at s, whose first `local` bytes
+ * are local-part characters (local_len), or 0. */
+static size_t
+email_at(const unsigned char *s, size_t local, size_t n)
+{
+	size_t i = local, at, last_dot = 0;
+
 	if (i == 0 || i >= n || s[i] != '@')
 		return 0;
 	at = i++;
@@ -103,14 +113,14 @@ static void
 mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
     struct dlq_buf *out)
 {
-	size_t i = 0, run = 0, k;
-	bool word_start = true;
+	size_t i = 0, run = 0, k, word;
 
-	while (i < n) {
+	while (i < n) {		/* at the start of a word */
+		word = local_len(s + i, n - i);
 		k = 0;
-		if (word_start && r->emails && local_char(s[i]))
-			k = email_at(s + i, n - i);
-		if (k == 0 && word_start && r->digits_min > 0 &&
+		if (r->emails)
+			k = email_at(s + i, word, n - i);
+		if (k == 0 && r->digits_min > 0 &&
 		    (isdigit(s[i]) || s[i] == '+'))
 			k = digits_at(s + i, n - i, r->digits_min);
 		if (k > 0) {
@@ -118,11 +128,14 @@ mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
 			dlq_buf_adds(out, MASK);
 			i += k;
 			run = i;
-			word_start = false;
-			continue;
-		}
-		word_start = !local_char(s[i]);
-		i++;
+			/* the rest of its word cannot start another */
+			i += local_len(s + i, n - i);
+		} else
+			i += word;
+		/* nor the character that ends a word: addresses and numbers
+		 * start with a local-part character */
+		if (i < n)
+			i++;
 	}
 	dlq_buf_add(out, s + run, n - run);
 }
@@ -142,19 +155,29 @@ dlq_redact_text(const struct dlq_redact *r, const void *p, size_t n,
 	}
 }
 
+static unsigned char
+lower(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c + ('a' - 'A')) : c;
+}
+
 static bool
 key_is_masked(const struct dlq_redact *r, const unsigned char *k, size_t n)
 {
 	size_t i, j, m;
 	const char *w;
+	unsigned char first;
 
 	if (r->keys == NULL)
 		return false;
 	for (i = 0; i < r->keys->n; i++) {
 		w = r->keys->v[i];
-		m = strlen(w);
-		for (j = 0; m > 0 && j + m <= n; j++)
-			if (strncasecmp((const char *)k + j, w, m) == 0)
+		if ((m = strlen(w)) == 0 || m > n)
+			continue;
+		first = lower((unsigned char)w[0]);
+		for (j = 0; j + m <= n; j++)
+			if (lower(k[j]) == first &&
+			    strncasecmp((const char *)k + j, w, m) == 0)
 				return true;
 	}
 	return false;

@@ -76,6 +76,87 @@ START_TEST(timestamps_are_rfc3339_utc)
 }
 END_TEST
 
+/* The scans go 8 bytes at a time over plain ASCII: a byte that needs
+ * care must be found at every offset, in every lane of a word and in
+ * the tail after the last whole word. */
+START_TEST(special_bytes_are_found_at_every_offset)
+{
+	static const struct { const char *in; size_t n; const char *json;
+	    bool text; } special[] = {
+		{ "\"", 1, "\\\"", true },
+		{ "\\", 1, "\\\\", true },
+		{ "\n", 1, "\\n", true },
+		{ "\x01", 1, "\\u0001", false },
+		{ "\x1f", 1, "\\u001f", false },
+		{ "\x7f", 1, "\x7f", false },
+		{ "\xc3\xa9", 2, "\xc3\xa9", true },
+		{ "\xff", 1, "\xef\xbf\xbd", false },
+	};
+	static const char pad[] = "aaaaaaaaaaaaaaaaaaaaaaaa";
+	char in[40], want[64];
+	struct dlq_buf b;
+	size_t k, at, len;
+
+	dlq_buf_init(&b);
+	for (k = 0; k < sizeof(special) / sizeof(special[0]); k++)
+		for (len = 1; len <= 24; len++)
+			for (at = 0; at + special[k].n <= len; at++) {
+				memset(in, 'a', len);
+				memcpy(in + at, special[k].in, special[k].n);
+				snprintf(want, sizeof(want), "\"%.*s%s%.*s\"",
+				    (int)at, pad, special[k].json,
+				    (int)(len - at - special[k].n), pad);
+				dlq_buf_reset(&b);
+				dlq_buf_json_str(&b, in, len);
+				ck_assert_str_eq(b.data, want);
+				ck_assert_int_eq(dlq_utf8_is_text(in, len),
+				    special[k].text);
+				/* a sequence cut at the end is not taken */
+				if (special[k].n == 2)
+					ck_assert_uint_eq(dlq_utf8_prefix(in,
+					    at + 1), at);
+			}
+	dlq_buf_release(&b);
+}
+END_TEST
+
+/* The formatted second is kept per thread: the next, a repeat, an
+ * earlier one and out-of-range values must all come out right. */
+START_TEST(timestamps_stay_right_across_seconds_and_ranges)
+{
+	static const struct { int64_t ms; const char *want; } cases[] = {
+		{ 1764496800005LL, "2025-11-30T10:00:00.005Z" },
+		{ 1764496800999LL, "2025-11-30T10:00:00.999Z" },
+		{ 1764496801000LL, "2025-11-30T10:00:01.000Z" },
+		{ 1764496800000LL, "2025-11-30T10:00:00.000Z" },
+		{ 951782400000LL, "2000-02-29T00:00:00.000Z" },
+		{ -1LL, "1969-12-31T23:59:59.999Z" },
+		{ 0LL, "1970-01-01T00:00:00.000Z" },
+		{ 253402300799000LL, "9999-12-31T23:59:59.000Z" },
+	};
+	struct dlq_buf b;
+	size_t i;
+
+	dlq_buf_init(&b);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		dlq_buf_reset(&b);
+		dlq_buf_rfc3339_ms(&b, cases[i].ms);
+		ck_assert_str_eq(b.data, cases[i].want);
+	}
+	/* past year 9999 or past time_t: the epoch, never garbage */
+	dlq_buf_reset(&b);
+	dlq_buf_rfc3339(&b, 253402300800LL);
+	ck_assert_str_eq(b.data, "1970-01-01T00:00:00Z");
+	dlq_buf_reset(&b);
+	dlq_buf_rfc3339(&b, INT64_MIN);
+	ck_assert_str_eq(b.data, "1970-01-01T00:00:00Z");
+	dlq_buf_reset(&b);
+	dlq_buf_rfc3339(&b, INT64_MAX);
+	ck_assert_str_eq(b.data, "1970-01-01T00:00:00Z");
+	dlq_buf_release(&b);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -86,7 +167,9 @@ suite(void)
 	tcase_add_test(tc, quotes_backslashes_and_controls_are_escaped);
 	tcase_add_test(tc, valid_utf8_is_kept_invalid_bytes_replaced);
 	tcase_add_test(tc, utf8_prefix_never_cuts_a_character);
+	tcase_add_test(tc, special_bytes_are_found_at_every_offset);
 	tcase_add_test(tc, timestamps_are_rfc3339_utc);
+	tcase_add_test(tc, timestamps_stay_right_across_seconds_and_ranges);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -72,6 +72,23 @@ START_TEST(emails_and_phone_numbers_in_text_are_masked)
 }
 END_TEST
 
+/* Only the start of a word can start an address or a number; whatever
+ * ends a word (punctuation, a space, the end) is where the next begins. */
+START_TEST(addresses_and_numbers_are_found_at_word_starts_only)
+{
+	run(&R, "a@b.co;c@d.io,+1 555 123 4567/12345678");
+	ck_assert_str_eq(text(), "***;***,***/***");
+	run(&R, "ref:12345678 id12345678 x@y.org");
+	ck_assert_str_eq(text(), "ref:*** id12345678 ***");
+	run(&R, "12345678@mail.example.org 12345678");
+	ck_assert_str_eq(text(), "*** ***");
+	run(&R, "{\"OldPassword\":\"x\",\"PASSWORD2\":1,\"tok\":\"z\","
+	    "\"t\":\"w\"}");
+	ck_assert_str_eq(text(), "{\"OldPassword\":\"***\",\"PASSWORD2\":"
+	    "\"***\",\"tok\":\"z\",\"t\":\"w\"}");
+}
+END_TEST
+
 START_TEST(output_is_cut_at_max_bytes_on_a_character_boundary)
 {
 	struct dlq_redact r = R;
@@ -155,6 +172,7 @@ suite(void)
 	tcase_add_test(tc, masked_keys_lose_their_values_whatever_the_type);
 	tcase_add_test(tc, values_that_look_like_keys_are_not_keys);
 	tcase_add_test(tc, emails_and_phone_numbers_in_text_are_masked);
+	tcase_add_test(tc, addresses_and_numbers_are_found_at_word_starts_only);
 	tcase_add_test(tc, output_is_cut_at_max_bytes_on_a_character_boundary);
 	tcase_add_test(tc, an_email_cut_by_the_limit_is_still_masked);
 	tcase_add_test(tc, binary_and_empty_payloads_print_nothing);
