@@ -104,6 +104,16 @@ static const char *const schema_v3[] = {
 	NULL,
 };
 
+/* v4: the replay lineage index holds replays only: the other records
+ * (nearly all) no longer pay an index insert each. Queries on replay_of
+ * compare it with a value, which the partial index serves. */
+static const char *const schema_v4[] = {
+	"DROP INDEX IF EXISTS dead_letters_replay_of",
+	"CREATE INDEX dead_letters_replay_of ON dead_letters(replay_of)"
+	" WHERE replay_of IS NOT NULL",
+	NULL,
+};
+
 static const char INSERT_SQL[] =
 	"INSERT INTO dead_letters (fingerprint, dlq, queue, exchange,"
 	" routing_keys, message_id, correlation_id, type, content_type,"
@@ -192,6 +202,9 @@ migrate(struct dlq_archive *a)
 			goto fail;
 	for (i = 0; version < 3 && schema_v3[i] != NULL; i++)
 		if (exec(a, schema_v3[i]) == -1)
+			goto fail;
+	for (i = 0; version < 4 && schema_v4[i] != NULL; i++)
+		if (exec(a, schema_v4[i]) == -1)
 			goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
 	    DLQ_ARCHIVE_SCHEMA);

@@ -539,6 +539,25 @@ raw(const char *sock, const char *req, size_t len)
 	return buf;
 }
 
+/* The CREATE statement of an index, as sqlite_master keeps it. */
+static char *
+index_sql(const char *path, const char *name)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	char *sql = NULL;
+
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master"
+	    " WHERE type = 'index' AND name = ?1", -1, &st, NULL), SQLITE_OK);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		sql = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return sql;
+}
+
 static int
 user_version(const char *path)
 {
@@ -574,13 +593,14 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	struct fixture f;
 	sqlite3 *db;
 	cJSON *j;
+	char *sql;
 	int i;
 
 	start(&f, NULL);
 	die_in(&f, 0, 2, "migrate me");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
-	ck_assert_int_eq(user_version(f.db), 3);
+	ck_assert_int_eq(user_version(f.db), 4);
 	/* make it what release 1 wrote */
 	ck_assert_int_eq(sqlite3_open(f.db, &db), SQLITE_OK);
 	for (i = 0; to_v1[i] != NULL; i++)
@@ -589,8 +609,15 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	sqlite3_close(db);
 	ck_assert_int_eq(user_version(f.db), 1);
 	start_worker(&f);
-	ck_assert_int_eq(user_version(f.db), 3);
+	ck_assert_int_eq(user_version(f.db), 4);
 	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 1);
+	/* v3 dropped the message_id index; v4 keeps replays only in the
+	 * lineage index */
+	ck_assert_ptr_null(index_sql(f.db, "dead_letters_message"));
+	sql = index_sql(f.db, "dead_letters_replay_of");
+	ck_assert_ptr_nonnull(sql);
+	ck_assert_ptr_nonnull(strstr(sql, "WHERE replay_of IS NOT NULL"));
+	free(sql);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
 	    NULL }), 0);
 	ck_assert_int_eq(cJSON_GetObjectItem(j, "total")->valueint, 2);
