@@ -24,7 +24,6 @@ struct dlq_archive {
 	sqlite3_stmt	*find;		/* by fingerprint */
 	char		*path;
 	struct dlq_buf	 json;		/* headers JSON, reused */
-	struct dlq_buf	 xdeath;	/* x-death JSON, reused */
 	struct dlq_buf	 keys;		/* routing keys JSON, reused */
 	unsigned char	*headers;	/* encoded header table, reused */
 	EVP_MD_CTX	*md;		/* SHA-256 context, reused */
@@ -249,7 +248,6 @@ dlq_archive_open(const struct dlq_config *c)
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return NULL;
 	dlq_buf_init(&a->json);
-	dlq_buf_init(&a->xdeath);
 	dlq_buf_init(&a->keys);
 	a->path = strdup(c->archive_path);
 	if ((a->headers = malloc(HEADERS_MAX)) == NULL ||
@@ -295,7 +293,6 @@ dlq_archive_close(struct dlq_archive *a)
 	sqlite3_finalize(a->find);
 	sqlite3_close(a->db);
 	dlq_buf_release(&a->json);
-	dlq_buf_release(&a->xdeath);
 	dlq_buf_release(&a->keys);
 	free(a->headers);
 	EVP_MD_CTX_free(a->md);
@@ -493,11 +490,9 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	}
 
 	dlq_buf_reset(&a->json);
-	dlq_buf_reset(&a->xdeath);
 	dlq_buf_reset(&a->keys);
 	if (p->_flags & AMQP_BASIC_HEADERS_FLAG)
 		dlq_table_json(&a->json, &p->headers);
-	dlq_deadletter_xdeath_json(d, &a->xdeath);
 	dlq_buf_addc(&a->keys, '[');
 	for (i = 0; d->n_xdeath > 0 && d->xdeath[0].routing_keys != NULL &&
 	    i < d->xdeath[0].routing_keys->num_entries; i++) {
@@ -546,7 +541,7 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 		sqlite3_bind_blob(st, 19, a->headers, (int)hlen, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, 19);
-	sqlite3_bind_text(st, 20, a->xdeath.data, (int)a->xdeath.len,
+	sqlite3_bind_text(st, 20, r->xdeath_json->data, (int)r->xdeath_json->len,
 	    SQLITE_STATIC);
 	sqlite3_bind_text(st, 21, r->reason, -1, SQLITE_STATIC);
 	if (d->has_retry_count)

@@ -27,6 +27,7 @@ struct dlq_archive;
 /* What is stored besides the decoded delivery; strings borrowed. */
 struct dlq_record {
 	const struct dlq_dead_letter *d;
+	const struct dlq_buf *xdeath_json;	/* dlq_deadletter_xdeath_json(d) */
 	const char	*queue;		/* source queue */
 	const char	*reason;	/* newest death reason or "unknown" */
 	const char	*error;		/* redacted error text, "" if none */

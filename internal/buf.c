@@ -34,8 +34,8 @@ dlq_buf_reset(struct dlq_buf *b)
 		b->data[0] = '\0';
 }
 
-static bool
-reserve(struct dlq_buf *b, size_t extra)
+bool
+dlq_buf_reserve(struct dlq_buf *b, size_t extra)
 {
 	size_t need, cap;
 	char *p;
@@ -63,7 +63,7 @@ oom:
 void
 dlq_buf_add(struct dlq_buf *b, const void *p, size_t n)
 {
-	if (n == 0 || !reserve(b, n))
+	if (n == 0 || !dlq_buf_reserve(b, n))
 		return;
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
@@ -77,15 +77,6 @@ dlq_buf_adds(struct dlq_buf *b, const char *s)
 }
 
 void
-dlq_buf_addc(struct dlq_buf *b, char c)
-{
-	if (b->len + 2 > b->cap && !reserve(b, 1))
-		return;
-	b->data[b->len++] = c;
-	b->data[b->len] = '\0';
-}
-
-void
 dlq_buf_printf(struct dlq_buf *b, const char *fmt, ...)
 {
 	va_list ap;
@@ -94,7 +85,7 @@ dlq_buf_printf(struct dlq_buf *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	if (n < 0 || !reserve(b, (size_t)n))
+	if (n < 0 || !dlq_buf_reserve(b, (size_t)n))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
@@ -248,7 +239,7 @@ dlq_buf_json_str(struct dlq_buf *b, const void *sv, size_t n)
 	size_t i = 0, run, k;
 
 	/* Worst case 6 bytes per input byte; reserve once for short strings. */
-	if (!reserve(b, n + 2))
+	if (!dlq_buf_reserve(b, n + 2))
 		return;
 	dlq_buf_addc(b, '"');
 	while (i < n) {

@@ -25,7 +25,20 @@ void	dlq_buf_release(struct dlq_buf *);	/* frees data; init again to reuse */
 void	dlq_buf_reset(struct dlq_buf *);	/* len = 0, keeps the memory */
 void	dlq_buf_add(struct dlq_buf *, const void *, size_t);
 void	dlq_buf_adds(struct dlq_buf *, const char *);
-void	dlq_buf_addc(struct dlq_buf *, char);
+/* Makes room for `extra` more bytes and the NUL; false when out of
+ * memory (then `oom` is set). */
+bool	dlq_buf_reserve(struct dlq_buf *, size_t extra);
+
+/* One byte: inline, as JSON building appends quotes and brackets one at
+ * a time, hundreds per log line. */
+static inline void
+dlq_buf_addc(struct dlq_buf *b, char c)
+{
+	if (b->len + 2 > b->cap && !dlq_buf_reserve(b, 1))
+		return;
+	b->data[b->len++] = c;
+	b->data[b->len] = '\0';
+}
 void	dlq_buf_printf(struct dlq_buf *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	dlq_buf_add_i64(struct dlq_buf *, int64_t);

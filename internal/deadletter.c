@@ -436,7 +436,8 @@ dlq_deadletter_xdeath_json(const struct dlq_dead_letter *d, struct dlq_buf *b)
 
 void
 dlq_deadletter_log_fields(const struct dlq_dead_letter *d,
-    const struct dlq_redact *r, const struct dlq_buf *error, struct dlq_buf *b)
+    const struct dlq_redact *r, const struct dlq_buf *error,
+    const struct dlq_buf *xdeath, struct dlq_buf *b)
 {
 	struct dlq_buf tmp;
 	enum dlq_payload_kind kind;
@@ -455,7 +456,10 @@ dlq_deadletter_log_fields(const struct dlq_dead_letter *d,
 	if (d->has_delivery_count)
 		dlq_log_int(b, "x_delivery_count", d->delivery_count);
 	dlq_log_key(b, "x_death");
-	dlq_deadletter_xdeath_json(d, b);
+	if (xdeath->len > 0)
+		dlq_buf_add(b, xdeath->data, xdeath->len);
+	else		/* it ran out of memory */
+		dlq_buf_adds(b, "null");
 	if (d->n_xdeath_total > d->n_xdeath)
 		dlq_log_int(b, "x_death_omitted",
 		    (int64_t)(d->n_xdeath_total - d->n_xdeath));

@@ -87,11 +87,13 @@ void	dlq_deadletter_xdeath_json(const struct dlq_dead_letter *,
 	    struct dlq_buf *);
 
 /* Appends the fields of the `dead_letter` log line (after
- * dlq_log_begin()): ids, counters, x-death, the error text `error` (from
- * dlq_deadletter_error_text(); NULL: none) and the redacted payload. */
+ * dlq_log_begin()): ids, counters, x-death (`xdeath`: from
+ * dlq_deadletter_xdeath_json(), shared with the archive record), the
+ * error text `error` (from dlq_deadletter_error_text(); NULL: none) and
+ * the redacted payload. */
 void	dlq_deadletter_log_fields(const struct dlq_dead_letter *,
 	    const struct dlq_redact *, const struct dlq_buf *error,
-	    struct dlq_buf *);
+	    const struct dlq_buf *xdeath, struct dlq_buf *);
 
 #define DLQ_ERROR_TEXT_MAX	1024	/* bytes of error text kept */
 

@@ -60,6 +60,7 @@ struct dlq_monitor {
 	struct dlq_buf		 line;		/* a log line of this thread */
 	struct dlq_buf		 error;		/* redacted error text */
 	struct dlq_buf		 sig;		/* normalised error text */
+	struct dlq_buf		 xdeath;	/* x-death JSON: log and archive */
 	struct dlq_digest	 alerts;	/* alert groups of the batch */
 	struct class_cache	 cache[CLASS_CACHE];
 	uint64_t		 batch_tag;	/* last delivery tag in batch */
@@ -175,8 +176,11 @@ take(struct dlq_monitor *m, const amqp_envelope_t *env)
 	e.hash = dlq_signature_hash(e.queue, e.reason, e.class, e.error);
 	e.at_ms = dlq_wall_ms();
 	dlq_signature_id(e.hash, sig);
+	dlq_buf_reset(&m->xdeath);
+	dlq_deadletter_xdeath_json(&d, &m->xdeath);
 
 	rec.d = &d;
+	rec.xdeath_json = &m->xdeath;
 	rec.queue = e.queue;
 	rec.reason = e.reason;
 	rec.error = error;
@@ -191,7 +195,8 @@ take(struct dlq_monitor *m, const amqp_envelope_t *env)
 
 	dlq_log_begin(&batch_lines, DLQ_LOG_INFO, "dead_letter");
 	dlq_log_int(&batch_lines, "id", archive_id);
-	dlq_deadletter_log_fields(&d, &m->redact, &m->error, &batch_lines);
+	dlq_deadletter_log_fields(&d, &m->redact, &m->error, &m->xdeath,
+	    &batch_lines);
 	dlq_log_str(&batch_lines, "class", cl.class);
 	dlq_log_str(&batch_lines, "signature", sig);
 	if (env->redelivered)
@@ -539,6 +544,7 @@ free_monitor(struct dlq_monitor *m)
 	dlq_buf_release(&m->line);
 	dlq_buf_release(&m->error);
 	dlq_buf_release(&m->sig);
+	dlq_buf_release(&m->xdeath);
 	dlq_digest_release(&m->alerts);
 	free(m);
 }
@@ -569,6 +575,7 @@ dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
 	dlq_buf_init(&m->line);
 	dlq_buf_init(&m->error);
 	dlq_buf_init(&m->sig);
+	dlq_buf_init(&m->xdeath);
 	dlq_metrics_consumer(q->dlq_name, false);
 	if (dlq_digest_init(&m->alerts, BATCH_GROUPS) == -1) {
 		free_monitor(m);

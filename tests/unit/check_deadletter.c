@@ -260,7 +260,7 @@ END_TEST
 
 START_TEST(log_fields_are_valid_json_with_redacted_payload)
 {
-	struct dlq_buf b, e;
+	struct dlq_buf b, e, x;
 	char *line;
 
 	xdeath_entry(0, "orders", "rejected", 2, 1764496800);
@@ -272,7 +272,9 @@ START_TEST(log_fields_are_valid_json_with_redacted_payload)
 	dlq_buf_init(&e);
 	dlq_deadletter_error_text(&d, &R, DLQ_ERROR_TEXT_MAX, &e);
 	dlq_log_begin(&b, DLQ_LOG_INFO, "dead_letter");
-	dlq_deadletter_log_fields(&d, &R, &e, &b);
+	dlq_buf_init(&x);
+	dlq_deadletter_xdeath_json(&d, &x);
+	dlq_deadletter_log_fields(&d, &R, &e, &x, &b);
 	dlq_buf_adds(&b, "}");
 	line = b.data + strlen("{\"ts\":\"2026-11-30T10:00:00.000Z\",\"level\":"
 	    "\"info\",\"event\":\"dead_letter\"");
@@ -286,6 +288,7 @@ START_TEST(log_fields_are_valid_json_with_redacted_payload)
 	    "\"json\",\"payload\":\"{\\\"password\\\":\\\"***\\\",\\\"n\\\":1}\"}");
 	dlq_buf_release(&b);
 	dlq_buf_release(&e);
+	dlq_buf_release(&x);
 }
 END_TEST
 
