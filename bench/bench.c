@@ -12,7 +12,8 @@
  *   B  baseline: a bare rabbitmq-c consumer that only acks, same prefetch
  *
  * Environment: DLQ_TEST_AMQP_URL, BENCH_N (20000), BENCH_ROUNDS (3),
- * BENCH_FLOOD (100000), BENCH_REPLAY_N (2000), DLQ_BIN (build). */
+ * BENCH_FLOOD (100000), BENCH_REPLAY_N (2000), BENCH_ARCHIVE_ROWS
+ * (500000), DLQ_BIN (build). */
 #include <amqp.h>
 #include <amqp_tcp_socket.h>
 #include <arpa/inet.h>
@@ -23,6 +24,7 @@
 #include <stdarg.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -290,6 +292,7 @@ struct result {
 	long	rss_kb;		/* peak */
 	long	rss_after_kb;	/* current, DRAINED_IDLE_MS after the drain */
 	double	syscw, wchar;	/* write(2)-family calls and bytes */
+	double	syscr;		/* read(2)-family calls (socket and files) */
 };
 
 /* Write calls and bytes so far (/proc/PID/io): the log's and the
@@ -309,6 +312,8 @@ proc_io(pid_t pid, struct result *r)
 			r->syscw = (double)v;
 		else if (sscanf(line, "wchar: %llu", &v) == 1)
 			r->wchar = (double)v;
+		else if (sscanf(line, "syscr: %llu", &v) == 1)
+			r->syscr = (double)v;
 	}
 	fclose(f);
 }
@@ -608,7 +613,7 @@ start_receiver(void)
 
 /* --- scenarios --- */
 
-static int N, ROUNDS, FLOOD, REPLAY_N, rx_port;
+static int N, ROUNDS, FLOOD, REPLAY_N, ARCHIVE_ROWS, rx_port;
 
 static const char *
 alert_conf(int cooldown_ms)
@@ -712,13 +717,13 @@ scenario_drain(void)
 	free(lat);
 }
 
-static long
-idle_rss(const char *cfg, int k)
+/* Starts the worker and waits until its k consumers have started. */
+static pid_t
+start_ready(const char *cfg, int k)
 {
 	struct tail t = { -1, 0, "" };
 	char log[256];
 	pid_t pid;
-	long kb;
 
 	snprintf(log, sizeof(log), "%s/idle-%d.log", dir, ++seq);
 	pid = start_worker(cfg, log, "info");
@@ -726,9 +731,18 @@ idle_rss(const char *cfg, int k)
 		nap_ms(1);
 	while (tail_count(&t, "\"event\":\"consumer_started\"") < k)
 		nap_ms(10);
+	close(t.fd);
+	return pid;
+}
+
+static long
+idle_rss(const char *cfg, int k)
+{
+	pid_t pid = start_ready(cfg, k);
+	long kb;
+
 	nap_ms(1000);
 	kb = proc_hwm(pid);
-	close(t.fd);
 	stop_worker(pid);
 	return kb;
 }
@@ -939,6 +953,86 @@ scenario_replay(void)
 	    summ(ratio, ROUNDS, "%.2f", s3, sizeof(s3)));
 }
 
+/* Records of earlier incidents in the archive of `p` (made by the worker,
+ * so the schema is its own): `rows` of them, resolved, with random
+ * fingerprints as real ones have. Their payloads are left out: new
+ * records go after them whatever their size; the indexes are what a
+ * long-lived archive makes larger. */
+static void
+prefill_archive(const char *p, const char *cfg, int rows)
+{
+	char path[256], sql[1024];
+	sqlite3 *db;
+
+	stop_worker(start_ready(cfg, 1));
+	snprintf(path, sizeof(path), "%s/%s.db", dir, p);
+	snprintf(sql, sizeof(sql), "BEGIN; WITH RECURSIVE c(x) AS (SELECT 1"
+	    " UNION ALL SELECT x + 1 FROM c WHERE x < %d) INSERT INTO"
+	    " dead_letters (fingerprint, dlq, queue, reason, class, signature,"
+	    " payload_bytes, received_at, status) SELECT randomblob(32),"
+	    " 'earlier.dlq', 'earlier', 'rejected', 'transient',"
+	    " printf('%%012x', x %% 1000), 0, x, 'resolved' FROM c; COMMIT;"
+	    " PRAGMA wal_checkpoint(TRUNCATE);", rows);
+	if (sqlite3_open(path, &db) != SQLITE_OK ||
+	    sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		die("cannot prefill the archive");
+	sqlite3_close(db);
+}
+
+/* 7: the drain of scenario 1 into an empty archive and into one that
+ * already holds ARCHIVE_ROWS records, alternating. */
+static void
+scenario_archive_size(void)
+{
+	double rate[2][16], cpu[2][16], sys[2][16], wc[2][16], wk[2][16];
+	double rc[2][16];
+	char p[32], s1[128], s2[128];
+	const char *cfg;
+	struct result x;
+	int r, k;
+
+	say("\n## 7. Drain into an empty archive and into one holding %d "
+	    "records, N = %d, %d rounds\n\n", ARCHIVE_ROWS, N, ROUNDS);
+	for (r = 0; r < ROUNDS; r++)
+		for (k = 0; k < 2; k++) {
+			snprintf(p, sizeof(p), "b%c%d_%d", k ? 'H' : 'E', r,
+			    (int)getpid());
+			cfg = setup(p, 1, alert_conf(300000));
+			assert_topology(cfg);
+			if (k == 1)
+				prefill_archive(p, cfg, ARCHIVE_ROWS);
+			fill(p, 1, N);
+			x = drain_worker(p, cfg, N, "info");
+			rate[k][r] = N / x.secs;
+			cpu[k][r] = x.cpu_s * 1e6 / N;
+			sys[k][r] = x.sys_s * 1e6 / N;
+			wc[k][r] = x.syscw / N;
+			wk[k][r] = x.wchar / 1024.0 / N;
+			rc[k][r] = x.syscr / N;
+			printf("  round %d, %s archive: %.0f msg/s\n", r + 1,
+			    k ? "full" : "empty", rate[k][r]);
+		}
+	say("| | empty archive | %d records |\n|---|---|---|\n", ARCHIVE_ROWS);
+	say("| drain rate, msg/s | %s | %s |\n",
+	    summ(rate[0], ROUNDS, "%.0f", s1, sizeof(s1)),
+	    summ(rate[1], ROUNDS, "%.0f", s2, sizeof(s2)));
+	say("| CPU per message, µs (user+sys) | %s | %s |\n",
+	    summ(cpu[0], ROUNDS, "%.1f", s1, sizeof(s1)),
+	    summ(cpu[1], ROUNDS, "%.1f", s2, sizeof(s2)));
+	say("| of which in the kernel (sys), µs | %s | %s |\n",
+	    summ(sys[0], ROUNDS, "%.1f", s1, sizeof(s1)),
+	    summ(sys[1], ROUNDS, "%.1f", s2, sizeof(s2)));
+	say("| read calls per message (socket, archive pages) | %s | %s |\n",
+	    summ(rc[0], ROUNDS, "%.2f", s1, sizeof(s1)),
+	    summ(rc[1], ROUNDS, "%.2f", s2, sizeof(s2)));
+	say("| write calls per message | %s | %s |\n",
+	    summ(wc[0], ROUNDS, "%.2f", s1, sizeof(s1)),
+	    summ(wc[1], ROUNDS, "%.2f", s2, sizeof(s2)));
+	say("| KiB written per message | %s | %s |\n",
+	    summ(wk[0], ROUNDS, "%.1f", s1, sizeof(s1)),
+	    summ(wk[1], ROUNDS, "%.1f", s2, sizeof(s2)));
+}
+
 /* BENCH_ONLY=drain,memory,... runs only the named scenarios. */
 static int
 wanted(const char *name)
@@ -980,6 +1074,7 @@ main(void)
 		ROUNDS = 16;
 	FLOOD = env_int("BENCH_FLOOD", 100000);
 	REPLAY_N = env_int("BENCH_REPLAY_N", 2000);
+	ARCHIVE_ROWS = env_int("BENCH_ARCHIVE_ROWS", 500000);
 	signal(SIGPIPE, SIG_IGN);
 	snprintf(dir, sizeof(dir), "/tmp/dlq-bench-%d", (int)getpid());
 	mkdir(dir, 0700);
@@ -1005,6 +1100,8 @@ main(void)
 		scenario_alert_latency();
 	if (wanted("replay"))
 		scenario_replay();
+	if (wanted("archive"))
+		scenario_archive_size();
 	say("\n(whole run: %.0f s; results also in %s)\n",
 	    (double)(now_us() - t0) / 1e6, path);
 	fclose(md);
