@@ -17,11 +17,18 @@
 #include "log.h"
 
 #define HEADERS_MAX	(256 * 1024)
+#define LEGACY_KEY	"legacy_fingerprints_until"
+/* Broker and worker clocks may disagree: deaths this much later than
+ * the upgrade are still looked up by the old fingerprint as well. */
+#define LEGACY_MARGIN_S	(24 * 3600)
 
 struct dlq_archive {
 	sqlite3		*db;
 	sqlite3_stmt	*insert;
 	sqlite3_stmt	*find;		/* by fingerprint */
+	sqlite3_stmt	*find_legacy;	/* by a fingerprint of before v4 */
+	bool		 has_legacy;	/* records of before v4 are there */
+	int64_t		 legacy_until;	/* ... for deaths up to this time */
 	char		*path;
 	struct dlq_buf	 json;		/* headers JSON, reused */
 	struct dlq_buf	 keys;		/* routing keys JSON, reused */
@@ -105,11 +112,19 @@ static const char *const schema_v3[] = {
 
 /* v4: the replay lineage index holds replays only: the other records
  * (nearly all) no longer pay an index insert each. Queries on replay_of
- * compare it with a value, which the partial index serves. */
+ * compare it with a value, which the partial index serves.
+ * Fingerprints begin with the death time (see fingerprint()); the
+ * records already there keep theirs, and archive_meta says until when
+ * a dead letter may have been recorded with one of the old form. */
 static const char *const schema_v4[] = {
 	"DROP INDEX IF EXISTS dead_letters_replay_of",
 	"CREATE INDEX dead_letters_replay_of ON dead_letters(replay_of)"
 	" WHERE replay_of IS NOT NULL",
+	"CREATE TABLE archive_meta (key TEXT PRIMARY KEY,"
+	" value INTEGER NOT NULL)",
+	"INSERT INTO archive_meta SELECT '" LEGACY_KEY "',"
+	" CAST(strftime('%s', 'now') AS INTEGER) WHERE EXISTS"
+	" (SELECT 1 FROM dead_letters)",
 	NULL,
 };
 
@@ -223,6 +238,24 @@ fail:
 	return -1;
 }
 
+/* Whether the archive holds records of before schema 4, and until when
+ * they were written (archive_meta). */
+static int
+read_legacy_until(struct dlq_archive *a)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(a->db, "SELECT value FROM archive_meta WHERE"
+	    " key = '" LEGACY_KEY "'", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		a->has_legacy = true;
+		a->legacy_until = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
 /* The directory of a new archive is created for the worker alone. */
 static void
 make_parent(const char *path)
@@ -272,7 +305,11 @@ dlq_archive_open(const struct dlq_config *c)
 	    &a->insert, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v3(a->db, "SELECT id FROM dead_letters WHERE "
 	    "fingerprint = ?1 LIMIT 1", -1, SQLITE_PREPARE_PERSISTENT, &a->find,
-	    NULL) != SQLITE_OK) {
+	    NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(a->db, "SELECT id FROM dead_letters WHERE "
+	    "fingerprint BETWEEN ?1 AND ?2 LIMIT 1", -1,
+	    SQLITE_PREPARE_PERSISTENT, &a->find_legacy, NULL) != SQLITE_OK ||
+	    read_legacy_until(a) == -1) {
 		set_err(a, "prepare");
 		goto fail;
 	}
@@ -291,6 +328,7 @@ dlq_archive_close(struct dlq_archive *a)
 		return;
 	sqlite3_finalize(a->insert);
 	sqlite3_finalize(a->find);
+	sqlite3_finalize(a->find_legacy);
 	sqlite3_close(a->db);
 	dlq_buf_release(&a->json);
 	dlq_buf_release(&a->keys);
@@ -419,17 +457,40 @@ hex(const unsigned char *d, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
+/* The newest x-death time of a dead letter, seconds; 0 if it has none. */
+static int64_t
+death_time(const struct dlq_dead_letter *d)
+{
+	int64_t t = 0;
+	size_t i;
+
+	for (i = 0; i < d->n_xdeath; i++)
+		if (d->xdeath[i].time > t)
+			t = d->xdeath[i].time;
+	return t;
+}
+
 /* SHA-256 over the dlq, the properties that identify a message, the
  * encoded headers (x-death included: its counts and times) and the body
- * digest: the same delivery redelivered has the same fingerprint. */
+ * digest: the same delivery redelivered has the same digest.
+ *
+ * The fingerprint is the death time (8 bytes, big-endian) followed by
+ * the first 24 bytes of the digest. Dead letters arrive about in the
+ * order they died, so the index on fingerprints grows at its end and
+ * its recent pages stay in the cache, however large the archive: a
+ * random key cost a page read and a page write per insert once the
+ * index outgrew the cache. Before schema 4 the fingerprint was the
+ * whole digest (`legacy`). */
 static void
 fingerprint(EVP_MD_CTX *ctx, const EVP_MD *sha256,
     const struct dlq_record *r, const unsigned char *headers,
     size_t headers_len, const unsigned char body_sha[32],
-    unsigned char out[32])
+    unsigned char out[32], unsigned char legacy[32])
 {
 	const amqp_basic_properties_t *p = r->d->props;
+	uint64_t t = (uint64_t)death_time(r->d);
 	unsigned int n = 32;
+	int i;
 
 	EVP_DigestInit_ex2(ctx, sha256, NULL);
 	EVP_DigestUpdate(ctx, r->d->dlq.p, r->d->dlq.n);
@@ -441,7 +502,10 @@ fingerprint(EVP_MD_CTX *ctx, const EVP_MD *sha256,
 		EVP_DigestUpdate(ctx, &p->timestamp, sizeof(p->timestamp));
 	EVP_DigestUpdate(ctx, headers, headers_len);
 	EVP_DigestUpdate(ctx, body_sha, 32);
-	EVP_DigestFinal_ex(ctx, out, &n);
+	EVP_DigestFinal_ex(ctx, legacy, &n);
+	for (i = 0; i < 8; i++)
+		out[i] = (unsigned char)(t >> (56 - 8 * i));
+	memcpy(out + 8, legacy, 24);
 }
 
 /* Looks up a committed record with this fingerprint; its id or 0. */
@@ -457,6 +521,27 @@ find(struct dlq_archive *a, const unsigned char fp[32])
 	return id;
 }
 
+/* Looks up a record of before schema 4 whose fingerprint (the whole
+ * digest) begins as `legacy` does: the new form keeps only 24 bytes of
+ * it, and a test must be able to write such a record. Its id or 0. */
+static int64_t
+find_legacy(struct dlq_archive *a, const unsigned char legacy[32])
+{
+	unsigned char lo[32], hi[32];
+	int64_t id = 0;
+
+	memcpy(lo, legacy, 24);
+	memset(lo + 24, 0x00, 8);
+	memcpy(hi, legacy, 24);
+	memset(hi + 24, 0xff, 8);
+	sqlite3_bind_blob(a->find_legacy, 1, lo, 32, SQLITE_STATIC);
+	sqlite3_bind_blob(a->find_legacy, 2, hi, 32, SQLITE_STATIC);
+	if (sqlite3_step(a->find_legacy) == SQLITE_ROW)
+		id = sqlite3_column_int64(a->find_legacy, 0);
+	sqlite3_reset(a->find_legacy);
+	return id;
+}
+
 int64_t
 dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
     bool *duplicate)
@@ -464,7 +549,7 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	const struct dlq_dead_letter *d = r->d;
 	const amqp_basic_properties_t *p = d->props;
 	sqlite3_stmt *st = a->insert;
-	unsigned char body_sha[32], fp[32];
+	unsigned char body_sha[32], fp[32], legacy[32];
 	char body_hex[65];
 	amqp_bytes_t enc = { HEADERS_MAX, a->headers };
 	size_t hlen = 0;
@@ -481,10 +566,14 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 		has_headers = amqp_encode_table(enc,
 		    (amqp_table_t *)&p->headers, &hlen) == AMQP_STATUS_OK;
 	fingerprint(a->md, a->sha256, r, a->headers, has_headers ? hlen : 0,
-	    body_sha, fp);
+	    body_sha, fp, legacy);
 	/* Every delivery, not only those marked redelivered: after a broker
-	 * crash a delivery whose ack was lost may come back unmarked. */
-	if ((id = find(a, fp)) > 0) {
+	 * crash a delivery whose ack was lost may come back unmarked. A
+	 * dead letter that died before the upgrade to schema 4 may have
+	 * been recorded with a fingerprint of the old form. */
+	if ((id = find(a, fp)) > 0 || (a->has_legacy && death_time(d) <=
+	    a->legacy_until + LEGACY_MARGIN_S && (id = find_legacy(a,
+	    legacy)) > 0)) {
 		*duplicate = true;
 		return id;
 	}
