@@ -112,14 +112,18 @@ static const char *const schema_v3[] = {
 
 /* v4: the replay lineage index holds replays only: the other records
  * (nearly all) no longer pay an index insert each. Queries on replay_of
- * compare it with a value, which the partial index serves.
- * Fingerprints begin with the death time (see fingerprint()); the
- * records already there keep theirs, and archive_meta says until when
- * a dead letter may have been recorded with one of the old form. */
+ * compare it with a value, which the partial index serves. */
 static const char *const schema_v4[] = {
 	"DROP INDEX IF EXISTS dead_letters_replay_of",
 	"CREATE INDEX dead_letters_replay_of ON dead_letters(replay_of)"
 	" WHERE replay_of IS NOT NULL",
+	NULL,
+};
+
+/* v5: fingerprints begin with the death time (see fingerprint()); the
+ * records already there keep theirs, and archive_meta says until when
+ * a dead letter may have been recorded with one of the old form. */
+static const char *const schema_v5[] = {
 	"CREATE TABLE archive_meta (key TEXT PRIMARY KEY,"
 	" value INTEGER NOT NULL)",
 	"INSERT INTO archive_meta SELECT '" LEGACY_KEY "',"
@@ -220,6 +224,9 @@ migrate(struct dlq_archive *a)
 	for (i = 0; version < 4 && schema_v4[i] != NULL; i++)
 		if (exec(a, schema_v4[i]) == -1)
 			goto fail;
+	for (i = 0; version < 5 && schema_v5[i] != NULL; i++)
+		if (exec(a, schema_v5[i]) == -1)
+			goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
 	    DLQ_ARCHIVE_SCHEMA);
 	if (exec(a, sql) == -1 || exec(a, "COMMIT") == -1)
@@ -238,7 +245,7 @@ fail:
 	return -1;
 }
 
-/* Whether the archive holds records of before schema 4, and until when
+/* Whether the archive holds records of before schema 5, and until when
  * they were written (archive_meta). */
 static int
 read_legacy_until(struct dlq_archive *a)
@@ -479,7 +486,7 @@ death_time(const struct dlq_dead_letter *d)
  * order they died, so the index on fingerprints grows at its end and
  * its recent pages stay in the cache, however large the archive: a
  * random key cost a page read and a page write per insert once the
- * index outgrew the cache. Before schema 4 the fingerprint was the
+ * index outgrew the cache. Before schema 5 the fingerprint was the
  * whole digest (`legacy`). */
 static void
 fingerprint(EVP_MD_CTX *ctx, const EVP_MD *sha256,
@@ -521,7 +528,7 @@ find(struct dlq_archive *a, const unsigned char fp[32])
 	return id;
 }
 
-/* Looks up a record of before schema 4 whose fingerprint (the whole
+/* Looks up a record of before schema 5 whose fingerprint (the whole
  * digest) begins as `legacy` does: the new form keeps only 24 bytes of
  * it, and a test must be able to write such a record. Its id or 0. */
 static int64_t
@@ -569,7 +576,7 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	    body_sha, fp, legacy);
 	/* Every delivery, not only those marked redelivered: after a broker
 	 * crash a delivery whose ack was lost may come back unmarked. A
-	 * dead letter that died before the upgrade to schema 4 may have
+	 * dead letter that died before the upgrade to schema 5 may have
 	 * been recorded with a fingerprint of the old form. */
 	if ((id = find(a, fp)) > 0 || (a->has_legacy && death_time(d) <=
 	    a->legacy_until + LEGACY_MARGIN_S && (id = find_legacy(a,
