@@ -625,6 +625,18 @@ alert_conf(int cooldown_ms)
 	return s;
 }
 
+/* A table row "| label | A | B |" of medians (min–max); b NULL: "–". */
+static void
+say_row(const char *label, const char *fmt, double *a, double *b)
+{
+	char s1[128], s2[128] = "–";
+
+	summ(a, ROUNDS, fmt, s1, sizeof(s1));
+	if (b != NULL)
+		summ(b, ROUNDS, fmt, s2, sizeof(s2));
+	say("| %s | %s | %s |\n", label, s1, s2);
+}
+
 /* archive_committed lines of a worker log: batch sizes and latencies */
 static void
 commit_stats(const char *log, double *lat, int *nlat, double *batch_sum)
@@ -651,7 +663,7 @@ scenario_drain(void)
 	double a_rate[16], b_rate[16], a_cpu[16], b_cpu[16], a_bro[16], b_bro[16];
 	double ratio[16], *lat = malloc(100000 * sizeof(double)), bsum = 0;
 	double a_syscw[16], a_wkib[16], a_sys[16], b_sys[16];
-	char p[32], dlq[64], log[256], s1[128], s2[128];
+	char p[32], dlq[64], log[256], s1[128];
 	struct result a, b;
 	const char *cfg;
 	int r, nlat = 0, seq_before;
@@ -689,22 +701,13 @@ scenario_drain(void)
 		    a_rate[r], b_rate[r]);
 	}
 	say("| | A: dlq-worker | B: bare consumer |\n|---|---|---|\n");
-	say("| drain rate, msg/s | %s | %s |\n",
-	    summ(a_rate, ROUNDS, "%.0f", s1, sizeof(s1)),
-	    summ(b_rate, ROUNDS, "%.0f", s2, sizeof(s2)));
-	say("| CPU per message, µs (user+sys) | %s | %s |\n",
-	    summ(a_cpu, ROUNDS, "%.1f", s1, sizeof(s1)),
-	    summ(b_cpu, ROUNDS, "%.1f", s2, sizeof(s2)));
-	say("| of which in the kernel (sys), µs | %s | %s |\n",
-	    summ(a_sys, ROUNDS, "%.1f", s1, sizeof(s1)),
-	    summ(b_sys, ROUNDS, "%.1f", s2, sizeof(s2)));
-	say("| broker CPU per message, µs | %s | %s |\n",
-	    summ(a_bro, ROUNDS, "%.1f", s1, sizeof(s1)),
-	    summ(b_bro, ROUNDS, "%.1f", s2, sizeof(s2)));
-	say("| write calls per message (log, WAL, checkpoints) | %s | – |\n",
-	    summ(a_syscw, ROUNDS, "%.2f", s1, sizeof(s1)));
-	say("| KiB written per message | %s | – |\n",
-	    summ(a_wkib, ROUNDS, "%.1f", s1, sizeof(s1)));
+	say_row("drain rate, msg/s", "%.0f", a_rate, b_rate);
+	say_row("CPU per message, µs (user+sys)", "%.1f", a_cpu, b_cpu);
+	say_row("of which in the kernel (sys), µs", "%.1f", a_sys, b_sys);
+	say_row("broker CPU per message, µs", "%.1f", a_bro, b_bro);
+	say_row("write calls per message (log, WAL, checkpoints)", "%.2f",
+	    a_syscw, NULL);
+	say_row("KiB written per message", "%.1f", a_wkib, NULL);
 	say("\nratio A/B of drain rate: %s (goal ≥ 0.9)\n",
 	    summ(ratio, ROUNDS, "%.2f", s1, sizeof(s1)));
 	if (nlat > 0) {
@@ -986,7 +989,7 @@ scenario_archive_size(void)
 {
 	double rate[2][16], cpu[2][16], sys[2][16], wc[2][16], wk[2][16];
 	double rc[2][16];
-	char p[32], s1[128], s2[128];
+	char p[32];
 	const char *cfg;
 	struct result x;
 	int r, k;
@@ -1013,24 +1016,13 @@ scenario_archive_size(void)
 			    k ? "full" : "empty", rate[k][r]);
 		}
 	say("| | empty archive | %d records |\n|---|---|---|\n", ARCHIVE_ROWS);
-	say("| drain rate, msg/s | %s | %s |\n",
-	    summ(rate[0], ROUNDS, "%.0f", s1, sizeof(s1)),
-	    summ(rate[1], ROUNDS, "%.0f", s2, sizeof(s2)));
-	say("| CPU per message, µs (user+sys) | %s | %s |\n",
-	    summ(cpu[0], ROUNDS, "%.1f", s1, sizeof(s1)),
-	    summ(cpu[1], ROUNDS, "%.1f", s2, sizeof(s2)));
-	say("| of which in the kernel (sys), µs | %s | %s |\n",
-	    summ(sys[0], ROUNDS, "%.1f", s1, sizeof(s1)),
-	    summ(sys[1], ROUNDS, "%.1f", s2, sizeof(s2)));
-	say("| read calls per message (socket, archive pages) | %s | %s |\n",
-	    summ(rc[0], ROUNDS, "%.2f", s1, sizeof(s1)),
-	    summ(rc[1], ROUNDS, "%.2f", s2, sizeof(s2)));
-	say("| write calls per message | %s | %s |\n",
-	    summ(wc[0], ROUNDS, "%.2f", s1, sizeof(s1)),
-	    summ(wc[1], ROUNDS, "%.2f", s2, sizeof(s2)));
-	say("| KiB written per message | %s | %s |\n",
-	    summ(wk[0], ROUNDS, "%.1f", s1, sizeof(s1)),
-	    summ(wk[1], ROUNDS, "%.1f", s2, sizeof(s2)));
+	say_row("drain rate, msg/s", "%.0f", rate[0], rate[1]);
+	say_row("CPU per message, µs (user+sys)", "%.1f", cpu[0], cpu[1]);
+	say_row("of which in the kernel (sys), µs", "%.1f", sys[0], sys[1]);
+	say_row("read calls per message (socket, archive pages)", "%.2f",
+	    rc[0], rc[1]);
+	say_row("write calls per message", "%.2f", wc[0], wc[1]);
+	say_row("KiB written per message", "%.1f", wk[0], wk[1]);
 }
 
 /* BENCH_ONLY=drain,memory,... runs only the named scenarios. */
