@@ -26,8 +26,8 @@ struct dlq_archive {
 	sqlite3		*db;
 	sqlite3_stmt	*insert;
 	sqlite3_stmt	*find;		/* by fingerprint */
-	sqlite3_stmt	*find_legacy;	/* by a fingerprint of before v4 */
-	bool		 has_legacy;	/* records of before v4 are there */
+	sqlite3_stmt	*find_legacy;	/* by a fingerprint of before v5 */
+	bool		 has_legacy;	/* records of before v5 are there */
 	int64_t		 legacy_until;	/* ... for deaths up to this time */
 	char		*path;
 	struct dlq_buf	 json;		/* headers JSON, reused */
