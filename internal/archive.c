@@ -490,12 +490,12 @@ death_time(const struct dlq_dead_letter *d)
  * whole digest (`legacy`). */
 static void
 fingerprint(EVP_MD_CTX *ctx, const EVP_MD *sha256,
-    const struct dlq_record *r, const unsigned char *headers,
+    const struct dlq_record *r, int64_t died, const unsigned char *headers,
     size_t headers_len, const unsigned char body_sha[32],
     unsigned char out[32], unsigned char legacy[32])
 {
 	const amqp_basic_properties_t *p = r->d->props;
-	uint64_t t = (uint64_t)death_time(r->d);
+	uint64_t t = (uint64_t)died;
 	unsigned int n = 32;
 	int i;
 
@@ -561,7 +561,7 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	amqp_bytes_t enc = { HEADERS_MAX, a->headers };
 	size_t hlen = 0;
 	bool has_headers = false;
-	int64_t id;
+	int64_t id, died;
 	int i;
 
 	*duplicate = false;
@@ -572,13 +572,14 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	if (p->_flags & AMQP_BASIC_HEADERS_FLAG)
 		has_headers = amqp_encode_table(enc,
 		    (amqp_table_t *)&p->headers, &hlen) == AMQP_STATUS_OK;
-	fingerprint(a->md, a->sha256, r, a->headers, has_headers ? hlen : 0,
-	    body_sha, fp, legacy);
+	died = death_time(d);
+	fingerprint(a->md, a->sha256, r, died, a->headers,
+	    has_headers ? hlen : 0, body_sha, fp, legacy);
 	/* Every delivery, not only those marked redelivered: after a broker
 	 * crash a delivery whose ack was lost may come back unmarked. A
 	 * dead letter that died before the upgrade to schema 5 may have
 	 * been recorded with a fingerprint of the old form. */
-	if ((id = find(a, fp)) > 0 || (a->has_legacy && death_time(d) <=
+	if ((id = find(a, fp)) > 0 || (a->has_legacy && died <=
 	    a->legacy_until + LEGACY_MARGIN_S && (id = find_legacy(a,
 	    legacy)) > 0)) {
 		*duplicate = true;

@@ -446,9 +446,6 @@ subscribe(struct dlq_monitor *m, amqp_connection_state_t conn)
 	return -1;
 }
 
-/* Consumes until stop or an error; returns why it ended. On stop the
- * consumer is cancelled and what the broker had already sent is archived
- * and acked; what is still unacked goes back to the queue. */
 /* Keeps busy_consumers; `quiet`: the queue was found empty. */
 static void
 note_activity(struct dlq_monitor *m, bool quiet, bool may_release)
@@ -469,6 +466,9 @@ note_activity(struct dlq_monitor *m, bool quiet, bool may_release)
 	}
 }
 
+/* Consumes until stop or an error; returns why it ended. On stop the
+ * consumer is cancelled and what the broker had already sent is archived
+ * and acked; what is still unacked goes back to the queue. */
 static enum step
 consume(struct dlq_monitor *m, amqp_connection_state_t conn)
 {
