@@ -1,8 +1,13 @@
 /* archive.c - schema, migrations and the insert path of the archive.
  *
  * One prepared insert per handle, bound per dead letter: no SQL is parsed
- * on the hot path. The raw AMQP header table is kept next to its JSON
- * rendering so that a replay sends back exactly the types that arrived. */
+ * on the hot path. A record is kept small, as every byte of it is written
+ * twice (WAL and checkpoint) with the commit that the ack waits for: the
+ * headers are stored once, as the raw AMQP table (a replay sends back
+ * exactly the types that arrived), and rendered as JSON when read (SQL
+ * function dlq_headers_json); the how-to-fix hint, one of a few texts, is
+ * stored once in `hints` and referred to by id. Records of before schema
+ * 6 keep their headers_json and hint columns, which the queries prefer. */
 #include "archive.h"
 
 #include <errno.h>
@@ -17,20 +22,31 @@
 #include "log.h"
 
 #define HEADERS_MAX	(256 * 1024)
+#define HINT_CACHE	64	/* hint texts whose id a handle remembers */
 #define LEGACY_KEY	"legacy_fingerprints_until"
 /* Broker and worker clocks may disagree: deaths this much later than
  * the upgrade are still looked up by the old fingerprint as well. */
 #define LEGACY_MARGIN_S	(24 * 3600)
+
+struct hint_id {
+	char		*text;
+	int64_t		 id;
+};
 
 struct dlq_archive {
 	sqlite3		*db;
 	sqlite3_stmt	*insert;
 	sqlite3_stmt	*find;		/* by fingerprint */
 	sqlite3_stmt	*find_legacy;	/* by a fingerprint of before v5 */
+	sqlite3_stmt	*hint_add;	/* INSERT OR IGNORE INTO hints */
+	sqlite3_stmt	*hint_find;	/* its id */
+	struct hint_id	 hints[HINT_CACHE];	/* committed ids only */
+	size_t		 n_hints;
+	struct hint_id	 pending[HINT_CACHE];	/* ids of this transaction */
+	size_t		 n_pending;
 	bool		 has_legacy;	/* records of before v5 are there */
 	int64_t		 legacy_until;	/* ... for deaths up to this time */
 	char		*path;
-	struct dlq_buf	 json;		/* headers JSON, reused */
 	struct dlq_buf	 keys;		/* routing keys JSON, reused */
 	unsigned char	*headers;	/* encoded header table, reused */
 	EVP_MD_CTX	*md;		/* SHA-256 context, reused */
@@ -132,17 +148,27 @@ static const char *const schema_v5[] = {
 	NULL,
 };
 
+/* v6: smaller records. New ones leave headers_json and hint NULL: the
+ * headers are rendered from headers_amqp when read, the hint is a row
+ * of `hints`. The records already there are not rewritten. */
+static const char *const schema_v6[] = {
+	"CREATE TABLE hints (id INTEGER PRIMARY KEY, text TEXT NOT NULL"
+	" UNIQUE)",
+	"ALTER TABLE dead_letters ADD COLUMN hint_id INTEGER",
+	NULL,
+};
+
 static const char INSERT_SQL[] =
 	"INSERT INTO dead_letters (fingerprint, dlq, queue, exchange,"
 	" routing_keys, message_id, correlation_id, type, content_type,"
 	" content_encoding, timestamp, app_id, delivery_mode, priority,"
-	" expiration, user_id, reply_to, headers_json, headers_amqp, x_death,"
-	" reason, retry_count, delivery_count, error, class, signature, hint,"
+	" expiration, user_id, reply_to, headers_amqp, x_death, reason,"
+	" retry_count, delivery_count, error, class, signature, hint_id,"
 	" payload, payload_bytes, payload_sha256, received_at, replay_of,"
 	" replay_count)"
 	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
 	" ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28,"
-	" ?29, ?30, ?31, ?32, ?33)";
+	" ?29, ?30, ?31, ?32)";
 
 static void
 set_err(struct dlq_archive *a, const char *what)
@@ -227,6 +253,9 @@ migrate(struct dlq_archive *a)
 	for (i = 0; version < 5 && schema_v5[i] != NULL; i++)
 		if (exec(a, schema_v5[i]) == -1)
 			goto fail;
+	for (i = 0; version < 6 && schema_v6[i] != NULL; i++)
+		if (exec(a, schema_v6[i]) == -1)
+			goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
 	    DLQ_ARCHIVE_SCHEMA);
 	if (exec(a, sql) == -1 || exec(a, "COMMIT") == -1)
@@ -263,6 +292,42 @@ read_legacy_until(struct dlq_archive *a)
 	return 0;
 }
 
+/* dlq_headers_json(headers_amqp): the stored header table rendered as
+ * JSON, as the worker logs headers; NULL for NULL (purged) or for bytes
+ * that do not decode as a table. */
+static void
+headers_json_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	amqp_bytes_t enc;
+	amqp_table_t table;
+	amqp_pool_t pool;
+	struct dlq_buf out;
+	size_t off = 0;
+
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	enc.bytes = (void *)sqlite3_value_blob(argv[0]);
+	enc.len = (size_t)sqlite3_value_bytes(argv[0]);
+	init_amqp_pool(&pool, 4096);
+	dlq_buf_init(&out);
+	if (enc.bytes == NULL ||
+	    amqp_decode_table(enc, &pool, &table, &off) != AMQP_STATUS_OK) {
+		sqlite3_result_null(ctx);
+	} else {
+		dlq_table_json(&out, &table);
+		if (out.oom)
+			sqlite3_result_error_nomem(ctx);
+		else
+			sqlite3_result_text(ctx, out.data, (int)out.len,
+			    SQLITE_TRANSIENT);
+	}
+	dlq_buf_release(&out);
+	empty_amqp_pool(&pool);
+}
+
 /* The directory of a new archive is created for the worker alone. */
 static void
 make_parent(const char *path)
@@ -287,7 +352,6 @@ dlq_archive_open(const struct dlq_config *c)
 
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return NULL;
-	dlq_buf_init(&a->json);
 	dlq_buf_init(&a->keys);
 	a->path = strdup(c->archive_path);
 	if ((a->headers = malloc(HEADERS_MAX)) == NULL ||
@@ -308,8 +372,16 @@ dlq_archive_open(const struct dlq_config *c)
 	    "PRAGMA cache_size = -256");
 	if (exec(a, pragmas) == -1 || migrate(a) == -1)
 		goto fail;
-	if (sqlite3_prepare_v3(a->db, INSERT_SQL, -1, SQLITE_PREPARE_PERSISTENT,
+	if (sqlite3_create_function_v2(a->db, "dlq_headers_json", 1,
+	    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+	    headers_json_fn, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(a->db, INSERT_SQL, -1, SQLITE_PREPARE_PERSISTENT,
 	    &a->insert, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(a->db, "INSERT OR IGNORE INTO hints (text)"
+	    " VALUES (?1)", -1, SQLITE_PREPARE_PERSISTENT, &a->hint_add,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(a->db, "SELECT id FROM hints WHERE text = ?1",
+	    -1, SQLITE_PREPARE_PERSISTENT, &a->hint_find, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v3(a->db, "SELECT id FROM dead_letters WHERE "
 	    "fingerprint = ?1 LIMIT 1", -1, SQLITE_PREPARE_PERSISTENT, &a->find,
 	    NULL) != SQLITE_OK ||
@@ -328,6 +400,22 @@ fail:
 	return NULL;
 }
 
+/* Ends a transaction for the hint ids it looked up: kept once committed
+ * (a rolled-back insert of a new hint leaves no row behind). */
+static void
+settle_hints(struct dlq_archive *a, bool committed)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_pending; i++) {
+		if (committed && a->n_hints < HINT_CACHE)
+			a->hints[a->n_hints++] = a->pending[i];
+		else
+			free(a->pending[i].text);
+	}
+	a->n_pending = 0;
+}
+
 void
 dlq_archive_close(struct dlq_archive *a)
 {
@@ -336,8 +424,12 @@ dlq_archive_close(struct dlq_archive *a)
 	sqlite3_finalize(a->insert);
 	sqlite3_finalize(a->find);
 	sqlite3_finalize(a->find_legacy);
+	sqlite3_finalize(a->hint_add);
+	sqlite3_finalize(a->hint_find);
 	sqlite3_close(a->db);
-	dlq_buf_release(&a->json);
+	settle_hints(a, false);
+	while (a->n_hints > 0)
+		free(a->hints[--a->n_hints].text);
 	dlq_buf_release(&a->keys);
 	free(a->headers);
 	EVP_MD_CTX_free(a->md);
@@ -414,8 +506,10 @@ dlq_archive_commit_hold(struct dlq_archive *a)
 		 * it with dlq_archive_rollback() */
 		if (!sqlite3_get_autocommit(a->db))
 			sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+		settle_hints(a, false);
 		return -1;
 	}
+	settle_hints(a, true);
 	a->in_tx = false;
 	return 0;
 }
@@ -425,6 +519,7 @@ dlq_archive_rollback(struct dlq_archive *a)
 {
 	if (!sqlite3_get_autocommit(a->db))
 		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+	settle_hints(a, false);
 	if (a->in_tx) {
 		a->in_tx = false;
 		dlq_archive_writer_unlock();
@@ -549,6 +644,44 @@ find_legacy(struct dlq_archive *a, const unsigned char legacy[32])
 	return id;
 }
 
+/* The id of a hint text in `hints`, added if new; -1 on error. */
+static int64_t
+hint_id(struct dlq_archive *a, const char *text)
+{
+	struct hint_id *cache;
+	size_t i, *n;
+	int64_t id = -1;
+
+	for (i = 0; i < a->n_hints; i++)
+		if (strcmp(a->hints[i].text, text) == 0)
+			return a->hints[i].id;
+	for (i = 0; i < a->n_pending; i++)
+		if (strcmp(a->pending[i].text, text) == 0)
+			return a->pending[i].id;
+	sqlite3_bind_text(a->hint_add, 1, text, -1, SQLITE_STATIC);
+	sqlite3_bind_text(a->hint_find, 1, text, -1, SQLITE_STATIC);
+	if (sqlite3_step(a->hint_add) == SQLITE_DONE &&
+	    sqlite3_step(a->hint_find) == SQLITE_ROW)
+		id = sqlite3_column_int64(a->hint_find, 0);
+	else
+		set_err(a, "hint");
+	sqlite3_reset(a->hint_add);
+	sqlite3_reset(a->hint_find);
+	if (id == -1)
+		return -1;
+	/* inside a transaction the id holds only if it commits */
+	if (sqlite3_get_autocommit(a->db)) {
+		cache = a->hints;
+		n = &a->n_hints;
+	} else {
+		cache = a->pending;
+		n = &a->n_pending;
+	}
+	if (*n < HINT_CACHE && (cache[*n].text = strdup(text)) != NULL)
+		cache[(*n)++].id = id;
+	return id;
+}
+
 int64_t
 dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
     bool *duplicate)
@@ -561,7 +694,7 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	amqp_bytes_t enc = { HEADERS_MAX, a->headers };
 	size_t hlen = 0;
 	bool has_headers = false;
-	int64_t id, died;
+	int64_t id, died, hint = 0;
 	int i;
 
 	*duplicate = false;
@@ -586,10 +719,9 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 		return id;
 	}
 
-	dlq_buf_reset(&a->json);
+	if (r->hint != NULL && (hint = hint_id(a, r->hint)) == -1)
+		return -1;
 	dlq_buf_reset(&a->keys);
-	if (p->_flags & AMQP_BASIC_HEADERS_FLAG)
-		dlq_table_json(&a->json, &p->headers);
 	dlq_buf_addc(&a->keys, '[');
 	for (i = 0; d->n_xdeath > 0 && d->xdeath[0].routing_keys != NULL &&
 	    i < d->xdeath[0].routing_keys->num_entries; i++) {
@@ -629,40 +761,38 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	bind_prop(st, 15, p, AMQP_BASIC_EXPIRATION_FLAG, p->expiration);
 	bind_prop(st, 16, p, AMQP_BASIC_USER_ID_FLAG, p->user_id);
 	bind_prop(st, 17, p, AMQP_BASIC_REPLY_TO_FLAG, p->reply_to);
-	if (p->_flags & AMQP_BASIC_HEADERS_FLAG)
-		sqlite3_bind_text(st, 18, a->json.data, (int)a->json.len,
-		    SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 18);
 	if (has_headers)
-		sqlite3_bind_blob(st, 19, a->headers, (int)hlen, SQLITE_STATIC);
+		sqlite3_bind_blob(st, 18, a->headers, (int)hlen, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, 19);
-	sqlite3_bind_text(st, 20, r->xdeath_json->data, (int)r->xdeath_json->len,
+	sqlite3_bind_text(st, 19, r->xdeath_json->data, (int)r->xdeath_json->len,
 	    SQLITE_STATIC);
-	sqlite3_bind_text(st, 21, r->reason, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 20, r->reason, -1, SQLITE_STATIC);
 	if (d->has_retry_count)
-		sqlite3_bind_int64(st, 22, d->retry_count);
+		sqlite3_bind_int64(st, 21, d->retry_count);
 	else
 		sqlite3_bind_null(st, 22);
 	if (d->has_delivery_count)
-		sqlite3_bind_int64(st, 23, d->delivery_count);
+		sqlite3_bind_int64(st, 22, d->delivery_count);
 	else
 		sqlite3_bind_null(st, 23);
-	sqlite3_bind_text(st, 24, r->error, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 25, r->class, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 26, r->signature, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 27, r->hint, -1, SQLITE_STATIC);
-	sqlite3_bind_blob(st, 28, d->body_len ? d->body : "", (int)d->body_len,
+	sqlite3_bind_text(st, 23, r->error, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 24, r->class, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 25, r->signature, -1, SQLITE_STATIC);
+	if (hint > 0)
+		sqlite3_bind_int64(st, 26, hint);
+	else
+		sqlite3_bind_null(st, 26);
+	sqlite3_bind_blob(st, 27, d->body_len ? d->body : "", (int)d->body_len,
 	    SQLITE_STATIC);
-	sqlite3_bind_int64(st, 29, (sqlite3_int64)d->body_len);
-	sqlite3_bind_text(st, 30, body_hex, 64, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 31, r->received_ms);
+	sqlite3_bind_int64(st, 28, (sqlite3_int64)d->body_len);
+	sqlite3_bind_text(st, 29, body_hex, 64, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 30, r->received_ms);
 	if (r->replay_of > 0)
-		sqlite3_bind_int64(st, 32, r->replay_of);
+		sqlite3_bind_int64(st, 31, r->replay_of);
 	else
 		sqlite3_bind_null(st, 32);
-	sqlite3_bind_int64(st, 33, r->replay_count);
+	sqlite3_bind_int64(st, 32, r->replay_count);
 
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		set_err(a, "insert");

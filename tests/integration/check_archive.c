@@ -588,6 +588,12 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 		"ALTER TABLE dead_letters DROP COLUMN escalation_noted",
 		"ALTER TABLE dead_letters DROP COLUMN redrive_stopped_at",
 		"ALTER TABLE dead_letters DROP COLUMN redrive_note",
+		/* release 1 kept the hint and the headers' JSON in each
+		 * record */
+		"UPDATE dead_letters SET hint = 'the hint of release 1',"
+		" headers_json = '{\"written_by\":1}'",
+		"ALTER TABLE dead_letters DROP COLUMN hint_id",
+		"DROP TABLE hints",
 		"PRAGMA user_version = 1",
 		NULL,
 	};
@@ -601,7 +607,7 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	die_in(&f, 0, 2, "migrate me");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
-	ck_assert_int_eq(user_version(f.db), 5);
+	ck_assert_int_eq(user_version(f.db), 6);
 	/* make it what release 1 wrote */
 	ck_assert_int_eq(sqlite3_open(f.db, &db), SQLITE_OK);
 	for (i = 0; to_v1[i] != NULL; i++)
@@ -610,7 +616,7 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	sqlite3_close(db);
 	ck_assert_int_eq(user_version(f.db), 1);
 	start_worker(&f);
-	ck_assert_int_eq(user_version(f.db), 5);
+	ck_assert_int_eq(user_version(f.db), 6);
 	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 1);
 	/* v3 dropped the message_id index; v4 keeps replays only in the
 	 * lineage index */
@@ -624,6 +630,24 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	ck_assert_int_eq(cJSON_GetObjectItem(j, "total")->valueint, 2);
 	ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "redrive"),
 	    "left_for_humans")->valueint, 0);
+	cJSON_Delete(j);
+	/* old records show what they kept; a new one has its hint in
+	 * `hints` and its headers rendered from the AMQP table */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    "1", "--payload", NULL }), 0);
+	ck_assert_str_eq(gs(j, "hint"), "the hint of release 1");
+	ck_assert_int_eq(gn(get(j, "headers"), "written_by"), 1);
+	cJSON_Delete(j);
+	die_in(&f, 0, 1, "after the upgrade");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    "3", "--payload", NULL }), 0);
+	ck_assert_str_eq(gs(j, "error"), "after the upgrade");
+	ck_assert_str_eq(gs(j, "class"), "unknown");
+	ck_assert_str_eq(gs(j, "hint"), "Inspect the payload and the "
+	    "consumer's logs for this queue; fix the cause, replay one "
+	    "message, then the rest in a small batch.");
+	ck_assert_str_eq(gs(get(j, "headers"), "x-error"), "after the upgrade");
 	cJSON_Delete(j);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "assign",
 	    "1", "--owner", "o", "--decision", "d", "--evidence", "e", NULL }),
@@ -643,6 +667,10 @@ START_TEST(an_upgraded_archive_recognises_redeliveries_of_its_old_records)
 		"UPDATE dead_letters SET fingerprint = CAST(substr(fingerprint,"
 		" 9) || X'0123456789abcdef' AS BLOB)",
 		"DROP TABLE archive_meta",
+		"UPDATE dead_letters SET hint = (SELECT text FROM hints"
+		" WHERE id = hint_id)",
+		"ALTER TABLE dead_letters DROP COLUMN hint_id",
+		"DROP TABLE hints",
 		"PRAGMA user_version = 4",
 		NULL,
 	};
@@ -672,7 +700,7 @@ START_TEST(an_upgraded_archive_recognises_redeliveries_of_its_old_records)
 	sqlite3_close(db);
 
 	start_worker(&f);
-	ck_assert_int_eq(user_version(f.db), 5);
+	ck_assert_int_eq(user_version(f.db), 6);
 	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
 	ev = h_worker_events(&f.w, "dead_letter", &n);

@@ -1,0 +1,208 @@
+/* check_archive.c - what a record keeps and how it is read back: headers
+ * stored once (as the AMQP table) and rendered as JSON on reading, hints
+ * stored once and referred to by id, also across a rolled-back batch.
+ * A real SQLite file in a temporary directory; no broker. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../check_main.h"
+#include "archive.h"
+#include "deadletter.h"
+
+static char dir[64], path[96];
+static struct dlq_config cfg;
+static struct dlq_archive *a;
+static amqp_basic_properties_t props;
+static amqp_table_entry_t hdr[2];
+static struct dlq_dead_letter d;
+static struct dlq_buf xdeath;
+
+static void
+setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/dlq-check-archive-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/archive.db", dir);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.archive_path = path;
+	cfg.busy_timeout_ms = 1000;
+	ck_assert_ptr_nonnull(a = dlq_archive_open(&cfg));
+	dlq_buf_init(&xdeath);
+	dlq_buf_adds(&xdeath, "[]");
+}
+
+static void
+teardown(void)
+{
+	char cmd[128];
+
+	dlq_archive_close(a);
+	dlq_buf_release(&xdeath);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Archives a dead letter with this message id (the fingerprint) and
+ * hint, in the caller's transaction; its id. */
+static int64_t
+put(const char *message_id, const char *hint)
+{
+	static const struct dlq_str dlq = { "orders.dlq", 10 };
+	static const struct dlq_str rk = { "orders", 6 };
+	struct dlq_record r;
+	bool dup;
+
+	memset(&props, 0, sizeof(props));
+	props._flags = AMQP_BASIC_HEADERS_FLAG | AMQP_BASIC_MESSAGE_ID_FLAG;
+	props.message_id = amqp_cstring_bytes(message_id);
+	hdr[0].key = amqp_cstring_bytes("tenant");
+	hdr[0].value.kind = AMQP_FIELD_KIND_UTF8;
+	hdr[0].value.value.bytes = amqp_cstring_bytes("acme");
+	hdr[1].key = amqp_cstring_bytes("attempt");
+	hdr[1].value.kind = AMQP_FIELD_KIND_I16;
+	hdr[1].value.value.i16 = 7;
+	props.headers.entries = hdr;
+	props.headers.num_entries = 2;
+	dlq_deadletter_decode(&d, &props, amqp_cstring_bytes("{}"), dlq, rk,
+	    NULL);
+	memset(&r, 0, sizeof(r));
+	r.d = &d;
+	r.xdeath_json = &xdeath;
+	r.queue = "orders";
+	r.reason = "rejected";
+	r.error = "";
+	r.class = "unknown";
+	r.signature = "000000000000";
+	r.hint = hint;
+	r.received_ms = 1;
+	return dlq_archive_put(a, &r, &dup);
+}
+
+/* One text column of record `id`, as the case queries read it; static. */
+static const char *
+column(const char *expr, int64_t id)
+{
+	static char out[256];
+	sqlite3_stmt *st;
+	char sql[256];
+
+	snprintf(sql, sizeof(sql), "SELECT %s FROM dead_letters d WHERE"
+	    " id = ?1", expr);
+	ck_assert_int_eq(sqlite3_prepare_v2(dlq_archive_db(a), sql, -1, &st,
+	    NULL), SQLITE_OK);
+	sqlite3_bind_int64(st, 1, id);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	snprintf(out, sizeof(out), "%s", sqlite3_column_type(st, 0) ==
+	    SQLITE_NULL ? "(null)" : (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return out;
+}
+
+static int
+hint_rows(void)
+{
+	sqlite3_stmt *st;
+	int n;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(dlq_archive_db(a),
+	    "SELECT count(*) FROM hints", -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+#define HINT	"COALESCE(hint, (SELECT text FROM hints WHERE id = d.hint_id))"
+
+START_TEST(headers_are_stored_once_and_read_as_json)
+{
+	int64_t id;
+
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	ck_assert_int_gt(id = put("m-1", "Retry later."), 0);
+	ck_assert_int_eq(dlq_archive_commit(a), 0);
+	ck_assert_str_eq(column("headers_json", id), "(null)");
+	ck_assert_str_eq(column("typeof(headers_amqp)", id), "blob");
+	ck_assert_str_eq(column("dlq_headers_json(headers_amqp)", id),
+	    "{\"tenant\":\"acme\",\"attempt\":7}");
+	/* purged, or bytes that are not a table: no headers, no error */
+	ck_assert_str_eq(column("dlq_headers_json(NULL)", id), "(null)");
+	ck_assert_str_eq(column("dlq_headers_json(X'00000009FF')", id),
+	    "(null)");
+	ck_assert_str_eq(column("dlq_headers_json('text')", id), "(null)");
+}
+END_TEST
+
+START_TEST(a_hint_is_stored_once_and_referred_to)
+{
+	int64_t id[3];
+
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	id[0] = put("m-1", "Retry later.");
+	id[1] = put("m-2", "Fix the payload.");
+	ck_assert_int_eq(dlq_archive_commit(a), 0);
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	id[2] = put("m-3", "Retry later.");
+	ck_assert_int_eq(dlq_archive_commit(a), 0);
+	ck_assert_int_eq(hint_rows(), 2);
+	ck_assert_str_eq(column("hint", id[0]), "(null)");
+	ck_assert_str_eq(column(HINT, id[0]), "Retry later.");
+	ck_assert_str_eq(column(HINT, id[1]), "Fix the payload.");
+	ck_assert_str_eq(column(HINT, id[2]), "Retry later.");
+	ck_assert_str_eq(column("hint_id", id[0]), column("hint_id", id[2]));
+}
+END_TEST
+
+/* A batch that added a new hint is rolled back (the archive could not be
+ * written): the hint's row is gone, and the id it had is given to the
+ * next new hint. A record of the first hint must not point to it. */
+START_TEST(a_hint_of_a_rolled_back_batch_is_not_remembered)
+{
+	int64_t id;
+
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	ck_assert_int_gt(put("m-1", "Retry later."), 0);
+	dlq_archive_rollback(a);
+	ck_assert_int_eq(hint_rows(), 0);
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	ck_assert_int_gt(put("m-2", "Fix the payload."), 0);
+	ck_assert_int_eq(dlq_archive_commit(a), 0);
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	ck_assert_int_gt(id = put("m-1", "Retry later."), 0);
+	ck_assert_int_eq(dlq_archive_commit(a), 0);
+	ck_assert_str_eq(column(HINT, id), "Retry later.");
+	ck_assert_int_eq(hint_rows(), 2);
+}
+END_TEST
+
+START_TEST(a_record_without_a_hint_has_none)
+{
+	int64_t id;
+
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	ck_assert_int_gt(id = put("m-1", NULL), 0);
+	ck_assert_int_eq(dlq_archive_commit(a), 0);
+	ck_assert_str_eq(column(HINT, id), "(null)");
+	ck_assert_int_eq(hint_rows(), 0);
+}
+END_TEST
+
+static Suite *
+archive_suite(void)
+{
+	Suite *s = suite_create("archive");
+	TCase *tc = tcase_create("records");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, headers_are_stored_once_and_read_as_json);
+	tcase_add_test(tc, a_hint_is_stored_once_and_referred_to);
+	tcase_add_test(tc, a_hint_of_a_rolled_back_batch_is_not_remembered);
+	tcase_add_test(tc, a_record_without_a_hint_has_none);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(archive_suite)
