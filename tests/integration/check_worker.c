@@ -295,6 +295,56 @@ START_TEST(poison_deliveries_are_logged_and_acked)
 }
 END_TEST
 
+/* rabbitmq-c reads ahead into a 128 KiB buffer that it keeps for the
+ * connection's life: after a burst, once its queue is quiet, a consumer
+ * replaces its connection (consumer_recycled), losing and doubling
+ * nothing, and without counting it as a reconnect. A trickle does not. */
+START_TEST(a_consumer_replaces_its_connection_after_a_burst)
+{
+	struct fixture f;
+	amqp_connection_state_t c;
+	static char body[2048];
+	char id[64];
+	cJSON **ev;
+	int i, n, dups = 0;
+	const int N = 1000;
+
+	fixture_start(&f, "0");
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	c = h_connect();
+	memset(body, 'b', sizeof(body));
+	for (i = 0; i < N; i++) {
+		snprintf(id, sizeof(id), "burst-%d", i);
+		h_publish(c, "", f.dlq1, body, sizeof(body), id, NULL);
+	}
+	ck_assert(h_wait_count(f.dlq1, N, WAIT_MS));
+	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL }, NULL);
+	ck_assert(h_worker_wait(&f.w, "consumer_recycled", 1, WAIT_MS));
+	ck_assert_int_eq(h_count(f.dlq1), 0);
+	/* the new connection consumes */
+	h_publish(c, "", f.dlq1, "{}", 2, "after-burst", NULL);
+	h_publish(c, "", f.dlq2, "{}", 2, "trickle", NULL);
+	h_close(c);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", N + 2, WAIT_MS));
+	fixture_stop(&f);
+
+	ev = h_worker_events(&f.w, "consumer_recycled", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(h_jstr(ev[0], "dlq"), f.dlq1);
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_worker_count(&f.w, "consumer_started"), 2);
+	ck_assert_int_eq(h_worker_count(&f.w, "consumer_reconnecting"), 0);
+	ev = h_worker_events(&f.w, "dead_letter", &n);
+	ck_assert_int_eq(n, N + 2);
+	for (i = 0; i < n; i++)
+		dups += cJSON_IsTrue(item(ev[i], "duplicate"));
+	h_events_free(ev, n);
+	ck_assert_int_eq(dups, 0);
+	ck_assert_int_eq(h_count(f.dlq1), 0);
+	ck_assert_int_eq(h_count(f.dlq2), 0);
+}
+END_TEST
+
 START_TEST(broker_restart_is_survived)
 {
 	struct fixture f;
@@ -340,6 +390,7 @@ suite(void)
 	tcase_add_test(tc, rejected_messages_are_logged_once_each);
 	tcase_add_test(tc, retry_then_reject_shows_both_deaths);
 	tcase_add_test(tc, poison_deliveries_are_logged_and_acked);
+	tcase_add_test(tc, a_consumer_replaces_its_connection_after_a_burst);
 	tcase_add_test(tc, broker_restart_is_survived);
 	suite_add_tcase(s, tc);
 	return s;
