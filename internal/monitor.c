@@ -20,10 +20,12 @@
  *
  * rabbitmq-c reads the socket into a 128 KiB buffer per connection that
  * it keeps as long as the connection lives: a burst fills it, and its
- * pages stay resident (4.6 MiB for 37 DLQs). A consumer that took a
- * burst therefore replaces its connection once its queue is quiet again
- * (cancel, archive and ack what was sent, close, connect): the new
- * buffer is resident only as far as a trickle fills it. */
+ * pages stay resident (4.6 MiB for 37 DLQs). After a flood, once every
+ * DLQ is quiet (the memory release below), each consumer that took a
+ * burst replaces its connection (cancel, archive and ack what was sent,
+ * close, connect): the new buffer is resident only as far as a trickle
+ * fills it. A replacement costs about 2 ms of CPU, so everyday bursts
+ * do not get one. */
 #include "monitor.h"
 
 #include <malloc.h>
@@ -49,12 +51,9 @@
 #define BATCH_GROUPS	32	/* alert groups per batch before "other" */
 /* A batch this large (bodies plus about 256 bytes of frames each) was
  * read ahead into the connection's input buffer, whose pages stay
- * resident: the connection is replaced once its queue is quiet. */
+ * resident: the connection is replaced after the flood. */
 #define BURST_BYTES	(32 * 1024)
 #define FRAME_BYTES	256
-/* ... but not more often than this: bursts every few seconds must not
- * turn into a stream of connections (and broker log lines). */
-#define RECYCLE_EVERY_MS	60000
 #define CLASS_CACHE	256	/* classifications remembered per thread */
 
 struct class_cache {
@@ -82,7 +81,7 @@ struct dlq_monitor {
 	size_t			 batch_n;
 	size_t			 batch_bytes;	/* bodies and frames, about */
 	bool			 burst;		/* replace the connection */
-	int64_t			 recycled_ms;	/* last replaced, monotonic */
+	unsigned		 epoch;		/* releases before it opened */
 	bool			 archive_failing;
 	bool			 busy;		/* counted in busy_consumers */
 	atomic_bool		 connected;
@@ -108,6 +107,7 @@ static struct dlq_buf batch_lines;
 #define RELEASE_AFTER	10000
 static atomic_int busy_consumers;
 static atomic_long taken_since_release;
+static atomic_uint releases;	/* memory releases so far */
 
 /* Fault injection for the tests, as SQLite does it: with
  * DLQ_FAULT_EXIT_AFTER_COMMITS=N the process exits right after its Nth
@@ -483,42 +483,41 @@ note_activity(struct dlq_monitor *m, bool quiet, bool may_release)
 			atomic_store(&taken_since_release, 0);
 			dlq_archive_release_memory(m->archive);
 			malloc_trim(0);
+			atomic_fetch_add(&releases, 1);
 			dlq_log(DLQ_LOG_INFO, "memory_released", "dlq",
 			    m->q->dlq_name, NULL);
 		}
 	}
 }
 
-/* Whether a quiet queue after a burst replaces the connection now. */
+/* Whether the connection, which took a burst, is replaced now: a flood
+ * ended (a memory release) since it was opened. */
 static bool
 recycle_due(const struct dlq_monitor *m)
 {
-	return m->burst && !*m->stop && (m->recycled_ms == 0 ||
-	    dlq_now_ms() - m->recycled_ms >= RECYCLE_EVERY_MS);
+	return m->burst && !*m->stop && atomic_load(&releases) != m->epoch;
 }
 
-/* Consumes until stop, an error or a quiet queue after a burst; returns
- * why it ended (STEP_RECYCLE: replace the connection). On stop and
- * before a replacement the consumer is cancelled and what the broker had
- * already sent is archived and acked; what is still unacked goes back to
- * the queue. */
+/* Consumes until stop, an error or the end of a flood it took a burst
+ * of; returns why it ended (STEP_RECYCLE: replace the connection). On
+ * stop and before a replacement the consumer is cancelled and what the
+ * broker had already sent is archived and acked; what is still unacked
+ * goes back to the queue. */
 static enum step
 consume(struct dlq_monitor *m, amqp_connection_state_t conn)
 {
 	enum step st = STEP_OK;
 
 	m->burst = false;
+	m->epoch = atomic_load(&releases);
 	while (!*m->stop && (st == STEP_OK || st == STEP_TIMEOUT)) {
 		st = poll_batch(m, conn, POLL_MS);
-		/* still counted as busy while it replaces its connection:
-		 * the memory release comes once all are quiet after that */
+		if (st == STEP_OK || st == STEP_TIMEOUT)
+			note_activity(m, st == STEP_TIMEOUT, true);
 		if (st == STEP_TIMEOUT && recycle_due(m))
 			st = STEP_RECYCLE;
-		else if (st == STEP_OK || st == STEP_TIMEOUT)
-			note_activity(m, st == STEP_TIMEOUT, true);
 	}
-	if (st != STEP_RECYCLE)
-		note_activity(m, true, false);	/* leaving: not counted */
+	note_activity(m, true, false);	/* leaving: no longer counted */
 	if ((*m->stop && (st == STEP_OK || st == STEP_TIMEOUT)) ||
 	    st == STEP_RECYCLE) {
 		amqp_basic_cancel(conn, DLQ_AMQP_CHANNEL, m->consumer_tag);
@@ -559,7 +558,6 @@ run(void *arg)
 			/* a replacement: still counted as connected, no
 			 * backoff, not a reconnect */
 			if ((recycling = st == STEP_RECYCLE)) {
-				m->recycled_ms = dlq_now_ms();
 				dlq_amqp_close(conn);
 				continue;
 			}

@@ -296,18 +296,19 @@ START_TEST(poison_deliveries_are_logged_and_acked)
 END_TEST
 
 /* rabbitmq-c reads ahead into a 128 KiB buffer that it keeps for the
- * connection's life: after a burst, once its queue is quiet, a consumer
- * replaces its connection (consumer_recycled), losing and doubling
- * nothing, and without counting it as a reconnect. A trickle does not. */
+ * connection's life: after a flood (10 000 dead letters), a consumer that
+ * took a burst replaces its connection once its queue is quiet
+ * (consumer_recycled), losing and doubling nothing, and without counting
+ * it as a reconnect. A trickle does not. */
 START_TEST(a_consumer_replaces_its_connection_after_a_burst)
 {
 	struct fixture f;
 	amqp_connection_state_t c;
-	static char body[2048];
+	static char body[1024];
 	char id[64];
 	cJSON **ev;
 	int i, n, dups = 0;
-	const int N = 1000;
+	const int N = 10000;
 
 	fixture_start(&f, "0");
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
