@@ -731,13 +731,13 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	}
 	dlq_buf_addc(&a->keys, ']');
 
+	/* a parameter left unbound is NULL: the bindings are cleared after
+	 * every insert, so nothing carries over from the last dead letter */
 	sqlite3_bind_blob(st, 1, fp, 32, SQLITE_STATIC);
 	bind_str(st, 2, d->dlq);
 	sqlite3_bind_text(st, 3, r->queue, -1, SQLITE_STATIC);
 	if (d->n_xdeath > 0)
 		bind_str(st, 4, d->xdeath[0].exchange);
-	else
-		sqlite3_bind_null(st, 4);
 	sqlite3_bind_text(st, 5, a->keys.data, (int)a->keys.len, SQLITE_STATIC);
 	bind_prop(st, 6, p, AMQP_BASIC_MESSAGE_ID_FLAG, p->message_id);
 	bind_prop(st, 7, p, AMQP_BASIC_CORRELATION_ID_FLAG, p->correlation_id);
@@ -747,42 +747,28 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	    p->content_encoding);
 	if (p->_flags & AMQP_BASIC_TIMESTAMP_FLAG)
 		sqlite3_bind_int64(st, 11, (sqlite3_int64)p->timestamp);
-	else
-		sqlite3_bind_null(st, 11);
 	bind_prop(st, 12, p, AMQP_BASIC_APP_ID_FLAG, p->app_id);
 	if (p->_flags & AMQP_BASIC_DELIVERY_MODE_FLAG)
 		sqlite3_bind_int(st, 13, p->delivery_mode);
-	else
-		sqlite3_bind_null(st, 13);
 	if (p->_flags & AMQP_BASIC_PRIORITY_FLAG)
 		sqlite3_bind_int(st, 14, p->priority);
-	else
-		sqlite3_bind_null(st, 14);
 	bind_prop(st, 15, p, AMQP_BASIC_EXPIRATION_FLAG, p->expiration);
 	bind_prop(st, 16, p, AMQP_BASIC_USER_ID_FLAG, p->user_id);
 	bind_prop(st, 17, p, AMQP_BASIC_REPLY_TO_FLAG, p->reply_to);
 	if (has_headers)
 		sqlite3_bind_blob(st, 18, a->headers, (int)hlen, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 19);
 	sqlite3_bind_text(st, 19, r->xdeath_json->data, (int)r->xdeath_json->len,
 	    SQLITE_STATIC);
 	sqlite3_bind_text(st, 20, r->reason, -1, SQLITE_STATIC);
 	if (d->has_retry_count)
 		sqlite3_bind_int64(st, 21, d->retry_count);
-	else
-		sqlite3_bind_null(st, 22);
 	if (d->has_delivery_count)
 		sqlite3_bind_int64(st, 22, d->delivery_count);
-	else
-		sqlite3_bind_null(st, 23);
 	sqlite3_bind_text(st, 23, r->error, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 24, r->class, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 25, r->signature, -1, SQLITE_STATIC);
 	if (hint > 0)
 		sqlite3_bind_int64(st, 26, hint);
-	else
-		sqlite3_bind_null(st, 26);
 	sqlite3_bind_blob(st, 27, d->body_len ? d->body : "", (int)d->body_len,
 	    SQLITE_STATIC);
 	sqlite3_bind_int64(st, 28, (sqlite3_int64)d->body_len);
@@ -790,15 +776,13 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	sqlite3_bind_int64(st, 30, r->received_ms);
 	if (r->replay_of > 0)
 		sqlite3_bind_int64(st, 31, r->replay_of);
-	else
-		sqlite3_bind_null(st, 32);
 	sqlite3_bind_int64(st, 32, r->replay_count);
 
-	if (sqlite3_step(st) != SQLITE_DONE) {
+	id = sqlite3_step(st) == SQLITE_DONE ?
+	    sqlite3_last_insert_rowid(a->db) : -1;
+	if (id == -1)
 		set_err(a, "insert");
-		sqlite3_reset(st);
-		return -1;
-	}
 	sqlite3_reset(st);
-	return sqlite3_last_insert_rowid(a->db);
+	sqlite3_clear_bindings(st);
+	return id;
 }

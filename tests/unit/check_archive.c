@@ -16,7 +16,7 @@ static char dir[64], path[96];
 static struct dlq_config cfg;
 static struct dlq_archive *a;
 static amqp_basic_properties_t props;
-static amqp_table_entry_t hdr[2];
+static amqp_table_entry_t hdr[4];
 static struct dlq_dead_letter d;
 static struct dlq_buf xdeath;
 
@@ -46,9 +46,11 @@ teardown(void)
 }
 
 /* Archives a dead letter with this message id (the fingerprint) and
- * hint, in the caller's transaction; its id. */
+ * hint, in the caller's transaction; its id. Headers `tenant` and
+ * `attempt`; `counted` adds x-retry-count 3, x-delivery-count 2 and a
+ * replay of record 7; none at all without `headers`. */
 static int64_t
-put(const char *message_id, const char *hint)
+put_as(const char *message_id, const char *hint, bool headers, bool counted)
 {
 	static const struct dlq_str dlq = { "orders.dlq", 10 };
 	static const struct dlq_str rk = { "orders", 6 };
@@ -56,7 +58,8 @@ put(const char *message_id, const char *hint)
 	bool dup;
 
 	memset(&props, 0, sizeof(props));
-	props._flags = AMQP_BASIC_HEADERS_FLAG | AMQP_BASIC_MESSAGE_ID_FLAG;
+	props._flags = AMQP_BASIC_MESSAGE_ID_FLAG |
+	    (headers ? AMQP_BASIC_HEADERS_FLAG : 0);
 	props.message_id = amqp_cstring_bytes(message_id);
 	hdr[0].key = amqp_cstring_bytes("tenant");
 	hdr[0].value.kind = AMQP_FIELD_KIND_UTF8;
@@ -64,8 +67,14 @@ put(const char *message_id, const char *hint)
 	hdr[1].key = amqp_cstring_bytes("attempt");
 	hdr[1].value.kind = AMQP_FIELD_KIND_I16;
 	hdr[1].value.value.i16 = 7;
+	hdr[2].key = amqp_cstring_bytes("x-retry-count");
+	hdr[2].value.kind = AMQP_FIELD_KIND_I32;
+	hdr[2].value.value.i32 = 3;
+	hdr[3].key = amqp_cstring_bytes("x-delivery-count");
+	hdr[3].value.kind = AMQP_FIELD_KIND_I32;
+	hdr[3].value.value.i32 = 2;
 	props.headers.entries = hdr;
-	props.headers.num_entries = 2;
+	props.headers.num_entries = counted ? 4 : 2;
 	dlq_deadletter_decode(&d, &props, amqp_cstring_bytes("{}"), dlq, rk,
 	    NULL);
 	memset(&r, 0, sizeof(r));
@@ -78,7 +87,15 @@ put(const char *message_id, const char *hint)
 	r.signature = "000000000000";
 	r.hint = hint;
 	r.received_ms = 1;
+	r.replay_of = counted ? 7 : 0;
+	r.replay_count = counted ? 1 : 0;
 	return dlq_archive_put(a, &r, &dup);
+}
+
+static int64_t
+put(const char *message_id, const char *hint)
+{
+	return put_as(message_id, hint, true, false);
 }
 
 /* One text column of record `id`, as the case queries read it; static. */
@@ -133,6 +150,35 @@ START_TEST(headers_are_stored_once_and_read_as_json)
 	ck_assert_str_eq(column("dlq_headers_json(X'00000009FF')", id),
 	    "(null)");
 	ck_assert_str_eq(column("dlq_headers_json('text')", id), "(null)");
+}
+END_TEST
+
+/* What one dead letter has and the next lacks is NULL in the second
+ * record, not carried over from the first. */
+START_TEST(what_a_dead_letter_lacks_is_null_in_its_record)
+{
+	int64_t full, bare;
+
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	full = put_as("m-1", "Retry later.", true, true);
+	bare = put_as("m-2", NULL, false, false);
+	ck_assert_int_eq(dlq_archive_commit(a), 0);
+	ck_assert_str_eq(column("retry_count", full), "3");
+	ck_assert_str_eq(column("delivery_count", full), "2");
+	ck_assert_str_eq(column("replay_of", full), "7");
+	ck_assert_str_eq(column("replay_count", full), "1");
+	ck_assert_str_eq(column("typeof(headers_amqp)", full), "blob");
+	ck_assert_str_eq(column("typeof(hint_id)", full), "integer");
+	ck_assert_str_eq(column("headers_amqp", bare), "(null)");
+	ck_assert_str_eq(column("retry_count", bare), "(null)");
+	ck_assert_str_eq(column("delivery_count", bare), "(null)");
+	ck_assert_str_eq(column("replay_of", bare), "(null)");
+	ck_assert_str_eq(column("replay_count", bare), "0");
+	ck_assert_str_eq(column("hint_id", bare), "(null)");
+	ck_assert_str_eq(column("x_death", bare), "[]");
+	ck_assert_str_eq(column("reason", bare), "rejected");
+	ck_assert_str_eq(column("error", bare), "");
+	ck_assert_str_eq(column("message_id", bare), "m-2");
 }
 END_TEST
 
@@ -198,6 +244,7 @@ archive_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, headers_are_stored_once_and_read_as_json);
+	tcase_add_test(tc, what_a_dead_letter_lacks_is_null_in_its_record);
 	tcase_add_test(tc, a_hint_is_stored_once_and_referred_to);
 	tcase_add_test(tc, a_hint_of_a_rolled_back_batch_is_not_remembered);
 	tcase_add_test(tc, a_record_without_a_hint_has_none);
