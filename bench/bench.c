@@ -768,7 +768,6 @@ scenario_drain(void)
 	free(lat);
 }
 
-
 static long
 idle_rss(const char *cfg, int k)
 {
@@ -992,7 +991,8 @@ scenario_replay(void)
 
 /* Records of earlier incidents in the archive of `p` (made by the worker,
  * so the schema is its own): `rows` of them, resolved, with random
- * fingerprints as real ones have. Their payloads are left out: new
+ * fingerprints (as archives written before schema 5 have; later ones
+ * begin with their death time). Their payloads are left out: new
  * records go after them whatever their size; the indexes are what a
  * long-lived archive makes larger. */
 static void

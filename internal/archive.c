@@ -610,17 +610,25 @@ fingerprint(EVP_MD_CTX *ctx, const EVP_MD *sha256,
 	memcpy(out + 8, legacy, 24);
 }
 
+/* Runs a bound lookup: the id in the first column of its first row, 0
+ * when there is none. */
+static int64_t
+first_id(sqlite3_stmt *st)
+{
+	int64_t id = 0;
+
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return id;
+}
+
 /* Looks up a committed record with this fingerprint; its id or 0. */
 static int64_t
 find(struct dlq_archive *a, const unsigned char fp[32])
 {
-	int64_t id = 0;
-
 	sqlite3_bind_blob(a->find, 1, fp, 32, SQLITE_STATIC);
-	if (sqlite3_step(a->find) == SQLITE_ROW)
-		id = sqlite3_column_int64(a->find, 0);
-	sqlite3_reset(a->find);
-	return id;
+	return first_id(a->find);
 }
 
 /* Looks up a record of before schema 5 whose fingerprint (the whole
@@ -630,7 +638,6 @@ static int64_t
 find_legacy(struct dlq_archive *a, const unsigned char legacy[32])
 {
 	unsigned char lo[32], hi[32];
-	int64_t id = 0;
 
 	memcpy(lo, legacy, 24);
 	memset(lo + 24, 0x00, 8);
@@ -638,10 +645,7 @@ find_legacy(struct dlq_archive *a, const unsigned char legacy[32])
 	memset(hi + 24, 0xff, 8);
 	sqlite3_bind_blob(a->find_legacy, 1, lo, 32, SQLITE_STATIC);
 	sqlite3_bind_blob(a->find_legacy, 2, hi, 32, SQLITE_STATIC);
-	if (sqlite3_step(a->find_legacy) == SQLITE_ROW)
-		id = sqlite3_column_int64(a->find_legacy, 0);
-	sqlite3_reset(a->find_legacy);
-	return id;
+	return first_id(a->find_legacy);
 }
 
 /* The id of a hint text in `hints`, added if new; -1 on error. */
@@ -650,7 +654,7 @@ hint_id(struct dlq_archive *a, const char *text)
 {
 	struct hint_id *cache;
 	size_t i, *n;
-	int64_t id = -1;
+	int64_t id = 0;
 
 	for (i = 0; i < a->n_hints; i++)
 		if (strcmp(a->hints[i].text, text) == 0)
@@ -660,14 +664,12 @@ hint_id(struct dlq_archive *a, const char *text)
 			return a->pending[i].id;
 	sqlite3_bind_text(a->hint_add, 1, text, -1, SQLITE_STATIC);
 	sqlite3_bind_text(a->hint_find, 1, text, -1, SQLITE_STATIC);
-	if (sqlite3_step(a->hint_add) == SQLITE_DONE &&
-	    sqlite3_step(a->hint_find) == SQLITE_ROW)
-		id = sqlite3_column_int64(a->hint_find, 0);
-	else
+	if (sqlite3_step(a->hint_add) == SQLITE_DONE)
+		id = first_id(a->hint_find);
+	if (id == 0)
 		set_err(a, "hint");
 	sqlite3_reset(a->hint_add);
-	sqlite3_reset(a->hint_find);
-	if (id == -1)
+	if (id == 0)
 		return -1;
 	/* inside a transaction the id holds only if it commits */
 	if (sqlite3_get_autocommit(a->db)) {

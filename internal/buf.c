@@ -145,16 +145,11 @@ any_equal(uint64_t x, unsigned c)
 	return any_below(x ^ (ONES * c), 1);
 }
 
-/* Bytes that JSON copies as is: printable ASCII other than '"', '\\'. */
-static const bool json_plain[256] = {
-	[0x20 ... '"' - 1] = true,
-	['"' + 1 ... '\\' - 1] = true,
-	['\\' + 1 ... 0x7f] = true,
-};
-
-/* Length of the prefix of s that JSON copies as is. */
+/* Length of the prefix of s made of bytes 0x20..0x7f other than a and
+ * b: what JSON copies as is (a, b = '"', '\\'), or printable ASCII
+ * (a = b = 0x7f). */
 static size_t
-json_plain_run(const unsigned char *s, size_t n)
+text_run(const unsigned char *s, size_t n, unsigned char a, unsigned char b)
 {
 	size_t i = 0;
 	uint64_t x;
@@ -162,10 +157,10 @@ json_plain_run(const unsigned char *s, size_t n)
 	for (; i + 8 <= n; i += 8) {
 		x = load8(s + i);
 		if ((x & HIGHS) != 0 || any_below(x, 0x20) ||
-		    any_equal(x, '"') || any_equal(x, '\\'))
+		    any_equal(x, a) || any_equal(x, b))
 			break;
 	}
-	while (i < n && json_plain[s[i]])
+	while (i < n && s[i] >= 0x20 && s[i] < 0x80 && s[i] != a && s[i] != b)
 		i++;
 	return i;
 }
@@ -179,24 +174,6 @@ ascii_run(const unsigned char *s, size_t n)
 	for (; i + 8 <= n && (load8(s + i) & HIGHS) == 0; i += 8)
 		;
 	while (i < n && s[i] < 0x80)
-		i++;
-	return i;
-}
-
-/* Length of the prefix of s that is printable ASCII (0x20..0x7e). */
-static size_t
-printable_run(const unsigned char *s, size_t n)
-{
-	size_t i = 0;
-	uint64_t x;
-
-	for (; i + 8 <= n; i += 8) {
-		x = load8(s + i);
-		if ((x & HIGHS) != 0 || any_below(x, 0x20) ||
-		    any_equal(x, 0x7f))
-			break;
-	}
-	while (i < n && s[i] >= 0x20 && s[i] < 0x7f)
 		i++;
 	return i;
 }
@@ -244,7 +221,7 @@ dlq_buf_json_str(struct dlq_buf *b, const void *sv, size_t n)
 	dlq_buf_addc(b, '"');
 	while (i < n) {
 		/* Copy the longest run that needs no escaping in one go. */
-		run = i + json_plain_run(s + i, n - i);
+		run = i + text_run(s + i, n - i, '"', '\\');
 		if (run > i) {
 			dlq_buf_add(b, s + i, run - i);
 			i = run;
@@ -394,7 +371,7 @@ dlq_utf8_is_text(const void *sv, size_t n)
 
 	while (i < n) {
 		if (s[i] >= 0x20 && s[i] < 0x7f) {	/* printable ASCII */
-			i += printable_run(s + i, n - i);
+			i += text_run(s + i, n - i, 0x7f, 0x7f);
 			continue;
 		}
 		if (s[i] < 0x20 && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
