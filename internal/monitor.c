@@ -482,12 +482,29 @@ note_activity(struct dlq_monitor *m, bool quiet, bool may_release)
 		    atomic_load(&taken_since_release) >= RELEASE_AFTER) {
 			atomic_store(&taken_since_release, 0);
 			dlq_archive_release_memory(m->archive);
+			dlq_archive_writer_lock();
+			dlq_buf_release(&batch_lines);	/* a flood's batches */
+			dlq_archive_writer_unlock();
 			malloc_trim(0);
 			atomic_fetch_add(&releases, 1);
 			dlq_log(DLQ_LOG_INFO, "memory_released", "dlq",
 			    m->q->dlq_name, NULL);
 		}
 	}
+}
+
+/* Before its connection is replaced after a flood: what the consumer's
+ * batches grew goes back too (line and error buffers, alert groups). */
+static void
+shed(struct dlq_monitor *m)
+{
+	dlq_buf_release(&m->line);
+	dlq_buf_release(&m->error);
+	dlq_buf_release(&m->sig);
+	dlq_buf_release(&m->xdeath);
+	dlq_digest_release(&m->alerts);
+	dlq_digest_init(&m->alerts, BATCH_GROUPS);	/* allocates nothing */
+	malloc_trim(0);
 }
 
 /* Whether the connection, which took a burst, is replaced now: a flood
@@ -559,6 +576,7 @@ run(void *arg)
 			 * backoff, not a reconnect */
 			if ((recycling = st == STEP_RECYCLE)) {
 				dlq_amqp_close(conn);
+				shed(m);
 				continue;
 			}
 			if (st != STEP_ARCHIVE)

@@ -250,6 +250,48 @@ START_TEST(a_replay_is_the_original_message_marked_as_a_replay)
 }
 END_TEST
 
+/* The worker's connections negotiate 64 KiB frames: a body of many
+ * frames, binary with NUL bytes, is archived whole and replayed byte for
+ * byte. */
+START_TEST(a_body_of_many_frames_is_archived_and_replayed_whole)
+{
+	struct fixture f;
+	size_t i, n = 300 * 1000;
+	unsigned char *body = malloc(n);
+	amqp_message_t m;
+	cJSON *j;
+	char id[24];
+	int rc;
+
+	for (i = 0; i < n; i++)
+		body[i] = (unsigned char)(i * 7 % 251);
+	start(&f, NULL);
+	h_publish(f.c, f.exch, f.q[0], body, n, "big-1", NULL);
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	ck_assert_int_eq((int)get(cJSON_GetArrayItem(j, 0), "payload_bytes")->
+	    valuedouble, (int)n);
+	snprintf(id, sizeof(id), "%d",
+	    (int)get(cJSON_GetArrayItem(j, 0), "id")->valuedouble);
+	cJSON_Delete(j);
+	j = replay(f.cfg, &rc, (const char *[]){ id, "--execute", "--reason",
+	    "many frames", NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert(h_get(f.c, f.q[0], &m, WAIT_MS));
+	ck_assert_uint_eq(m.body.len, n);
+	ck_assert(memcmp(m.body.bytes, body, n) == 0);
+	ck_assert(bytes_eq(m.properties.message_id, "big-1"));
+	amqp_destroy_message(&m);
+	free(body);
+	stop(&f);
+}
+END_TEST
+
 START_TEST(two_replays_at_once_publish_one_message)
 {
 	struct fixture f;
@@ -656,6 +698,7 @@ suite(void)
 
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, a_replay_is_the_original_message_marked_as_a_replay);
+	tcase_add_test(tc, a_body_of_many_frames_is_archived_and_replayed_whole);
 	tcase_add_test(tc, two_replays_at_once_publish_one_message);
 	tcase_add_test(tc, a_deleted_target_fails_and_stays_replayable);
 	tcase_add_test(tc, returns_in_a_pipelined_chunk_fail_only_their_own_messages);
