@@ -12,11 +12,12 @@
 #define CONNECT_TIMEOUT_S	10
 #define RPC_TIMEOUT_S		30
 /* rabbitmq-c opens a connection with a 64 KiB output buffer and
- * reallocates it to the negotiated frame size. Growing it copies the 64
- * KiB into a new block, where they stay resident for the connection's
- * life (once a flood left malloc with free memory: 1.8 MiB over 37
- * connections). At 64 KiB nothing is reallocated; larger bodies take
- * more frames, which costs nothing measurable. */
+ * reallocates it to the negotiated frame size. Once a flood has left
+ * malloc with free memory, growing it copies the 64 KiB into a new block,
+ * where they stay resident for the connection's life (1.8 MiB over the
+ * 37 connections replaced after a flood). At 64 KiB nothing is
+ * reallocated; larger bodies take more frames, which costs nothing
+ * measurable. */
 #define FRAME_MAX		65536
 
 static amqp_table_entry_t
