@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "log.h"
+#include "vfs.h"
 
 #define HEADERS_MAX	(256 * 1024)
 #define HINT_CACHE	64	/* hint texts whose id a handle remembers */
@@ -360,7 +361,8 @@ dlq_archive_open(const struct dlq_config *c)
 		goto fail;
 	make_parent(c->archive_path);
 	if (sqlite3_open_v2(c->archive_path, &a->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	    dlq_vfs_name()) != SQLITE_OK) {
 		set_err(a, "open");
 		goto fail;
 	}
@@ -472,6 +474,7 @@ dlq_archive_release_memory(struct dlq_archive *a)
 {
 	dlq_archive_writer_lock();
 	sqlite3_db_release_memory(a->db);
+	sqlite3_file_control(a->db, "main", DLQ_VFS_FCNTL_RELEASE, NULL);
 	dlq_archive_writer_unlock();
 }
 
