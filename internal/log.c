@@ -1,5 +1,6 @@
 /* log.c - JSON lines on stdout, one write(2) per line (OpenBSD log.c), or
- * per PIPE_BUF of whole lines for a batch. */
+ * for a batch one write to a regular file and one per PIPE_BUF of whole
+ * lines to a pipe or socket. */
 #include "log.h"
 
 #include <errno.h>
@@ -8,10 +9,12 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static _Atomic int min_level = DLQ_LOG_INFO;
 static _Atomic int log_fd = 1;
+static _Atomic int log_fd_regular = -1;	/* unknown until the first batch */
 
 static const char *const level_names[] = { "debug", "info", "warn", "error" };
 
@@ -25,6 +28,7 @@ void
 dlq_log_set_fd(int fd)
 {
 	log_fd = fd;
+	log_fd_regular = -1;
 }
 
 bool
@@ -132,12 +136,34 @@ dlq_log_end(struct dlq_buf *b)
 	errno = saved;
 }
 
+/* A write(2) to a regular file holds the file's lock to its end: lines of
+ * other threads never land inside it, whatever its length. */
+static bool
+fd_is_regular(void)
+{
+	struct stat st;
+	int regular = log_fd_regular;
+
+	if (regular == -1) {
+		regular = fstat(log_fd, &st) == 0 && S_ISREG(st.st_mode);
+		log_fd_regular = regular;
+	}
+	return regular == 1;
+}
+
 void
 dlq_log_write_lines(const char *p, size_t len)
 {
 	const char *end = p + len, *chunk = p, *nl;
 	int saved = errno;
 
+	if (fd_is_regular()) {
+		/* whole lines only: an unfinished one stays out */
+		if ((nl = memrchr(p, '\n', len)) != NULL)
+			write_all(p, (size_t)(nl + 1 - p));
+		errno = saved;
+		return;
+	}
 	while (p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
 		/* the chunk would pass PIPE_BUF with this line: write it first */
 		if (p > chunk && (size_t)(nl + 1 - chunk) > PIPE_BUF) {

@@ -42,9 +42,11 @@ void	dlq_log_int(struct dlq_buf *, const char *key, int64_t);
 void	dlq_log_bool(struct dlq_buf *, const char *key, bool);
 void	dlq_log_key(struct dlq_buf *, const char *key);	/* then raw JSON */
 void	dlq_log_end(struct dlq_buf *);
-/* Writes finished lines ("...\n"...): as few write(2) calls as keep each
- * one whole lines and at most PIPE_BUF bytes (atomic on a pipe, so lines
- * of other threads never land inside them); a longer line goes alone. */
+/* Writes finished lines ("...\n"...): to a regular file with one write(2)
+ * (the kernel keeps it whole); to a pipe or socket with as few as keep
+ * each one whole lines and at most PIPE_BUF bytes (atomic on a pipe, so
+ * lines of other threads never land inside them), a longer line alone.
+ * An unfinished last line is not written. */
 void	dlq_log_write_lines(const char *, size_t);
 
 #endif

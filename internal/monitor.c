@@ -230,7 +230,7 @@ take(struct dlq_monitor *m, const amqp_envelope_t *env)
 	return STEP_OK;
 }
 
-/* Writes the batch's log lines: whole lines, PIPE_BUF at a time. The
+/* Writes the batch's log lines (dlq_log_write_lines). The
  * caller holds the archive writer mutex. */
 static void
 flush_lines(struct dlq_monitor *m)

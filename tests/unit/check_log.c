@@ -2,10 +2,12 @@
 #include <check.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../check_io.h"
 #include "../check_main.h"
 #include "buf.h"
 #include "log.h"
@@ -82,6 +84,35 @@ START_TEST(batch_lines_go_out_in_whole_lines_of_at_most_pipe_buf)
 }
 END_TEST
 
+START_TEST(batch_lines_go_to_a_regular_file_in_one_write)
+{
+	char path[] = "/tmp/dlq-check-log-XXXXXX";
+	struct dlq_buf in;
+	static char back[200 * 1024];
+	long long calls;
+	int fd, i;
+
+	ck_assert_int_ge(fd = mkstemp(path), 0);
+	unlink(path);
+	dlq_log_set_fd(fd);
+	dlq_buf_init(&in);
+	for (i = 0; i < 100; i++)	/* 100 KB of 1 KB lines */
+		add_line(&in, 1024, (char)('a' + i % 26));
+	dlq_buf_adds(&in, "{\"unfinished\":");
+	calls = check_write_calls();
+	dlq_log_write_lines(in.data, in.len);
+	calls = check_write_calls() - calls;
+	/* one write (valgrind adds a few of its own), where a pipe takes 25 */
+	ck_assert_int_ge(calls, 1);
+	ck_assert_int_lt(calls, 100 * 1024 / PIPE_BUF);
+	/* every whole line, the unfinished one left out */
+	ck_assert_int_eq(pread(fd, back, sizeof(back), 0), 100 * 1024);
+	ck_assert_int_eq(memcmp(back, in.data, 100 * 1024), 0);
+	dlq_buf_release(&in);
+	close(fd);
+}
+END_TEST
+
 START_TEST(a_line_longer_than_pipe_buf_goes_alone)
 {
 	struct dlq_buf in, out;
@@ -142,6 +173,7 @@ suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, batch_lines_go_out_in_whole_lines_of_at_most_pipe_buf);
+	tcase_add_test(tc, batch_lines_go_to_a_regular_file_in_one_write);
 	tcase_add_test(tc, a_line_longer_than_pipe_buf_goes_alone);
 	tcase_add_test(tc, an_unfinished_line_is_not_written);
 	tcase_add_test(tc, a_single_event_is_one_write);
