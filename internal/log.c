@@ -8,8 +8,8 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static _Atomic int min_level = DLQ_LOG_INFO;
