@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 void
 dlq_buf_init(struct dlq_buf *b)
@@ -153,7 +156,23 @@ text_run(const unsigned char *s, size_t n, unsigned char a, unsigned char b)
 {
 	size_t i = 0;
 	uint64_t x;
+#ifdef __SSE2__
+	/* 16 bytes a step: as signed bytes, 0x80..0xff are negative, so one
+	 * comparison finds both the control bytes and the non-ASCII ones */
+	const __m128i space = _mm_set1_epi8(0x20);
+	const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b);
+	__m128i v;
+	unsigned stop;
 
+	for (; i + 16 <= n; i += 16) {
+		v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		stop = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+		    _mm_cmplt_epi8(v, space), _mm_or_si128(
+		    _mm_cmpeq_epi8(v, va), _mm_cmpeq_epi8(v, vb))));
+		if (stop != 0)
+			return i + (size_t)__builtin_ctz(stop);
+	}
+#endif
 	for (; i + 8 <= n; i += 8) {
 		x = load8(s + i);
 		if ((x & HIGHS) != 0 || any_below(x, 0x20) ||
@@ -361,6 +380,12 @@ dlq_utf8_prefix(const void *sv, size_t n)
 		i += k;
 	}
 	return n;
+}
+
+size_t
+dlq_json_plain_len(const void *s, size_t n)
+{
+	return text_run(s, n, '"', '\\');
 }
 
 bool

@@ -66,5 +66,8 @@ size_t	dlq_utf8_prefix(const void *s, size_t n);
 /* True when s[0..n) is valid UTF-8 without NUL or control bytes other than
  * tab, CR and LF: text a human can read in a log line. */
 bool	dlq_utf8_is_text(const void *s, size_t n);
+/* Length of the prefix of s[0..n) that JSON copies as is: printable ASCII
+ * other than '"' and '\\' (scanned 16 or 8 bytes at a time). */
+size_t	dlq_json_plain_len(const void *s, size_t n);
 
 #endif

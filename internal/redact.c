@@ -191,6 +191,9 @@ string_end(const unsigned char *s, size_t n)
 	size_t i = 1;
 
 	while (i < n) {
+		i += dlq_json_plain_len(s + i, n - i);	/* no quote in it */
+		if (i >= n)
+			break;
 		if (s[i] == '\\')
 			i += 2;
 		else if (s[i++] == '"')

@@ -76,9 +76,9 @@ START_TEST(timestamps_are_rfc3339_utc)
 }
 END_TEST
 
-/* The scans go 8 bytes at a time over plain ASCII: a byte that needs
- * care must be found at every offset, in every lane of a word and in
- * the tail after the last whole word. */
+/* The scans go 16 (SSE2) or 8 bytes at a time over plain ASCII: a byte
+ * that needs care must be found at every offset, in every lane of a
+ * block, in the second block and in the tail after the last whole one. */
 START_TEST(special_bytes_are_found_at_every_offset)
 {
 	static const struct { const char *in; size_t n; const char *json;
@@ -92,14 +92,14 @@ START_TEST(special_bytes_are_found_at_every_offset)
 		{ "\xc3\xa9", 2, "\xc3\xa9", true },
 		{ "\xff", 1, "\xef\xbf\xbd", false },
 	};
-	static const char pad[] = "aaaaaaaaaaaaaaaaaaaaaaaa";
-	char in[40], want[64];
+	static const char pad[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	char in[48], want[96];
 	struct dlq_buf b;
 	size_t k, at, len;
 
 	dlq_buf_init(&b);
 	for (k = 0; k < sizeof(special) / sizeof(special[0]); k++)
-		for (len = 1; len <= 24; len++)
+		for (len = 1; len <= 40; len++)
 			for (at = 0; at + special[k].n <= len; at++) {
 				memset(in, 'a', len);
 				memcpy(in + at, special[k].in, special[k].n);

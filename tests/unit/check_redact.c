@@ -1,5 +1,6 @@
 /* check_redact.c - personal data stays out of what is printed. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,27 @@ START_TEST(masked_keys_lose_their_values_whatever_the_type)
 	run(&R, "[{\"user_email\":[\"a\",\"b\"]},{\"ok\":true}]");
 	ck_assert_str_eq(text(), "[{\"user_email\":\"***\"},{\"ok\":true}]");
 	ck_assert(!truncated);
+}
+END_TEST
+
+/* Strings are skipped 16 or 8 bytes at a time up to a quote or a
+ * backslash: an escaped quote at any offset of a long string must not
+ * end it, for a value kept and for one masked. */
+START_TEST(escaped_quotes_in_long_strings_end_them_right)
+{
+	static const char a[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	char in[256], want[256];
+	int off;
+
+	for (off = 0; off <= 40; off++) {
+		snprintf(in, sizeof(in), "{\"note\":\"%.*s\\\"%.*s\","
+		    "\"password\":\"%.*s\\\"x\",\"id\":7}", off, a, 40 - off, a,
+		    off, a);
+		snprintf(want, sizeof(want), "{\"note\":\"%.*s\\\"%.*s\","
+		    "\"password\":\"***\",\"id\":7}", off, a, 40 - off, a);
+		ck_assert_int_eq(run(&R, in), DLQ_PAYLOAD_JSON);
+		ck_assert_str_eq(text(), want);
+	}
 }
 END_TEST
 
@@ -171,6 +193,7 @@ suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, masked_keys_lose_their_values_whatever_the_type);
 	tcase_add_test(tc, values_that_look_like_keys_are_not_keys);
+	tcase_add_test(tc, escaped_quotes_in_long_strings_end_them_right);
 	tcase_add_test(tc, emails_and_phone_numbers_in_text_are_masked);
 	tcase_add_test(tc, addresses_and_numbers_are_found_at_word_starts_only);
 	tcase_add_test(tc, output_is_cut_at_max_bytes_on_a_character_boundary);
