@@ -50,7 +50,6 @@ struct run {
 struct vfile {
 	sqlite3_file	 base;		/* pMethods: ours */
 	sqlite3_file	*real;		/* the default VFS's file, after us */
-	bool		 holds;		/* a database or WAL file */
 	struct run	 run;
 	int		 failed;	/* a run written out by a call that
 					 * could not say it failed */
@@ -120,6 +119,14 @@ reserve(struct run *r, size_t need)
 	return true;
 }
 
+/* A database opened by name, or a WAL whose database's calls can write
+ * its runs out (link_file). */
+static bool
+holds_runs(const struct vfile *f)
+{
+	return f->name != NULL || f->db != NULL;
+}
+
 static int
 v_write(sqlite3_file *file, const void *p, int n, sqlite3_int64 off)
 {
@@ -127,7 +134,7 @@ v_write(sqlite3_file *file, const void *p, int n, sqlite3_int64 off)
 	struct run *r = &f->run;
 	int rc;
 
-	if (!f->holds)
+	if (!holds_runs(f))
 		return f->real->pMethods->xWrite(f->real, p, n, off);
 	if (f->failed == SQLITE_OK && r->len > 0 &&
 	    off == r->off + (sqlite3_int64)r->len &&
@@ -345,7 +352,6 @@ link_file(struct vfile *f, const char *name, int flags)
 	pthread_mutex_lock(&open_lock);
 	if ((flags & SQLITE_OPEN_MAIN_DB) && name != NULL) {
 		f->name = name;
-		f->holds = true;
 		f->next = databases;
 		databases = f;
 	} else if ((flags & SQLITE_OPEN_WAL) && name != NULL) {
@@ -354,7 +360,6 @@ link_file(struct vfile *f, const char *name, int flags)
 			if (d->name == db_name && d->wal == NULL) {
 				d->wal = f;
 				f->db = d;
-				f->holds = true;
 				break;
 			}
 	}
