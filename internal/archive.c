@@ -159,6 +159,24 @@ static const char *const schema_v6[] = {
 	NULL,
 };
 
+/* v7: fingerprints are unique. An insert meets a duplicate in the seek
+ * that places its index entry, instead of a lookup before it: one walk
+ * down that index per dead letter, not two. Every insert of before
+ * looked first, so no fingerprint should be there twice; should one be,
+ * the later records get their id appended to it, and the first record
+ * stays the one a redelivery finds. */
+static const char *const schema_v7[] = {
+	"UPDATE dead_letters SET fingerprint = fingerprint ||"
+	" CAST(printf('/%d', id) AS BLOB) WHERE fingerprint IN (SELECT"
+	" fingerprint FROM dead_letters GROUP BY fingerprint HAVING"
+	" count(*) > 1) AND id NOT IN (SELECT min(id) FROM dead_letters"
+	" GROUP BY fingerprint HAVING count(*) > 1)",
+	"DROP INDEX dead_letters_fingerprint",
+	"CREATE UNIQUE INDEX dead_letters_fingerprint ON"
+	" dead_letters(fingerprint)",
+	NULL,
+};
+
 static const char INSERT_SQL[] =
 	"INSERT INTO dead_letters (fingerprint, dlq, queue, exchange,"
 	" routing_keys, message_id, correlation_id, type, content_type,"
@@ -169,7 +187,7 @@ static const char INSERT_SQL[] =
 	" replay_count)"
 	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
 	" ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28,"
-	" ?29, ?30, ?31, ?32)";
+	" ?29, ?30, ?31, ?32) ON CONFLICT (fingerprint) DO NOTHING";
 
 static void
 set_err(struct dlq_archive *a, const char *what)
@@ -256,6 +274,9 @@ migrate(struct dlq_archive *a)
 			goto fail;
 	for (i = 0; version < 6 && schema_v6[i] != NULL; i++)
 		if (exec(a, schema_v6[i]) == -1)
+			goto fail;
+	for (i = 0; version < 7 && schema_v7[i] != NULL; i++)
+		if (exec(a, schema_v7[i]) == -1)
 			goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
 	    DLQ_ARCHIVE_SCHEMA);
@@ -640,7 +661,8 @@ first_id(sqlite3_stmt *st)
 	return id;
 }
 
-/* Looks up a committed record with this fingerprint; its id or 0. */
+/* The id of the record holding this fingerprint (the one an insert of a
+ * redelivery met), or 0. */
 static int64_t
 find(struct dlq_archive *a, const unsigned char fp[32])
 {
@@ -727,13 +749,13 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	died = death_time(d);
 	fingerprint(a->md, a->sha256, r, died, a->headers,
 	    has_headers ? hlen : 0, body_sha, fp, legacy);
-	/* Every delivery, not only those marked redelivered: after a broker
-	 * crash a delivery whose ack was lost may come back unmarked. A
-	 * dead letter that died before the upgrade to schema 5 may have
-	 * been recorded with a fingerprint of the old form. */
-	if ((id = find(a, fp)) > 0 || (a->has_legacy && died <=
-	    a->legacy_until + LEGACY_MARGIN_S && (id = find_legacy(a,
-	    legacy)) > 0)) {
+	/* Every delivery is checked, not only those marked redelivered:
+	 * after a broker crash a delivery whose ack was lost may come back
+	 * unmarked. The insert below does nothing when the fingerprint is
+	 * there; a dead letter that died before the upgrade to schema 5 may
+	 * have been recorded with a fingerprint of the old form. */
+	if (a->has_legacy && died <= a->legacy_until + LEGACY_MARGIN_S &&
+	    (id = find_legacy(a, legacy)) > 0) {
 		*duplicate = true;
 		return id;
 	}
@@ -797,11 +819,22 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 		sqlite3_bind_int64(st, 31, r->replay_of);
 	sqlite3_bind_int64(st, 32, r->replay_count);
 
-	id = sqlite3_step(st) == SQLITE_DONE ?
-	    sqlite3_last_insert_rowid(a->db) : -1;
+	if (sqlite3_step(st) != SQLITE_DONE)
+		id = -1;
+	else if (sqlite3_changes(a->db) == 1)
+		id = sqlite3_last_insert_rowid(a->db);
+	else
+		id = 0;		/* the fingerprint is there */
 	if (id == -1)
 		set_err(a, "insert");
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
+	if (id == 0 && (id = find(a, fp)) > 0)
+		*duplicate = true;
+	else if (id == 0) {
+		snprintf(err_text, sizeof(err_text), "insert: a record with this "
+		    "fingerprint was neither inserted nor found");
+		id = -1;
+	}
 	return id;
 }

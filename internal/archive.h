@@ -20,7 +20,7 @@
 #include "config.h"
 #include "deadletter.h"
 
-#define DLQ_ARCHIVE_SCHEMA	6
+#define DLQ_ARCHIVE_SCHEMA	7
 
 struct dlq_archive;
 

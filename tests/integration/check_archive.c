@@ -539,40 +539,43 @@ raw(const char *sock, const char *req, size_t len)
 	return buf;
 }
 
+/* The first column of the first row of a query with at most one text
+ * parameter, as text (NULL if none), straight from the file. */
+static char *
+sql_text(const char *path, const char *query, const char *param)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	char *text = NULL;
+
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, query, -1, &st, NULL),
+	    SQLITE_OK);
+	if (param != NULL)
+		sqlite3_bind_text(st, 1, param, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		text = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return text;
+}
+
 /* The CREATE statement of an index, as sqlite_master keeps it. */
 static char *
 index_sql(const char *path, const char *name)
 {
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	char *sql = NULL;
-
-	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master"
-	    " WHERE type = 'index' AND name = ?1", -1, &st, NULL), SQLITE_OK);
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		sql = strdup((const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return sql;
+	return sql_text(path, "SELECT sql FROM sqlite_master WHERE"
+	    " type = 'index' AND name = ?1", name);
 }
 
 static int
 user_version(const char *path)
 {
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	int v = -1;
+	char *v = sql_text(path, "PRAGMA user_version", NULL);
+	int n = v != NULL ? atoi(v) : -1;
 
-	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st,
-	    NULL), SQLITE_OK);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return v;
+	free(v);
+	return n;
 }
 
 /* An archive written by the first release (schema 1) is upgraded in
@@ -580,6 +583,9 @@ user_version(const char *path)
 START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 {
 	static const char *const to_v1[] = {
+		"DROP INDEX dead_letters_fingerprint",
+		"CREATE INDEX dead_letters_fingerprint ON"
+		" dead_letters(fingerprint)",
 		"DROP INDEX dead_letters_replay_of",
 		"DROP TABLE archive_meta",
 		"CREATE INDEX dead_letters_message ON dead_letters(message_id)",
@@ -607,7 +613,7 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	die_in(&f, 0, 2, "migrate me");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
-	ck_assert_int_eq(user_version(f.db), 6);
+	ck_assert_int_eq(user_version(f.db), 7);
 	/* make it what release 1 wrote */
 	ck_assert_int_eq(sqlite3_open(f.db, &db), SQLITE_OK);
 	for (i = 0; to_v1[i] != NULL; i++)
@@ -616,7 +622,7 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	sqlite3_close(db);
 	ck_assert_int_eq(user_version(f.db), 1);
 	start_worker(&f);
-	ck_assert_int_eq(user_version(f.db), 6);
+	ck_assert_int_eq(user_version(f.db), 7);
 	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 1);
 	/* v3 dropped the message_id index; v4 keeps replays only in the
 	 * lineage index */
@@ -624,6 +630,11 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	sql = index_sql(f.db, "dead_letters_replay_of");
 	ck_assert_ptr_nonnull(sql);
 	ck_assert_ptr_nonnull(strstr(sql, "WHERE replay_of IS NOT NULL"));
+	free(sql);
+	/* v7: fingerprints are unique */
+	sql = index_sql(f.db, "dead_letters_fingerprint");
+	ck_assert_ptr_nonnull(sql);
+	ck_assert_ptr_nonnull(strstr(sql, "CREATE UNIQUE INDEX"));
 	free(sql);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
 	    NULL }), 0);
@@ -664,6 +675,9 @@ END_TEST
 START_TEST(an_upgraded_archive_recognises_redeliveries_of_its_old_records)
 {
 	static const char *const to_v4[] = {
+		"DROP INDEX dead_letters_fingerprint",
+		"CREATE INDEX dead_letters_fingerprint ON"
+		" dead_letters(fingerprint)",
 		"UPDATE dead_letters SET fingerprint = CAST(substr(fingerprint,"
 		" 9) || X'0123456789abcdef' AS BLOB)",
 		"DROP TABLE archive_meta",
@@ -700,7 +714,7 @@ START_TEST(an_upgraded_archive_recognises_redeliveries_of_its_old_records)
 	sqlite3_close(db);
 
 	start_worker(&f);
-	ck_assert_int_eq(user_version(f.db), 6);
+	ck_assert_int_eq(user_version(f.db), 7);
 	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
 	ev = h_worker_events(&f.w, "dead_letter", &n);
@@ -713,6 +727,65 @@ START_TEST(an_upgraded_archive_recognises_redeliveries_of_its_old_records)
 	ck_assert_int_eq(rows, 300);
 	ck_assert_int_eq(distinct, 300);
 	h_close(f.c);
+}
+END_TEST
+
+/* Schema 7 makes fingerprints unique. No release wrote one twice, but an
+ * archive that holds one twice must still open: nothing dropped, the
+ * first record keeps the fingerprint a redelivery is looked up by. */
+START_TEST(an_archive_holding_a_fingerprint_twice_is_migrated)
+{
+	static const char *const to_v6[] = {
+		"DROP INDEX dead_letters_fingerprint",
+		"CREATE INDEX dead_letters_fingerprint ON"
+		" dead_letters(fingerprint)",
+		"UPDATE dead_letters SET fingerprint = (SELECT fingerprint FROM"
+		" dead_letters WHERE id = 1) WHERE id = 2",
+		"PRAGMA user_version = 6",
+		NULL,
+	};
+	static const char first[] =
+	    "SELECT hex(fingerprint) FROM dead_letters WHERE id = 1";
+	struct fixture f;
+	sqlite3 *db;
+	char *before, *after, *distinct, *sql;
+	int i, rows, n;
+
+	start(&f, NULL);
+	die_in(&f, 0, 3, "twice");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	ck_assert_int_eq(sqlite3_open(f.db, &db), SQLITE_OK);
+	for (i = 0; to_v6[i] != NULL; i++)
+		ck_assert_msg(sqlite3_exec(db, to_v6[i], NULL, NULL, NULL) ==
+		    SQLITE_OK, "%s: %s", to_v6[i], sqlite3_errmsg(db));
+	sqlite3_close(db);
+	before = sql_text(f.db, first, NULL);
+	ck_assert_ptr_nonnull(before);
+
+	start_worker(&f);
+	ck_assert_int_eq(user_version(f.db), 7);
+	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 1);
+	sql = index_sql(f.db, "dead_letters_fingerprint");
+	ck_assert_ptr_nonnull(sql);
+	ck_assert_ptr_nonnull(strstr(sql, "CREATE UNIQUE INDEX"));
+	after = sql_text(f.db, first, NULL);
+	ck_assert_str_eq(after, before);
+	distinct = sql_text(f.db,
+	    "SELECT count(DISTINCT fingerprint) FROM dead_letters", NULL);
+	ck_assert_str_eq(distinct, "3");
+	count_rows(f.db, &rows, &n);
+	ck_assert_int_eq(rows, 3);
+	/* and the worker goes on recording */
+	die_in(&f, 0, 1, "after the migration");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	stop(&f);
+	count_rows(f.db, &rows, &n);
+	ck_assert_int_eq(rows, 4);
+	free(sql);
+	free(before);
+	free(after);
+	free(distinct);
 }
 END_TEST
 
@@ -761,6 +834,7 @@ suite(void)
 	tcase_add_test(tc, purge_drops_payloads_and_keeps_records);
 	tcase_add_test(tc, bad_control_requests_get_clear_errors);
 	tcase_add_test(tc, a_version_1_archive_is_migrated_and_keeps_its_records);
+	tcase_add_test(tc, an_archive_holding_a_fingerprint_twice_is_migrated);
 	suite_add_tcase(s, tc);
 	return s;
 }
