@@ -11,7 +11,7 @@
  *      alerts on to a local receiver
  *   B  baseline: a bare rabbitmq-c consumer that only acks, same prefetch
  *
- * Environment: DLQ_TEST_AMQP_URL, BENCH_N (20000), BENCH_ROUNDS (3),
+ * Environment: DLQ_TEST_AMQP_URL, BENCH_N (20000), BENCH_ROUNDS (5),
  * BENCH_FLOOD (100000), BENCH_REPLAY_N (2000), BENCH_ARCHIVE_ROWS
  * (500000), DLQ_BIN (build). */
 #include <amqp.h>
@@ -1097,7 +1097,7 @@ main(void)
 	if (url == NULL)
 		die("set DLQ_TEST_AMQP_URL (make bench does)");
 	N = env_int("BENCH_N", 20000);
-	ROUNDS = env_int("BENCH_ROUNDS", 3);
+	ROUNDS = env_int("BENCH_ROUNDS", 5);
 	if (ROUNDS > 16)
 		ROUNDS = 16;
 	FLOOD = env_int("BENCH_FLOOD", 100000);
