@@ -437,9 +437,8 @@ dlq_deadletter_xdeath_json(const struct dlq_dead_letter *d, struct dlq_buf *b)
 void
 dlq_deadletter_log_fields(const struct dlq_dead_letter *d,
     const struct dlq_redact *r, const struct dlq_buf *error,
-    const struct dlq_buf *xdeath, struct dlq_buf *b)
+    const struct dlq_buf *xdeath, struct dlq_buf *scratch, struct dlq_buf *b)
 {
-	struct dlq_buf tmp;
 	enum dlq_payload_kind kind;
 	bool truncated;
 	size_t i;
@@ -472,17 +471,18 @@ dlq_deadletter_log_fields(const struct dlq_dead_letter *d,
 		dlq_buf_adds(b, "null");
 
 	dlq_log_int(b, "payload_bytes", (int64_t)d->body_len);
-	dlq_buf_init(&tmp);
-	kind = dlq_redact_payload(r, d->body, d->body_len, &tmp, &truncated);
+	dlq_buf_reset(scratch);
+	kind = dlq_redact_payload(r, d->body, d->body_len, scratch,
+	    &truncated);
 	dlq_log_str(b, "payload_kind", dlq_payload_kind_name(kind));
 	dlq_log_key(b, "payload");
 	if (kind == DLQ_PAYLOAD_BINARY)
 		dlq_buf_adds(b, "null");
 	else
-		dlq_buf_json_str(b, tmp.data ? tmp.data : "", tmp.len);
+		dlq_buf_json_str(b, scratch->data ? scratch->data : "",
+		    scratch->len);
 	if (truncated)
 		dlq_log_bool(b, "payload_truncated", true);
-	dlq_buf_release(&tmp);
 
 	if (d->n_problems > 0) {
 		dlq_log_key(b, "problems");

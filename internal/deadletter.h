@@ -90,10 +90,12 @@ void	dlq_deadletter_xdeath_json(const struct dlq_dead_letter *,
  * dlq_log_begin()): ids, counters, x-death (`xdeath`: from
  * dlq_deadletter_xdeath_json(), shared with the archive record), the
  * error text `error` (from dlq_deadletter_error_text(); NULL: none) and
- * the redacted payload. */
+ * the redacted payload, which is first written to `scratch` (reset here
+ * and kept: a consumer reuses it for every dead letter). */
 void	dlq_deadletter_log_fields(const struct dlq_dead_letter *,
 	    const struct dlq_redact *, const struct dlq_buf *error,
-	    const struct dlq_buf *xdeath, struct dlq_buf *);
+	    const struct dlq_buf *xdeath, struct dlq_buf *scratch,
+	    struct dlq_buf *);
 
 #define DLQ_ERROR_TEXT_MAX	1024	/* bytes of error text kept */
 

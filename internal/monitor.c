@@ -75,6 +75,7 @@ struct dlq_monitor {
 	struct dlq_buf		 error;		/* redacted error text */
 	struct dlq_buf		 sig;		/* normalised error text */
 	struct dlq_buf		 xdeath;	/* x-death JSON: log and archive */
+	struct dlq_buf		 payload;	/* redacted, before escaping */
 	struct dlq_digest	 alerts;	/* alert groups of the batch */
 	struct class_cache	 cache[CLASS_CACHE];
 	uint64_t		 batch_tag;	/* last delivery tag in batch */
@@ -215,7 +216,7 @@ take(struct dlq_monitor *m, const amqp_envelope_t *env)
 	dlq_log_begin(&batch_lines, DLQ_LOG_INFO, "dead_letter");
 	dlq_log_int(&batch_lines, "id", archive_id);
 	dlq_deadletter_log_fields(&d, &m->redact, &m->error, &m->xdeath,
-	    &batch_lines);
+	    &m->payload, &batch_lines);
 	dlq_log_str(&batch_lines, "class", cl.class);
 	dlq_log_str(&batch_lines, "signature", sig);
 	if (env->redelivered)
@@ -502,6 +503,7 @@ shed(struct dlq_monitor *m)
 	dlq_buf_release(&m->error);
 	dlq_buf_release(&m->sig);
 	dlq_buf_release(&m->xdeath);
+	dlq_buf_release(&m->payload);
 	dlq_digest_release(&m->alerts);
 	dlq_digest_init(&m->alerts, BATCH_GROUPS);	/* allocates nothing */
 	malloc_trim(0);
@@ -617,6 +619,7 @@ free_monitor(struct dlq_monitor *m)
 	dlq_buf_release(&m->error);
 	dlq_buf_release(&m->sig);
 	dlq_buf_release(&m->xdeath);
+	dlq_buf_release(&m->payload);
 	dlq_digest_release(&m->alerts);
 	free(m);
 }
@@ -648,6 +651,7 @@ dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
 	dlq_buf_init(&m->error);
 	dlq_buf_init(&m->sig);
 	dlq_buf_init(&m->xdeath);
+	dlq_buf_init(&m->payload);
 	dlq_metrics_consumer(q->dlq_name, false);
 	if (dlq_digest_init(&m->alerts, BATCH_GROUPS) == -1) {
 		free_monitor(m);

@@ -29,7 +29,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dlq_str dlq = { "q.dlq", 5 }, rk = { "q", 1 };
 	amqp_basic_properties_t props;
 	struct dlq_dead_letter d;
-	struct dlq_buf line, err, sig, xdeath;
+	struct dlq_buf line, err, sig, xdeath, scratch;
 	amqp_pool_t pool;
 	amqp_bytes_t enc, body;
 	size_t off = 0, len;
@@ -54,17 +54,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dlq_buf_init(&err);
 	dlq_buf_init(&sig);
 	dlq_buf_init(&xdeath);
+	dlq_buf_init(&scratch);
 	dlq_deadletter_decode(&d, &props, body, dlq, rk, &errh);
 	dlq_deadletter_error_text(&d, &r, DLQ_ERROR_TEXT_MAX, &err);
 	dlq_signature_normalize(err.data ? err.data : "", err.len, &sig);
 	dlq_deadletter_xdeath_json(&d, &xdeath);
-	dlq_deadletter_log_fields(&d, &r, &err, &xdeath, &line);
+	dlq_deadletter_log_fields(&d, &r, &err, &xdeath, &scratch, &line);
 	if (props._flags & AMQP_BASIC_HEADERS_FLAG)
 		dlq_table_json(&line, &props.headers);
 	dlq_buf_release(&line);
 	dlq_buf_release(&err);
 	dlq_buf_release(&sig);
 	dlq_buf_release(&xdeath);
+	dlq_buf_release(&scratch);
 	empty_amqp_pool(&pool);
 	return 0;
 }

@@ -260,7 +260,7 @@ END_TEST
 
 START_TEST(log_fields_are_valid_json_with_redacted_payload)
 {
-	struct dlq_buf b, e, x;
+	struct dlq_buf b, b2, e, x, scratch;
 	char *line;
 
 	xdeath_entry(0, "orders", "rejected", 2, 1764496800);
@@ -274,7 +274,8 @@ START_TEST(log_fields_are_valid_json_with_redacted_payload)
 	dlq_log_begin(&b, DLQ_LOG_INFO, "dead_letter");
 	dlq_buf_init(&x);
 	dlq_deadletter_xdeath_json(&d, &x);
-	dlq_deadletter_log_fields(&d, &R, &e, &x, &b);
+	dlq_buf_init(&scratch);
+	dlq_deadletter_log_fields(&d, &R, &e, &x, &scratch, &b);
 	dlq_buf_adds(&b, "}");
 	line = b.data + strlen("{\"ts\":\"2026-11-30T10:00:00.000Z\",\"level\":"
 	    "\"info\",\"event\":\"dead_letter\"");
@@ -286,6 +287,14 @@ START_TEST(log_fields_are_valid_json_with_redacted_payload)
 	    "\"2025-11-30T10:00:00Z\"}],\"error\":\"bad \\\"quote\\\"\\n\","
 	    "\"error_header\":\"x-error\",\"payload_bytes\":28,\"payload_kind\":"
 	    "\"json\",\"payload\":\"{\\\"password\\\":\\\"***\\\",\\\"n\\\":1}\"}");
+	/* the scratch buffer carries nothing over to the next line */
+	dlq_buf_init(&b2);
+	dlq_log_begin(&b2, DLQ_LOG_INFO, "dead_letter");
+	dlq_deadletter_log_fields(&d, &R, &e, &x, &scratch, &b2);
+	dlq_buf_adds(&b2, "}");
+	ck_assert_str_eq(b2.data + (line - b.data), line);
+	dlq_buf_release(&b2);
+	dlq_buf_release(&scratch);
 	dlq_buf_release(&b);
 	dlq_buf_release(&e);
 	dlq_buf_release(&x);
