@@ -734,7 +734,7 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	char body_hex[65];
 	amqp_bytes_t enc = { HEADERS_MAX, a->headers };
 	size_t hlen = 0;
-	bool has_headers = false;
+	bool has_headers = false, done, inserted;
 	int64_t id, died, hint = 0;
 	int i;
 
@@ -819,22 +819,20 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 		sqlite3_bind_int64(st, 31, r->replay_of);
 	sqlite3_bind_int64(st, 32, r->replay_count);
 
-	if (sqlite3_step(st) != SQLITE_DONE)
-		id = -1;
-	else if (sqlite3_changes(a->db) == 1)
-		id = sqlite3_last_insert_rowid(a->db);
-	else
-		id = 0;		/* the fingerprint is there */
-	if (id == -1)
+	done = sqlite3_step(st) == SQLITE_DONE;
+	inserted = done && sqlite3_changes(a->db) == 1;
+	id = inserted ? sqlite3_last_insert_rowid(a->db) : -1;
+	if (!done)
 		set_err(a, "insert");
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	if (id == 0 && (id = find(a, fp)) > 0)
-		*duplicate = true;
-	else if (id == 0) {
-		snprintf(err_text, sizeof(err_text), "insert: a record with this "
-		    "fingerprint was neither inserted nor found");
-		id = -1;
+	if (done && !inserted) {	/* the fingerprint is there */
+		if ((id = find(a, fp)) > 0)
+			*duplicate = true;
+		else
+			snprintf(err_text, sizeof(err_text), "insert: a record "
+			    "with this fingerprint was neither inserted nor "
+			    "found");
 	}
-	return id;
+	return id > 0 ? id : -1;
 }
