@@ -307,7 +307,7 @@ why_unchanged(sqlite3 *db, int64_t id, char *buf, size_t n)
 	const struct param p[] = { INT(id) };
 	sqlite3_stmt *st = prepare(db, "SELECT status FROM dead_letters "
 	    "WHERE id = ?1", p, 1);
-	const char *why = "not found";
+	const char *why = "not in the archive";
 
 	if (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
 		snprintf(buf, n, "status is %s", sqlite3_column_text(st, 0));
@@ -342,8 +342,8 @@ mutate(sqlite3 *db, const char *sql, struct param *p, int n,
 		    (long long)ids[i], ch ? "true" : "false");
 		if (ch == 0) {
 			w = why_unchanged(db, ids[i], why, sizeof(why));
-			missing |= w[0] == 'n';
-			refused |= w[0] != 'n';
+			missing |= w != why;	/* not a status */
+			refused |= w == why;
 			dlq_buf_adds(out, ",\"error\":");
 			dlq_buf_json_cstr(out, w);
 		} else

@@ -176,6 +176,18 @@ from_case(struct req *r, int rc)
 	}
 }
 
+/* The error of an answer about archive ids some of which are not there. */
+static void
+ids_missing(struct req *r, const int64_t *ids, size_t n)
+{
+	if (n == 1)
+		snprintf(r->err, sizeof(r->err), "no dead letter with id %lld "
+		    "in the archive", (long long)ids[0]);
+	else
+		snprintf(r->err, sizeof(r->err), "not every id is in the "
+		    "archive (see each id)");
+}
+
 static enum answer
 cmd_ping(struct req *r)
 {
@@ -223,6 +235,7 @@ static enum answer
 cmd_show(struct req *r, bool payload)
 {
 	int64_t id;
+	enum answer a;
 
 	if (!opt_int(r, "id", 1, DLQ_JSON_INT_MAX, 0, &id))
 		return A_USAGE;
@@ -230,7 +243,10 @@ cmd_show(struct req *r, bool payload)
 		snprintf(r->err, sizeof(r->err), "'id' is required");
 		return A_USAGE;
 	}
-	return from_case(r, dlq_cases_show(r->db, id, payload, r->data));
+	a = from_case(r, dlq_cases_show(r->db, id, payload, r->data));
+	if (a == A_NOT_FOUND)
+		ids_missing(r, &id, 1);
+	return a;
 }
 
 static enum answer
@@ -266,6 +282,8 @@ cmd_assign(struct req *r)
 	a = from_case(r, dlq_cases_assign(r->db, ids, n, owner, decision,
 	    opt_str(r, "evidence"), esc ? dlq_wall_ms() + esc : 0, r->user,
 	    dlq_wall_ms(), r->data));
+	if (a == A_NOT_FOUND)
+		ids_missing(r, ids, n);
 	free(ids);
 	return a;
 }
@@ -282,6 +300,8 @@ cmd_drop(struct req *r)
 		return A_USAGE;
 	a = from_case(r, dlq_cases_drop(r->db, ids, n, reason, r->user,
 	    dlq_wall_ms(), r->data));
+	if (a == A_NOT_FOUND)
+		ids_missing(r, ids, n);
 	free(ids);
 	return a;
 }

@@ -191,8 +191,8 @@ dlq_replay_plan(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 				plan_item(out, c, req, &r, n++ == 0);
 			} else
 				dlq_buf_printf(out, "%s{\"id\":%lld,\"eligible\":"
-				    "false,\"why\":\"not found\"}", n++ ? "," : "",
-				    (long long)id);
+				    "false,\"why\":\"not in the archive\"}",
+				    n++ ? "," : "", (long long)id);
 			sqlite3_reset(st);
 		}
 	} else {
@@ -352,7 +352,7 @@ claim_one(sqlite3 *db, struct claim_sql *q, const struct dlq_config *c,
 	sqlite3_bind_int64(q->row, 1, id);
 	if (sqlite3_step(q->row) != SQLITE_ROW) {
 		sqlite3_reset(q->row);
-		refusal(refused, id, "not found");
+		refusal(refused, id, "not in the archive");
 		return 1;
 	}
 	read_row(q->row, &r);

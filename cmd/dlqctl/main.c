@@ -337,16 +337,16 @@ cmd_list(struct ctx *x, int argc, char **argv)
 static int
 cmd_show(struct ctx *x, int argc, char **argv)
 {
-	cJSON *r = request("show");
-	char *end;
-	long long id;
+	cJSON *r = request("show"), *ids;
 
 	if (!parse_opts(r, argc, argv, "payload") || optind != argc - 1 ||
-	    (id = strtoll(argv[optind], &end, 10)) < 1 || *end != '\0') {
+	    !add_ids(r, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
-	cJSON_AddNumberToObject(r, "id", (double)id);
+	ids = cJSON_DetachItemFromObjectCaseSensitive(r, "ids");
+	cJSON_AddNumberToObject(r, "id", cJSON_GetArrayItem(ids, 0)->valuedouble);
+	cJSON_Delete(ids);
 	return call(x, r, dlq_view_show);
 }
 
@@ -643,6 +643,44 @@ lookup(int argc, char **argv, int *used)
 	return NULL;
 }
 
+/* Whether a command of two words ("topology show") begins with word. */
+static bool
+in_group(const struct cmd *c, const char *word)
+{
+	size_t len = strlen(word);
+
+	return strncmp(c->name, word, len) == 0 && c->name[len] == ' ';
+}
+
+/* Says what is wrong with a command line lookup() found nothing in: for
+ * a group's first word ("topology frob", "redrive"), its subcommands. */
+static void
+unknown_command(int argc, char **argv)
+{
+	size_t i, n = 0;
+
+	if (argc == 0) {
+		usage(stderr);
+		return;
+	}
+	for (i = 0; i < NCMDS; i++)
+		if (in_group(&cmds[i], argv[0]))
+			n++;
+	if (n == 0) {
+		fprintf(stderr, "dlqctl: unknown command '%s'\n", argv[0]);
+		usage(stderr);
+		return;
+	}
+	if (argc > 1)
+		fprintf(stderr, "dlqctl: unknown %s command '%s'\n", argv[0],
+		    argv[1]);
+	else
+		fprintf(stderr, "dlqctl: %s needs a command\n", argv[0]);
+	for (i = 0; i < NCMDS; i++)
+		if (in_group(&cmds[i], argv[0]))
+			fprintf(stderr, "usage: dlqctl %s\n", cmds[i].usage);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -680,9 +718,7 @@ main(int argc, char **argv)
 			ch--;
 		}
 	if ((cmd = lookup(argc, argv, &used)) == NULL) {
-		if (argc > 0)
-			fprintf(stderr, "dlqctl: unknown command '%s'\n", argv[0]);
-		usage(stderr);
+		unknown_command(argc, argv);
 		return DLQ_EXIT_USAGE;
 	}
 	dlq_log_set_fd(2);

@@ -332,7 +332,7 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 {
 	struct fixture f;
 	cJSON *j, *g;
-	char a[24], b[24];
+	char a[24], b[24], want[128], *out, *err;
 	int64_t t_id, v_id;
 
 	start(&f, NULL);
@@ -422,8 +422,21 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	    "--since", "yesterday", NULL }), 2);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "show",
 	    "abc", NULL }), 2);
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "show",
-	    "999999", NULL }), 1);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "show", "999999", NULL }, NULL, NULL, &err), 1);
+	ck_assert_str_eq(err, "dlqctl: no dead letter with id 999999 in the "
+	    "archive\n");
+	free(err);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "assign", b, "999999", "--owner", "ops", "--decision", "x",
+	    NULL }, NULL, &out, &err), 1);
+	snprintf(want, sizeof(want), "assigned 0\n  %s: status is discarded\n"
+	    "  999999: not in the archive\n", b);
+	ck_assert_str_eq(out, want);
+	ck_assert_str_eq(err, "dlqctl: not every id is in the archive (see each "
+	    "id)\n");
+	free(out);
+	free(err);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "list",
 	    "--status", "lost", NULL }), 2);
 	stop(&f);

@@ -120,6 +120,37 @@ START_TEST(bad_topology_file_is_refused)
 }
 END_TEST
 
+/* A typo in a command of two words names the group's commands. */
+START_TEST(dlqctl_names_what_a_mistyped_command_could_be)
+{
+	char *out, *err;
+
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
+	    "topology", "shwo", NULL }, NULL, &out, &err), 2);
+	ck_assert_str_eq(out, "");
+	ck_assert_str_eq(err, "dlqctl: unknown topology command 'shwo'\n"
+	    "usage: dlqctl topology show\nusage: dlqctl topology assert\n");
+	free(out);
+	free(err);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
+	    "redrive", NULL }, NULL, NULL, &err), 2);
+	ck_assert_str_eq(err, "dlqctl: redrive needs a command\n"
+	    "usage: dlqctl redrive status\n"
+	    "usage: dlqctl redrive resume QUEUE --reason TEXT\n");
+	free(err);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
+	    "lsit", NULL }, NULL, NULL, &err), 2);
+	ck_assert_ptr_nonnull(strstr(err, "dlqctl: unknown command 'lsit'\n"
+	    "usage: dlqctl [-c FILE]"));
+	free(err);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
+	    "show", "12abc", NULL }, NULL, NULL, &err), 2);
+	ck_assert_str_eq(err, "dlqctl: '12abc' is not an archive id\n"
+	    "usage: dlqctl show ID [--payload]\n");
+	free(err);
+}
+END_TEST
+
 START_TEST(wrong_password_is_an_error_not_a_retry_loop)
 {
 	char url[256], env[300], *out;
@@ -154,6 +185,7 @@ suite(void)
 	tcase_add_test(tc, env_errors_name_the_variable_never_the_password);
 	tcase_add_test(tc, bad_topology_file_is_refused);
 	tcase_add_test(tc, wrong_password_is_an_error_not_a_retry_loop);
+	tcase_add_test(tc, dlqctl_names_what_a_mistyped_command_could_be);
 	suite_add_tcase(s, tc);
 	return s;
 }

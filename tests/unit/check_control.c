@@ -100,8 +100,8 @@ START_TEST(mutations_are_audited_even_when_refused)
 	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"audit\"}", DLQ_ROLE_VIEWER),
 	    "\"result\":\"refused: drop needs the operator role; tester is "
 	    "viewer\""));
-	ck_assert_ptr_nonnull(strstr(out.data, "\"result\":\"not_found: not "
-	    "found\""));
+	ck_assert_ptr_nonnull(strstr(out.data, "\"result\":\"not_found: no "
+	    "dead letter with id 7 in the archive\""));
 }
 END_TEST
 
