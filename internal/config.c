@@ -18,6 +18,7 @@
 #include <string.h>
 #include <regex.h>
 #include <strings.h>
+#include <sys/un.h>
 
 enum opt_kind { OPT_INT, OPT_STR, OPT_BOOL, OPT_LIST, OPT_LEVEL, OPT_TARGETS,
 	OPT_RULES, OPT_POLICIES, OPT_RATIO };
@@ -243,6 +244,13 @@ check_str(const struct opt *o, const char *v)
 		enum dlq_alert_format f;
 		if (dlq_alert_format_parse(v, &f) == -1)
 			return "expected auto, slack, google_chat or plain";
+		return NULL;
+	}
+	if (strcmp(o->name, "socket") == 0) {
+		/* what fits in sockaddr_un's sun_path with its final NUL */
+		if (strlen(v) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+			return "too long for a Unix socket path (at most 107 "
+			    "bytes)";
 		return NULL;
 	}
 	if (strcmp(o->name, "dlq_suffix") == 0) {

@@ -138,6 +138,32 @@ START_TEST(negative_cooldown_from_env_is_refused)
 }
 END_TEST
 
+/* A socket path bind() would refuse is refused by --check-config. */
+START_TEST(control_socket_path_must_fit_a_unix_socket)
+{
+	char conf[300], want[400], sock[120];
+
+	memset(sock, 'a', sizeof(sock));
+	memcpy(sock, "/tmp/", 5);
+	sock[107] = '\0';			/* 107 bytes: the most that fits */
+	snprintf(conf, sizeof(conf), "control = {\n socket = \"%s\";\n};\n",
+	    sock);
+	write_conf(conf);
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), 0);
+	dlq_config_release(&c);
+	unlink(path);
+	sock[107] = 'a';
+	sock[108] = '\0';
+	snprintf(conf, sizeof(conf), "control = {\n socket = \"%s\";\n};\n",
+	    sock);
+	write_conf(conf);
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	snprintf(want, sizeof(want), "%s:2: control.socket: bad value '%s': "
+	    "too long for a Unix socket path (at most 107 bytes)\n", path, sock);
+	ck_assert_str_eq(err(), want);
+}
+END_TEST
+
 START_TEST(bad_urls_are_refused_without_the_password)
 {
 	static const char *bad[] = {
@@ -291,6 +317,7 @@ suite(void)
 	tcase_add_test(tc, url_mask_hides_only_the_password);
 	tcase_add_test(tc, redrive_is_off_by_default_and_read_with_its_ratio);
 	tcase_add_test(tc, bad_redrive_settings_are_refused);
+	tcase_add_test(tc, control_socket_path_must_fit_a_unix_socket);
 	suite_add_tcase(s, tc);
 	return s;
 }
