@@ -281,6 +281,19 @@ dlq_cases_stats(sqlite3 *db, int64_t now_ms, int64_t owner_sla_ms,
 }
 
 int
+dlq_cases_traffic(sqlite3 *db, int64_t since_ms, int64_t limit,
+    struct dlq_buf *out)
+{
+	const struct param p[] = { INT(since_ms), INT(limit) };
+
+	return query_list(db, "SELECT json_group_array(json_object("
+	    " 'queue', queue, 'dead_lettered', n)) FROM"
+	    " (SELECT queue, count(*) n FROM dead_letters"
+	    "  WHERE received_at >= ?1 GROUP BY queue ORDER BY n DESC"
+	    "  LIMIT ?2)", p, 2, out);
+}
+
+int
 dlq_cases_groups(sqlite3 *db, const char *queue, int64_t limit,
     struct dlq_buf *out)
 {

@@ -42,6 +42,10 @@ int	dlq_cases_show(sqlite3 *, int64_t id, bool payload, struct dlq_buf *out);
  * measures and redrive outcomes. */
 int	dlq_cases_stats(sqlite3 *, int64_t now_ms, int64_t owner_sla_ms,
 	    struct dlq_buf *out);
+/* The queues dead letters came from since `since_ms`, the most first:
+ * [{"queue", "dead_lettered"}], at most `limit`. */
+int	dlq_cases_traffic(sqlite3 *, int64_t since_ms, int64_t limit,
+	    struct dlq_buf *out);
 int	dlq_cases_groups(sqlite3 *, const char *queue, int64_t limit,
 	    struct dlq_buf *out);
 

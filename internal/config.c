@@ -63,6 +63,8 @@ static const struct opt opts[] = {
 	    10, 600000, 500, NULL, NULL },
 	{ "rabbitmq", "reconnect_max_ms", NULL, OPT_INT, OFF(reconnect_max_ms),
 	    10, 3600000, 30000, NULL, NULL },
+	{ "rabbitmq", "management_url", "RABBITMQ_MANAGEMENT_URL", OPT_STR,
+	    OFF(management_url), 0, 0, 0, NULL, NULL },
 	{ "rabbitmq", "tls_ca_cert", NULL, OPT_STR, OFF(tls_ca_cert),
 	    0, 0, 0, NULL, NULL },
 	{ "rabbitmq", "tls_verify", NULL, OPT_BOOL, OFF(tls_verify),
@@ -205,7 +207,8 @@ set_str(char **dst, const char *v)
 static bool
 is_secret(const struct opt *o)
 {
-	return strcmp(o->name, "url") == 0 || strcmp(o->name, "webhook_url") == 0;
+	return strcmp(o->name, "url") == 0 || strcmp(o->name, "webhook_url") == 0
+	    || strcmp(o->name, "management_url") == 0;
 }
 
 /* Checks a string value of `o`; NULL when fine, else the reason. */
@@ -223,7 +226,8 @@ check_str(const struct opt *o, const char *v)
 		dlq_broker_release(&b);
 		return why;
 	}
-	if (strcmp(o->name, "webhook_url") == 0) {
+	if (strcmp(o->name, "webhook_url") == 0 ||
+	    strcmp(o->name, "management_url") == 0) {
 		if (*v != '\0' && strncmp(v, "http://", 7) != 0 &&
 		    strncmp(v, "https://", 8) != 0)
 			return "must start with http:// or https://";

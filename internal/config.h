@@ -76,6 +76,7 @@ struct dlq_config {
 	int64_t			 prefetch;
 	int64_t			 reconnect_min_ms;
 	int64_t			 reconnect_max_ms;
+	char			*management_url;	/* secret; NULL: not asked */
 	char			*tls_ca_cert;	/* NULL: system default */
 	bool			 tls_verify;
 

@@ -28,6 +28,7 @@
 #include "archive.h"
 #include "cases.h"
 #include "log.h"
+#include "mgmt.h"
 #include "replaysrv.h"
 
 #define MAX_CLIENTS	32
@@ -35,6 +36,8 @@
 #define LIST_DEFAULT	50
 #define LIST_MAX	10000
 #define IDS_MAX		1000
+#define MGMT_TIMEOUT_MS	3000	/* for stats' traffic from the broker */
+#define TRAFFIC_QUEUES	200	/* the most queues stats ask it about */
 
 struct client {
 	int		 fd;
@@ -249,11 +252,110 @@ cmd_show(struct req *r, bool payload)
 	return a;
 }
 
+/* The traffic rows of the queues in `rows` ([{"queue", "dead_lettered"}]
+ * from the archive) with what the management API says of each, appended
+ * to `out` as a JSON array. Returns 0, or -1 with `why`. */
+static int
+traffic_rows(const struct dlq_config *cfg, const cJSON *rows,
+    struct dlq_buf *out, bool *windowed, char *why, size_t whylen)
+{
+	struct dlq_mgmt *m = dlq_mgmt_open(cfg, dlq_now_ms() + MGMT_TIMEOUT_MS);
+	struct dlq_mgmt_count c;
+	const cJSON *row, *q, *n;
+	int rc = 0, asked, k = 0;
+
+	if (m == NULL) {
+		snprintf(why, whylen, "cannot start an HTTP request");
+		return -1;
+	}
+	*windowed = true;
+	dlq_buf_addc(out, '[');
+	cJSON_ArrayForEach(row, rows) {
+		q = cJSON_GetObjectItemCaseSensitive(row, "queue");
+		n = cJSON_GetObjectItemCaseSensitive(row, "dead_lettered");
+		if (!cJSON_IsString(q) || !cJSON_IsNumber(n))
+			continue;
+		if ((asked = dlq_mgmt_published(m, q->valuestring, &c, why,
+		    whylen)) == -1) {
+			rc = -1;
+			break;
+		}
+		dlq_buf_adds(out, k++ ? ",{\"queue\":" : "{\"queue\":");
+		dlq_buf_json_cstr(out, q->valuestring);
+		dlq_buf_printf(out, ",\"dead_lettered\":%lld,", (long long)
+		    n->valuedouble);
+		if (asked == 1)		/* the broker has no such queue now */
+			dlq_buf_adds(out, "\"published\":null,\"share\":null}");
+		else if (c.published == 0)
+			dlq_buf_adds(out, "\"published\":0,\"share\":null}");
+		else
+			dlq_buf_printf(out, "\"published\":%lld,\"share\":%.4f}",
+			    (long long)c.published, n->valuedouble /
+			    (double)c.published);
+		if (asked == 0 && !c.windowed)
+			*windowed = false;
+	}
+	dlq_buf_addc(out, ']');
+	dlq_mgmt_close(m);
+	return rc;
+}
+
+/* Appends "traffic" to the stats object in r->data: per queue, the dead
+ * letters of the last hour against the messages published to it in that
+ * hour, when the broker's management API tells (rabbitmq.management_url).
+ * Stats answer either way; why the share is missing is part of it. */
+static void
+add_traffic(struct req *r, int64_t now)
+{
+	const char *url = r->cfg->management_url;
+	struct dlq_buf archived, queues;
+	cJSON *rows = NULL;
+	char why[256] = "";
+	bool windowed = true;
+
+	if (r->data->len == 0 || r->data->data[r->data->len - 1] != '}')
+		return;
+	r->data->data[--r->data->len] = '\0';		/* reopen the object */
+	dlq_buf_printf(r->data, ",\"traffic\":{\"window_ms\":%d,",
+	    DLQ_MGMT_WINDOW_MS);
+	if (url == NULL || *url == '\0') {
+		dlq_buf_adds(r->data, "\"reported\":false,\"why\":"
+		    "\"rabbitmq.management_url is not set\"}}");
+		return;
+	}
+	dlq_buf_init(&archived);
+	dlq_buf_init(&queues);
+	if (dlq_cases_traffic(r->db, now - DLQ_MGMT_WINDOW_MS, TRAFFIC_QUEUES,
+	    &archived) != DLQ_CASE_OK || (rows = cJSON_Parse(archived.data ?
+	    archived.data : "")) == NULL)
+		snprintf(why, sizeof(why), "archive error: %.200s",
+		    archived.data ? archived.data : "?");
+	else if (traffic_rows(r->cfg, rows, &queues, &windowed, why,
+	    sizeof(why)) == -1)
+		dlq_log(DLQ_LOG_WARN, "management_failed", "error", why, NULL);
+	if (why[0] != '\0') {
+		dlq_buf_adds(r->data, "\"reported\":false,\"why\":");
+		dlq_buf_json_cstr(r->data, why);
+	} else
+		dlq_buf_printf(r->data, "\"reported\":true,\"windowed\":%s,"
+		    "\"queues\":%s", windowed ? "true" : "false", queues.data);
+	dlq_buf_adds(r->data, "}}");
+	cJSON_Delete(rows);
+	dlq_buf_release(&archived);
+	dlq_buf_release(&queues);
+}
+
 static enum answer
 cmd_stats(struct req *r)
 {
-	return from_case(r, dlq_cases_stats(r->db, dlq_wall_ms(),
-	    r->cfg->owner_sla_ms, r->data));
+	int64_t now = dlq_wall_ms();
+	enum answer a;
+
+	a = from_case(r, dlq_cases_stats(r->db, now, r->cfg->owner_sla_ms,
+	    r->data));
+	if (a == A_OK)
+		add_traffic(r, now);
+	return a;
 }
 
 static enum answer

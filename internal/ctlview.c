@@ -240,6 +240,42 @@ redrive(FILE *f, const cJSON *r)
 		    "--reason TEXT)\n", e->valuestring, e->valuestring);
 }
 
+/* Per queue, the share of its messages of the last hour that died. */
+static void
+traffic(FILE *f, const cJSON *t)
+{
+	const cJSON *q, *share;
+	char pub[24], pct[24];
+
+	if (t == NULL)
+		return;
+	fputs("share of traffic, last hour:", f);
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "reported"))) {
+		fprintf(f, " not reported (%s)\n", s(t, "why"));
+		return;
+	}
+	fputc('\n', f);
+	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t,
+	    "queues")) == 0) {
+		fputs("  (no dead letters)\n", f);
+		return;
+	}
+	fprintf(f, "  %-30s %-8s %-10s %s\n", "QUEUE", "DEAD", "PUBLISHED",
+	    "SHARE");
+	cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(t, "queues")) {
+		share = cJSON_GetObjectItemCaseSensitive(q, "share");
+		snprintf(pub, sizeof(pub), "%lld", (long long)n(q, "published"));
+		snprintf(pct, sizeof(pct), "%.1f %%", cJSON_IsNumber(share) ?
+		    share->valuedouble * 100 : 0);
+		fprintf(f, "  %-30s %-8lld %-10s %s\n", s(q, "queue"),
+		    (long long)n(q, "dead_lettered"), n(q, "published") < 0 ?
+		    "-" : pub, cJSON_IsNumber(share) ? pct : "-");
+	}
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "windowed")))
+		fputs("  (the broker keeps no samples: published is counted "
+		    "since its statistics began)\n", f);
+}
+
 void
 dlq_view_stats(FILE *f, const cJSON *d)
 {
@@ -261,6 +297,7 @@ dlq_view_stats(FILE *f, const cJSON *d)
 	counts(f, "unresolved by class",
 	    cJSON_GetObjectItemCaseSensitive(d, "by_class"));
 	counts(f, "all by status", cJSON_GetObjectItemCaseSensitive(d, "by_status"));
+	traffic(f, cJSON_GetObjectItemCaseSensitive(d, "traffic"));
 	escalations(f, cJSON_GetObjectItemCaseSensitive(d, "escalations"));
 	decisions(f, cJSON_GetObjectItemCaseSensitive(d, "decisions"));
 	redrive(f, cJSON_GetObjectItemCaseSensitive(d, "redrive"));

@@ -13,8 +13,12 @@ port=${DLQ_TEST_PORT:-5699}
 make -s all tests
 # A fresh node every run: tests leave durable queues behind, and a node
 # holding thousands of them restarts slowly (the fault tests restart it).
+# With the management API (port + 10000), where stats read a queue's
+# traffic; the fault tests' restarts keep it through the environment.
+export BROKER_MANAGEMENT_PORT=$((port + 10000))
 scripts/broker.sh reset "$port"
 export DLQ_TEST_AMQP_URL="amqp://guest:guest@localhost:${port}/"
+export DLQ_TEST_MANAGEMENT_URL="http://127.0.0.1:${BROKER_MANAGEMENT_PORT}/"
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -802,6 +802,108 @@ START_TEST(an_archive_holding_a_fingerprint_twice_is_migrated)
 }
 END_TEST
 
+/* The worker's stats with RABBITMQ_MANAGEMENT_URL=`mgmt` (NULL: unset):
+ * the "traffic" object. Restarts the worker with that setting. */
+static const cJSON *
+traffic_with(struct fixture *f, const char *mgmt, cJSON **stats)
+{
+	char env[256];
+
+	ck_assert_int_eq(h_worker_stop(&f->w, 10000, NULL), 0);
+	snprintf(env, sizeof(env), "RABBITMQ_MANAGEMENT_URL=%s", mgmt ? mgmt :
+	    "");
+	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL },
+	    (const char *[]){ env, NULL });
+	ck_assert(h_worker_wait(&f->w, "control_listening", 1, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, stats, (const char *[]){
+	    "stats", NULL }), 0);
+	return get(*stats, "traffic");
+}
+
+/* The row of queue q in traffic.queues, or NULL. */
+static const cJSON *
+traffic_row(const cJSON *t, const char *q)
+{
+	const cJSON *r;
+
+	cJSON_ArrayForEach(r, get(t, "queues"))
+		if (strcmp(gs(r, "queue"), q) == 0)
+			return r;
+	return NULL;
+}
+
+START_TEST(stats_tell_the_share_of_a_queues_traffic_that_died)
+{
+	struct fixture f;
+	const cJSON *t, *row = NULL;
+	cJSON *j = NULL;
+	char url[128], *port, *log;
+	int64_t deadline;
+
+	start(&f, NULL);
+	/* 10 published by a connection that stays open (the broker counts a
+	 * channel's publishes per queue when it collects statistics), 4 of
+	 * them rejected into the DLQ, 6 still waiting in the queue */
+	die_in(&f, 0, 4, "connect ETIMEDOUT");
+	for (int i = 0; i < 6; i++)
+		h_publish(f.c, f.exch, f.q[0], "{}", 2, NULL, NULL);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 4, WAIT_MS));
+
+	/* not configured: stats answer, and say why the share is missing */
+	t = traffic_with(&f, NULL, &j);
+	ck_assert(cJSON_IsFalse(get(t, "reported")));
+	ck_assert_str_eq(gs(t, "why"), "rabbitmq.management_url is not set");
+	ck_assert_int_eq(gn(j, "total"), 4);
+	cJSON_Delete(j);
+
+	/* the broker's statistics reach the management API within seconds */
+	t = traffic_with(&f, h_mgmt_url(), &j);
+	deadline = h_now_ms() + WAIT_MS;
+	while ((row = traffic_row(t, f.q[0])) != NULL &&
+	    gn(row, "published") < 10 && h_now_ms() < deadline) {
+		cJSON_Delete(j);
+		usleep(250000);
+		ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){
+		    "stats", NULL }), 0);
+		t = get(j, "traffic");
+	}
+	ck_assert_msg(cJSON_IsTrue(get(t, "reported")), "%s", gs(t, "why"));
+	ck_assert(cJSON_IsTrue(get(t, "windowed")));
+	ck_assert_ptr_nonnull(row);
+	ck_assert_int_eq(gn(row, "dead_lettered"), 4);
+	ck_assert_int_eq(gn(row, "published"), 10);
+	ck_assert_double_eq_tol(get(row, "share")->valuedouble, 0.4, 1e-9);
+	ck_assert_int_eq(cJSON_GetArraySize(get(t, "queues")), 1);
+	ck_assert_int_eq(gn(t, "window_ms"), 3600000);
+	cJSON_Delete(j);
+
+	/* refused credentials: named as such, the password nowhere */
+	port = strrchr(h_mgmt_url(), ':');
+	snprintf(url, sizeof(url), "http://guest:n0t-the-pw@127.0.0.1%s", port);
+	t = traffic_with(&f, url, &j);
+	ck_assert(cJSON_IsFalse(get(t, "reported")));
+	ck_assert_msg(strstr(gs(t, "why"), "management API at 127.0.0.1 "
+	    "answered HTTP 401") != NULL, "%s", gs(t, "why"));
+	cJSON_Delete(j);
+	ck_assert(h_worker_wait(&f.w, "management_failed", 1, WAIT_MS));
+	log = h_slurp(f.w.log);
+	ck_assert_ptr_null(strstr(log, "n0t-the-pw"));
+	free(log);
+	log = h_slurp(f.w.err);
+	ck_assert_ptr_null(strstr(log, "n0t-the-pw"));
+	free(log);
+
+	/* nothing listening: stats still answer */
+	t = traffic_with(&f, "http://127.0.0.1:1/", &j);
+	ck_assert(cJSON_IsFalse(get(t, "reported")));
+	ck_assert_str_eq(gs(t, "why"), "management API at 127.0.0.1: "
+	    "Couldn't connect to server");
+	ck_assert_int_eq(gn(j, "total"), 4);
+	cJSON_Delete(j);
+	stop(&f);
+}
+END_TEST
+
 START_TEST(bad_control_requests_get_clear_errors)
 {
 	struct fixture f;
@@ -846,6 +948,7 @@ suite(void)
 	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);
 	tcase_add_test(tc, purge_drops_payloads_and_keeps_records);
 	tcase_add_test(tc, bad_control_requests_get_clear_errors);
+	tcase_add_test(tc, stats_tell_the_share_of_a_queues_traffic_that_died);
 	tcase_add_test(tc, a_version_1_archive_is_migrated_and_keeps_its_records);
 	tcase_add_test(tc, an_archive_holding_a_fingerprint_twice_is_migrated);
 	suite_add_tcase(s, tc);

@@ -54,6 +54,18 @@ h_port(void)
 }
 
 const char *
+h_mgmt_url(void)
+{
+	static char url[64];
+	const char *u = getenv("DLQ_TEST_MANAGEMENT_URL");
+
+	if (u != NULL)
+		return u;
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", h_port() + 10000);
+	return url;
+}
+
+const char *
 h_bin(const char *name)
 {
 	static char path[4][512];

@@ -1,7 +1,7 @@
 /* harness.h - integration test helpers: a real broker, the real worker.
  *
  * The broker URL comes from DLQ_TEST_AMQP_URL (scripts/test.sh starts a
- * private node and sets it). Every test makes its own queue names with
+ * private node and sets it, and DLQ_TEST_MANAGEMENT_URL). Every test makes its own queue names with
  * h_name(), so runs never collide. The worker runs as a child process with
  * its JSON log captured in a file; tests wait on log events with a
  * deadline instead of sleeping. */
@@ -17,6 +17,9 @@
 
 const char	*h_url(void);
 int		 h_port(void);
+/* The test broker's management API (DLQ_TEST_MANAGEMENT_URL; scripts/
+ * test.sh enables it on the AMQP port + 10000). */
+const char	*h_mgmt_url(void);
 const char	*h_bin(const char *name);	/* path of build/<name> */
 
 /* A fresh name: "t<pid>_<seq>_<stem>". Static buffer per call slot. */
