@@ -1182,6 +1182,15 @@ dlq_url_host(const char *url, char *out, size_t n)
 	return out;
 }
 
+bool
+dlq_url_has_userinfo(const char *url)
+{
+	const char *p = strstr(url, "://");
+
+	p = p ? p + 3 : url;
+	return memchr(p, '@', strcspn(p, "/?#")) != NULL;
+}
+
 static const char *const format_names[] = { "auto", "slack", "google_chat",
 	"plain" };
 

@@ -177,6 +177,9 @@ void	dlq_broker_release(struct dlq_broker *);
 /* Writes the host of an http(s)/amqp URL (no user, port or path) to
  * `out`: what logs may show of a secret URL. */
 const char *dlq_url_host(const char *url, char *out, size_t n);
+/* Whether an http(s)/amqp URL carries its own user (and maybe password)
+ * before its host: scheme://user[:password]@host/... */
+bool	dlq_url_has_userinfo(const char *url);
 enum dlq_alert_format dlq_alert_format_detect(const char *url);
 const char *dlq_alert_format_name(enum dlq_alert_format);
 int	dlq_alert_format_parse(const char *, enum dlq_alert_format *);

@@ -17,6 +17,7 @@
 struct dlq_mgmt {
 	const struct dlq_config	*cfg;
 	CURL			*h;
+	size_t			 base_len;	/* the URL without its final '/' */
 	char			*vhost;		/* URL-escaped */
 	int64_t			 deadline_ms;
 	char			 host[128];	/* what errors may show */
@@ -95,16 +96,6 @@ keep(char *p, size_t size, size_t n, void *arg)
 	return b->oom ? 0 : n;
 }
 
-/* Has the management URL its own user (scheme://user[:password]@host)? */
-static bool
-has_userinfo(const char *url)
-{
-	const char *p = strstr(url, "://");
-
-	p = p ? p + 3 : url;
-	return memchr(p, '@', strcspn(p, "/?#")) != NULL;
-}
-
 struct dlq_mgmt *
 dlq_mgmt_open(const struct dlq_config *cfg, int64_t deadline_ms)
 {
@@ -117,6 +108,9 @@ dlq_mgmt_open(const struct dlq_config *cfg, int64_t deadline_ms)
 	m->cfg = cfg;
 	m->deadline_ms = deadline_ms;
 	m->vhost = curl_easy_escape(m->h, cfg->broker.vhost, 0);
+	m->base_len = strlen(cfg->management_url);
+	while (m->base_len > 0 && cfg->management_url[m->base_len - 1] == '/')
+		m->base_len--;
 	dlq_url_host(cfg->management_url, m->host, sizeof(m->host));
 	dlq_buf_init(&m->url);
 	dlq_buf_init(&m->now);
@@ -126,7 +120,7 @@ dlq_mgmt_open(const struct dlq_config *cfg, int64_t deadline_ms)
 	curl_easy_setopt(m->h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(m->h, CURLOPT_USERAGENT, "dlq-monitor");
 	curl_easy_setopt(m->h, CURLOPT_WRITEFUNCTION, keep);
-	if (!has_userinfo(cfg->management_url)) {
+	if (!dlq_url_has_userinfo(cfg->management_url)) {
 		curl_easy_setopt(m->h, CURLOPT_USERNAME, cfg->broker.user);
 		curl_easy_setopt(m->h, CURLOPT_PASSWORD, cfg->broker.password);
 	}
@@ -158,8 +152,6 @@ static int
 get(struct dlq_mgmt *m, const char *queue, const char *query,
     struct dlq_buf *out, char *why, size_t whylen)
 {
-	const char *base = m->cfg->management_url;
-	size_t len = strlen(base);
 	int64_t left = m->deadline_ms - dlq_now_ms();
 	CURLcode rc;
 	long status = 0;
@@ -175,10 +167,8 @@ get(struct dlq_mgmt *m, const char *queue, const char *query,
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
-	while (len > 0 && base[len - 1] == '/')
-		len--;
 	dlq_buf_reset(&m->url);
-	dlq_buf_add(&m->url, base, len);
+	dlq_buf_add(&m->url, m->cfg->management_url, m->base_len);
 	dlq_buf_printf(&m->url, "/api/queues/%s/%s?%s", m->vhost, q, query);
 	curl_free(q);
 	dlq_buf_reset(out);

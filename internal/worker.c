@@ -373,7 +373,8 @@ check_secrets_file(const struct dlq_config *c)
 	    (st.st_mode & (S_IRWXG | S_IRWXO)) == 0)
 		return;
 	secret = c->n_targets > 0 || strcmp(c->broker.password, "guest") != 0 ||
-	    (c->management_url != NULL && strchr(c->management_url, '@'));
+	    (c->management_url != NULL &&
+	    dlq_url_has_userinfo(c->management_url));
 	if (!secret)
 		return;
 	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));

@@ -248,6 +248,17 @@ START_TEST(url_mask_hides_only_the_password)
 }
 END_TEST
 
+/* A management URL with its own user is a secret; an '@' after the host
+ * (in a path or query) is not a user. */
+START_TEST(userinfo_is_found_before_the_host_only)
+{
+	ck_assert(dlq_url_has_userinfo("http://mon:s3cret@mq:15672/"));
+	ck_assert(dlq_url_has_userinfo("https://mon@mq/"));
+	ck_assert(!dlq_url_has_userinfo("http://mq:15672/"));
+	ck_assert(!dlq_url_has_userinfo("http://mq:15672/a@b?c=d@e"));
+}
+END_TEST
+
 START_TEST(redrive_is_off_by_default_and_read_with_its_ratio)
 {
 	struct dlq_replay_policy p;
@@ -315,6 +326,7 @@ suite(void)
 	tcase_add_test(tc, topology_path_is_relative_to_the_config_file);
 	tcase_add_test(tc, classification_rules_are_checked);
 	tcase_add_test(tc, url_mask_hides_only_the_password);
+	tcase_add_test(tc, userinfo_is_found_before_the_host_only);
 	tcase_add_test(tc, redrive_is_off_by_default_and_read_with_its_ratio);
 	tcase_add_test(tc, bad_redrive_settings_are_refused);
 	tcase_add_test(tc, control_socket_path_must_fit_a_unix_socket);
