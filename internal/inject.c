@@ -50,7 +50,7 @@ int
 dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
     const char *name, int count, const char *error, int retries, FILE *out)
 {
-	const struct dlq_queue *q = NULL;
+	const struct dlq_queue *q;
 	amqp_connection_state_t conn;
 	enum dlq_amqp_status st;
 	amqp_basic_properties_t p;
@@ -61,14 +61,11 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 	char why[512], id[64], body[160];
 	int64_t n, deadline;
 	uint64_t tag;
-	size_t i;
 	int dead = 0, k;
 	static const atomic_bool never = false;
 
-	for (i = 0; i < t->n_queues; i++)
-		if (strcmp(t->queues[i].name, name) == 0)
-			q = &t->queues[i];
-	if (q == NULL) {
+	if ((q = dlq_topology_find(t, name)) == NULL ||
+	    strcmp(q->name, name) != 0) {
 		fprintf(stderr, "dlqctl: %s is not a work queue of the topology\n",
 		    name);
 		return -1;

@@ -169,6 +169,46 @@ concat(const char *a, const char *b)
 	return r;
 }
 
+/* The names a work queue brings: itself, its DLQ, its retry queue. */
+static const char *
+queue_name(const struct dlq_queue *q, int k, const char **what)
+{
+	static const char *const whats[] = { "the work queue", "the DLQ of",
+		"the retry queue of" };
+
+	*what = whats[k];
+	return k == 0 ? q->name : k == 1 ? q->dlq_name : q->retry_name;
+}
+
+/* Refuses a queue whose names meet the names of one listed before it:
+ * one queue declared for two roles would conflict with itself. */
+static void
+check_names(struct loader *l, const struct dlq_topology *t,
+    const struct dlq_queue *q, const config_setting_t *ns)
+{
+	const char *a, *b, *wa, *wb;
+	size_t i;
+	int j, k;
+
+	if (q->retry_name != NULL && strcmp(q->retry_name, q->dlq_name) == 0) {
+		err(l, ns, "queue '%s': its DLQ and its retry queue would both be "
+		    "'%s' (dlq_suffix)", q->name, q->dlq_name);
+		return;
+	}
+	for (i = 0; i < t->n_queues; i++)
+		for (j = 0; j < 3; j++)
+			for (k = 0; k < 3; k++) {
+				a = queue_name(q, j, &wa);
+				b = queue_name(&t->queues[i], k, &wb);
+				if (a != NULL && b != NULL && strcmp(a, b) == 0) {
+					err(l, ns, "'%s' would be both %s '%s' "
+					    "and %s '%s'", a, wb,
+					    t->queues[i].name, wa, q->name);
+					return;
+				}
+			}
+}
+
 static void
 load_queue(struct loader *l, struct dlq_topology *t, struct dlq_queue *def,
     const config_setting_t *qs)
@@ -186,7 +226,9 @@ load_queue(struct loader *l, struct dlq_topology *t, struct dlq_queue *def,
 	q->name = get_str(l, qs, "name", NULL);
 	if (!valid_name(q->name) ||
 	    strlen(q->name) + strlen(t->dlq_suffix) > QUEUE_NAME_MAX) {
-		err(l, ns ? ns : qs, "queue name missing, empty or too long");
+		err(l, ns ? ns : qs, "queue name missing, empty, not printable, "
+		    "or too long (with the DLQ suffix '%s', at most %d bytes)",
+		    t->dlq_suffix, QUEUE_NAME_MAX);
 		free(q->name);
 		q->name = NULL;
 		return;
@@ -212,6 +254,10 @@ load_queue(struct loader *l, struct dlq_topology *t, struct dlq_queue *def,
 	q->dlq_name = concat(q->name, t->dlq_suffix);
 	if (q->retry_delay_ms > 0)
 		q->retry_name = concat(q->name, ".retry");
+	if (q->retry_name != NULL && strlen(q->retry_name) > QUEUE_NAME_MAX)
+		err(l, ns, "queue '%s': its retry queue's name would be longer "
+		    "than %d bytes", q->name, QUEUE_NAME_MAX);
+	check_names(l, t, q, ns);
 	t->n_queues++;
 }
 
@@ -329,6 +375,18 @@ dlq_topology_free(struct dlq_topology *t)
 	free(t->dead_letter_exchange);
 	free(t->dlq_suffix);
 	free(t);
+}
+
+const struct dlq_queue *
+dlq_topology_find(const struct dlq_topology *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_queues; i++)
+		if (strcmp(t->queues[i].name, name) == 0 ||
+		    strcmp(t->queues[i].dlq_name, name) == 0)
+			return &t->queues[i];
+	return NULL;
 }
 
 size_t

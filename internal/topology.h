@@ -58,6 +58,10 @@ void	dlq_topology_free(struct dlq_topology *);	/* NULL ok */
 
 size_t	dlq_topology_monitored(const struct dlq_topology *);
 
+/* The work queue named `name`, or whose DLQ it is; NULL when neither. */
+const struct dlq_queue *dlq_topology_find(const struct dlq_topology *,
+	    const char *name);
+
 /* Declares everything on channel DLQ_AMQP_CHANNEL of `conn`. Returns 0 when
  * the connection is still usable (see `res` for conflicts and errors), -1
  * when it was lost (logged; connect again and retry). */

@@ -127,6 +127,56 @@ START_TEST(empty_queue_list_is_refused)
 }
 END_TEST
 
+/* One name for two roles would make the queue conflict with itself. */
+START_TEST(queues_whose_names_meet_are_refused)
+{
+	static const char *const want[] = {
+		":2: 'a.dlq' would be both the DLQ of 'a' and the work queue "
+		    "'a.dlq'\n",
+		":4: 'b.retry' would be both the work queue 'b.retry' and the "
+		    "retry queue of 'b'\n",
+		":5: queue name missing, empty, not printable, or too long (with "
+		    "the DLQ suffix '.dlq', at most 255 bytes)\n",
+	};
+	char text[1024], line[200];
+	size_t i;
+
+	snprintf(text, sizeof(text), "queues = ( { name = \"a\"; },\n"
+	    "  { name = \"a.dlq\"; },\n  { name = \"b.retry\"; },\n"
+	    "  { name = \"b\"; retry_delay_ms = 100; },\n"
+	    "  { name = \"%0252d\"; } );\n", 0);
+	write_topo(text);
+	t = dlq_topology_load(path, NULL, &errors);
+	ck_assert_ptr_null(t);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		snprintf(line, sizeof(line), "%s%s", path, want[i]);
+		ck_assert_msg(strstr(errors.data, line) != NULL, "%s", errors.data);
+	}
+	/* a DLQ suffix equal to the retry queue's */
+	dlq_buf_release(&errors);
+	dlq_buf_init(&errors);
+	unlink(path);
+	write_topo("queues = ( { name = \"c\"; retry_delay_ms = 100; } );\n");
+	t = dlq_topology_load(path, ".retry", &errors);
+	ck_assert_ptr_null(t);
+	ck_assert_ptr_nonnull(strstr(errors.data, "queue 'c': its DLQ and its "
+	    "retry queue would both be 'c.retry'"));
+}
+END_TEST
+
+START_TEST(a_queue_is_found_by_its_name_or_its_dlqs)
+{
+	t = dlq_topology_load(NULL, NULL, &errors);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_str_eq(dlq_topology_find(t, "message_send")->name,
+	    "message_send");
+	ck_assert_str_eq(dlq_topology_find(t, "message_send.dlq")->name,
+	    "message_send");
+	ck_assert_ptr_null(dlq_topology_find(t, "message_send.retry"));
+	ck_assert_ptr_null(dlq_topology_find(t, "message_sen"));
+}
+END_TEST
+
 START_TEST(broker_conflict_text_is_split)
 {
 	char arg[64], wanted[128], live[128];
@@ -161,6 +211,8 @@ suite(void)
 	tcase_add_test(tc, suffix_override_renames_every_dlq);
 	tcase_add_test(tc, bad_files_report_file_and_line);
 	tcase_add_test(tc, empty_queue_list_is_refused);
+	tcase_add_test(tc, queues_whose_names_meet_are_refused);
+	tcase_add_test(tc, a_queue_is_found_by_its_name_or_its_dlqs);
 	tcase_add_test(tc, broker_conflict_text_is_split);
 	suite_add_tcase(s, tc);
 	return s;
