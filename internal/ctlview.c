@@ -137,8 +137,9 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 	if (cJSON_GetArraySize(x) > 0)
 		fputs("x-death (newest first):\n", f);
 	cJSON_ArrayForEach(e, x)
-		fprintf(f, "  %d. %s  %s from %s (exchange %s), count %lld\n",
+		fprintf(f, "  %d. %s  %s from %s (%s%s), count %lld\n",
 		    ++i, s(e, "time"), s(e, "reason"), s(e, "queue"),
+		    s(e, "exchange")[0] ? "exchange " : "default exchange",
 		    s(e, "exchange"), (long long)n(e, "count"));
 	x = cJSON_GetObjectItemCaseSensitive(d, "lineage");
 	if (cJSON_GetArraySize(x) > 1) {
@@ -345,12 +346,12 @@ dlq_view_audit(FILE *f, const cJSON *data, int64_t now)
 	const cJSON *r;
 	char a[32], *args;
 
-	fprintf(f, "%-10s %-12s %-8s %-40s %s\n", "WHEN", "ACTOR", "COMMAND",
+	fprintf(f, "%-10s %-12s %-14s %-40s %s\n", "WHEN", "ACTOR", "COMMAND",
 	    "ARGS", "RESULT");
 	cJSON_ArrayForEach(r, data) {
 		args = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(r,
 		    "args"));
-		fprintf(f, "%-10s %-12s %-8s ", age(r, "at", now, a, sizeof(a)),
+		fprintf(f, "%-10s %-12s %-14s ", age(r, "at", now, a, sizeof(a)),
 		    s(r, "actor"), s(r, "command"));
 		clip(f, args ? args : "-", 40);
 		fprintf(f, " %s\n", s(r, "result"));

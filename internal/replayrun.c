@@ -20,6 +20,7 @@
 #define REFUSAL_KINDS	16
 #define CLAIM_CHUNK	100
 #define CANARY_POLL_MS	250
+#define REFUSALS_NOTED_MAX	(32 * 1024)	/* bytes of ids and reasons */
 
 static volatile sig_atomic_t interrupted;
 
@@ -38,17 +39,33 @@ struct tally {
 	bool	 blocked;	/* the broker blocks publishing: stop */
 	char	 why[REFUSAL_KINDS][160];
 	size_t	 why_n[REFUSAL_KINDS];
+	cJSON	*refusals;	/* executing: each refused id and why, noted */
+	size_t	 refusals_bytes, refusals_unlisted;
 	int64_t	 start_ms;
 	cJSON	*results;
 	cJSON	*canary;	/* NULL: no canary; else what it showed */
 };
 
+/* Counts a refusal by its reason; an executing run also keeps the id
+ * with it, for the audit (as many as fit in one control request). */
 static void
-refuse(struct tally *t, const char *why)
+refuse(struct tally *t, int64_t id, const char *why)
 {
+	cJSON *r;
 	size_t i;
 
 	t->refused++;
+	if (t->refusals != NULL && id > 0) {
+		if (t->refusals_bytes + strlen(why) + 40 > REFUSALS_NOTED_MAX)
+			t->refusals_unlisted++;
+		else {
+			r = cJSON_CreateObject();
+			cJSON_AddNumberToObject(r, "id", (double)id);
+			cJSON_AddStringToObject(r, "why", why);
+			cJSON_AddItemToArray(t->refusals, r);
+			t->refusals_bytes += strlen(why) + 40;
+		}
+	}
 	for (i = 0; i < REFUSAL_KINDS && t->why[i][0] != '\0'; i++)
 		if (strcmp(t->why[i], why) == 0)
 			break;
@@ -296,14 +313,15 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	if ((ans = ask(c, req, why, sizeof(why))) == NULL) {
 		for (i = 0; i < n; i++) {
 			t->done++;
-			refuse(t, why);
+			refuse(t, ids[i], why);
 		}
 		return;
 	}
 	cJSON_ArrayForEach(ref, cJSON_GetObjectItem(cJSON_GetObjectItem(ans,
 	    "data"), "refused")) {
 		t->done++;
-		refuse(t, cJSON_GetObjectItem(ref, "why")->valuestring);
+		refuse(t, (int64_t)cJSON_GetObjectItem(ref, "id")->valuedouble,
+		    cJSON_GetObjectItem(ref, "why")->valuestring);
 	}
 	fin = cJSON_CreateObject();
 	cJSON_AddStringToObject(fin, "cmd", "replay_finish");
@@ -458,6 +476,56 @@ watch_canary(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	return ok && !interrupted;
 }
 
+/* Records a run in the worker's audit table (and checks the role): what
+ * ran, its result, and the refusals an executing run kept. */
+static bool
+note(const struct dlq_config *c, const struct dlq_replay_opts *o,
+    const char *what, const char *result, struct tally *t, char *why,
+    size_t n)
+{
+	cJSON *req = cJSON_CreateObject(), *ans, *sel;
+
+	cJSON_AddStringToObject(req, "cmd", "audit_note");
+	cJSON_AddStringToObject(req, "what", what);
+	cJSON_AddStringToObject(req, "result", result);
+	add_options(req, o);
+	if (t != NULL && t->refusals != NULL) {
+		sel = cJSON_Duplicate(o->select, 1);
+		cJSON_DeleteItemFromObject(sel, "ids");	/* in "refused" */
+		if (sel->child != NULL)
+			cJSON_AddItemToObject(req, "selection", sel);
+		else
+			cJSON_Delete(sel);
+		cJSON_AddItemToObject(req, "refused", t->refusals);
+		t->refusals = NULL;
+		if (t->refusals_unlisted > 0)
+			cJSON_AddNumberToObject(req, "refused_unlisted",
+			    (double)t->refusals_unlisted);
+	}
+	if ((ans = ask(c, req, why, n)) == NULL)
+		return false;
+	cJSON_Delete(ans);
+	return true;
+}
+
+/* An executed replay's refusals go to the audit with their ids and
+ * reasons: the policy said no, and the record says so. */
+static void
+note_refusals(const struct dlq_config *c, const struct dlq_replay_opts *o,
+    struct tally *t)
+{
+	char res[120], why[512];
+
+	if (t->refusals == NULL || t->refused == 0)
+		return;
+	snprintf(res, sizeof(res), "refused %zu of %zu selected", t->refused,
+	    t->total);
+	if (!note(c, o, "replay --execute: refused by the policy", res, t, why,
+	    sizeof(why)))
+		fprintf(stderr, "dlqctl: could not audit the refusals: %s\n",
+		    why);
+}
+
 static int
 run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 {
@@ -489,6 +557,7 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		return 1;
 	}
 	t.results = cJSON_CreateArray();
+	t.refusals = cJSON_CreateArray();
 	t.total = (size_t)cJSON_GetArraySize(cJSON_GetObjectItem(plan, "data"));
 	ids = calloc(t.total + 1, sizeof(*ids));
 	cJSON_ArrayForEach(item, cJSON_GetObjectItem(plan, "data")) {
@@ -497,7 +566,9 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 			    "id")->valuedouble;
 		else {
 			t.done++;
-			refuse(&t, cJSON_GetObjectItem(item, "why")->valuestring);
+			refuse(&t, (int64_t)cJSON_GetObjectItem(item,
+			    "id")->valuedouble, cJSON_GetObjectItem(item,
+			    "why")->valuestring);
 		}
 	}
 	t.start_ms = dlq_now_ms();
@@ -515,31 +586,13 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	send_ids(c, o, pub, ids + i, n - i, &t);
 	free(ids);
 	rc = summary(&t, o->json);
+	note_refusals(c, o, &t);
+	cJSON_Delete(t.refusals);
 	cJSON_Delete(t.results);
 	cJSON_Delete(t.canary);
 	cJSON_Delete(plan);
 	dlq_publisher_close(pub);
 	return rc;
-}
-
-/* Records the run in the worker's audit table (and checks the role). */
-static bool
-note(const struct dlq_config *c, const struct dlq_replay_opts *o,
-    const char *result, char *why, size_t n)
-{
-	cJSON *req = cJSON_CreateObject(), *ans;
-	char what[400];
-
-	snprintf(what, sizeof(what), "replay --from-queue %s%s", o->from_queue,
-	    o->execute ? " --execute" : " (dry run)");
-	cJSON_AddStringToObject(req, "cmd", "audit_note");
-	cJSON_AddStringToObject(req, "what", what);
-	cJSON_AddStringToObject(req, "result", result);
-	add_options(req, o);
-	if ((ans = ask(c, req, why, n)) == NULL)
-		return false;
-	cJSON_Delete(ans);
-	return true;
 }
 
 static const char *
@@ -621,7 +674,7 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	    d.message_id.p : "");
 	if (!judge_live(c, k, &d, queue, o->evidence != NULL, why, sizeof(why),
 	    &mark.replay_count)) {
-		refuse(t, why);
+		refuse(t, 0, why);
 		return false;
 	}
 	if (!o->execute) {
@@ -665,10 +718,12 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	amqp_message_t msg;
 	struct tally t;
 	uint64_t tag;
-	char why[512], me[64], res[200];
+	char why[512], me[64], res[200], what[400];
 	int rc;
 
-	if (!note(c, o, "started", why, sizeof(why))) {
+	snprintf(what, sizeof(what), "replay --from-queue %s%s", o->from_queue,
+	    o->execute ? " --execute" : " (dry run)");
+	if (!note(c, o, what, "started", NULL, why, sizeof(why))) {
 		fprintf(stderr, "dlqctl: %s (live-queue replays are audited by "
 		    "the worker)\n", why);
 		return strstr(why, "needs the") ? 4 : 1;
@@ -721,7 +776,7 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	snprintf(res, sizeof(res), "examined %zu: %s %zu, refused %zu, failed "
 	    "%zu, unknown %zu", t.done, t.dry ? "eligible" : "published",
 	    t.published, t.refused, t.failed, t.unknown);
-	if (!note(c, o, res, why, sizeof(why)))
+	if (!note(c, o, what, res, NULL, why, sizeof(why)))
 		fprintf(stderr, "dlqctl: could not audit the result: %s\n", why);
 	cJSON_Delete(t.results);
 	dlq_publisher_close(pub);

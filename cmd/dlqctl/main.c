@@ -214,6 +214,8 @@ add_ids(cJSON *r, int argc, char **argv)
 		}
 		cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)v));
 	}
+	if (i == optind)
+		fprintf(stderr, "dlqctl: %s needs an archive id\n", argv[0]);
 	return i > optind;
 }
 
@@ -255,6 +257,19 @@ static const struct opt {
 
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
 
+/* Whether `name` is a word of the space-separated `list`. */
+static bool
+named(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = list; (p = strstr(p, name)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
 /* Parses the command's options into `r`, accepting only the names in
  * `allowed` (space separated). Returns false on any usage error. */
 static bool
@@ -281,9 +296,7 @@ parse_opts(cJSON *r, int argc, char **argv, const char *allowed)
 		if (ch < 256)
 			return false;
 		o = &opt_table[ch - 256];
-		end = strstr(allowed, o->name);
-		if (end == NULL || (end[strlen(o->name)] != ' ' &&
-		    end[strlen(o->name)] != '\0')) {
+		if (!named(allowed, o->name)) {
 			fprintf(stderr, "dlqctl: %s does not take --%s\n", argv[0],
 			    o->name);
 			return false;
@@ -321,6 +334,37 @@ parse_opts(cJSON *r, int argc, char **argv, const char *allowed)
 	return true;
 }
 
+/* True when `r` holds every option named in `names` (space separated);
+ * else says which one the command needs. */
+static bool
+has_opts(const cJSON *r, const char *cmd, const char *names)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTS; i++)
+		if (named(names, opt_table[i].name) &&
+		    !cJSON_HasObjectItem(r, opt_table[i].key)) {
+			fprintf(stderr, "dlqctl: %s needs --%s\n", cmd,
+			    opt_table[i].name);
+			return false;
+		}
+	return true;
+}
+
+/* A --queue that the topology does not know is most likely mistyped: the
+ * answer (often empty) comes with a note saying so. */
+static void
+note_unknown_queue(const struct ctx *x, const cJSON *r)
+{
+	const cJSON *q = cJSON_GetObjectItemCaseSensitive(r, "queue");
+
+	if (cJSON_IsString(q) && dlq_topology_find(x->top, q->valuestring) ==
+	    NULL)
+		fprintf(stderr, "dlqctl: note: '%s' is not a queue of the "
+		    "topology (dlqctl topology show lists them)\n",
+		    q->valuestring);
+}
+
 static int
 cmd_list(struct ctx *x, int argc, char **argv)
 {
@@ -331,6 +375,7 @@ cmd_list(struct ctx *x, int argc, char **argv)
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
+	note_unknown_queue(x, r);
 	return call(x, r, dlq_view_list);
 }
 
@@ -368,6 +413,7 @@ cmd_groups(struct ctx *x, int argc, char **argv)
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
+	note_unknown_queue(x, r);
 	return call(x, r, dlq_view_groups);
 }
 
@@ -377,9 +423,7 @@ cmd_assign(struct ctx *x, int argc, char **argv)
 	cJSON *r = request("assign");
 
 	if (!parse_opts(r, argc, argv, "owner decision escalate-in evidence") ||
-	    !add_ids(r, argc, argv)
-	    || !cJSON_HasObjectItem(r, "owner") ||
-	    !cJSON_HasObjectItem(r, "decision")) {
+	    !add_ids(r, argc, argv) || !has_opts(r, argv[0], "owner decision")) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -393,7 +437,7 @@ cmd_drop(struct ctx *x, int argc, char **argv)
 	int n;
 
 	if (!parse_opts(r, argc, argv, "reason yes") || !add_ids(r, argc, argv)
-	    || !cJSON_HasObjectItem(r, "reason")) {
+	    || !has_opts(r, argv[0], "reason")) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -413,7 +457,7 @@ cmd_purge(struct ctx *x, int argc, char **argv)
 	cJSON *r = request("purge");
 
 	if (!parse_opts(r, argc, argv, "older-than") || optind != argc ||
-	    !cJSON_HasObjectItem(r, "older_than_ms")) {
+	    !has_opts(r, argv[0], "older-than")) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -499,12 +543,20 @@ cmd_replay(struct ctx *x, int argc, char **argv)
 		    "together\n");
 		goto out;
 	}
-	if (o.from_queue == NULL && !cJSON_HasObjectItem(r, "ids") &&
-	    !cJSON_HasObjectItem(r, "queue")) {
-		fprintf(stderr, "dlqctl: replay needs archive ids, --queue Q or "
-		    "--from-queue Q\n");
+	if (cJSON_HasObjectItem(r, "ids") + cJSON_HasObjectItem(r, "queue") +
+	    (o.from_queue != NULL) != 1) {
+		fprintf(stderr, "dlqctl: replay needs one of: archive ids, "
+		    "--queue Q or --from-queue Q\n");
 		goto out;
 	}
+	if (!cJSON_HasObjectItem(r, "queue") && (cJSON_HasObjectItem(r,
+	    "class") || cJSON_HasObjectItem(r, "signature") ||
+	    cJSON_HasObjectItem(r, "since_ms"))) {
+		fprintf(stderr, "dlqctl: --class, --signature and --since narrow "
+		    "a --queue selection\n");
+		goto out;
+	}
+	note_unknown_queue(x, r);
 	o.select = cJSON_CreateObject();
 	if (cJSON_HasObjectItem(r, "ids"))
 		cJSON_AddItemReferenceToObject(o.select, "ids",
@@ -552,7 +604,7 @@ cmd_redrive_resume(struct ctx *x, int argc, char **argv)
 	cJSON *r = request("redrive_resume");
 
 	if (!parse_opts(r, argc, argv, "reason") || optind != argc - 1 ||
-	    !cJSON_HasObjectItem(r, "reason")) {
+	    !has_opts(r, argv[0], "reason")) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -727,7 +779,9 @@ main(int argc, char **argv)
 	/* a command line prints results, not the daemon's info events */
 	if (x.cfg.log_level < DLQ_LOG_WARN)
 		dlq_log_set_level(DLQ_LOG_WARN);
-	/* the command's last word stands as argv[0] for its option parser */
+	/* the command's name ("redrive resume") stands as argv[0] for its
+	 * option parser and its messages */
+	argv[used - 1] = (char *)cmd->name;
 	rc = cmd->run(&x, argc - used + 1, argv + used - 1);
 	if (rc == DLQ_EXIT_USAGE)
 		fprintf(stderr, "usage: dlqctl %s\n", cmd->usage);

@@ -49,6 +49,12 @@ main(int argc, char **argv)
 		}
 	}
 	if (optind != argc || (check && assert_only)) {
+		if (optind != argc)
+			fprintf(stderr, "dlq-worker: unexpected argument '%s'\n",
+			    argv[optind]);
+		else
+			fputs("dlq-worker: --check-config and --assert-only "
+			    "exclude each other\n", stderr);
 		usage(stderr);
 		return DLQ_EXIT_USAGE;
 	}

@@ -344,6 +344,24 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	    "--queue", f.q[0], NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(j), 3);
 	cJSON_Delete(j);
+	/* by its DLQ's name too; a name the topology does not know is
+	 * answered (nothing matches) with a note that it is not a queue */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "--json", "list", "--queue", f.dlq[0], NULL }, NULL, &out,
+	    &err), 0);
+	ck_assert_str_eq(err, "");
+	ck_assert_int_eq(cJSON_GetArraySize(j = cJSON_Parse(out)), 3);
+	cJSON_Delete(j);
+	free(out);
+	free(err);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "--json", "list", "--queue", "no_such_queue", NULL }, NULL,
+	    &out, &err), 0);
+	ck_assert_str_eq(out, "[]\n");
+	ck_assert_str_eq(err, "dlqctl: note: 'no_such_queue' is not a queue of "
+	    "the topology (dlqctl topology show lists them)\n");
+	free(out);
+	free(err);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
 	    "--class", "validation", NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(j), 2);

@@ -151,6 +151,51 @@ START_TEST(dlqctl_names_what_a_mistyped_command_could_be)
 }
 END_TEST
 
+/* Each line a command needs and did not get is named before the usage. */
+START_TEST(dlqctl_says_what_a_command_line_is_missing)
+{
+	static const char *const cases[][8] = {
+		{ "drop", "7", NULL },
+		{ "dlqctl: drop needs --reason\n" },
+		{ "drop", "--reason", "duplicate", NULL },
+		{ "dlqctl: drop needs an archive id\n" },
+		{ "assign", "7", "--owner", "payments", NULL },
+		{ "dlqctl: assign needs --decision\n" },
+		{ "redrive", "resume", "orders", NULL },
+		{ "dlqctl: redrive resume needs --reason\n" },
+		{ "purge", NULL },
+		{ "dlqctl: purge needs --older-than\n" },
+		{ "replay", "7", "--queue", "orders", NULL },
+		{ "dlqctl: replay needs one of: archive ids, --queue Q or "
+		    "--from-queue Q\n" },
+		{ "replay", "--from-queue", "orders.dlq", "--queue", "orders",
+		    NULL },
+		{ "dlqctl: replay needs one of: archive ids, --queue Q or "
+		    "--from-queue Q\n" },
+		{ "replay", "7", "--class", "transient", NULL },
+		{ "dlqctl: --class, --signature and --since narrow a --queue "
+		    "selection\n" },
+	};
+	const char *argv[10];
+	char *out, *err;
+	size_t i, k;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i += 2) {
+		argv[0] = h_bin("dlqctl");
+		for (k = 0; cases[i][k] != NULL; k++)
+			argv[k + 1] = cases[i][k];
+		argv[k + 1] = NULL;
+		ck_assert_int_eq(h_run_split(argv, NULL, &out, &err), 2);
+		ck_assert_str_eq(out, "");
+		ck_assert_msg(strncmp(err, cases[i + 1][0],
+		    strlen(cases[i + 1][0])) == 0, "%s: %s", cases[i][0], err);
+		ck_assert_ptr_nonnull(strstr(err, "\nusage: dlqctl "));
+		free(out);
+		free(err);
+	}
+}
+END_TEST
+
 START_TEST(wrong_password_is_an_error_not_a_retry_loop)
 {
 	char url[256], env[300], *out;
@@ -186,6 +231,7 @@ suite(void)
 	tcase_add_test(tc, bad_topology_file_is_refused);
 	tcase_add_test(tc, wrong_password_is_an_error_not_a_retry_loop);
 	tcase_add_test(tc, dlqctl_names_what_a_mistyped_command_could_be);
+	tcase_add_test(tc, dlqctl_says_what_a_command_line_is_missing);
 	suite_add_tcase(s, tc);
 	return s;
 }

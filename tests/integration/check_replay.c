@@ -124,6 +124,7 @@ START_TEST(a_replay_is_the_original_message_marked_as_a_replay)
 	const amqp_field_value_t *v;
 	char other[160], id[24];
 	cJSON *j;
+	const cJSON *a;
 	int64_t n;
 	int rc;
 
@@ -246,6 +247,20 @@ START_TEST(a_replay_is_the_original_message_marked_as_a_replay)
 	ck_assert_int_eq((int)get(j, "refused")->valuedouble, 1);
 	cJSON_Delete(j);
 	ck_assert_int_eq(h_count(f.q[0]), 0);
+	/* the refusal is recorded: the audit names the id and the reason */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
+	    NULL }), 0);
+	a = cJSON_GetArrayItem(j, 0);
+	ck_assert_str_eq(get(a, "command")->valuestring, "audit_note");
+	a = get(a, "args");
+	ck_assert_str_eq(get(a, "result")->valuestring, "refused 1 of 1 selected");
+	ck_assert_str_eq(get(a, "reason")->valuestring, "again");
+	ck_assert_int_eq(cJSON_GetArraySize(get(a, "refused")), 1);
+	ck_assert_int_eq((int)get(cJSON_GetArrayItem(get(a, "refused"), 0),
+	    "id")->valuedouble, atoi(id));
+	ck_assert_str_eq(get(cJSON_GetArrayItem(get(a, "refused"), 0),
+	    "why")->valuestring, "status is replayed");
+	cJSON_Delete(j);
 	stop(&f);
 }
 END_TEST
