@@ -219,6 +219,14 @@ check_str(const struct opt *o, const char *v)
 	const char *why = NULL;
 	size_t i;
 
+	/* empty is a mistake here (a template's unset variable), not "off" */
+	if (*v == '\0' && (strcmp(o->name, "path") == 0 ||
+	    strcmp(o->name, "socket") == 0))
+		return "must not be empty (leave the setting out for its "
+		    "default)";
+	if (*v == '\0' && strcmp(o->name, "listen") == 0)
+		return "must not be empty (0 turns it off; leave the setting out "
+		    "for its default)";
 	if (strcmp(o->name, "url") == 0) {
 		memset(&b, 0, sizeof(b));
 		if (dlq_config_parse_url(v, &b, &why) == 0)
@@ -236,7 +244,7 @@ check_str(const struct opt *o, const char *v)
 	if (strcmp(o->name, "listen") == 0) {
 		const char *colon = strrchr(v, ':');
 		long port;
-		if (strcmp(v, "0") == 0 || *v == '\0')
+		if (strcmp(v, "0") == 0)
 			return NULL;
 		if (colon == NULL || colon == v ||
 		    (port = strtol(colon + 1, NULL, 10)) < 1 || port > 65535 ||
@@ -605,7 +613,8 @@ read_policies(struct dlq_config *c, const config_setting_t *list,
 		p->evidence_max_age_ms = -1;
 		p->require_owner = -1;
 		p->queue = rule_str(e, "queue");
-		if (config_setting_type(e) != CONFIG_TYPE_GROUP || p->queue == NULL) {
+		if (config_setting_type(e) != CONFIG_TYPE_GROUP ||
+		    p->queue == NULL || *p->queue == '\0') {
 			dlq_buf_printf(errors, "%s: replay.queues: each entry needs "
 			    "queue = \"name\"\n", where);
 			free(p->queue);
@@ -693,13 +702,33 @@ dlq_config_replay_policy(const struct dlq_config *c, const char *queue,
 	    p->evidence_max_age_ms : c->replay_evidence_max_age_ms;
 }
 
+
+/* Checks one element of a list setting; NULL when fine. An empty one is
+ * a mistake in every list (it would match every key, name no header or
+ * user), and a class list must name known classes: a typo would silently
+ * never match. */
+static const char *
+check_item(const struct opt *o, const char *v)
+{
+	if (*v == '\0')
+		return "must not be empty";
+	if (strcmp(v, "@") == 0)
+		return "a group needs its name after the @";
+	if ((strcmp(o->name, "never") == 0 || strcmp(o->name, "classes") ==
+	    0) && !dlq_class_valid(v))
+		return "unknown class (known: transient, rate_limited, "
+		    "validation, configuration, contract, security, expired, "
+		    "manual, unknown)";
+	return NULL;
+}
+
 static int
 read_setting(struct dlq_config *c, const struct opt *o,
     const config_setting_t *s, const char *path, struct dlq_buf *errors)
 {
-	char where[PATH_MAX + 16], why[64], text[32];
+	char where[PATH_MAX + 16], why[192], text[32];
 	int t = config_setting_type(s), i, n;
-	const char *const *tmp;
+	const char *const *tmp, *why_s;
 	const char **v;
 	double d;
 	int rc = 0;
@@ -753,6 +782,14 @@ read_setting(struct dlq_config *c, const struct opt *o,
 				break;
 			}
 			v[i] = config_setting_get_string(e);
+			if ((why_s = check_item(o, v[i])) != NULL) {
+				snprintf(why, sizeof(why), "element %d: %s", i + 1,
+				    why_s);
+				where_of(e, path, where, sizeof(where));
+				report(errors, where, o, v[i], why);
+				rc = -1;
+				break;
+			}
 		}
 		if (rc == 0) {
 			tmp = v;
@@ -948,26 +985,6 @@ build_targets(struct dlq_config *c)
 	return 0;
 }
 
-/* A list of error classes must name known ones: a typo would silently
- * never match. */
-static int
-check_classes(const struct dlq_strlist *l, const char *name, const char *path,
-    struct dlq_buf *errors)
-{
-	size_t i;
-	int rc = 0;
-
-	for (i = 0; i < l->n; i++)
-		if (!dlq_class_valid(l->v[i])) {
-			dlq_buf_printf(errors, "%s: %s: unknown class '%s' (known: "
-			    "transient, rate_limited, validation, configuration, "
-			    "contract, security, expired, manual, unknown)\n",
-			    path ? path : "(defaults)", name, l->v[i]);
-			rc = -1;
-		}
-	return rc;
-}
-
 int
 dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 {
@@ -990,9 +1007,6 @@ dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 		    (long long)c->reconnect_max_ms);
 		rc = -1;
 	}
-	if (check_classes(&c->replay_never, "replay.never", path, errors) ||
-	    check_classes(&c->redrive_classes, "redrive.classes", path, errors))
-		rc = -1;
 	if (rc == 0 && build_targets(c) == -1)
 		rc = -1;
 	if (rc == 0 && dlq_config_parse_url(c->url, &c->broker, &why) == -1) {

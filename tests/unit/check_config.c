@@ -164,6 +164,49 @@ START_TEST(control_socket_path_must_fit_a_unix_socket)
 }
 END_TEST
 
+/* An empty path, socket or listen address (a template's unset variable)
+ * is refused: the worker cannot run without them. */
+START_TEST(settings_the_worker_needs_cannot_be_empty)
+{
+	char want[600];
+
+	write_conf("archive = {\n path = \"\";\n};\ncontrol = {\n"
+	    " socket = \"\";\n};\nhttp = { listen = \"\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	snprintf(want, sizeof(want), "%s:7: http.listen: bad value '': must "
+	    "not be empty (0 turns it off; leave the setting out for its "
+	    "default)\n"
+	    "%s:2: archive.path: bad value '': must not be empty (leave the "
+	    "setting out for its default)\n"
+	    "%s:5: control.socket: bad value '': must not be empty (leave the "
+	    "setting out for its default)\n", path, path, path);
+	ck_assert_str_eq(err(), want);
+}
+END_TEST
+
+/* Each element of a list is checked, and its own line named. */
+START_TEST(list_elements_are_checked_on_their_line)
+{
+	char want[900];
+
+	write_conf("log = { mask_keys = [ \"token\",\n  \"\" ]; };\n"
+	    "control = { operators = [ \"alice\", \"@\" ]; };\n"
+	    "replay = {\n never = [ \"validation\",\n \"expierd\" ];\n"
+	    " queues = ( { queue = \"\"; } );\n};\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	snprintf(want, sizeof(want),
+	    "%s:2: log.mask_keys: bad value '': element 2: must not be empty\n"
+	    "%s:3: control.operators: bad value '@': element 2: a group needs "
+	    "its name after the @\n"
+	    "%s:6: replay.never: bad value 'expierd': element 2: unknown class "
+	    "(known: transient, rate_limited, validation, configuration, "
+	    "contract, security, expired, manual, unknown)\n"
+	    "%s:7: replay.queues: each entry needs queue = \"name\"\n",
+	    path, path, path, path);
+	ck_assert_str_eq(err(), want);
+}
+END_TEST
+
 START_TEST(bad_urls_are_refused_without_the_password)
 {
 	static const char *bad[] = {
@@ -293,8 +336,8 @@ START_TEST(bad_redrive_settings_are_refused)
 	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
 	ck_assert_ptr_nonnull(strstr(err(), ":1: redrive.trip_ratio: bad "
 	    "value '1.5': must be 0.0 .. 1.0"));
-	ck_assert_ptr_nonnull(strstr(err(), "redrive.classes: unknown class "
-	    "'transeint'"));
+	ck_assert_ptr_nonnull(strstr(err(), ":1: redrive.classes: bad value "
+	    "'transeint': element 1: unknown class (known: transient,"));
 	ck_assert_ptr_nonnull(strstr(err(), "redrive.max_cycles: bad value "
 	    "'0'"));
 	dlq_config_release(&c);
@@ -330,6 +373,8 @@ suite(void)
 	tcase_add_test(tc, redrive_is_off_by_default_and_read_with_its_ratio);
 	tcase_add_test(tc, bad_redrive_settings_are_refused);
 	tcase_add_test(tc, control_socket_path_must_fit_a_unix_socket);
+	tcase_add_test(tc, settings_the_worker_needs_cannot_be_empty);
+	tcase_add_test(tc, list_elements_are_checked_on_their_line);
 	suite_add_tcase(s, tc);
 	return s;
 }
