@@ -20,6 +20,8 @@
 #include <strings.h>
 #include <sys/un.h>
 
+#include "confint.h"
+
 enum opt_kind { OPT_INT, OPT_STR, OPT_BOOL, OPT_LIST, OPT_LEVEL, OPT_TARGETS,
 	OPT_RULES, OPT_POLICIES, OPT_RATIO };
 
@@ -586,6 +588,35 @@ policies_release(struct dlq_replay_policy *p, size_t n)
 static const char *const policy_keys[] = { "queue", "max_age_ms",
 	"max_replays", "never", "require_owner", "evidence_max_age_ms", NULL };
 
+/* One integer of a replay.queues entry, 0..max, into *out when present
+ * (else *out is left alone). -1 when it is not a fitting integer. */
+static int
+policy_int(const config_setting_t *e, const char *key, int64_t max,
+    const char *path, const char *where, struct dlq_buf *errors,
+    int64_t *out)
+{
+	const config_setting_t *m = config_setting_get_member(e, key);
+	char text[64];
+	int64_t v;
+
+	if (m == NULL)
+		return 0;
+	if (config_setting_type(m) != CONFIG_TYPE_INT &&
+	    config_setting_type(m) != CONFIG_TYPE_INT64) {
+		dlq_buf_printf(errors, "%s: replay.queues: %s must be an "
+		    "integer\n", where, key);
+		return -1;
+	}
+	if (!dlq_confint_get(m, path, &v, text, sizeof(text)) || v < 0 ||
+	    v > max) {
+		dlq_buf_printf(errors, "%s: replay.queues: %s: bad value '%s': "
+		    "out of range 0..%lld\n", where, key, text, (long long)max);
+		return -1;
+	}
+	*out = v;
+	return 1;
+}
+
 /* replay.queues = ( { queue = "q"; max_age_ms = ...; max_replays = ...;
  *                     never = [ ... ]; require_owner = true; } ) */
 static int
@@ -597,7 +628,6 @@ read_policies(struct dlq_config *c, const config_setting_t *list,
 	char where[PATH_MAX + 16];
 	const char **names;
 	unsigned i, j, n = (unsigned)config_setting_length(list);
-	long long v;
 	int rc = 0, b;
 
 	policies_release(c->replay_queues, c->n_replay_queues);
@@ -628,34 +658,22 @@ read_policies(struct dlq_config *c, const config_setting_t *list,
 				    "setting '%s'\n", where, config_setting_name(m));
 				rc = -1;
 			}
-		if (config_setting_lookup_int64(e, "max_age_ms", &v)) {
-			if (v < 0) {
-				dlq_buf_printf(errors, "%s: replay.queues: "
-				    "max_age_ms must not be negative\n", where);
-				rc = -1;
-			}
-			p->max_age_ms = v;
-		}
-		if (config_setting_lookup_int64(e, "max_replays", &v)) {
-			if (v < 0 || v > 1000) {
-				dlq_buf_printf(errors, "%s: replay.queues: "
-				    "max_replays must be 0..1000\n", where);
-				rc = -1;
-			}
-			p->max_replays = v;
-		}
-		if (config_setting_lookup_int64(e, "evidence_max_age_ms", &v)) {
-			if (v < 0) {
-				dlq_buf_printf(errors, "%s: replay.queues: "
-				    "evidence_max_age_ms must not be negative\n",
-				    where);
-				rc = -1;
-			}
-			p->evidence_max_age_ms = v;
-		}
+		if (policy_int(e, "max_age_ms", 3650LL * 86400000, path, where,
+		    errors, &p->max_age_ms) == -1 ||
+		    policy_int(e, "max_replays", 1000, path, where, errors,
+		    &p->max_replays) == -1 ||
+		    policy_int(e, "evidence_max_age_ms", 3650LL * 86400000, path,
+		    where, errors, &p->evidence_max_age_ms) == -1)
+			rc = -1;
 		if (config_setting_lookup_bool(e, "require_owner", &b))
 			p->require_owner = b;
-		if ((k = config_setting_get_member(e, "never")) != NULL) {
+		if ((k = config_setting_get_member(e, "never")) != NULL &&
+		    config_setting_type(k) != CONFIG_TYPE_ARRAY &&
+		    config_setting_type(k) != CONFIG_TYPE_LIST) {
+			dlq_buf_printf(errors, "%s: replay.queues: never must be "
+			    "a list of classes [ \"...\" ]\n", where);
+			rc = -1;
+		} else if (k != NULL) {
 			names = calloc((size_t)config_setting_length(k) + 1,
 			    sizeof(*names));
 			for (j = 0; names != NULL && j < (unsigned)
@@ -726,8 +744,9 @@ static int
 read_setting(struct dlq_config *c, const struct opt *o,
     const config_setting_t *s, const char *path, struct dlq_buf *errors)
 {
-	char where[PATH_MAX + 16], why[192], text[32];
+	char where[PATH_MAX + 16], why[192], text[64];
 	int t = config_setting_type(s), i, n;
+	int64_t iv;
 	const char *const *tmp, *why_s;
 	const char **v;
 	double d;
@@ -738,10 +757,13 @@ read_setting(struct dlq_config *c, const struct opt *o,
 	case OPT_INT:
 		if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
 			break;
-		snprintf(text, sizeof(text), "%lld",
-		    (long long)config_setting_get_int64(s));
-		return apply_int(c, o, config_setting_get_int64(s), where, text,
-		    errors);
+		if (!dlq_confint_get(s, path, &iv, text, sizeof(text))) {
+			snprintf(why, sizeof(why), "out of range %lld..%lld",
+			    (long long)o->min, (long long)o->max);
+			report(errors, where, o, text, why);
+			return -1;
+		}
+		return apply_int(c, o, iv, where, text, errors);
 	case OPT_BOOL:
 		if (t != CONFIG_TYPE_BOOL)
 			break;
@@ -750,8 +772,11 @@ read_setting(struct dlq_config *c, const struct opt *o,
 	case OPT_RATIO:		/* a fraction 0.0 .. 1.0, kept in 1/1000 */
 		if (t != CONFIG_TYPE_FLOAT && t != CONFIG_TYPE_INT)
 			break;
-		d = t == CONFIG_TYPE_FLOAT ? config_setting_get_float(s) :
-		    (double)config_setting_get_int(s);
+		if (t == CONFIG_TYPE_FLOAT)
+			d = config_setting_get_float(s);
+		else
+			d = dlq_confint_get(s, path, &iv, NULL, 0) ? (double)iv :
+			    2.0;	/* beyond 64 bits: out of range */
 		snprintf(text, sizeof(text), "%g", d);
 		if (!(d >= 0.0 && d <= 1.0)) {
 			report(errors, where, o, text, "must be 0.0 .. 1.0");

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "amqp.h"
+#include "confint.h"
 #include "log.h"
 
 #define QUEUE_NAME_MAX	255
@@ -92,6 +93,7 @@ get_int(struct loader *l, const config_setting_t *g, const char *key,
     int64_t def, int64_t min, int64_t max)
 {
 	const config_setting_t *s = config_setting_get_member(g, key);
+	char text[64];
 	int64_t v;
 
 	if (s == NULL)
@@ -101,10 +103,10 @@ get_int(struct loader *l, const config_setting_t *g, const char *key,
 		err(l, s, "'%s' must be an integer", key);
 		return def;
 	}
-	v = config_setting_get_int64(s);
-	if (v < min || v > max) {
-		err(l, s, "'%s' = %lld is out of range %lld..%lld", key,
-		    (long long)v, (long long)min, (long long)max);
+	if (!dlq_confint_get(s, l->path, &v, text, sizeof(text)) || v < min ||
+	    v > max) {
+		err(l, s, "'%s' = %s is out of range %lld..%lld", key, text,
+		    (long long)min, (long long)max);
 		return def;
 	}
 	return v;

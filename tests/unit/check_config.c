@@ -207,6 +207,37 @@ START_TEST(list_elements_are_checked_on_their_line)
 }
 END_TEST
 
+/* libconfig 1.5 keeps the low 32 bits of a literal without L: 2^32 +
+ * 300000 would arrive as 300000, in range. It is refused as written. */
+START_TEST(numbers_too_large_for_32_bits_are_refused_not_wrapped)
+{
+	struct dlq_replay_policy p;
+	char want[600];
+
+	write_conf("alert = {\n cooldown_ms = 4295267296;\n};\n"
+	    "redrive = { trip_ratio = 4294967296; };\n"
+	    "replay = { queues = ( { queue = \"a\"; max_replays = 4294967297;"
+	    " } ); };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	snprintf(want, sizeof(want), "%s:2: alert.cooldown_ms: bad value "
+	    "'4295267296': out of range 0..604800000\n"
+	    "%s:5: replay.queues: max_replays: bad value '4294967297': out of "
+	    "range 0..1000\n"
+	    "%s:4: redrive.trip_ratio: bad value '4.29497e+09': must be 0.0 .. "
+	    "1.0\n", path, path, path);
+	ck_assert_str_eq(err(), want);
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	unlink(path);
+	/* a large value that fits is kept whole */
+	write_conf("replay = { queues = ( { queue = \"a\"; max_age_ms = "
+	    "4294967296; } ); };\n");
+	ck_assert_msg(dlq_config_load(&c, path, &errors) == 0, "%s", err());
+	dlq_config_replay_policy(&c, "a", &p);
+	ck_assert_int_eq(p.max_age_ms, 4294967296LL);
+}
+END_TEST
+
 START_TEST(bad_urls_are_refused_without_the_password)
 {
 	static const char *bad[] = {
@@ -375,6 +406,7 @@ suite(void)
 	tcase_add_test(tc, control_socket_path_must_fit_a_unix_socket);
 	tcase_add_test(tc, settings_the_worker_needs_cannot_be_empty);
 	tcase_add_test(tc, list_elements_are_checked_on_their_line);
+	tcase_add_test(tc, numbers_too_large_for_32_bits_are_refused_not_wrapped);
 	suite_add_tcase(s, tc);
 	return s;
 }
