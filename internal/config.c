@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <amqp.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <libconfig.h>
 #include <limits.h>
@@ -245,6 +246,8 @@ check_str(const struct opt *o, const char *v)
 	}
 	if (strcmp(o->name, "listen") == 0) {
 		const char *colon = strrchr(v, ':');
+		struct in_addr in;
+		char host[64];
 		long port;
 		if (strcmp(v, "0") == 0)
 			return NULL;
@@ -252,6 +255,12 @@ check_str(const struct opt *o, const char *v)
 		    (port = strtol(colon + 1, NULL, 10)) < 1 || port > 65535 ||
 		    strspn(colon + 1, "0123456789") != strlen(colon + 1))
 			return "expected HOST:PORT (e.g. 127.0.0.1:9464) or 0";
+		/* what the HTTP server can bind: an IPv4 address */
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - v), v);
+		if (strcmp(host, "localhost") != 0 &&
+		    inet_pton(AF_INET, host, &in) != 1)
+			return "HOST must be an IPv4 address or localhost (e.g. "
+			    "0.0.0.0:9464 for every interface)";
 		return NULL;
 	}
 	if (strcmp(o->name, "webhook_format") == 0) {

@@ -238,6 +238,24 @@ START_TEST(numbers_too_large_for_32_bits_are_refused_not_wrapped)
 }
 END_TEST
 
+/* --check-config refuses what the HTTP server could not bind. */
+START_TEST(http_listen_must_be_an_ipv4_address)
+{
+	char want[300];
+
+	write_conf("http = { listen = \"localhost:9464\"; };\n");
+	ck_assert_msg(dlq_config_load(&c, path, &errors) == 0, "%s", err());
+	dlq_config_release(&c);
+	unlink(path);
+	write_conf("http = { listen = \"metrics.example:9464\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	snprintf(want, sizeof(want), "%s:1: http.listen: bad value "
+	    "'metrics.example:9464': HOST must be an IPv4 address or localhost "
+	    "(e.g. 0.0.0.0:9464 for every interface)\n", path);
+	ck_assert_str_eq(err(), want);
+}
+END_TEST
+
 START_TEST(bad_urls_are_refused_without_the_password)
 {
 	static const char *bad[] = {
@@ -407,6 +425,7 @@ suite(void)
 	tcase_add_test(tc, settings_the_worker_needs_cannot_be_empty);
 	tcase_add_test(tc, list_elements_are_checked_on_their_line);
 	tcase_add_test(tc, numbers_too_large_for_32_bits_are_refused_not_wrapped);
+	tcase_add_test(tc, http_listen_must_be_an_ipv4_address);
 	suite_add_tcase(s, tc);
 	return s;
 }
