@@ -39,31 +39,37 @@ struct tally {
 	bool	 blocked;	/* the broker blocks publishing: stop */
 	char	 why[REFUSAL_KINDS][160];
 	size_t	 why_n[REFUSAL_KINDS];
-	cJSON	*refusals;	/* executing: each refused id and why, noted */
+	cJSON	*refusals;	/* executing: what was refused and why */
 	size_t	 refusals_bytes, refusals_unlisted;
 	int64_t	 start_ms;
 	cJSON	*results;
 	cJSON	*canary;	/* NULL: no canary; else what it showed */
 };
 
-/* Counts a refusal by its reason; an executing run also keeps the id
- * with it, for the audit (as many as fit in one control request). */
+/* Counts a refusal by its reason; an executing run also keeps what was
+ * refused (archive id, or a live delivery's message id) and why, for the
+ * audit (as many as fit in one control request). */
 static void
-refuse(struct tally *t, int64_t id, const char *why)
+refuse(struct tally *t, int64_t id, const char *message_id, const char *why)
 {
+	size_t cost = strlen(why) + 40 + (message_id ? strlen(message_id) : 0);
 	cJSON *r;
 	size_t i;
 
 	t->refused++;
-	if (t->refusals != NULL && id > 0) {
-		if (t->refusals_bytes + strlen(why) + 40 > REFUSALS_NOTED_MAX)
+	if (t->refusals != NULL) {
+		if (t->refusals_bytes + cost > REFUSALS_NOTED_MAX)
 			t->refusals_unlisted++;
 		else {
 			r = cJSON_CreateObject();
-			cJSON_AddNumberToObject(r, "id", (double)id);
+			if (id > 0)
+				cJSON_AddNumberToObject(r, "id", (double)id);
+			if (message_id != NULL)
+				cJSON_AddStringToObject(r, "message_id",
+				    message_id);
 			cJSON_AddStringToObject(r, "why", why);
 			cJSON_AddItemToArray(t->refusals, r);
-			t->refusals_bytes += strlen(why) + 40;
+			t->refusals_bytes += cost;
 		}
 	}
 	for (i = 0; i < REFUSAL_KINDS && t->why[i][0] != '\0'; i++)
@@ -313,7 +319,7 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	if ((ans = ask(c, req, why, sizeof(why))) == NULL) {
 		for (i = 0; i < n; i++) {
 			t->done++;
-			refuse(t, ids[i], why);
+			refuse(t, ids[i], NULL, why);
 		}
 		return;
 	}
@@ -321,7 +327,7 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	    "data"), "refused")) {
 		t->done++;
 		refuse(t, (int64_t)cJSON_GetObjectItem(ref, "id")->valuedouble,
-		    cJSON_GetObjectItem(ref, "why")->valuestring);
+		    NULL, cJSON_GetObjectItem(ref, "why")->valuestring);
 	}
 	fin = cJSON_CreateObject();
 	cJSON_AddStringToObject(fin, "cmd", "replay_finish");
@@ -489,7 +495,7 @@ note(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	cJSON_AddStringToObject(req, "what", what);
 	cJSON_AddStringToObject(req, "result", result);
 	add_options(req, o);
-	if (t != NULL && t->refusals != NULL) {
+	if (t != NULL && t->refusals != NULL && t->refused > 0) {
 		sel = cJSON_Duplicate(o->select, 1);
 		cJSON_DeleteItemFromObject(sel, "ids");	/* in "refused" */
 		if (sel->child != NULL)
@@ -567,7 +573,7 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		else {
 			t.done++;
 			refuse(&t, (int64_t)cJSON_GetObjectItem(item,
-			    "id")->valuedouble, cJSON_GetObjectItem(item,
+			    "id")->valuedouble, NULL, cJSON_GetObjectItem(item,
 			    "why")->valuestring);
 		}
 	}
@@ -674,7 +680,7 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	    d.message_id.p : "");
 	if (!judge_live(c, k, &d, queue, o->evidence != NULL, why, sizeof(why),
 	    &mark.replay_count)) {
-		refuse(t, 0, why);
+		refuse(t, 0, id[0] ? id : NULL, why);
 		return false;
 	}
 	if (!o->execute) {
@@ -738,6 +744,8 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	memset(&t, 0, sizeof(t));
 	t.dry = !o->execute;
 	t.results = cJSON_CreateArray();
+	if (o->execute)
+		t.refusals = cJSON_CreateArray();
 	t.total = (size_t)o->limit;
 	t.start_ms = dlq_now_ms();
 	whoami(me, sizeof(me));
@@ -776,8 +784,9 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	snprintf(res, sizeof(res), "examined %zu: %s %zu, refused %zu, failed "
 	    "%zu, unknown %zu", t.done, t.dry ? "eligible" : "published",
 	    t.published, t.refused, t.failed, t.unknown);
-	if (!note(c, o, what, res, NULL, why, sizeof(why)))
+	if (!note(c, o, what, res, &t, why, sizeof(why)))
 		fprintf(stderr, "dlqctl: could not audit the result: %s\n", why);
+	cJSON_Delete(t.refusals);
 	cJSON_Delete(t.results);
 	dlq_publisher_close(pub);
 	dlq_classify_free(k);

@@ -631,6 +631,7 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 	char w[160], wdlq[170];
 	amqp_table_entry_t args[2], e;
 	amqp_table_t at = { 2, args }, h = { 1, &e };
+	const cJSON *a;
 	cJSON *j;
 	int i, rc;
 
@@ -671,6 +672,13 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 	ck_assert_int_ge(cJSON_GetArraySize(j), 4);	/* start, end, twice */
 	ck_assert_str_eq(get(cJSON_GetArrayItem(j, 0), "command")->valuestring,
 	    "audit_note");
+	/* the executed run's end names each refused message and why */
+	a = get(get(cJSON_GetArrayItem(j, 0), "args"), "refused");
+	ck_assert_int_eq(cJSON_GetArraySize(a), 2);
+	ck_assert_str_eq(get(cJSON_GetArrayItem(a, 1), "message_id")->valuestring,
+	    "bad");
+	ck_assert_ptr_nonnull(strstr(get(cJSON_GetArrayItem(a, 1),
+	    "why")->valuestring, "validation"));
 	cJSON_Delete(j);
 	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(w), 0, 0);
 	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(wdlq), 0, 0);
