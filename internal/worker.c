@@ -50,7 +50,13 @@
 
 static atomic_bool stopping;
 
-/* Waits up to `ms` for SIGTERM/SIGINT; returns the signal or 0. */
+static const char *
+signal_name(int sig)
+{
+	return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP";
+}
+
+/* Waits up to `ms` for SIGTERM/SIGINT/SIGHUP; returns the signal or 0. */
 static int
 wait_signal(const sigset_t *set, int64_t ms)
 {
@@ -383,10 +389,10 @@ check_secrets_file(const struct dlq_config *c)
 	    "(or 640 with the worker's group)", NULL);
 }
 
-/* After the first SIGTERM / SIGINT the worker drains; a second one means
- * "now": exit at once. The archive stays consistent (WAL: an unfinished
- * transaction is rolled back on the next open) and unacked deliveries go
- * back to their queues. */
+/* After the first SIGTERM / SIGINT / SIGHUP the worker drains; a second
+ * one means "now": exit at once. The archive stays consistent (WAL: an
+ * unfinished transaction is rolled back on the next open) and unacked
+ * deliveries go back to their queues. */
 static void *
 watch_second_signal(void *arg)
 {
@@ -395,7 +401,7 @@ watch_second_signal(void *arg)
 
 	if (sigwait(set, &sig) == 0) {
 		dlq_log(DLQ_LOG_WARN, "shutdown_forced", "signal",
-		    sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+		    signal_name(sig), NULL);
 		_exit(DLQ_EXIT_ERROR);
 	}
 	return NULL;
@@ -415,6 +421,8 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	/* a closed terminal (make run) stops the worker as cleanly as ^C */
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	/* one malloc arena per consumer thread would multiply the resident
@@ -462,8 +470,8 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 		apply_retention(c, &s);
 		check_thresholds(c, &s);
 	}
-	dlq_log(DLQ_LOG_INFO, "shutdown_started", "signal",
-	    sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+	dlq_log(DLQ_LOG_INFO, "shutdown_started", "signal", signal_name(sig),
+	    NULL);
 	if (pthread_create(&watcher, NULL, watch_second_signal, &set) == 0)
 		pthread_detach(watcher);
 	stop_services(&s);

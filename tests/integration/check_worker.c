@@ -3,6 +3,7 @@
  * Messages die through the broker's own dead-lettering (a consumer rejects
  * them with requeue=false), and the worker's JSON log is read back. */
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,34 @@ START_TEST(rejected_messages_are_logged_once_each)
 	h_events_free(ev, n);
 	h_close(c);
 	fixture_stop(&f);
+}
+END_TEST
+
+/* A closed terminal (SIGHUP: `make run` in a terminal that goes away)
+ * stops the worker as cleanly as SIGTERM. */
+START_TEST(a_hangup_stops_the_worker_cleanly)
+{
+	struct fixture f;
+	amqp_connection_state_t c;
+	char exch[96];
+	cJSON **ev;
+	int i, n;
+
+	fixture_start(&f, "0");
+	c = h_connect();
+	snprintf(exch, sizeof(exch), "%s_x", f.prefix);
+	for (i = 0; i < 5; i++)
+		h_publish(c, exch, f.q2, "{}", 2, NULL, NULL);
+	ck_assert_int_eq(h_reject(c, f.q2, 5, WAIT_MS), 5);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 5, WAIT_MS));
+	ck_assert_int_eq(h_worker_signal(&f.w, SIGHUP, 10000, NULL), 0);
+	ev = h_worker_events(&f.w, "shutdown_started", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(str(ev[0], "signal"), "SIGHUP");
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_worker_count(&f.w, "shutdown"), 1);
+	ck_assert_int_eq(h_count(f.dlq2), 0);
+	h_close(c);
 }
 END_TEST
 
@@ -390,6 +419,7 @@ suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, rejected_messages_are_logged_once_each);
 	tcase_add_test(tc, retry_then_reject_shows_both_deaths);
+	tcase_add_test(tc, a_hangup_stops_the_worker_cleanly);
 	tcase_add_test(tc, poison_deliveries_are_logged_and_acked);
 	tcase_add_test(tc, a_consumer_replaces_its_connection_after_a_burst);
 	tcase_add_test(tc, broker_restart_is_survived);

@@ -530,10 +530,16 @@ h_worker_exit(struct h_worker *w, int timeout_ms)
 int
 h_worker_stop(struct h_worker *w, int timeout_ms, int64_t *ms)
 {
+	return h_worker_signal(w, SIGTERM, timeout_ms, ms);
+}
+
+int
+h_worker_signal(struct h_worker *w, int sig, int timeout_ms, int64_t *ms)
+{
 	int64_t start = h_now_ms();
 	int status;
 
-	kill(w->pid, SIGTERM);
+	kill(w->pid, sig);
 	while (h_now_ms() - start < timeout_ms) {
 		if (waitpid(w->pid, &status, WNOHANG) == w->pid) {
 			if (ms != NULL)

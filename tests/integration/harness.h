@@ -84,6 +84,9 @@ void		 h_events_free(cJSON **, int);
 int		 h_worker_exit(struct h_worker *, int timeout_ms);
 /* SIGTERM, wait up to `timeout_ms`; the exit status or -1 (killed). */
 int		 h_worker_stop(struct h_worker *, int timeout_ms, int64_t *ms);
+/* The same with another signal than SIGTERM. */
+int		 h_worker_signal(struct h_worker *, int sig, int timeout_ms,
+		    int64_t *ms);
 /* Runs a program to completion, capturing stdout and stderr into one
  * malloc'd string; returns the exit status. */
 int		 h_run(const char *const *argv, const char *const *env,
