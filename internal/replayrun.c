@@ -798,9 +798,13 @@ dlq_replay_run(const struct dlq_config *c, const struct dlq_replay_opts *o)
 {
 	struct sigaction sa;
 
+	/* ^C, a closed terminal or a kill: stop after the current message,
+	 * give back what was claimed and not sent, print the summary */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	return o->from_queue ? run_live(c, o) : run_archive(c, o);
 }

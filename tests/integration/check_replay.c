@@ -1,6 +1,7 @@
 /* check_replay.c - dlqctl replay against the real worker and broker; a
  * plain rabbitmq-c consumer in the test reads what was replayed. */
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -713,6 +714,58 @@ START_TEST(rate_limits_the_replay)
 }
 END_TEST
 
+/* SIGTERM (or ^C, or a closed terminal) stops a replay after the message
+ * in hand: what was published is replayed, what was claimed and not sent
+ * is given back, nothing is left replaying, and the summary is printed. */
+START_TEST(a_signal_stops_a_replay_after_the_current_message)
+{
+	struct fixture f;
+	struct h_worker r;
+	char id[32], *text;
+	cJSON *j;
+	int64_t end;
+	int i, rc, published;
+
+	start(&f, NULL);
+	for (i = 0; i < 100; i++) {
+		snprintf(id, sizeof(id), "s-%d", i);
+		h_publish(f.c, "", f.dlq[1], "{}", 2, id, NULL);
+	}
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 100, WAIT_MS));
+	h_spawn(&r, "dlqctl", (const char *[]){ "-c", f.cfg, "--json",
+	    "replay", "--queue", f.q[1], "--rate", "20", "--execute",
+	    "--reason", "signal test", NULL }, NULL);
+	for (end = h_now_ms() + WAIT_MS; h_count(f.q[1]) < 5 &&
+	    h_now_ms() < end; )
+		usleep(20000);
+	kill(r.pid, SIGTERM);
+	rc = h_worker_exit(&r, 10000);
+	ck_assert_msg(rc == 0 || rc == 1, "exit %d", rc);
+	text = h_slurp(r.log);
+	ck_assert_ptr_nonnull(j = cJSON_Parse(text));
+	free(text);
+	ck_assert(cJSON_IsTrue(get(j, "interrupted")));
+	published = (int)get(j, "published")->valuedouble;
+	ck_assert_int_ge(published, 5);
+	ck_assert_int_lt(published, 100);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(f.q[1], published, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    "--status", "replaying", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 0);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    "--status", "replayed", "--limit", "100", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), published);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    "--status", "open", "--limit", "100", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 100 - published);
+	cJSON_Delete(j);
+	stop(&f);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -729,6 +782,7 @@ suite(void)
 	tcase_add_test(tc, evidence_is_required_recorded_shown_and_counted);
 	tcase_add_test(tc, from_queue_replays_the_eligible_and_leaves_the_rest);
 	tcase_add_test(tc, rate_limits_the_replay);
+	tcase_add_test(tc, a_signal_stops_a_replay_after_the_current_message);
 	suite_add_tcase(s, tc);
 	return s;
 }

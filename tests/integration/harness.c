@@ -395,14 +395,21 @@ void
 h_worker_start(struct h_worker *w, const char *const *args,
     const char *const *env)
 {
-	const char *argv[16];
+	h_spawn(w, "dlq-worker", args, env);
+}
+
+void
+h_spawn(struct h_worker *w, const char *prog, const char *const *args,
+    const char *const *env)
+{
+	const char *argv[24];
 	pid_t parent;
 	int i = 0, fd;
 
-	snprintf(w->log, sizeof(w->log), "%s/worker-%d.log", tmpdir(), ++seq);
-	snprintf(w->err, sizeof(w->err), "%s/worker-%d.err", tmpdir(), seq);
-	argv[i++] = h_bin("dlq-worker");
-	for (; args != NULL && *args != NULL && i < 15; args++)
+	snprintf(w->log, sizeof(w->log), "%s/%s-%d.log", tmpdir(), prog, ++seq);
+	snprintf(w->err, sizeof(w->err), "%s/%s-%d.err", tmpdir(), prog, seq);
+	argv[i++] = h_bin(prog);
+	for (; args != NULL && *args != NULL && i < 23; args++)
 		argv[i++] = *args;
 	argv[i] = NULL;
 	/* created here, before the fork: a waiter must never read an older
