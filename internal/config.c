@@ -729,7 +729,6 @@ dlq_config_replay_policy(const struct dlq_config *c, const char *queue,
 	    p->evidence_max_age_ms : c->replay_evidence_max_age_ms;
 }
 
-
 /* Checks one element of a list setting; NULL when fine. An empty one is
  * a mistake in every list (it would match every key, name no header or
  * user), and a class list must name known classes: a typo would silently
