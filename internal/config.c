@@ -1018,6 +1018,31 @@ build_targets(struct dlq_config *c)
 	return 0;
 }
 
+/* Two targets with one URL would post every digest twice to the same
+ * channel: most often the env var repeating a target of the file. */
+static int
+check_targets_differ(const struct dlq_config *c, const char *path,
+    struct dlq_buf *errors)
+{
+	char host[256];
+	size_t i, j;
+
+	for (i = 1; i < c->n_targets; i++)
+		for (j = 0; j < i; j++)
+			if (strcmp(c->targets[i].url, c->targets[j].url) == 0) {
+				dlq_buf_printf(errors, "%s: alert: webhook targets "
+				    "%zu and %zu have the same URL (host %s; the "
+				    "first is alert.webhook_url or "
+				    "DLQ_ALERT_WEBHOOK_URL when set): each digest "
+				    "would be posted there twice\n",
+				    path ? path : "(defaults)", j + 1, i + 1,
+				    dlq_url_host(c->targets[i].url, host,
+				    sizeof(host)));
+				return -1;
+			}
+	return 0;
+}
+
 int
 dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 {
@@ -1040,7 +1065,8 @@ dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 		    (long long)c->reconnect_max_ms);
 		rc = -1;
 	}
-	if (rc == 0 && build_targets(c) == -1)
+	if (rc == 0 && (build_targets(c) == -1 ||
+	    check_targets_differ(c, path, errors) == -1))
 		rc = -1;
 	if (rc == 0 && dlq_config_parse_url(c->url, &c->broker, &why) == -1) {
 		dlq_buf_printf(errors, "rabbitmq.url: %s\n", why);

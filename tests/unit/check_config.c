@@ -256,6 +256,31 @@ START_TEST(http_listen_must_be_an_ipv4_address)
 }
 END_TEST
 
+/* The env var repeating a target of the file would post every digest
+ * twice to one channel. The error names the host, never the URL. */
+START_TEST(the_same_webhook_twice_is_refused)
+{
+	char want[400];
+
+	write_conf("alert = { targets = ( { url = \"https://hooks.slack.com/"
+	    "services/T0/B0/s3cret\"; } ); };\n");
+	setenv("DLQ_ALERT_WEBHOOK_URL", "https://hooks.slack.com/services/T0/"
+	    "B0/s3cret", 1);
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	snprintf(want, sizeof(want), "%s: alert: webhook targets 1 and 2 have "
+	    "the same URL (host hooks.slack.com; the first is "
+	    "alert.webhook_url or DLQ_ALERT_WEBHOOK_URL when set): each digest "
+	    "would be posted there twice\n", path);
+	ck_assert_str_eq(err(), want);
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	setenv("DLQ_ALERT_WEBHOOK_URL", "https://hooks.slack.com/services/T0/"
+	    "B1/other", 1);
+	ck_assert_msg(dlq_config_load(&c, path, &errors) == 0, "%s", err());
+	ck_assert_uint_eq(c.n_targets, 2);
+}
+END_TEST
+
 START_TEST(bad_urls_are_refused_without_the_password)
 {
 	static const char *bad[] = {
@@ -426,6 +451,7 @@ suite(void)
 	tcase_add_test(tc, list_elements_are_checked_on_their_line);
 	tcase_add_test(tc, numbers_too_large_for_32_bits_are_refused_not_wrapped);
 	tcase_add_test(tc, http_listen_must_be_an_ipv4_address);
+	tcase_add_test(tc, the_same_webhook_twice_is_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
