@@ -407,7 +407,11 @@ dlq_archive_open(const struct dlq_config *c)
 	snprintf(pragmas, sizeof(pragmas), "PRAGMA journal_mode = WAL; "
 	    "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; "
 	    "PRAGMA cache_size = -256; PRAGMA wal_autocheckpoint = 4000");
-	if (exec(a, pragmas) == -1 || migrate(a) == -1)
+	if (sqlite3_exec(a->db, pragmas, NULL, NULL, NULL) != SQLITE_OK) {
+		set_err(a, "open");	/* e.g. "file is not a database" */
+		goto fail;
+	}
+	if (migrate(a) == -1)
 		goto fail;
 	if (sqlite3_create_function_v2(a->db, "dlq_headers_json", 1,
 	    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,

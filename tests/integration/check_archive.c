@@ -949,6 +949,31 @@ START_TEST(bad_control_requests_get_clear_errors)
 }
 END_TEST
 
+/* An archive path holding something else than an SQLite archive: the
+ * worker says so and exits 1, and leaves the file as it was. */
+START_TEST(a_file_that_is_not_an_archive_is_refused_untouched)
+{
+	char prefix[64], q[96], extra[400], *out;
+	const char *cfg, *bad;
+
+	h_name(prefix, sizeof(prefix), "nodb");
+	snprintf(q, sizeof(q), "%s_q", prefix);
+	bad = h_write_file("notes", "not an archive: someone's notes\n");
+	snprintf(extra, sizeof(extra), "archive = { path = \"%s\"; };\n",
+	    bad);
+	cfg = h_setup(prefix, (const char *[]){ q, NULL }, extra);
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c",
+	    cfg, NULL }, NULL, &out), 1);
+	ck_assert_msg(strstr(out, "\"event\":\"archive_open_failed\"") &&
+	    strstr(out, "\"error\":\"open: file is not a database\""), "%s",
+	    out);
+	free(out);
+	out = h_slurp(bad);
+	ck_assert_str_eq(out, "not an archive: someone's notes\n");
+	free(out);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -956,6 +981,7 @@ suite(void)
 	TCase *tc = tcase_create("cases");
 
 	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, a_file_that_is_not_an_archive_is_refused_untouched);
 	tcase_add_test(tc, every_property_and_header_round_trips);
 	tcase_add_test(tc, sigkill_mid_drain_archives_each_exactly_once);
 	tcase_add_test(tc, a_crash_between_commit_and_ack_makes_no_second_record);
