@@ -177,6 +177,22 @@ static const char *const schema_v7[] = {
 	NULL,
 };
 
+/* v8: time to owner stays fast in a large archive: a partial index of
+ * the assigned records only, which a new record does not enter (its
+ * condition costs about 600 instructions per insert in callgrind, of
+ * 101 000). A million records: `stats` took 3 s, now 0.9. */
+static const char *const schema_v8[] = {
+	"CREATE INDEX dead_letters_assigned ON"
+	" dead_letters(assigned_at, received_at) WHERE assigned_at IS NOT NULL",
+	NULL,
+};
+
+/* schemas[v] takes an archive of schema v to v + 1 */
+static const char *const *const schemas[DLQ_ARCHIVE_SCHEMA] = {
+	schema_v1, schema_v2, schema_v3, schema_v4, schema_v5, schema_v6,
+	schema_v7, schema_v8,
+};
+
 static const char INSERT_SQL[] =
 	"INSERT INTO dead_letters (fingerprint, dlq, queue, exchange,"
 	" routing_keys, message_id, correlation_id, type, content_type,"
@@ -241,7 +257,7 @@ schema_version(struct dlq_archive *a)
 static int
 migrate(struct dlq_archive *a)
 {
-	int version, i;
+	int version, v, i;
 	char sql[64];
 
 	if ((version = schema_version(a)) == DLQ_ARCHIVE_SCHEMA)
@@ -257,27 +273,10 @@ migrate(struct dlq_archive *a)
 			    DLQ_ARCHIVE_SCHEMA);
 		goto fail;
 	}
-	for (i = 0; version < 1 && schema_v1[i] != NULL; i++)
-		if (exec(a, schema_v1[i]) == -1)
-			goto fail;
-	for (i = 0; version < 2 && schema_v2[i] != NULL; i++)
-		if (exec(a, schema_v2[i]) == -1)
-			goto fail;
-	for (i = 0; version < 3 && schema_v3[i] != NULL; i++)
-		if (exec(a, schema_v3[i]) == -1)
-			goto fail;
-	for (i = 0; version < 4 && schema_v4[i] != NULL; i++)
-		if (exec(a, schema_v4[i]) == -1)
-			goto fail;
-	for (i = 0; version < 5 && schema_v5[i] != NULL; i++)
-		if (exec(a, schema_v5[i]) == -1)
-			goto fail;
-	for (i = 0; version < 6 && schema_v6[i] != NULL; i++)
-		if (exec(a, schema_v6[i]) == -1)
-			goto fail;
-	for (i = 0; version < 7 && schema_v7[i] != NULL; i++)
-		if (exec(a, schema_v7[i]) == -1)
-			goto fail;
+	for (v = version; v < DLQ_ARCHIVE_SCHEMA; v++)
+		for (i = 0; schemas[v][i] != NULL; i++)
+			if (exec(a, schemas[v][i]) == -1)
+				goto fail;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
 	    DLQ_ARCHIVE_SCHEMA);
 	if (exec(a, sql) == -1 || exec(a, "COMMIT") == -1)

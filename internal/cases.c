@@ -268,7 +268,7 @@ dlq_cases_stats(sqlite3 *db, int64_t now_ms, int64_t owner_sla_ms,
 	    "   'replays_without_evidence', (SELECT count(*) FROM attempts"
 	    "     WHERE evidence IS NULL),"
 	    "   'max_cycles_per_message', (SELECT coalesce(max(replay_count), 0)"
-	    "     FROM dead_letters))),"
+	    "     FROM dead_letters WHERE replay_of IS NOT NULL))),"
 	    " 'redrive', (SELECT json_object("
 	    "   'outcomes', (SELECT json_group_object(outcome, n) FROM"
 	    "     (SELECT outcome, count(*) n FROM attempts"
@@ -299,18 +299,28 @@ dlq_cases_groups(sqlite3 *db, const char *queue, int64_t limit,
 {
 	const struct param p[] = { TEXT(queue), INT(limit) };
 
-	/* with min(id), SQLite takes the bare columns from that row: the
-	 * group's first dead letter is its representative sample */
+	/* Counted from the signature index alone (its entries hold the
+	 * rowid): ids grow with time, so the group's first record is its
+	 * sample and first seen, its last is last seen. The unresolved come
+	 * from the status index. A signature includes the source queue, so
+	 * the sample's queue is the group's. */
 	return query_list(db, "SELECT json_group_array(json_object("
 	    " 'signature', signature, 'queue', queue, 'reason', reason,"
 	    " 'class', class, 'error', error, 'count', n, 'unresolved', u,"
 	    " 'first_seen', f, 'last_seen', l, 'sample_id', sid,"
 	    " 'sample_message_id', message_id)) FROM"
-	    " (SELECT signature, min(id) sid, queue, reason, class, error,"
-	    "  message_id, count(*) n, sum(status IN " UNRESOLVED ") u,"
-	    "  min(received_at) f, max(received_at) l FROM dead_letters"
-	    "  WHERE ?1 IS NULL OR queue = ?1 OR dlq = ?1"
-	    "  GROUP BY signature ORDER BY n DESC LIMIT ?2)", p, 2, out);
+	    " (SELECT g.signature, g.sid, g.n, coalesce(o.n, 0) u,"
+	    "  d.received_at f, e.received_at l, d.queue, d.reason, d.class,"
+	    "  d.error, d.message_id FROM"
+	    "  (SELECT signature, min(id) sid, max(id) lid, count(*) n"
+	    "   FROM dead_letters GROUP BY signature) g"
+	    "  JOIN dead_letters d ON d.id = g.sid"
+	    "  JOIN dead_letters e ON e.id = g.lid"
+	    "  LEFT JOIN (SELECT signature, count(*) n FROM dead_letters"
+	    "   WHERE status IN " UNRESOLVED " GROUP BY signature) o"
+	    "  ON o.signature = g.signature"
+	    "  WHERE ?1 IS NULL OR d.queue = ?1 OR d.dlq = ?1"
+	    "  ORDER BY g.n DESC LIMIT ?2)", p, 2, out);
 }
 
 /* Why `id` was not changed: it does not exist, or its status forbids. */

@@ -134,7 +134,8 @@ render_metrics(struct dlq_http *h)
 	    "attempts WHERE evidence IS NULL", NULL, 0);
 	family(h, "dlq_max_dead_cycles", "gauge", "Most dead cycles of one "
 	    "message (its replay count when it died last).", "SELECT "
-	    "coalesce(max(replay_count), 0) FROM dead_letters", NULL, 0);
+	    "coalesce(max(replay_count), 0) FROM dead_letters WHERE "
+	    "replay_of IS NOT NULL", NULL, 0);
 	family(h, "dlq_redrive_attempts_total", "counter", "Automatic redrive "
 	    "attempts by outcome.", "SELECT outcome, count(*) FROM attempts "
 	    "WHERE actor = '" DLQ_REDRIVE_ACTOR "' GROUP BY outcome", o, 1);

@@ -609,11 +609,17 @@ user_version(const char *path)
 	return n;
 }
 
+/* Undoes schema 8 (the aggregates' indexes): the first steps of each
+ * "make it what release N wrote" below. */
+#define UNDO_V8 \
+	"DROP INDEX dead_letters_assigned"
+
 /* An archive written by the first release (schema 1) is upgraded in
  * place when a newer worker opens it: records kept, new columns empty. */
 START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 {
 	static const char *const to_v1[] = {
+		UNDO_V8,
 		"DROP INDEX dead_letters_fingerprint",
 		"CREATE INDEX dead_letters_fingerprint ON"
 		" dead_letters(fingerprint)",
@@ -644,7 +650,7 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	die_in(&f, 0, 2, "migrate me");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
-	ck_assert_int_eq(user_version(f.db), 7);
+	ck_assert_int_eq(user_version(f.db), 8);
 	/* make it what release 1 wrote */
 	ck_assert_int_eq(sqlite3_open(f.db, &db), SQLITE_OK);
 	for (i = 0; to_v1[i] != NULL; i++)
@@ -653,7 +659,7 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	sqlite3_close(db);
 	ck_assert_int_eq(user_version(f.db), 1);
 	start_worker(&f);
-	ck_assert_int_eq(user_version(f.db), 7);
+	ck_assert_int_eq(user_version(f.db), 8);
 	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 1);
 	/* v3 dropped the message_id index; v4 keeps replays only in the
 	 * lineage index */
@@ -666,6 +672,11 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	sql = index_sql(f.db, "dead_letters_fingerprint");
 	ck_assert_ptr_nonnull(sql);
 	ck_assert_ptr_nonnull(strstr(sql, "CREATE UNIQUE INDEX"));
+	free(sql);
+	/* v8: time to owner from a partial index */
+	sql = index_sql(f.db, "dead_letters_assigned");
+	ck_assert_ptr_nonnull(sql);
+	ck_assert_ptr_nonnull(strstr(sql, "WHERE assigned_at IS NOT NULL"));
 	free(sql);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
 	    NULL }), 0);
@@ -706,6 +717,7 @@ END_TEST
 START_TEST(an_upgraded_archive_recognises_redeliveries_of_its_old_records)
 {
 	static const char *const to_v4[] = {
+		UNDO_V8,
 		"DROP INDEX dead_letters_fingerprint",
 		"CREATE INDEX dead_letters_fingerprint ON"
 		" dead_letters(fingerprint)",
@@ -745,7 +757,7 @@ START_TEST(an_upgraded_archive_recognises_redeliveries_of_its_old_records)
 	sqlite3_close(db);
 
 	start_worker(&f);
-	ck_assert_int_eq(user_version(f.db), 7);
+	ck_assert_int_eq(user_version(f.db), 8);
 	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
 	ev = h_worker_events(&f.w, "dead_letter", &n);
@@ -767,6 +779,7 @@ END_TEST
 START_TEST(an_archive_holding_a_fingerprint_twice_is_migrated)
 {
 	static const char *const to_v6[] = {
+		UNDO_V8,
 		"DROP INDEX dead_letters_fingerprint",
 		"CREATE INDEX dead_letters_fingerprint ON"
 		" dead_letters(fingerprint)",
@@ -795,7 +808,7 @@ START_TEST(an_archive_holding_a_fingerprint_twice_is_migrated)
 	ck_assert_ptr_nonnull(before);
 
 	start_worker(&f);
-	ck_assert_int_eq(user_version(f.db), 7);
+	ck_assert_int_eq(user_version(f.db), 8);
 	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 1);
 	sql = index_sql(f.db, "dead_letters_fingerprint");
 	ck_assert_ptr_nonnull(sql);
