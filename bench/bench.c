@@ -11,6 +11,9 @@
  *      alerts on to a local receiver
  *   B  baseline: a bare rabbitmq-c consumer that only acks, same prefetch
  *
+ * Scenario 8 times what on-call waits for (dlqctl stats and groups, a
+ * /metrics scrape) on an empty archive and on a large one.
+ *
  * Environment: DLQ_TEST_AMQP_URL, BENCH_N (20000), BENCH_ROUNDS (5),
  * BENCH_FLOOD (100000), BENCH_REPLAY_N (2000), BENCH_ARCHIVE_ROWS
  * (500000), DLQ_BIN (build). */
@@ -148,9 +151,10 @@ setup(const char *p, int k, const char *extra)
 	f = fopen(cfg, "w");
 	fprintf(f, "rabbitmq = { url = \"%s\"; prefetch = %d; };\n"
 	    "topology = { file = \"%s\"; };\narchive = { path = \"%s/%s.db\"; };\n"
-	    "control = { socket = \"%s/%s.sock\"; };\nhttp = { listen = \"0\"; };\n"
+	    "control = { socket = \"%s/%s.sock\"; };\n%s"
 	    "replay = { limit = 100000; };\n%s\n", url, PREFETCH, top, dir, p, dir,
-	    p, extra ? extra : "");
+	    p, extra && strstr(extra, "http =") ? "" :
+	    "http = { listen = \"0\"; };\n", extra ? extra : "");
 	fclose(f);
 	return cfg;
 }
@@ -1066,6 +1070,107 @@ scenario_archive_size(void)
 	say_row("KiB written per message", "%.1f", wk[0], wk[1]);
 }
 
+/* An archive after months of incidents: `rows` records over 30 days in
+ * 35 queues, 57 failure signatures each, 2 % still open, 1 % assigned
+ * along the way, the rest replayed or discarded. */
+static void
+prefill_cases(const char *p, const char *cfg, int rows)
+{
+	char path[256], sql[2048];
+	sqlite3 *db;
+
+	stop_worker(start_ready(cfg, 1));
+	snprintf(path, sizeof(path), "%s/%s.db", dir, p);
+	snprintf(sql, sizeof(sql), "BEGIN; WITH RECURSIVE c(x) AS (SELECT 1"
+	    " UNION ALL SELECT x + 1 FROM c WHERE x < %d) INSERT INTO"
+	    " dead_letters (fingerprint, dlq, queue, reason, class, signature,"
+	    " error, message_id, payload_bytes, received_at, status,"
+	    " assigned_at) SELECT randomblob(32), 'old_q' || (x %% 35) || '.dlq',"
+	    " 'old_q' || (x %% 35), 'rejected', 'transient',"
+	    " printf('%%06x%%06x', x %% 35, (x / 35) %% 57), 'timeout', 'm-' || x,"
+	    " 512, %lld - (%d - x) * (2592000000 / %d),"
+	    " CASE WHEN x %% 50 = 0 THEN 'open' WHEN x %% 2 = 0 THEN 'replayed'"
+	    " ELSE 'discarded' END, CASE WHEN x %% 100 = 1 THEN %lld - (%d - x)"
+	    " * (2592000000 / %d) + 600000 END FROM c; COMMIT;"
+	    " PRAGMA wal_checkpoint(TRUNCATE);", rows, (long long)wall_ms(),
+	    rows, rows, (long long)wall_ms(), rows, rows);
+	if (sqlite3_open(path, &db) != SQLITE_OK ||
+	    sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		die("cannot prefill the archive");
+	sqlite3_close(db);
+}
+
+/* GET /metrics from the worker on `port`; the body's size, -1 on error. */
+static long
+scrape(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+	char buf[65536];
+	long total = 0;
+	ssize_t n;
+	int fd;
+
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    write(fd, req, sizeof(req) - 1) != (ssize_t)sizeof(req) - 1) {
+		close(fd);
+		return -1;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		total += n;
+	close(fd);
+	return total;
+}
+
+/* 8: what on-call waits for: dlqctl stats and groups and a /metrics
+ * scrape, on an empty archive and on one of ARCHIVE_ROWS records. */
+static void
+scenario_operator_queries(void)
+{
+	static const char *const what[] = { "dlqctl stats", "dlqctl groups",
+		"dlqctl groups --queue Q", "GET /metrics" };
+	double t[4][2][16];
+	char p[32], extra[96], path[256], s1[128], s2[128];
+	const char *cfg;
+	int port = 9500 + (int)(getpid() % 400), r, k, c;
+	pid_t pid;
+	int64_t t0;
+
+	say("\n## 8. Operator queries: an empty archive and one of %d records "
+	    "(2 %% open), %d rounds\n\n", ARCHIVE_ROWS, ROUNDS);
+	snprintf(path, sizeof(path), "%s/dlqctl", bin);
+	snprintf(extra, sizeof(extra), "http = { listen = \"127.0.0.1:%d\"; };",
+	    port);
+	for (k = 0; k < 2; k++) {
+		snprintf(p, sizeof(p), "bO%c_%d", k ? 'H' : 'E', (int)getpid());
+		cfg = setup(p, 1, extra);
+		assert_topology(cfg);
+		if (k)
+			prefill_cases(p, cfg, ARCHIVE_ROWS);
+		pid = start_ready(cfg, 1);
+		for (r = 0; r < ROUNDS; r++)
+			for (c = 0; c < 4; c++) {
+				t0 = now_us();
+				if (c == 3 ? scrape(port) < 0 : run_wait((const char
+				    *[]){ path, "-c", cfg, c == 0 ? "stats" :
+				    "groups", c == 2 ? "--queue" : NULL, "old_q7",
+				    NULL }) != 0)
+					fprintf(stderr, "bench: %s failed\n", what[c]);
+				t[c][k][r] = (double)(now_us() - t0) / 1e6;
+			}
+		stop_worker(pid);
+	}
+	say("| | empty archive | %d records |\n|---|---|---|\n", ARCHIVE_ROWS);
+	for (c = 0; c < 4; c++)
+		say("| %s, s | %s | %s |\n", what[c],
+		    summ(t[c][0], ROUNDS, "%.3f", s1, sizeof(s1)),
+		    summ(t[c][1], ROUNDS, "%.3f", s2, sizeof(s2)));
+}
+
 /* BENCH_ONLY=drain,memory,... runs only the named scenarios. */
 static int
 wanted(const char *name)
@@ -1135,6 +1240,8 @@ main(void)
 		scenario_replay();
 	if (wanted("archive"))
 		scenario_archive_size();
+	if (wanted("queries"))
+		scenario_operator_queries();
 	say("\n(whole run: %.0f s; results also in %s)\n",
 	    (double)(now_us() - t0) / 1e6, path);
 	fclose(md);
