@@ -188,10 +188,12 @@ static const char *const schema_v8[] = {
 };
 
 /* schemas[v] takes an archive of schema v to v + 1 */
-static const char *const *const schemas[DLQ_ARCHIVE_SCHEMA] = {
+static const char *const *const schemas[] = {
 	schema_v1, schema_v2, schema_v3, schema_v4, schema_v5, schema_v6,
 	schema_v7, schema_v8,
 };
+_Static_assert(sizeof(schemas) / sizeof(schemas[0]) == DLQ_ARCHIVE_SCHEMA,
+    "one migration step per schema version");
 
 static const char INSERT_SQL[] =
 	"INSERT INTO dead_letters (fingerprint, dlq, queue, exchange,"
