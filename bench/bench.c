@@ -998,20 +998,32 @@ scenario_replay(void)
 	    summ(ratio, ROUNDS, "%.2f", s3, sizeof(s3)));
 }
 
-/* Records of earlier incidents in the archive of `p` (made by the worker,
- * so the schema is its own): `rows` of them, resolved, with random
- * fingerprints (as archives written before schema 5 have; later ones
- * begin with their death time). Their payloads are left out: new
+/* Runs `sql` on the archive of `p`, once the worker has made it (so the
+ * schema is its own). */
+static void
+prefill(const char *p, const char *cfg, const char *sql)
+{
+	char path[256];
+	sqlite3 *db;
+
+	stop_worker(start_ready(cfg, 1));
+	snprintf(path, sizeof(path), "%s/%s.db", dir, p);
+	if (sqlite3_open(path, &db) != SQLITE_OK ||
+	    sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		die("cannot prefill the archive");
+	sqlite3_close(db);
+}
+
+/* Records of earlier incidents in the archive of `p`: `rows` of them,
+ * resolved, with random fingerprints (as archives written before schema
+ * 5 have; later ones begin with their death time). Their payloads are left out: new
  * records go after them whatever their size; the indexes are what a
  * long-lived archive makes larger. */
 static void
 prefill_archive(const char *p, const char *cfg, int rows)
 {
-	char path[256], sql[1024];
-	sqlite3 *db;
+	char sql[1024];
 
-	stop_worker(start_ready(cfg, 1));
-	snprintf(path, sizeof(path), "%s/%s.db", dir, p);
 	snprintf(sql, sizeof(sql), "BEGIN; WITH RECURSIVE c(x) AS (SELECT 1"
 	    " UNION ALL SELECT x + 1 FROM c WHERE x < %d) INSERT INTO"
 	    " dead_letters (fingerprint, dlq, queue, reason, class, signature,"
@@ -1019,10 +1031,7 @@ prefill_archive(const char *p, const char *cfg, int rows)
 	    " 'earlier.dlq', 'earlier', 'rejected', 'transient',"
 	    " printf('%%012x', x %% 1000), 0, x, 'resolved' FROM c; COMMIT;"
 	    " PRAGMA wal_checkpoint(TRUNCATE);", rows);
-	if (sqlite3_open(path, &db) != SQLITE_OK ||
-	    sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		die("cannot prefill the archive");
-	sqlite3_close(db);
+	prefill(p, cfg, sql);
 }
 
 /* 7: the drain of scenario 1 into an empty archive and into one that
@@ -1076,11 +1085,8 @@ scenario_archive_size(void)
 static void
 prefill_cases(const char *p, const char *cfg, int rows)
 {
-	char path[256], sql[2048];
-	sqlite3 *db;
+	char sql[2048];
 
-	stop_worker(start_ready(cfg, 1));
-	snprintf(path, sizeof(path), "%s/%s.db", dir, p);
 	snprintf(sql, sizeof(sql), "BEGIN; WITH RECURSIVE c(x) AS (SELECT 1"
 	    " UNION ALL SELECT x + 1 FROM c WHERE x < %d) INSERT INTO"
 	    " dead_letters (fingerprint, dlq, queue, reason, class, signature,"
@@ -1094,10 +1100,7 @@ prefill_cases(const char *p, const char *cfg, int rows)
 	    " * (2592000000 / %d) + 600000 END FROM c; COMMIT;"
 	    " PRAGMA wal_checkpoint(TRUNCATE);", rows, (long long)wall_ms(),
 	    rows, rows, (long long)wall_ms(), rows, rows);
-	if (sqlite3_open(path, &db) != SQLITE_OK ||
-	    sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		die("cannot prefill the archive");
-	sqlite3_close(db);
+	prefill(p, cfg, sql);
 }
 
 /* GET /metrics from the worker on `port`; the body's size, -1 on error. */

@@ -133,7 +133,8 @@ render_metrics(struct dlq_http *h)
 	    "attempts that recorded no evidence.", "SELECT count(*) FROM "
 	    "attempts WHERE evidence IS NULL", NULL, 0);
 	family(h, "dlq_max_dead_cycles", "gauge", "Most dead cycles of one "
-	    "message (its replay count when it died last).", "SELECT "
+	    "message replayed from the archive (its replay count when it died "
+	    "last).", "SELECT "
 	    "coalesce(max(replay_count), 0) FROM dead_letters WHERE "
 	    "replay_of IS NOT NULL", NULL, 0);
 	family(h, "dlq_redrive_attempts_total", "counter", "Automatic redrive "
