@@ -4,11 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "amqp.h"
 #include "deadletter.h"
 
 #define WAIT_EXTRA_MS	60000
+/* Other messages met in the work queue are held unacked, then put back;
+ * past this many the run stops: the queue is not a demo queue. */
+#define HOLD_MAX	10000
 
 static int
 publish(amqp_connection_state_t conn, const char *exchange, const char *rk,
@@ -46,6 +50,18 @@ retry(amqp_connection_state_t conn, const struct dlq_queue *q,
 	return rc;
 }
 
+/* Whether a message got from the work queue is one of this run's: its
+ * message_id begins with the run's prefix. */
+static bool
+ours(const amqp_message_t *m, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return (m->properties._flags & AMQP_BASIC_MESSAGE_ID_FLAG) &&
+	    m->properties.message_id.len > n &&
+	    memcmp(m->properties.message_id.bytes, prefix, n) == 0;
+}
+
 int
 dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
     const char *name, int count, const char *error, int retries, FILE *out)
@@ -58,10 +74,10 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 	amqp_rpc_reply_t r;
 	amqp_message_t m;
 	const amqp_field_value_t *v;
-	char why[512], id[64], body[160];
+	char why[512], prefix[48], id[64], body[160];
 	int64_t n, deadline;
 	uint64_t tag;
-	int dead = 0, k;
+	int dead = 0, held = 0, k;
 	static const atomic_bool never = false;
 
 	if ((q = dlq_topology_find(t, name)) == NULL ||
@@ -80,9 +96,11 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 		fprintf(stderr, "dlqctl: %s\n", why);
 		return -1;
 	}
+	snprintf(prefix, sizeof(prefix), "inject-%lld-%ld-", (long long)
+	    time(NULL), (long)getpid());
 	for (k = 0; k < count; k++) {
 		memset(&p, 0, sizeof(p));
-		snprintf(id, sizeof(id), "inject-%lld-%d", (long long)time(NULL), k);
+		snprintf(id, sizeof(id), "%s%d", prefix, k);
 		snprintf(body, sizeof(body), "{\"demo\":true,\"n\":%d,\"email\":"
 		    "\"jane.doe@example.com\",\"phone\":\"+15551234567\"}", k);
 		p._flags = AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_TIMESTAMP_FLAG |
@@ -113,7 +131,7 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 	    retries == 1 ? "" : "s", q->retry_name ? q->retry_name : "-");
 	deadline = dlq_now_ms() + (int64_t)retries * q->retry_delay_ms +
 	    WAIT_EXTRA_MS;
-	while (dead < count && dlq_now_ms() < deadline) {
+	while (dead < count && held < HOLD_MAX && dlq_now_ms() < deadline) {
 		amqp_maybe_release_buffers(conn);
 		r = amqp_basic_get(conn, DLQ_AMQP_CHANNEL, amqp_cstring_bytes(name),
 		    0);
@@ -127,6 +145,11 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 		if (amqp_read_message(conn, DLQ_AMQP_CHANNEL, &m, 0).reply_type !=
 		    AMQP_RESPONSE_NORMAL)
 			break;
+		if (!ours(&m, prefix)) {
+			held++;		/* another's: unacked, put back below */
+			amqp_destroy_message(&m);
+			continue;
+		}
 		n = 0;
 		if ((m.properties._flags & AMQP_BASIC_HEADERS_FLAG) &&
 		    (v = dlq_table_get(&m.properties.headers, "x-retry-count")))
@@ -139,7 +162,15 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 		}
 		amqp_destroy_message(&m);
 	}
+	/* every delivery still unacked on the channel is another's */
+	if (held > 0)
+		amqp_basic_nack(conn, DLQ_AMQP_CHANNEL, 0, 1, 1);
 	dlq_amqp_close(conn);
 	fprintf(out, "%d of %d dead-lettered into %s\n", dead, count, q->dlq_name);
+	if (held > 0)
+		fprintf(out, "%d other message%s met in %s %s put back, not "
+		    "failed%s\n", held, held == 1 ? "" : "s", name, held == 1 ?
+		    "was" : "were", held >= HOLD_MAX ? "; stopped there: inject "
+		    "is for a demo queue, not a live one" : "");
 	return dead == count ? 0 : -1;
 }

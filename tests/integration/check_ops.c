@@ -445,17 +445,27 @@ END_TEST
 START_TEST(inject_makes_real_dead_letters)
 {
 	struct fixture f;
+	amqp_connection_state_t conn;
 	cJSON **ev, *xd, *x;
 	char *out;
 	int n, i, j, rc;
 
 	start(&f, "retried:200", NULL);
+	/* two messages of someone else wait in the work queue: inject
+	 * fails only its own and puts these back */
+	conn = h_connect();
+	h_publish(conn, "", f.q[1], "{}", 2, "theirs-1", NULL);
+	h_publish(conn, "", f.q[1], "{}", 2, "theirs-2", NULL);
+	h_close(conn);
+	ck_assert(h_wait_count(f.q[1], 2, WAIT_MS));
 	rc = h_run((const char *[]){ h_bin("dlqctl"), "-c", f.cfg, "inject",
 	    "--queue", f.q[1], "--count", "3", "--retries", "2", "--error",
 	    "HTTP 502 from provider", NULL }, NULL, &out);
 	ck_assert_msg(rc == 0, "%s", out);
 	ck_assert_ptr_nonnull(strstr(out, "3 of 3 dead-lettered"));
+	ck_assert_msg(strstr(out, "2 other messages met in") != NULL, "%s", out);
 	free(out);
+	ck_assert(h_wait_count(f.q[1], 2, WAIT_MS));
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
 	ev = h_worker_events(&f.w, "dead_letter", &n);
 	ck_assert_int_eq(n, 3);
@@ -481,6 +491,7 @@ START_TEST(inject_makes_real_dead_letters)
 				    "count")->valueint, 2);
 		}
 		ck_assert_int_eq(cJSON_GetArraySize(xd), 2);
+		ck_assert_ptr_null(strstr(h_jstr(ev[i], "message_id"), "theirs"));
 	}
 	h_events_free(ev, n);
 	stop(&f);
