@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ctlclient.h"
+#include "termtext.h"
 
 static const char *
 s(const cJSON *o, const char *k)
@@ -39,21 +40,34 @@ age_until(int64_t t, int64_t now, char *buf, size_t len)
 	return dlq_format_age(t - now, buf, len);
 }
 
-/* Prints at most `w` bytes of `str` on one line (UTF-8 cut cleanly). */
+/* Untrusted text, escaped, whole. */
 static void
-clip(FILE *f, const char *str, int w)
+put(FILE *f, const char *str)
 {
-	int i = 0, last = 0;
+	dlq_term_put(f, str, -1, 0);
+}
 
-	for (; str[i] != '\0' && i < w; i++) {
-		if (((unsigned char)str[i] & 0xc0) != 0x80)
-			last = i;
-		if (str[i] == '\n' || str[i] == '\r' || str[i] == '\t')
-			break;
-	}
-	if (str[i] != '\0' && i >= w)
-		i = last;
-	fprintf(f, "%.*s%s", i, str, str[i] ? "…" : "");
+/* One cell of a table: `str` escaped, cut to `w` columns and padded to
+ * them, then a space. */
+static void
+cell(FILE *f, const char *str, int w)
+{
+	dlq_term_put(f, str, w, w);
+	fputc(' ', f);
+}
+
+/* The width of the column of `key` in `rows`: its widest value, at least
+ * the heading's, at most `cap`. */
+static int
+col_width(const cJSON *rows, const char *key, const char *head, int cap)
+{
+	const cJSON *r;
+	int w = (int)strlen(head), v;
+
+	cJSON_ArrayForEach(r, rows)
+		if ((v = dlq_term_width(s(r, key))) > w)
+			w = v;
+	return w < cap ? w : cap;
 }
 
 void
@@ -61,19 +75,28 @@ dlq_view_list(FILE *f, const cJSON *data, int64_t now)
 {
 	const cJSON *r;
 	char a[32];
+	int wq = col_width(data, "queue", "QUEUE", 40);
+	int wc = col_width(data, "class", "CLASS", 16);
+	int wm = col_width(data, "message_id", "MESSAGE_ID", 40);
 
 	if (cJSON_GetArraySize(data) == 0) {
 		fputs("no dead letters match\n", f);
 		return;
 	}
-	fprintf(f, "%-8s %-9s %-28s %-13s %-9s %-20s %s\n", "ID", "AGE",
-	    "QUEUE", "CLASS", "STATUS", "MESSAGE_ID", "ERROR");
+	fprintf(f, "%-8s %-9s ", "ID", "AGE");
+	cell(f, "QUEUE", wq);
+	cell(f, "CLASS", wc);
+	fprintf(f, "%-9s ", "STATUS");
+	cell(f, "MESSAGE_ID", wm);
+	fputs("ERROR\n", f);
 	cJSON_ArrayForEach(r, data) {
-		fprintf(f, "%-8lld %-9s %-28s %-13s %-9s %-20s ",
-		    (long long)n(r, "id"), age(r, "received_at", now, a,
-		    sizeof(a)), s(r, "queue"), s(r, "class"), s(r, "status"),
-		    s(r, "message_id"));
-		clip(f, s(r, "error"), 60);
+		fprintf(f, "%-8lld %-9s ", (long long)n(r, "id"), age(r,
+		    "received_at", now, a, sizeof(a)));
+		cell(f, s(r, "queue"), wq);
+		cell(f, s(r, "class"), wc);
+		cell(f, s(r, "status"), 9);
+		cell(f, s(r, "message_id"), wm);
+		dlq_term_put(f, s(r, "error"), 60, 0);
 		fputc('\n', f);
 	}
 }
@@ -81,7 +104,9 @@ dlq_view_list(FILE *f, const cJSON *data, int64_t now)
 static void
 field(FILE *f, const char *label, const char *value)
 {
-	fprintf(f, "%-16s %s\n", label, value);
+	fprintf(f, "%-16s ", label);
+	put(f, value);
+	fputc('\n', f);
 }
 
 void
@@ -136,11 +161,16 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 	x = cJSON_GetObjectItemCaseSensitive(d, "x_death");
 	if (cJSON_GetArraySize(x) > 0)
 		fputs("x-death (newest first):\n", f);
-	cJSON_ArrayForEach(e, x)
-		fprintf(f, "  %d. %s  %s from %s (%s%s), count %lld\n",
-		    ++i, s(e, "time"), s(e, "reason"), s(e, "queue"),
-		    s(e, "exchange")[0] ? "exchange " : "default exchange",
-		    s(e, "exchange"), (long long)n(e, "count"));
+	cJSON_ArrayForEach(e, x) {
+		fprintf(f, "  %d. %s  ", ++i, s(e, "time"));
+		put(f, s(e, "reason"));
+		fputs(" from ", f);
+		put(f, s(e, "queue"));
+		fputs(s(e, "exchange")[0] ? " (exchange " : " (default exchange",
+		    f);
+		put(f, s(e, "exchange"));
+		fprintf(f, "), count %lld\n", (long long)n(e, "count"));
+	}
 	x = cJSON_GetObjectItemCaseSensitive(d, "lineage");
 	if (cJSON_GetArraySize(x) > 1) {
 		fputs("lineage (each death of this message):\n", f);
@@ -153,22 +183,33 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 	x = cJSON_GetObjectItemCaseSensitive(d, "attempts");
 	if (cJSON_GetArraySize(x) > 0)
 		fputs("attempts:\n", f);
-	cJSON_ArrayForEach(e, x)
-	{
-		fprintf(f, "  %s by %s: %s (%s)\n", age(e, "started_at", now, a,
-		    sizeof(a)), s(e, "actor"), s(e, "outcome"), s(e, "detail"));
-		fprintf(f, "    evidence: %s\n", strcmp(s(e, "evidence"), "-") ?
-		    s(e, "evidence") : "none given");
+	cJSON_ArrayForEach(e, x) {
+		fprintf(f, "  %s by ", age(e, "started_at", now, a, sizeof(a)));
+		put(f, s(e, "actor"));
+		fprintf(f, ": %s (", s(e, "outcome"));
+		put(f, s(e, "detail"));
+		fputs(")\n    evidence: ", f);
+		put(f, strcmp(s(e, "evidence"), "-") ? s(e, "evidence") :
+		    "none given");
+		fputc('\n', f);
 	}
 	x = cJSON_GetObjectItemCaseSensitive(d, "audit");
 	if (cJSON_GetArraySize(x) > 0)
 		fputs("audit:\n", f);
-	cJSON_ArrayForEach(e, x)
-		fprintf(f, "  %s %s by %s: %s\n", age(e, "at", now, a, sizeof(a)),
-		    s(e, "command"), s(e, "actor"), s(e, "result"));
+	cJSON_ArrayForEach(e, x) {
+		fprintf(f, "  %s %s by ", age(e, "at", now, a, sizeof(a)),
+		    s(e, "command"));
+		put(f, s(e, "actor"));
+		fputs(": ", f);
+		put(f, s(e, "result"));
+		fputc('\n', f);
+	}
 	if ((e = cJSON_GetObjectItemCaseSensitive(d, "payload")) != NULL &&
-	    cJSON_IsString(e))
-		fprintf(f, "payload:\n%s\n", e->valuestring);
+	    cJSON_IsString(e)) {
+		fputs("payload:\n", f);
+		dlq_term_put_lines(f, e->valuestring);
+		fputc('\n', f);
+	}
 	else if (cJSON_IsString(e = cJSON_GetObjectItemCaseSensitive(d,
 	    "payload_base64")))
 		fprintf(f, "payload (base64):\n%s\n", e->valuestring);
@@ -182,8 +223,11 @@ counts(FILE *f, const char *title, const cJSON *o)
 	fprintf(f, "%s:\n", title);
 	if (cJSON_GetArraySize(o) == 0)
 		fputs("  (none)\n", f);
-	cJSON_ArrayForEach(e, o)
-		fprintf(f, "  %-30s %lld\n", e->string, (long long)e->valuedouble);
+	cJSON_ArrayForEach(e, o) {
+		fputs("  ", f);
+		dlq_term_put(f, e->string, -1, 30);
+		fprintf(f, " %lld\n", (long long)e->valuedouble);
+	}
 }
 
 static void
@@ -196,11 +240,14 @@ escalations(FILE *f, const cJSON *e)
 	    "  open without owner past owner SLA   %lld\n",
 	    (long long)n(e, "past_escalate_at"), (long long)n(e,
 	    "unowned_past_sla"));
-	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(e, "cases"))
-		fprintf(f, "  #%-7lld %-28s %-12s %s overdue  %s\n",
-		    (long long)n(c, "id"), s(c, "queue"), s(c, "kind"),
-		    dlq_format_age(n(c, "overdue_ms"), a, sizeof(a)),
-		    strcmp(s(c, "owner"), "-") ? s(c, "owner") : "");
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(e, "cases")) {
+		fprintf(f, "  #%-7lld ", (long long)n(c, "id"));
+		dlq_term_put(f, s(c, "queue"), -1, 28);
+		fprintf(f, " %-12s %s overdue  ", s(c, "kind"), dlq_format_age(n(c,
+		    "overdue_ms"), a, sizeof(a)));
+		put(f, strcmp(s(c, "owner"), "-") ? s(c, "owner") : "");
+		fputc('\n', f);
+	}
 }
 
 static void
@@ -309,21 +356,25 @@ dlq_view_groups(FILE *f, const cJSON *data, int64_t now)
 {
 	const cJSON *g;
 	char a[32];
+	int wq = col_width(data, "queue", "QUEUE", 40);
+	int wc = col_width(data, "class", "CLASS", 16);
 
 	if (cJSON_GetArraySize(data) == 0) {
 		fputs("no dead letters\n", f);
 		return;
 	}
-	fprintf(f, "%-7s %-10s %-12s %-28s %-13s %-9s %-8s %s\n", "COUNT",
-	    "UNRESOLVED", "SIGNATURE", "QUEUE", "CLASS", "LAST", "SAMPLE",
-	    "ERROR");
+	fprintf(f, "%-7s %-10s %-12s ", "COUNT", "UNRESOLVED", "SIGNATURE");
+	cell(f, "QUEUE", wq);
+	cell(f, "CLASS", wc);
+	fprintf(f, "%-9s %-8s %s\n", "LAST", "SAMPLE", "ERROR");
 	cJSON_ArrayForEach(g, data) {
-		fprintf(f, "%-7lld %-10lld %-12s %-28s %-13s %-9s %-8lld ",
-		    (long long)n(g, "count"), (long long)n(g, "unresolved"),
-		    s(g, "signature"), s(g, "queue"), s(g, "class"),
-		    dlq_format_age(now - n(g, "last_seen"), a, sizeof(a)),
-		    (long long)n(g, "sample_id"));
-		clip(f, s(g, "error"), 60);
+		fprintf(f, "%-7lld %-10lld %-12s ", (long long)n(g, "count"),
+		    (long long)n(g, "unresolved"), s(g, "signature"));
+		cell(f, s(g, "queue"), wq);
+		cell(f, s(g, "class"), wc);
+		fprintf(f, "%-9s %-8lld ", dlq_format_age(now - n(g,
+		    "last_seen"), a, sizeof(a)), (long long)n(g, "sample_id"));
+		dlq_term_put(f, s(g, "error"), 60, 0);
 		fputc('\n', f);
 	}
 }
@@ -334,10 +385,13 @@ dlq_view_changes(FILE *f, const cJSON *d, const char *verb)
 	const cJSON *r;
 
 	fprintf(f, "%s %lld\n", verb, (long long)n(d, "changed"));
-	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(d, "results"))
-		if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "ok")))
-			fprintf(f, "  %lld: %s\n", (long long)n(r, "id"),
-			    s(r, "error"));
+	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(d, "results")) {
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "ok")))
+			continue;
+		fprintf(f, "  %lld: ", (long long)n(r, "id"));
+		put(f, s(r, "error"));
+		fputc('\n', f);
+	}
 }
 
 void
@@ -351,10 +405,12 @@ dlq_view_audit(FILE *f, const cJSON *data, int64_t now)
 	cJSON_ArrayForEach(r, data) {
 		args = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(r,
 		    "args"));
-		fprintf(f, "%-10s %-12s %-14s ", age(r, "at", now, a, sizeof(a)),
-		    s(r, "actor"), s(r, "command"));
-		clip(f, args ? args : "-", 40);
-		fprintf(f, " %s\n", s(r, "result"));
+		fprintf(f, "%-10s ", age(r, "at", now, a, sizeof(a)));
+		dlq_term_put(f, s(r, "actor"), -1, 12);
+		fprintf(f, " %-14s ", s(r, "command"));
+		cell(f, args ? args : "-", 40);
+		put(f, s(r, "result"));
+		fputc('\n', f);
 		cJSON_free(args);
 	}
 }

@@ -16,6 +16,7 @@
 #include "redact.h"
 #include "replay.h"
 #include "replaysend.h"
+#include "termtext.h"
 
 #define REFUSAL_KINDS	16
 #define CLAIM_CHUNK	100
@@ -151,13 +152,16 @@ print_canary(const cJSON *k)
 	    "other %d were not touched\n", cJSON_GetArraySize(
 	    cJSON_GetObjectItem(k, "returned")), cJSON_GetObjectItem(k,
 	    "sent")->valueint, w, cJSON_GetObjectItem(k, "untouched")->valueint);
-	cJSON_ArrayForEach(e, cJSON_GetObjectItem(k, "returned"))
-		printf("  #%lld died again as #%lld: %s %s\n",
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(k, "returned")) {
+		printf("  #%lld died again as #%lld: %s ",
 		    (long long)cJSON_GetObjectItem(e, "id")->valuedouble,
 		    (long long)cJSON_GetObjectItem(e, "returned_id")->valuedouble,
-		    cJSON_GetObjectItem(e, "reason")->valuestring,
-		    cJSON_IsString(cJSON_GetObjectItem(e, "error")) ?
-		    cJSON_GetObjectItem(e, "error")->valuestring : "");
+		    cJSON_GetObjectItem(e, "reason")->valuestring);
+		dlq_term_put(stdout, cJSON_IsString(cJSON_GetObjectItem(e,
+		    "error")) ? cJSON_GetObjectItem(e, "error")->valuestring : "",
+		    -1, 0);
+		putchar('\n');
+	}
 }
 
 static int
@@ -201,14 +205,18 @@ summary(const struct tally *t, bool json)
 			    "disk alarm); %zu claimed were not sent and stay "
 			    "replayable; try again when the alarm clears\n",
 			    t->given_back);
-		cJSON_ArrayForEach(w, t->results)
+		cJSON_ArrayForEach(w, t->results) {
 			if (strcmp(cJSON_GetObjectItem(w, "outcome")->valuestring,
-			    "published") != 0)
-				printf("  %s #%lld: %s\n", cJSON_GetObjectItem(w,
-				    "outcome")->valuestring, cJSON_HasObjectItem(w,
-				    "id") ? (long long)cJSON_GetObjectItem(w,
-				    "id")->valuedouble : 0LL, cJSON_GetObjectItem(w,
-				    "detail")->valuestring);
+			    "published") == 0)
+				continue;
+			printf("  %s #%lld: ", cJSON_GetObjectItem(w,
+			    "outcome")->valuestring, cJSON_HasObjectItem(w, "id") ?
+			    (long long)cJSON_GetObjectItem(w, "id")->valuedouble :
+			    0LL);
+			dlq_term_put(stdout, cJSON_GetObjectItem(w,
+			    "detail")->valuestring, -1, 0);
+			putchar('\n');
+		}
 		if (t->canary != NULL)
 			print_canary(t->canary);
 	}
@@ -276,9 +284,13 @@ print_plan(const cJSON *plan, bool json)
 		snprintf(tgt, sizeof(tgt), "%s/%s", cJSON_IsString(ex) &&
 		    ex->valuestring[0] ? ex->valuestring : "(default)",
 		    cJSON_IsString(rk) ? rk->valuestring : "-");
-		printf("%-8lld %-9s %-40s %s\n", (long long)cJSON_GetObjectItem(i,
-		    "id")->valuedouble, ok ? "yes" : "no", tgt,
-		    cJSON_IsString(why) ? why->valuestring : "");
+		printf("%-8lld %-9s ", (long long)cJSON_GetObjectItem(i,
+		    "id")->valuedouble, ok ? "yes" : "no");
+		dlq_term_put(stdout, tgt, -1, 40);
+		putchar(' ');
+		dlq_term_put(stdout, cJSON_IsString(why) ? why->valuestring : "",
+		    -1, 0);
+		putchar('\n');
 		yes += ok;
 		n++;
 	}

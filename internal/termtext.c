@@ -1,0 +1,131 @@
+/* termtext.c - text from the archive, written for a terminal. */
+#include "termtext.h"
+
+#include <string.h>
+
+/* Whether code point `cp` takes two columns: the East Asian wide and
+ * full-width blocks and the emoji (Unicode's EastAsianWidth W and F, in
+ * broad ranges). */
+static bool
+wide(unsigned cp)
+{
+	return (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf &&
+	    cp != 0x303f) || (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 &&
+	    cp <= 0xfaff) || (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 &&
+	    cp <= 0xff60) || (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 &&
+	    cp <= 0x1f64f) || (cp >= 0x1f900 && cp <= 0x1f9ff) || (cp >=
+	    0x20000 && cp <= 0x3fffd);
+}
+
+/* One character of `s` as it is shown: `out` holds what to write (the
+ * character's own bytes, or its escape), `*cols` the columns it takes.
+ * Returns the bytes of `s` it stands for (1 at least: `s` is not at its
+ * end). */
+static size_t
+unit(const unsigned char *s, bool keep_lines, char out[8], int *cols)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0, i;
+	unsigned char c = s[0];
+
+	if (c >= 0x20 && c < 0x7f) {
+		out[0] = (char)c, out[1] = '\0', *cols = 1;
+		return 1;
+	}
+	if (keep_lines && (c == '\n' || c == '\t')) {
+		out[0] = (char)c, out[1] = '\0', *cols = 0;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			n = 0;		/* cut short: a stray lead byte */
+	if ((n == 3 && c == 0xe0 && s[1] < 0xa0) ||	/* overlong */
+	    (n == 3 && c == 0xed && s[1] > 0x9f) ||	/* a surrogate */
+	    (n == 4 && c == 0xf0 && s[1] < 0x90) ||	/* overlong */
+	    (n == 4 && c == 0xf4 && s[1] > 0x8f))	/* past U+10FFFF */
+		n = 0;
+	if (n == 2 && c == 0xc2 && s[1] <= 0x9f)	/* a C1 control */
+		n = 0;
+	if (n > 0) {
+		unsigned cp = n == 2 ? c & 0x1fu : n == 3 ? c & 0x0fu : c & 0x07u;
+
+		for (i = 1; i < n; i++)
+			cp = cp << 6 | (s[i] & 0x3fu);
+		memcpy(out, s, n);
+		out[n] = '\0', *cols = wide(cp) ? 2 : 1;
+		return n;
+	}
+	out[0] = '\\', out[2] = '\0', *cols = 2;
+	if (c == '\n')
+		out[1] = 'n';
+	else if (c == '\t')
+		out[1] = 't';
+	else if (c == '\r')
+		out[1] = 'r';
+	else if (c == 0x1b)
+		out[1] = 'e';
+	else {
+		out[1] = 'x', out[2] = hex[c >> 4], out[3] = hex[c & 15];
+		out[4] = '\0', *cols = 4;
+	}
+	return 1;
+}
+
+int
+dlq_term_width(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char out[8];
+	int w = 0, cols;
+
+	while (*p != '\0') {
+		p += unit(p, false, out, &cols);
+		w += cols;
+	}
+	return w;
+}
+
+int
+dlq_term_put(FILE *f, const char *s, int max, int pad)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	bool cut = max >= 0 && dlq_term_width(s) > max;
+	char out[8];
+	int w = 0, cols;
+
+	while (*p != '\0') {
+		size_t n = unit(p, false, out, &cols);
+
+		if (cut && w + cols > max - 1)
+			break;
+		fputs(out, f);
+		w += cols;
+		p += n;
+	}
+	if (cut && max > 0) {
+		fputs("…", f);
+		w++;
+	}
+	for (; w < pad; w++)
+		fputc(' ', f);
+	return w;
+}
+
+void
+dlq_term_put_lines(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char out[8];
+	int cols;
+
+	while (*p != '\0') {
+		p += unit(p, true, out, &cols);
+		fputs(out, f);
+	}
+}

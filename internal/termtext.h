@@ -1,0 +1,28 @@
+/* termtext.h - text from the archive, written for a terminal.
+ *
+ * Producers set message ids, error headers and payloads; another
+ * operator writes reasons and evidence. Written to a terminal as they
+ * are, an escape sequence in one of them could clear the operator's
+ * screen, retitle the window or hide the lines around it. Here control
+ * characters (C0, DEL, C1) and bytes that are not UTF-8 are shown
+ * escaped (\n, \t, \r, \e, \xNN), and widths count columns, one per
+ * character, so that tables stay aligned whatever the text. */
+#ifndef DLQ_TERMTEXT_H
+#define DLQ_TERMTEXT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* The columns `s` takes once escaped. */
+int	dlq_term_width(const char *s);
+
+/* Writes `s` escaped, at most `max` columns (max < 0: no limit; a cut
+ * text ends in "…", which takes the last column), then spaces up to
+ * `pad` columns. Returns the columns written. */
+int	dlq_term_put(FILE *, const char *s, int max, int pad);
+
+/* Writes a text of many lines (a payload) escaped, with its newlines and
+ * tabs kept as they are. */
+void	dlq_term_put_lines(FILE *, const char *s);
+
+#endif

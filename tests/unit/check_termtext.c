@@ -1,0 +1,145 @@
+/* check_termtext.c - what dlqctl writes to a terminal of a text it did
+ * not write: escaped, cut and padded by columns, tables aligned. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check_main.h"
+#include "ctlview.h"
+#include "termtext.h"
+
+static char *out;
+static size_t out_len;
+
+/* What dlq_term_put writes of `s`, and its returned width in *w. */
+static const char *
+put(const char *s, int max, int pad, int *w)
+{
+	FILE *f;
+
+	free(out);
+	f = open_memstream(&out, &out_len);
+	*w = dlq_term_put(f, s, max, pad);
+	fclose(f);
+	return out;
+}
+
+static const char *
+put_lines(const char *s)
+{
+	FILE *f;
+
+	free(out);
+	f = open_memstream(&out, &out_len);
+	dlq_term_put_lines(f, s);
+	fclose(f);
+	return out;
+}
+
+START_TEST(control_characters_are_shown_escaped)
+{
+	int w;
+
+	/* an ESC sequence that would clear the screen is shown, not run */
+	ck_assert_str_eq(put("id\x1b[2J\x1b]0;pwned\x07", -1, 0, &w),
+	    "id\\e[2J\\e]0;pwned\\x07");
+	ck_assert_int_eq(w, 21);
+	ck_assert_str_eq(put("a\nb\tc\rd\x7f", -1, 0, &w),
+	    "a\\nb\\tc\\rd\\x7f");
+	/* C1 controls (U+009B is a CSI) and bytes that are not UTF-8 */
+	ck_assert_str_eq(put("x\xc2\x9b" "2J", -1, 0, &w), "x\\xc2\\x9b2J");
+	ck_assert_str_eq(put("\xff\xc3", -1, 0, &w), "\\xff\\xc3");
+	ck_assert_str_eq(put("\xe0\x80\xaf", -1, 0, &w), "\\xe0\\x80\\xaf");
+	ck_assert_str_eq(put("\xed\xa0\x80", -1, 0, &w), "\\xed\\xa0\\x80");
+	ck_assert_str_eq(put("\xf4\x90\x80\x80", -1, 0, &w),
+	    "\\xf4\\x90\\x80\\x80");
+	/* printable text, UTF-8 included, is as it was */
+	ck_assert_str_eq(put("Zoë → 東京 🙂", -1, 0, &w), "Zoë → 東京 🙂");
+	ck_assert_int_eq(w, 13);	/* 東, 京 and 🙂 take two */
+	ck_assert_int_eq(dlq_term_width("Zoë\x1b"), 5);
+}
+END_TEST
+
+START_TEST(a_cell_is_cut_and_padded_by_columns)
+{
+	int w;
+
+	ck_assert_str_eq(put("abc", 5, 5, &w), "abc  ");
+	ck_assert_int_eq(w, 5);
+	ck_assert_str_eq(put("abcdef", 5, 5, &w), "abcd…");
+	ck_assert_int_eq(w, 5);
+	ck_assert_str_eq(put("abcde", 5, 5, &w), "abcde");
+	/* a character is never cut in half, nor an escape */
+	ck_assert_str_eq(put("ééééééé", 4, 4, &w), "ééé…");
+	ck_assert_str_eq(put("東京東京", 6, 6, &w), "東京… ");
+	ck_assert_str_eq(put("ab\x1b" "cdef", 4, 4, &w), "ab… ");
+	ck_assert_int_eq(w, 4);
+	/* padding only: never cut */
+	ck_assert_str_eq(put("abcdef", -1, 3, &w), "abcdef");
+	ck_assert_int_eq(w, 6);
+}
+END_TEST
+
+START_TEST(a_payload_keeps_its_lines)
+{
+	ck_assert_str_eq(put_lines("{\n\t\"a\": \"\x1b[31mred\"\r\n}"),
+	    "{\n\t\"a\": \"\\e[31mred\"\\r\n}");
+}
+END_TEST
+
+/* dlqctl list: message ids of any length (UUIDs are 36) and non-ASCII
+ * queue names keep the columns aligned; an error's escape is shown. */
+START_TEST(the_list_stays_aligned)
+{
+	cJSON *rows = cJSON_Parse("["
+	    "{\"id\":12,\"received_at\":1000,\"queue\":\"envío_sms\","
+	    "\"class\":\"transient\",\"status\":\"open\",\"message_id\":"
+	    "\"3f2c9a7e-5b1d-4c8e-9f0a-1234567890ab\",\"error\":"
+	    "\"timeout\\u001b[2J\"},"
+	    "{\"id\":7,\"received_at\":1000,\"queue\":\"payment_capture\","
+	    "\"class\":\"validation\",\"status\":\"assigned\",\"message_id\":"
+	    "\"m-1\",\"error\":\"missing field amount\"}]");
+	FILE *f;
+	char *line2, *line3;
+
+	free(out);
+	f = open_memstream(&out, &out_len);
+	dlq_view_list(f, rows, 61000);
+	fclose(f);
+	cJSON_Delete(rows);
+	line2 = strchr(out, '\n') + 1;
+	line3 = strchr(line2, '\n') + 1;
+	/* ERROR begins at the same column on every line */
+	ck_assert_int_eq(strstr(out, "ERROR") - out, strstr(line2,
+	    "timeout") - line2 - 1 /* the í of envío is two bytes */);
+	ck_assert_int_eq(strstr(out, "ERROR") - out, strstr(line3,
+	    "missing") - line3);
+	ck_assert_ptr_nonnull(strstr(line2,
+	    "3f2c9a7e-5b1d-4c8e-9f0a-1234567890ab timeout\\e[2J\n"));
+	ck_assert_ptr_null(strchr(out, '\x1b'));
+}
+END_TEST
+
+static void
+teardown(void)
+{
+	free(out);
+	out = NULL;
+}
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("termtext");
+	TCase *tc = tcase_create("termtext");
+
+	tcase_add_test(tc, control_characters_are_shown_escaped);
+	tcase_add_test(tc, a_cell_is_cut_and_padded_by_columns);
+	tcase_add_test(tc, a_payload_keeps_its_lines);
+	tcase_add_test(tc, the_list_stays_aligned);
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)
