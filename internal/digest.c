@@ -3,7 +3,8 @@
  * Text fits the target: Slack truncates at 40 000 characters and Google
  * Chat refuses messages over 32 000 bytes, so a digest stays far below
  * (alert.max_chars, 3 500 by default, counted in bytes), largest groups
- * first. Slack reads &, < and > as markup: they are escaped for it. */
+ * first. Slack reads &, < and > as markup: they are escaped for it;
+ * Google Chat's <...> markup is broken with a zero-width space. */
 #include "digest.h"
 
 #include <stdio.h>
@@ -227,12 +228,18 @@ dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src)
 	dst->other_count += src->other_count;
 }
 
-/* Appends `s` escaped for the target's markup. */
+/* Appends `s` escaped for the target's markup. Error texts come from
+ * producers: "<!channel>" in one must not page a whole Slack channel,
+ * nor "<users/all>" a Google Chat space. Google Chat documents no escape
+ * for its <...> markup; a zero-width space after each '<' breaks it and
+ * shows the same text. */
 static void
 add_text(struct dlq_buf *b, enum dlq_alert_format f, const char *s)
 {
 	for (; *s != '\0'; s++) {
-		if (f == DLQ_FORMAT_SLACK && *s == '&')
+		if (f == DLQ_FORMAT_GOOGLE_CHAT && *s == '<')
+			dlq_buf_adds(b, "<\u200b");
+		else if (f == DLQ_FORMAT_SLACK && *s == '&')
 			dlq_buf_adds(b, "&amp;");
 		else if (f == DLQ_FORMAT_SLACK && *s == '<')
 			dlq_buf_adds(b, "&lt;");

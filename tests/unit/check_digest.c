@@ -109,13 +109,19 @@ START_TEST(text_lists_largest_first_and_says_what_is_left_out)
 }
 END_TEST
 
-START_TEST(slack_markup_is_escaped_google_chat_is_not)
+/* An error text that mentions everyone pages no one: Slack's markup is
+ * escaped, Google Chat's broken with a zero-width space after '<'. */
+START_TEST(markup_in_an_error_text_is_not_markup)
 {
-	add(&d, "q<1>", "a & b <c>\nd", "id", 0);
+	add(&d, "q<1>", "a & b <c>\nd <!channel> <users/all>", "id", 0);
 	ck_assert_ptr_nonnull(strstr(render(DLQ_FORMAT_SLACK, 3500),
-	    "*q&lt;1&gt;* ×1 rejected: a &amp; b &lt;c&gt; d"));
+	    "*q&lt;1&gt;* ×1 rejected: a &amp; b &lt;c&gt; d &lt;!channel&gt; "
+	    "&lt;users/all&gt;"));
 	ck_assert_ptr_nonnull(strstr(render(DLQ_FORMAT_GOOGLE_CHAT, 3500),
-	    "*q<1>* ×1 rejected: a & b <c> d"));
+	    "*q<\u200b1>* ×1 rejected: a & b <\u200bc> d <\u200b!channel> "
+	    "<\u200busers/all>"));
+	ck_assert_ptr_null(strstr(render(DLQ_FORMAT_GOOGLE_CHAT, 3500),
+	    "<users/all>"));
 	ck_assert_ptr_nonnull(strstr(render(DLQ_FORMAT_PLAIN, 3500),
 	    "• q<1> ×1"));
 }
@@ -230,7 +236,7 @@ suite(void)
 	tcase_add_test(tc, same_signature_is_one_group_with_three_samples);
 	tcase_add_test(tc, groups_over_the_cap_are_counted_not_stored);
 	tcase_add_test(tc, text_lists_largest_first_and_says_what_is_left_out);
-	tcase_add_test(tc, slack_markup_is_escaped_google_chat_is_not);
+	tcase_add_test(tc, markup_in_an_error_text_is_not_markup);
 	tcase_add_test(tc, an_overlong_single_line_is_cut_not_dropped);
 	tcase_add_test(tc, merge_keeps_every_count);
 	tcase_add_test(tc, notices_have_their_own_sections_before_the_groups);
