@@ -81,6 +81,15 @@ opt_str(const struct req *r, const char *k)
 	return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
 }
 
+const char *
+dlq_json_text(const cJSON *v)
+{
+	if (!cJSON_IsString(v) ||
+	    v->valuestring[strspn(v->valuestring, " \t\r\n")] == '\0')
+		return NULL;
+	return v->valuestring;
+}
+
 bool
 dlq_json_int(const cJSON *v, int64_t min, int64_t max, int64_t *out)
 {
@@ -118,7 +127,8 @@ opt_int(struct req *r, const char *k, int64_t min, int64_t max, int64_t def,
 static bool
 need_str(struct req *r, const char *k, const char **out)
 {
-	if ((*out = opt_str(r, k)) == NULL) {
+	if ((*out = dlq_json_text(cJSON_GetObjectItemCaseSensitive(r->j, k))) ==
+	    NULL) {
 		snprintf(r->err, sizeof(r->err), "'%s' is required", k);
 		return false;
 	}
@@ -382,7 +392,8 @@ cmd_assign(struct req *r)
 	    (ids = need_ids(r, &n)) == NULL)
 		return A_USAGE;
 	a = from_case(r, dlq_cases_assign(r->db, ids, n, owner, decision,
-	    opt_str(r, "evidence"), esc ? dlq_wall_ms() + esc : 0, r->user,
+	    dlq_json_text(cJSON_GetObjectItemCaseSensitive(r->j,
+	    "evidence")), esc ? dlq_wall_ms() + esc : 0, r->user,
 	    dlq_wall_ms(), r->data));
 	if (a == A_NOT_FOUND)
 		ids_missing(r, ids, n);

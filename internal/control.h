@@ -31,6 +31,10 @@
  * (never converts an out-of-range double). */
 bool	dlq_json_int(const cJSON *, int64_t min, int64_t max, int64_t *out);
 
+/* The text of a JSON string that says something; NULL when it is not a
+ * string or holds only white space (a reason of " " is none). */
+const char *dlq_json_text(const cJSON *);
+
 enum dlq_role { DLQ_ROLE_NONE, DLQ_ROLE_VIEWER, DLQ_ROLE_OPERATOR,
 	DLQ_ROLE_ADMIN };
 

@@ -65,6 +65,13 @@ jstr(const cJSON *req, const char *k)
 	return cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
 }
 
+/* A free text of the request (reason, evidence): NULL when only blank. */
+static const char *
+jtext(const cJSON *req, const char *k)
+{
+	return dlq_json_text(cJSON_GetObjectItemCaseSensitive(req, k));
+}
+
 static bool
 jtrue(const cJSON *req, const char *k)
 {
@@ -88,7 +95,7 @@ age_ms(const struct row *r, int64_t now)
 static int64_t
 evidence_age_ms(const cJSON *req, const struct row *r, int64_t now)
 {
-	if (jstr(req, "evidence") != NULL)
+	if (jtext(req, "evidence") != NULL)
 		return 0;
 	return r->evidence_at > 0 ? now - r->evidence_at : -1;
 }
@@ -168,7 +175,7 @@ dlq_replay_plan(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 		snprintf(why, whylen, "'since_ms' must be a positive integer");
 		return DLQ_REPLAY_USAGE;
 	}
-	if (jtrue(req, "force") && jstr(req, "reason") == NULL) {
+	if (jtrue(req, "force") && jtext(req, "reason") == NULL) {
 		snprintf(why, whylen, "--force needs --reason");
 		return DLQ_REPLAY_USAGE;
 	}
@@ -368,8 +375,8 @@ claim_one(sqlite3 *db, struct claim_sql *q, const struct dlq_config *c,
 		return 1;
 	}
 	/* the evidence this attempt relied on: given now, or the case's */
-	if (jstr(req, "evidence") != NULL)
-		snprintf(evidence, sizeof(evidence), "%s", jstr(req, "evidence"));
+	if (jtext(req, "evidence") != NULL)
+		snprintf(evidence, sizeof(evidence), "%s", jtext(req, "evidence"));
 	else if (r.evidence_at > 0)
 		snprintf(evidence, sizeof(evidence), "%s (case evidence, checked "
 		    "%s ago)", r.evidence, dlq_format_age(now - r.evidence_at, ago,
@@ -388,7 +395,7 @@ claim_one(sqlite3 *db, struct claim_sql *q, const struct dlq_config *c,
 		goto out;
 	sqlite3_bind_int64(q->attempt, 1, id);
 	sqlite3_bind_text(q->attempt, 2, actor, -1, SQLITE_STATIC);
-	sqlite3_bind_text(q->attempt, 3, jstr(req, "reason"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(q->attempt, 3, jtext(req, "reason"), -1, SQLITE_STATIC);
 	if (evidence[0] != '\0')
 		sqlite3_bind_text(q->attempt, 4, evidence, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q->attempt, 5, policy.data, (int)policy.len,
@@ -426,7 +433,7 @@ dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 
 	if (!cJSON_IsArray(ids) || cJSON_GetArraySize(ids) < 1 ||
 	    cJSON_GetArraySize(ids) > DLQ_REPLAY_CLAIM_MAX ||
-	    jstr(req, "reason") == NULL) {
+	    jtext(req, "reason") == NULL) {
 		snprintf(why, whylen, "a claim names 1 to %d ids and a reason",
 		    DLQ_REPLAY_CLAIM_MAX);
 		return DLQ_REPLAY_USAGE;

@@ -196,27 +196,60 @@ request(const char *cmd)
 	return r;
 }
 
-/* The remaining arguments as archive ids. */
+static int
+cmp_id(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The remaining arguments as archive ids, in their order, each once: an
+ * id given twice is one dead letter (replayed once, dropped once). */
 static bool
 add_ids(cJSON *r, int argc, char **argv)
 {
 	cJSON *ids = cJSON_AddArrayToObject(r, "ids");
+	long long *sorted, v, *at;
+	bool *given;
+	size_t n = (size_t)(argc - optind), k;
 	char *end;
-	long long v;
 	int i;
 
-	for (i = optind; i < argc; i++) {
+	if (optind >= argc) {
+		fprintf(stderr, "dlqctl: %s needs an archive id\n", argv[0]);
+		return false;
+	}
+	sorted = calloc(n, sizeof(*sorted));
+	given = calloc(n, sizeof(*given));
+	for (i = optind; sorted != NULL && given != NULL && i < argc; i++) {
 		v = strtoll(argv[i], &end, 10);
 		if (*argv[i] == '\0' || *end != '\0' || v < 1) {
 			fprintf(stderr, "dlqctl: '%s' is not an archive id\n",
 			    argv[i]);
-			return false;
+			break;
 		}
-		cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)v));
+		sorted[i - optind] = v;
 	}
-	if (i == optind)
-		fprintf(stderr, "dlqctl: %s needs an archive id\n", argv[0]);
-	return i > optind;
+	if (i < argc) {
+		free(sorted);
+		free(given);
+		return false;
+	}
+	qsort(sorted, n, sizeof(*sorted), cmp_id);
+	for (i = optind; i < argc; i++) {
+		v = strtoll(argv[i], NULL, 10);
+		at = bsearch(&v, sorted, n, sizeof(*sorted), cmp_id);
+		for (k = (size_t)(at - sorted); k > 0 && sorted[k - 1] == v; k--)
+			;			/* the first of equal ones */
+		if (!given[k]) {
+			given[k] = true;
+			cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)v));
+		}
+	}
+	free(sorted);
+	free(given);
+	return true;
 }
 
 /* Every option a command may take, and the request key it fills. */
@@ -301,8 +334,16 @@ parse_opts(cJSON *r, int argc, char **argv, const char *allowed)
 			    o->name);
 			return false;
 		}
+		if (cJSON_HasObjectItem(r, o->key)) {
+			fprintf(stderr, "dlqctl: --%s given twice\n", o->name);
+			return false;
+		}
 		switch (o->kind) {
 		case K_STR:
+			if (optarg[strspn(optarg, " \t\r\n")] == '\0') {
+				fprintf(stderr, "dlqctl: --%s: empty\n", o->name);
+				return false;
+			}
 			cJSON_AddStringToObject(r, o->key, optarg);
 			break;
 		case K_FLAG:

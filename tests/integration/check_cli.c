@@ -175,6 +175,14 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		{ "replay", "7", "--class", "transient", NULL },
 		{ "dlqctl: --class, --signature and --since narrow a --queue "
 		    "selection\n" },
+		/* a blank text is no reason; an option given twice would
+		 * leave which one counts to chance */
+		{ "drop", "7", "--reason", " \t", NULL },
+		{ "dlqctl: --reason: empty\n" },
+		{ "replay", "7", "--execute", "--reason", "", NULL },
+		{ "dlqctl: --reason: empty\n" },
+		{ "assign", "7", "--owner", "a", "--owner", "b", "--decision", NULL },
+		{ "dlqctl: --owner given twice\n" },
 	};
 	const char *argv[10];
 	char *out, *err;

@@ -105,6 +105,22 @@ START_TEST(mutations_are_audited_even_when_refused)
 }
 END_TEST
 
+/* A reason, owner or decision of white space only is none. */
+START_TEST(blank_texts_are_missing)
+{
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"drop\",\"ids\":[7],"
+	    "\"reason\":\" \\t\\n\"}", DLQ_ROLE_OPERATOR),
+	    "\"code\":\"usage\",\"error\":\"'reason' is required\""));
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"assign\",\"ids\":[7],"
+	    "\"owner\":\"  \",\"decision\":\"d\"}", DLQ_ROLE_OPERATOR),
+	    "\"error\":\"'owner' is required\""));
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"replay_claim\",\"ids\":"
+	    "[7],\"reason\":\" \"}", DLQ_ROLE_OPERATOR), "\"code\":\"usage\""));
+	ck_assert_ptr_null(strstr(ask("{\"cmd\":\"replay_claim\",\"ids\":"
+	    "[7],\"reason\":\"r\"}", DLQ_ROLE_OPERATOR), "\"code\":\"usage\""));
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -116,6 +132,7 @@ suite(void)
 	tcase_add_test(tc, roles_are_enforced_and_named);
 	tcase_add_test(tc, huge_numbers_are_usage_errors_not_undefined_behaviour);
 	tcase_add_test(tc, mutations_are_audited_even_when_refused);
+	tcase_add_test(tc, blank_texts_are_missing);
 	suite_add_tcase(s, tc);
 	return s;
 }
