@@ -2,6 +2,7 @@
 #include "ctlview.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "ctlclient.h"
 #include "termtext.h"
@@ -109,40 +110,102 @@ field(FILE *f, const char *label, const char *value)
 	fputc('\n', f);
 }
 
-void
-dlq_view_show(FILE *f, const cJSON *d, int64_t now)
+/* A JSON value on one line: a string as it is, anything else as JSON. */
+static void
+put_value(FILE *f, const cJSON *v)
+{
+	char *text;
+
+	if (cJSON_IsString(v)) {
+		put(f, v->valuestring);
+		return;
+	}
+	text = cJSON_PrintUnformatted(v);
+	put(f, text != NULL ? text : "-");
+	cJSON_free(text);
+}
+
+/* What the message itself carried: properties, where it was published,
+ * its counters and its payload's size and digest. */
+static void
+show_message(FILE *f, const cJSON *d, int64_t now)
 {
 	static const char *const props[] = { "message_id", "correlation_id",
 	    "type", "content_type", "content_encoding", "app_id", "user_id",
 	    "reply_to", "expiration", NULL };
-	const cJSON *x, *e;
-	char a[48], num[32];
 	const char *const *p;
-	int i = 0;
+	const cJSON *e;
+	char a[48], num[128];
+	time_t ts;
+	struct tm tm;
+	int k = 0;
 
-	snprintf(num, sizeof(num), "%lld", (long long)n(d, "id"));
-	field(f, "id", num);
-	field(f, "status", s(d, "status"));
-	field(f, "received", age(d, "received_at", now, a, sizeof(a)));
-	field(f, "dlq", s(d, "dlq"));
-	field(f, "queue", s(d, "queue"));
-	field(f, "class", s(d, "class"));
-	field(f, "signature", s(d, "signature"));
-	field(f, "error", s(d, "error"));
-	field(f, "how to fix", s(d, "hint"));
 	for (p = props; *p != NULL; p++)
 		if (strcmp(s(d, *p), "-") != 0)
 			field(f, *p, s(d, *p));
+	if (n(d, "timestamp") >= 0) {
+		ts = (time_t)n(d, "timestamp");
+		if (gmtime_r(&ts, &tm) != NULL && strftime(num, sizeof(num),
+		    "%Y-%m-%dT%H:%M:%SZ", &tm) > 0)
+			field(f, "timestamp", num);
+	}
+	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(d, "exchange"))) {
+		fprintf(f, "%-16s ", "published to");
+		put(f, s(d, "exchange")[0] ? s(d, "exchange") :
+		    "(default exchange)");
+		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(d,
+		    "routing_keys")) {
+			fputs(k++ ? ", " : " with routing key ", f);
+			put_value(f, e);
+		}
+		fputc('\n', f);
+	}
+	if (n(d, "delivery_mode") >= 0)
+		field(f, "delivery mode", n(d, "delivery_mode") == 2 ?
+		    "persistent" : "transient");
+	if (n(d, "priority") >= 0) {
+		snprintf(num, sizeof(num), "%lld", (long long)n(d, "priority"));
+		field(f, "priority", num);
+	}
 	if (n(d, "retry_count") >= 0) {
 		snprintf(num, sizeof(num), "%lld", (long long)n(d, "retry_count"));
 		field(f, "x-retry-count", num);
 	}
-	snprintf(num, sizeof(num), "%lld bytes", (long long)n(d, "payload_bytes"));
+	if (n(d, "delivery_count") >= 0) {
+		snprintf(num, sizeof(num), "%lld", (long long)n(d,
+		    "delivery_count"));
+		field(f, "x-delivery-count", num);
+	}
+	if (n(d, "replay_count") > 0) {
+		snprintf(num, sizeof(num), "%lld", (long long)n(d, "replay_count"));
+		field(f, "x-replay-count", num);
+	}
+	if (n(d, "replay_of") > 0) {
+		snprintf(num, sizeof(num), "#%lld", (long long)n(d, "replay_of"));
+		field(f, "replay of", num);
+	}
+	snprintf(num, sizeof(num), "%lld bytes%s%s", (long long)n(d,
+	    "payload_bytes"), strcmp(s(d, "payload_sha256"), "-") ?
+	    ", sha256 " : "", strcmp(s(d, "payload_sha256"), "-") ?
+	    s(d, "payload_sha256") : "");
 	field(f, "payload", num);
+	if (n(d, "purged_at") > 0)
+		field(f, "purged", age(d, "purged_at", now, a, sizeof(a)));
+}
+
+/* The case: owner and decision, evidence, redrive, resolution. */
+static void
+show_case(FILE *f, const cJSON *d, int64_t now)
+{
+	char a[48];
+
 	if (strcmp(s(d, "owner"), "-") != 0) {
 		field(f, "owner", s(d, "owner"));
 		field(f, "decision", s(d, "decision"));
 		field(f, "assigned by", s(d, "assigned_by"));
+		if (n(d, "assigned_at") > 0)
+			field(f, "assigned", age(d, "assigned_at", now, a,
+			    sizeof(a)));
 		if (n(d, "escalate_at") > 0)
 			field(f, "escalate in", n(d, "escalate_at") > now ?
 			    age_until(n(d, "escalate_at"), now, a, sizeof(a)) :
@@ -157,7 +220,31 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 	if (strcmp(s(d, "resolution"), "-") != 0) {
 		field(f, "resolution", s(d, "resolution"));
 		field(f, "resolved by", s(d, "resolved_by"));
+		if (n(d, "resolved_at") > 0)
+			field(f, "resolved", age(d, "resolved_at", now, a,
+			    sizeof(a)));
 	}
+}
+
+void
+dlq_view_show(FILE *f, const cJSON *d, int64_t now)
+{
+	const cJSON *x, *e;
+	char a[48], num[32];
+	int i = 0;
+
+	snprintf(num, sizeof(num), "%lld", (long long)n(d, "id"));
+	field(f, "id", num);
+	field(f, "status", s(d, "status"));
+	field(f, "received", age(d, "received_at", now, a, sizeof(a)));
+	field(f, "dlq", s(d, "dlq"));
+	field(f, "queue", s(d, "queue"));
+	field(f, "class", s(d, "class"));
+	field(f, "signature", s(d, "signature"));
+	field(f, "error", s(d, "error"));
+	field(f, "how to fix", s(d, "hint"));
+	show_message(f, d, now);
+	show_case(f, d, now);
 	x = cJSON_GetObjectItemCaseSensitive(d, "x_death");
 	if (cJSON_GetArraySize(x) > 0)
 		fputs("x-death (newest first):\n", f);
@@ -202,6 +289,18 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 		put(f, s(e, "actor"));
 		fputs(": ", f);
 		put(f, s(e, "result"));
+		fputc('\n', f);
+	}
+	x = cJSON_GetObjectItemCaseSensitive(d, "headers");
+	if (cJSON_GetArraySize(x) > 0)
+		fputs("headers (x-death: the timeline above):\n", f);
+	cJSON_ArrayForEach(e, x) {
+		if (strcmp(e->string, "x-death") == 0)
+			continue;
+		fputs("  ", f);
+		dlq_term_put(f, e->string, -1, 24);
+		fputc(' ', f);
+		put_value(f, e);
 		fputc('\n', f);
 	}
 	if ((e = cJSON_GetObjectItemCaseSensitive(d, "payload")) != NULL &&

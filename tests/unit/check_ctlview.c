@@ -1,5 +1,6 @@
-/* check_termtext.c - what dlqctl writes to a terminal of a text it did
- * not write: escaped, cut and padded by columns, tables aligned. */
+/* check_ctlview.c - what dlqctl writes to a terminal: a text it did not
+ * write escaped, cut and padded by columns; tables aligned; a record
+ * shown whole. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,55 @@ START_TEST(the_list_stays_aligned)
 }
 END_TEST
 
+static const char *
+view_show(const char *json)
+{
+	cJSON *d = cJSON_Parse(json);
+	FILE *f;
+
+	ck_assert_ptr_nonnull(d);
+	free(out);
+	f = open_memstream(&out, &out_len);
+	dlq_view_show(f, d, 1796135323347);
+	fclose(f);
+	cJSON_Delete(d);
+	return out;
+}
+
+/* dlqctl show: what the message carried (its time, where it was
+ * published, its digest, its headers with --payload), and the case. */
+START_TEST(show_prints_the_whole_record)
+{
+	const char *t = view_show("{\"id\":3,\"status\":\"replayed\","
+	    "\"received_at\":1796134982540,\"dlq\":\"orders.dlq\",\"queue\":"
+	    "\"orders\",\"message_id\":\"m-1\",\"error\":\"HTTP 503\","
+	    "\"retry_count\":2,\"replay_count\":1,\"replay_of\":2,"
+	    "\"delivery_count\":null,\"payload_bytes\":73,\"exchange\":"
+	    "\"line_exchange\",\"routing_keys\":[\"orders\",\"audit\"],"
+	    "\"timestamp\":1796134982,\"delivery_mode\":2,\"priority\":5,"
+	    "\"payload_sha256\":\"5b00d8ef\",\"resolution\":\"replayed\","
+	    "\"resolved_by\":\"root\",\"resolved_at\":1796135203347,"
+	    "\"purged_at\":1796135263347,\"headers\":{\"x-death\":[{}],"
+	    "\"x-error\":\"HTTP 503\",\"x-retry-count\":2,\"tags\":[\"a\"]},"
+	    "\"payload\":\"{}\"}");
+
+	ck_assert_ptr_nonnull(strstr(t, "\ntimestamp        "
+	    "2026-12-01T14:23:02Z\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\npublished to     line_exchange with "
+	    "routing key orders, audit\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\ndelivery mode    persistent\n"
+	    "priority         5\nx-retry-count    2\nx-replay-count   1\n"
+	    "replay of        #2\npayload          73 bytes, sha256 5b00d8ef\n"
+	    "purged           60s ago\n"));
+	ck_assert_ptr_null(strstr(t, "x-delivery-count"));
+	ck_assert_ptr_nonnull(strstr(t, "\nresolved         2m ago\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\n  x-error                  HTTP 503\n"
+	    "  x-retry-count            2\n  tags                     "
+	    "[\"a\"]\npayload:\n{}\n"));
+	ck_assert_ptr_null(strstr(t, "  x-death"));
+}
+END_TEST
+
 static void
 teardown(void)
 {
@@ -130,13 +180,14 @@ teardown(void)
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("termtext");
-	TCase *tc = tcase_create("termtext");
+	Suite *s = suite_create("ctlview");
+	TCase *tc = tcase_create("ctlview");
 
 	tcase_add_test(tc, control_characters_are_shown_escaped);
 	tcase_add_test(tc, a_cell_is_cut_and_padded_by_columns);
 	tcase_add_test(tc, a_payload_keeps_its_lines);
 	tcase_add_test(tc, the_list_stays_aligned);
+	tcase_add_test(tc, show_prints_the_whole_record);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	suite_add_tcase(s, tc);
 	return s;
