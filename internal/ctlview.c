@@ -134,7 +134,7 @@ show_message(FILE *f, const cJSON *d, int64_t now)
 	    "type", "content_type", "content_encoding", "app_id", "user_id",
 	    "reply_to", "expiration", NULL };
 	const char *const *p;
-	const cJSON *e;
+	const cJSON *e, *rks;
 	char a[48], num[128];
 	time_t ts;
 	struct tm tm;
@@ -153,9 +153,10 @@ show_message(FILE *f, const cJSON *d, int64_t now)
 		fprintf(f, "%-16s ", "published to");
 		put(f, s(d, "exchange")[0] ? s(d, "exchange") :
 		    "(default exchange)");
-		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(d,
-		    "routing_keys")) {
-			fputs(k++ ? ", " : " with routing key ", f);
+		rks = cJSON_GetObjectItemCaseSensitive(d, "routing_keys");
+		cJSON_ArrayForEach(e, rks) {
+			fputs(k++ ? ", " : cJSON_GetArraySize(rks) > 1 ?
+			    " with routing keys " : " with routing key ", f);
 			put_value(f, e);
 		}
 		fputc('\n', f);

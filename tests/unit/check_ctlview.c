@@ -156,7 +156,7 @@ START_TEST(show_prints_the_whole_record)
 	ck_assert_ptr_nonnull(strstr(t, "\ntimestamp        "
 	    "2026-12-01T14:23:02Z\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\npublished to     line_exchange with "
-	    "routing key orders, audit\n"));
+	    "routing keys orders, audit\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\ndelivery mode    persistent\n"
 	    "priority         5\nx-retry-count    2\nx-replay-count   1\n"
 	    "replay of        #2\npayload          73 bytes, sha256 5b00d8ef\n"
