@@ -121,10 +121,26 @@ cmd_test_alert(struct ctx *x, int argc, char **argv)
 
 /* Sends `req` (consumed) to the worker; prints the answer's data with
  * `view`, or as JSON with --json. Returns the exit code. */
+/* An answer that is not ok: its error said on stderr; the exit code its
+ * code calls for. */
+static int
+refusal(const cJSON *ans)
+{
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(ans, "code");
+	const cJSON *err = cJSON_GetObjectItemCaseSensitive(ans, "error");
+
+	fprintf(stderr, "dlqctl: %s\n", cJSON_IsString(err) ? err->valuestring :
+	    "failed");
+	return !cJSON_IsString(code) ? DLQ_EXIT_ERROR :
+	    strcmp(code->valuestring, "permission") == 0 ? DLQ_EXIT_PERMISSION :
+	    strcmp(code->valuestring, "usage") == 0 ? DLQ_EXIT_USAGE :
+	    DLQ_EXIT_ERROR;
+}
+
 static int
 call(struct ctx *x, cJSON *req, void (*view)(FILE *, const cJSON *, int64_t))
 {
-	const cJSON *data, *code, *err;
+	const cJSON *data;
 	char why[512], *text;
 	cJSON *ans;
 	int rc = DLQ_EXIT_OK;
@@ -144,16 +160,8 @@ call(struct ctx *x, cJSON *req, void (*view)(FILE *, const cJSON *, int64_t))
 		} else
 			view(stdout, data, dlq_wall_ms());
 	}
-	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "ok"))) {
-		code = cJSON_GetObjectItemCaseSensitive(ans, "code");
-		err = cJSON_GetObjectItemCaseSensitive(ans, "error");
-		fprintf(stderr, "dlqctl: %s\n", cJSON_IsString(err) ?
-		    err->valuestring : "failed");
-		rc = !cJSON_IsString(code) ? DLQ_EXIT_ERROR :
-		    strcmp(code->valuestring, "permission") == 0 ?
-		    DLQ_EXIT_PERMISSION : strcmp(code->valuestring, "usage") == 0 ?
-		    DLQ_EXIT_USAGE : DLQ_EXIT_ERROR;
-	}
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "ok")))
+		rc = refusal(ans);
 	cJSON_Delete(ans);
 	return rc;
 }
@@ -471,25 +479,201 @@ cmd_assign(struct ctx *x, int argc, char **argv)
 	return call(x, r, view_assigned);
 }
 
+/* --class, --signature and --since narrow a --queue selection; alone
+ * they would select across every queue. */
+static bool
+narrows_a_queue(const cJSON *r)
+{
+	if (!cJSON_HasObjectItem(r, "queue") && (cJSON_HasObjectItem(r,
+	    "class") || cJSON_HasObjectItem(r, "signature") ||
+	    cJSON_HasObjectItem(r, "since_ms"))) {
+		fprintf(stderr, "dlqctl: --class, --signature and --since narrow "
+		    "a --queue selection\n");
+		return false;
+	}
+	return true;
+}
+
+/* Ids per drop request of a selection: well under the request limit. */
+#define DROP_CHUNK	500
+/* Records a selection drop takes at most per run (what one list answers). */
+#define DROP_MAX	10000
+
+static int
+cmp_id_desc(const void *a, const void *b)
+{
+	return -cmp_id(a, b);
+}
+
+/* The open and assigned records of a --queue selection, the newest
+ * --limit (DROP_MAX by default) of them, into `ids`. Returns 1 when more
+ * may match, 0 when not, or minus the exit code of a failure (said on
+ * stderr). */
+static int
+select_droppable(const struct ctx *x, const cJSON *r, cJSON *ids)
+{
+	static const char *const keys[] = { "queue", "class", "signature",
+	    "since_ms", NULL }, *const statuses[] = { "open", "assigned" };
+	const char *const *k;
+	const cJSON *data, *e, *v;
+	cJSON *q, *ans;
+	long long got[2 * DROP_MAX];
+	size_t n = 0, i, s;
+	int limit = DROP_MAX, more = 0;
+	char why[512];
+
+	if (cJSON_IsNumber(v = cJSON_GetObjectItem(r, "limit")))
+		limit = (int)v->valuedouble;
+	for (s = 0; s < 2; s++) {
+		q = request("list");
+		for (k = keys; *k != NULL; k++)
+			if ((v = cJSON_GetObjectItem(r, *k)) != NULL)
+				cJSON_AddItemToObject(q, *k, cJSON_Duplicate(v, 0));
+		cJSON_AddStringToObject(q, "status", statuses[s]);
+		cJSON_AddNumberToObject(q, "limit", limit);
+		ans = dlq_ctl_call(x->cfg.control_socket, q, why, sizeof(why));
+		cJSON_Delete(q);
+		if (ans == NULL) {
+			fprintf(stderr, "dlqctl: %s\n", why);
+			return -DLQ_EXIT_ERROR;
+		}
+		if (!cJSON_IsTrue(cJSON_GetObjectItem(ans, "ok"))) {
+			more = -refusal(ans);
+			cJSON_Delete(ans);
+			return more;
+		}
+		data = cJSON_GetObjectItem(ans, "data");
+		if (cJSON_GetArraySize(data) >= limit)
+			more = 1;
+		cJSON_ArrayForEach(e, data)
+			if (cJSON_IsNumber(v = cJSON_GetObjectItem(e, "id")))
+				got[n++] = (long long)v->valuedouble;
+		cJSON_Delete(ans);
+	}
+	qsort(got, n, sizeof(*got), cmp_id_desc);
+	if (n > (size_t)limit) {
+		n = (size_t)limit;
+		more = 1;
+	}
+	for (i = 0; i < n; i++)
+		cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)got[i]));
+	return more;
+}
+
+/* drop --queue Q ...: the selection's open and assigned records, in
+ * requests of DROP_CHUNK ids (each audited with its ids); one summary. */
+static int
+drop_selection(struct ctx *x, const cJSON *r)
+{
+	cJSON *ids = cJSON_CreateArray(), *sum, *results, *q, *ans, *e;
+	const cJSON *data, *code, *v;
+	int more, n, i, k, rc = DLQ_EXIT_OK;
+	bool stop = false;
+	double changed = 0;
+	char why[512], *text;
+
+	if ((more = select_droppable(x, r, ids)) < 0) {
+		cJSON_Delete(ids);
+		return -more;
+	}
+	n = cJSON_GetArraySize(ids);
+	if (n > 0 && !cJSON_IsTrue(cJSON_GetObjectItem(r, "yes"))) {
+		fprintf(stderr, "dlqctl: this would drop %d dead letters (the "
+		    "open and assigned ones of this selection); run again with "
+		    "--yes to do it\n", n);
+		cJSON_Delete(ids);
+		return DLQ_EXIT_USAGE;
+	}
+	sum = cJSON_CreateObject();
+	results = cJSON_AddArrayToObject(sum, "results");
+	for (i = 0; i < n && !stop; i += DROP_CHUNK) {
+		q = request("drop");
+		cJSON_AddStringToObject(q, "reason", cJSON_GetObjectItem(r,
+		    "reason")->valuestring);
+		e = cJSON_AddArrayToObject(q, "ids");
+		for (k = i; k < n && k < i + DROP_CHUNK; k++)
+			cJSON_AddItemToArray(e, cJSON_Duplicate(
+			    cJSON_GetArrayItem(ids, k), 0));
+		ans = dlq_ctl_call(x->cfg.control_socket, q, why, sizeof(why));
+		cJSON_Delete(q);
+		if (ans == NULL) {
+			fprintf(stderr, "dlqctl: %s\n", why);
+			rc = DLQ_EXIT_ERROR;
+			break;
+		}
+		data = cJSON_GetObjectItem(ans, "data");
+		if (cJSON_IsNumber(v = cJSON_GetObjectItem(data, "changed")))
+			changed += v->valuedouble;
+		cJSON_ArrayForEach(e, cJSON_GetObjectItem(data, "results"))
+			cJSON_AddItemToArray(results, cJSON_Duplicate(e, 1));
+		if (!cJSON_IsTrue(cJSON_GetObjectItem(ans, "ok"))) {
+			/* a record that changed status since the selection is
+			 * refused and listed; anything else stops the run */
+			code = cJSON_GetObjectItem(ans, "code");
+			stop = !cJSON_IsString(code) ||
+			    strcmp(code->valuestring, "refused") != 0;
+			rc = stop ? refusal(ans) : DLQ_EXIT_ERROR;
+		}
+		cJSON_Delete(ans);
+	}
+	cJSON_AddNumberToObject(sum, "changed", changed);
+	cJSON_AddNumberToObject(sum, "selected", n);
+	cJSON_AddBoolToObject(sum, "more", more);
+	if (x->json) {
+		text = cJSON_PrintUnformatted(sum);
+		puts(text);
+		cJSON_free(text);
+	} else {
+		dlq_view_changes(stdout, sum, "dropped");
+		if (more)
+			printf("more may match: a run takes the newest %d; run "
+			    "again for the rest\n", n);
+	}
+	cJSON_Delete(sum);
+	cJSON_Delete(ids);
+	return rc;
+}
+
 static int
 cmd_drop(struct ctx *x, int argc, char **argv)
 {
 	cJSON *r = request("drop");
-	int n;
+	int n, rc = DLQ_EXIT_USAGE;
 
-	if (!parse_opts(r, argc, argv, "reason yes") || !add_ids(r, argc, argv)
-	    || !has_opts(r, argv[0], "reason")) {
-		cJSON_Delete(r);
-		return DLQ_EXIT_USAGE;
+	if (!parse_opts(r, argc, argv, "reason yes queue class signature since "
+	    "limit") || (optind < argc && !add_ids(r, argc, argv)) ||
+	    !has_opts(r, argv[0], "reason") || !narrows_a_queue(r))
+		goto out;
+	if (cJSON_HasObjectItem(r, "ids") == cJSON_HasObjectItem(r, "queue")) {
+		fprintf(stderr, "dlqctl: drop needs one of: archive ids or "
+		    "--queue Q\n");
+		goto out;
+	}
+	if (cJSON_HasObjectItem(r, "queue")) {
+		if (cJSON_GetNumberValue(cJSON_GetObjectItem(r, "limit")) >
+		    DROP_MAX) {
+			fprintf(stderr, "dlqctl: --limit: a drop run takes at most "
+			    "%d\n", DROP_MAX);
+			goto out;
+		}
+		note_unknown_queue(x, r);
+		rc = drop_selection(x, r);
+		goto out;
+	}
+	if (cJSON_HasObjectItem(r, "limit")) {
+		fprintf(stderr, "dlqctl: --limit caps a --queue selection\n");
+		goto out;
 	}
 	n = cJSON_GetArraySize(cJSON_GetObjectItem(r, "ids"));
 	if (n > 1 && !cJSON_IsTrue(cJSON_GetObjectItem(r, "yes"))) {
 		fprintf(stderr, "dlqctl: this would drop %d dead letters; run "
 		    "again with --yes to do it\n", n);
-		cJSON_Delete(r);
-		return DLQ_EXIT_USAGE;
+		goto out;
 	}
 	return call(x, r, view_dropped);
+out:
+	cJSON_Delete(r);
+	return rc;
 }
 
 static int
@@ -590,13 +774,8 @@ cmd_replay(struct ctx *x, int argc, char **argv)
 		    "--queue Q or --from-queue Q\n");
 		goto out;
 	}
-	if (!cJSON_HasObjectItem(r, "queue") && (cJSON_HasObjectItem(r,
-	    "class") || cJSON_HasObjectItem(r, "signature") ||
-	    cJSON_HasObjectItem(r, "since_ms"))) {
-		fprintf(stderr, "dlqctl: --class, --signature and --since narrow "
-		    "a --queue selection\n");
+	if (!narrows_a_queue(r))
 		goto out;
-	}
 	note_unknown_queue(x, r);
 	o.select = cJSON_CreateObject();
 	if (cJSON_HasObjectItem(r, "ids"))
@@ -682,7 +861,8 @@ static const struct cmd cmds[] = {
 	{ "groups", cmd_groups, "groups [--queue Q] [--limit N]" },
 	{ "assign", cmd_assign, "assign ID... --owner NAME --decision TEXT "
 	    "[--escalate-in DUR] [--evidence TEXT]" },
-	{ "drop", cmd_drop, "drop ID... --reason TEXT [--yes]" },
+	{ "drop", cmd_drop, "drop (ID... | --queue Q [--class C] [--signature "
+	    "SIG] [--since DUR] [--limit N]) --reason TEXT [--yes]" },
 	{ "purge", cmd_purge, "purge --older-than DUR" },
 	{ "replay", cmd_replay, "replay (ID... | --queue Q [--class C] "
 	    "[--signature SIG] [--since DUR] | --from-queue Q) [--limit N] "

@@ -464,6 +464,83 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 }
 END_TEST
 
+/* Number of records `list` answers for these arguments. */
+static int
+listed(const char *cfg, const char *const *args)
+{
+	cJSON *l;
+	int n;
+
+	ck_assert_int_eq(h_dlqctl(cfg, NULL, &l, args), 0);
+	n = cJSON_GetArraySize(l);
+	cJSON_Delete(l);
+	return n;
+}
+
+/* An incident's worth of one cause is dropped by selection: counted
+ * first, then the newest --limit per run, only open and assigned ones of
+ * that queue and class, each request audited with its ids. */
+START_TEST(a_selection_is_dropped_by_queue_and_class)
+{
+	struct fixture f;
+	cJSON *j, *e;
+	char a[24], *out, *err;
+	int drops = 0, ids = 0;
+
+	start(&f, NULL);
+	die_in(&f, 0, 700, "invalid field recipient");
+	die_in(&f, 0, 5, "connect ETIMEDOUT");
+	die_in(&f, 1, 2, "invalid field recipient");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 707, WAIT_MS));
+	snprintf(a, sizeof(a), "%lld", (long long)first_id(f.cfg, (const char
+	    *[]){ "list", "--queue", f.q[0], "--class", "validation", NULL }));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "assign",
+	    a, "--owner", "crm", "--decision", "fix or drop", NULL }), 0);
+
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "drop", "--queue", f.q[0], "--class", "validation",
+	    "--reason", "recipients fixed at the source", NULL }, NULL, &out,
+	    &err), 2);
+	ck_assert_msg(strncmp(err, "dlqctl: this would drop 700 dead letters",
+	    40) == 0, "%s", err);
+	free(out);
+	free(err);
+	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--status",
+	    "discarded", NULL }), 0);
+
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "drop",
+	    "--queue", f.q[0], "--class", "validation", "--limit", "600",
+	    "--reason", "recipients fixed at the source", "--yes", NULL }), 0);
+	ck_assert_int_eq(gn(j, "changed"), 600);
+	ck_assert(cJSON_IsTrue(get(j, "more")));
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "drop",
+	    "--queue", f.q[0], "--class", "validation", "--reason",
+	    "recipients fixed at the source", "--yes", NULL }), 0);
+	ck_assert_int_eq(gn(j, "changed"), 100);
+	ck_assert(cJSON_IsFalse(get(j, "more")));
+	cJSON_Delete(j);
+
+	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--queue",
+	    f.q[0], "--status", "discarded", "--limit", "1000", NULL }), 700);
+	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--queue",
+	    f.q[0], "--status", "open", NULL }), 5);
+	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--queue",
+	    f.q[1], "--status", "open", NULL }), 2);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
+	    NULL }), 0);
+	cJSON_ArrayForEach(e, j)
+		if (strcmp(gs(e, "command"), "drop") == 0) {
+			drops++;
+			ids += cJSON_GetArraySize(get(get(e, "args"), "ids"));
+		}
+	cJSON_Delete(j);
+	ck_assert_int_eq(drops, 3);	/* 500 + 100, then 100 */
+	ck_assert_int_eq(ids, 700);
+	stop(&f);
+}
+END_TEST
+
 START_TEST(roles_decide_who_sees_payloads_and_who_drops)
 {
 	struct fixture f;
@@ -1005,6 +1082,7 @@ suite(void)
 	    an_upgraded_archive_recognises_redeliveries_of_its_old_records);
 	tcase_add_test(tc, an_unwritable_archive_leaves_deliveries_in_the_queue);
 	tcase_add_test(tc, triage_commands_answer_what_the_archive_holds);
+	tcase_add_test(tc, a_selection_is_dropped_by_queue_and_class);
 	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);
 	tcase_add_test(tc, purge_drops_payloads_and_keeps_records);
 	tcase_add_test(tc, bad_control_requests_get_clear_errors);

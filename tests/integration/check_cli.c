@@ -158,7 +158,10 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		{ "drop", "7", NULL },
 		{ "dlqctl: drop needs --reason\n" },
 		{ "drop", "--reason", "duplicate", NULL },
-		{ "dlqctl: drop needs an archive id\n" },
+		{ "dlqctl: drop needs one of: archive ids or --queue Q\n" },
+		{ "drop", "--class", "expired", "--reason", "too late", NULL },
+		{ "dlqctl: --class, --signature and --since narrow a --queue "
+		    "selection\n" },
 		{ "assign", "7", "--owner", "payments", NULL },
 		{ "dlqctl: assign needs --decision\n" },
 		{ "redrive", "resume", "orders", NULL },
