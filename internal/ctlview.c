@@ -466,14 +466,16 @@ dlq_view_groups(FILE *f, const cJSON *data, int64_t now)
 	fprintf(f, "%-7s %-10s %-12s ", "COUNT", "UNRESOLVED", "SIGNATURE");
 	cell(f, "QUEUE", wq);
 	cell(f, "CLASS", wc);
-	fprintf(f, "%-9s %-8s %s\n", "LAST", "SAMPLE", "ERROR");
+	fprintf(f, "%-6s %-6s %-8s %s\n", "FIRST", "LAST", "SAMPLE", "ERROR");
 	cJSON_ArrayForEach(g, data) {
 		fprintf(f, "%-7lld %-10lld %-12s ", (long long)n(g, "count"),
 		    (long long)n(g, "unresolved"), s(g, "signature"));
 		cell(f, s(g, "queue"), wq);
 		cell(f, s(g, "class"), wc);
-		fprintf(f, "%-9s %-8lld ", dlq_format_age(now - n(g,
-		    "last_seen"), a, sizeof(a)), (long long)n(g, "sample_id"));
+		fprintf(f, "%-6s ", dlq_format_age(now - n(g, "first_seen"), a,
+		    sizeof(a)));
+		fprintf(f, "%-6s %-8lld ", dlq_format_age(now - n(g, "last_seen"),
+		    a, sizeof(a)), (long long)n(g, "sample_id"));
 		dlq_term_put(f, s(g, "error"), 60, 0);
 		fputc('\n', f);
 	}

@@ -170,6 +170,27 @@ START_TEST(show_prints_the_whole_record)
 }
 END_TEST
 
+/* dlqctl groups: one line per cause, with when it began and last hit. */
+START_TEST(groups_say_when_each_cause_began_and_last_hit)
+{
+	cJSON *g = cJSON_Parse("[{\"signature\":\"2de6ec649bbe\",\"queue\":"
+	    "\"notification_sms\",\"class\":\"expired\",\"error\":\"OTP "
+	    "expired\",\"count\":1200,\"unresolved\":700,\"first_seen\":"
+	    "1000,\"last_seen\":3541000,\"sample_id\":8}]");
+	FILE *f;
+
+	free(out);
+	f = open_memstream(&out, &out_len);
+	dlq_view_groups(f, g, 3601000);
+	fclose(f);
+	cJSON_Delete(g);
+	ck_assert_str_eq(out, "COUNT   UNRESOLVED SIGNATURE    QUEUE            "
+	    "CLASS   FIRST  LAST   SAMPLE   ERROR\n"
+	    "1200    700        2de6ec649bbe notification_sms expired 60m    "
+	    "60s    8        OTP expired\n");
+}
+END_TEST
+
 static void
 teardown(void)
 {
@@ -188,6 +209,7 @@ suite(void)
 	tcase_add_test(tc, a_payload_keeps_its_lines);
 	tcase_add_test(tc, the_list_stays_aligned);
 	tcase_add_test(tc, show_prints_the_whole_record);
+	tcase_add_test(tc, groups_say_when_each_cause_began_and_last_hit);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	suite_add_tcase(s, tc);
 	return s;
