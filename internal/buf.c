@@ -267,6 +267,15 @@ dlq_buf_json_str(struct dlq_buf *b, const void *sv, size_t n)
 			i++;
 			continue;
 		}
+		if (k == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0) {
+			/* a C1 control (U+0080..U+009F; U+009B is a CSI):
+			 * escaped like C0, for whoever tails a log */
+			char esc[6] = { '\\', 'u', '0', '0',
+			    hex[s[i + 1] >> 4], hex[s[i + 1] & 0xf] };
+			dlq_buf_add(b, esc, sizeof(esc));
+			i += 2;
+			continue;
+		}
 		dlq_buf_add(b, s + i, k);
 		i += k;
 	}

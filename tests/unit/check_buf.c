@@ -33,6 +33,9 @@ START_TEST(quotes_backslashes_and_controls_are_escaped)
 	    "\"a\\\"b\\\\c\\nd\\te\\r\"");
 	ck_assert_str_eq(esc("\x01\x1f", 2), "\"\\u0001\\u001f\"");
 	ck_assert_str_eq(esc("a\0b", 3), "\"a\\u0000b\"");
+	/* C1 controls too (U+009B is a CSI on some terminals); U+00A0 is not */
+	ck_assert_str_eq(esc("\xc2\x9b" "2J\xc2\x80\xc2\xa0", 8),
+	    "\"\\u009b2J\\u0080\xc2\xa0\"");
 }
 END_TEST
 
