@@ -342,9 +342,10 @@ newest_ids(const struct fixture *f, int64_t *ids, int n)
 	cJSON_Delete(l);
 }
 
-/* Digests (log-only alerts) whose text holds `a` and `b`. */
+/* Digests (log-only alerts) whose text holds `a` and `b`; *all: every
+ * digest so far, from the same read of the log. */
 static int
-digests_with(struct fixture *f, const char *a, const char *b)
+count_digests_with(struct fixture *f, const char *a, const char *b, int *all)
 {
 	cJSON **ev;
 	const char *t;
@@ -356,7 +357,31 @@ digests_with(struct fixture *f, const char *a, const char *b)
 		found += strstr(t, a) != NULL && (b == NULL || strstr(t, b));
 	}
 	h_events_free(ev, n);
+	*all = n;
 	return found;
+}
+
+static int
+digests_with(struct fixture *f, const char *a, const char *b)
+{
+	int all;
+
+	return count_digests_with(f, a, b, &all);
+}
+
+/* Waits digest by digest until `want` of them hold `a` and `b`; false
+ * when no further digest came in time. The count waited for comes from
+ * the same read as the search (a digest logged between two reads would
+ * be counted and never searched). */
+static bool
+wait_digests_with(struct fixture *f, const char *a, const char *b, int want)
+{
+	int all;
+
+	while (count_digests_with(f, a, b, &all) < want)
+		if (!h_worker_wait(&f->w, "alert_digest", all + 1, WAIT_MS))
+			return false;
+	return true;
 }
 
 START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
@@ -406,10 +431,7 @@ START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
 
 	/* the digest: its own section, each case in it */
 	ck_assert(h_worker_wait(&f.w, "alert_digest", 1, WAIT_MS));
-	while (digests_with(&f, "Needs a decision", b_ref) == 0 &&
-	    h_worker_wait(&f.w, "alert_digest", h_worker_count(&f.w,
-	    "alert_digest") + 1, WAIT_MS))
-		;
+	ck_assert(wait_digests_with(&f, "Needs a decision", b_ref, 1));
 	ck_assert_int_eq(digests_with(&f, "Needs a decision", a_ref), 1);
 	ck_assert_int_eq(digests_with(&f, "Needs a decision", b_ref), 1);
 	ck_assert_int_eq(digests_with(&f, "payments has not decided", NULL), 1);
@@ -432,10 +454,7 @@ START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
 	    a_id, "--owner", "payments", "--decision", "charge again?",
 	    "--escalate-in", "500ms", NULL }), 0);
 	ck_assert(h_worker_wait(&f.w, "case_escalated", 3, WAIT_MS));
-	while (digests_with(&f, "Needs a decision", a_ref) < 2 &&
-	    h_worker_wait(&f.w, "alert_digest", h_worker_count(&f.w,
-	    "alert_digest") + 1, WAIT_MS))
-		;
+	ck_assert(wait_digests_with(&f, "Needs a decision", a_ref, 2));
 	ck_assert_int_eq(digests_with(&f, "Needs a decision", a_ref), 2);
 	ck_assert_int_eq(h_worker_count(&f.w, "case_escalated"), 3);
 	stop(&f);
