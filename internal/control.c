@@ -705,6 +705,34 @@ listed(const struct dlq_strlist *l, const char *user, const gid_t *groups,
 	return false;
 }
 
+void
+dlq_control_unknown_members(const struct dlq_config *c,
+    void (*say)(const char *, const char *, const char *, void *), void *arg)
+{
+	const struct {
+		const char		*key;
+		const struct dlq_strlist *l;
+	} lists[] = { { "control.viewers", &c->viewers }, { "control.operators",
+	    &c->operators }, { "control.admins", &c->admins } };
+	struct passwd pw, *pwr;
+	struct group gr, *grr;
+	char buf[4096];
+	const char *name;
+	size_t i, k;
+
+	for (k = 0; k < sizeof(lists) / sizeof(lists[0]); k++)
+		for (i = 0; i < lists[k].l->n; i++) {
+			name = lists[k].l->v[i];
+			if (name[0] == '@') {
+				if (getgrnam_r(name + 1, &gr, buf, sizeof(buf),
+				    &grr) != 0 || grr == NULL)
+					say(lists[k].key, "group", name + 1, arg);
+			} else if (getpwnam_r(name, &pw, buf, sizeof(buf), &pwr) !=
+			    0 || pwr == NULL)
+				say(lists[k].key, "user", name, arg);
+		}
+}
+
 enum dlq_role
 dlq_control_role(const struct dlq_config *c, uid_t uid, gid_t gid, char *user,
     size_t userlen)
@@ -883,6 +911,15 @@ bind_socket(struct dlq_control *k, const char *path)
 	return 0;
 }
 
+static void
+log_unknown_member(const char *key, const char *what, const char *name,
+    void *arg)
+{
+	(void)arg;
+	dlq_log(DLQ_LOG_WARN, "control_member_unknown", "setting", key, what,
+	    name, NULL);
+}
+
 struct dlq_control *
 dlq_control_start(const struct dlq_config *c)
 {
@@ -904,6 +941,7 @@ dlq_control_start(const struct dlq_config *c)
 		goto fail;
 	dlq_log(DLQ_LOG_INFO, "control_listening", "socket", c->control_socket,
 	    NULL);
+	dlq_control_unknown_members(c, log_unknown_member, NULL);
 	return k;
 fail:
 	if (k->fd >= 0)

@@ -48,6 +48,14 @@ void	dlq_control_stop(struct dlq_control *);	/* NULL ok */
 enum dlq_role dlq_control_role(const struct dlq_config *, uid_t, gid_t,
 	    char *user, size_t userlen);
 
+/* Calls `say` for each name in control.viewers, .operators and .admins
+ * that this host's user or group database does not know ("alise" for
+ * "alice", "@opps"): such an entry grants nothing, and a typo locks its
+ * user out. `key` is the setting, `what` "user" or "group". */
+void	dlq_control_unknown_members(const struct dlq_config *,
+	    void (*say)(const char *key, const char *what, const char *name,
+	    void *arg), void *arg);
+
 /* Handles one request line from a peer with `role` named `user` and
  * appends the response line (with "\n"). Used by the thread and by the
  * request-parser fuzzer. `db` may be NULL (then data commands fail). */

@@ -7,8 +7,20 @@
 
 #include "cli.h"
 #include "config.h"
+#include "control.h"
 #include "topology.h"
 #include "worker.h"
+
+/* --check-config: a role given to nobody is worth a warning, not a
+ * refusal (the user may be created after the check). */
+static void
+print_unknown_member(const char *key, const char *what, const char *name,
+    void *arg)
+{
+	(void)arg;
+	printf("warning: %s: no %s '%s' on this host: the entry grants "
+	    "nothing\n", key, what, name);
+}
 
 static void
 usage(FILE *f)
@@ -61,6 +73,7 @@ main(int argc, char **argv)
 	if (dlq_cli_load(path, &cfg, &top) == -1)
 		return DLQ_EXIT_ERROR;
 	if (check) {
+		dlq_control_unknown_members(&cfg, print_unknown_member, NULL);
 		puts("configuration OK");
 		rc = DLQ_EXIT_OK;
 	} else

@@ -548,7 +548,10 @@ START_TEST(roles_decide_who_sees_payloads_and_who_drops)
 	char id[24];
 
 	h_share_tmpdir();
-	start(&f, "control = { viewers = [ \"nobody\" ]; };");
+	start(&f, "control = { viewers = [ \"nobody\" ]; operators = [ "
+	    "\"nobdy\", \"@no_such_group_dlq\" ]; };");
+	/* the typos are named at start; the entries grant nothing */
+	ck_assert(h_worker_wait(&f.w, "control_member_unknown", 2, WAIT_MS));
 	die_in(&f, 0, 1, "timeout");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
 	snprintf(id, sizeof(id), "%lld", (long long)first_id(f.cfg,

@@ -31,6 +31,23 @@ START_TEST(shipped_example_config_is_valid)
 }
 END_TEST
 
+/* A role given to a name this host does not know is a warning: the
+ * configuration is still valid (the user may come later). */
+START_TEST(unknown_role_members_are_warned_about)
+{
+	const char *p = h_write_file("roles.conf", "control = { operators = "
+	    "[ \"root\", \"alise\" ]; admins = [ \"@no_such_group_dlq\" ]; };\n");
+	char *out;
+
+	ck_assert_int_eq(check_config(p, NULL, &out), 0);
+	ck_assert_str_eq(out, "warning: control.operators: no user 'alise' on "
+	    "this host: the entry grants nothing\nwarning: control.admins: no "
+	    "group 'no_such_group_dlq' on this host: the entry grants "
+	    "nothing\nconfiguration OK\n");
+	free(out);
+}
+END_TEST
+
 START_TEST(missing_file_is_named)
 {
 	char *out;
@@ -236,6 +253,7 @@ suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, shipped_example_config_is_valid);
 	tcase_add_test(tc, missing_file_is_named);
+	tcase_add_test(tc, unknown_role_members_are_warned_about);
 	tcase_add_test(tc, syntax_error_names_the_line);
 	tcase_add_test(tc, bad_values_are_refused_with_file_line_and_value);
 	tcase_add_test(tc, env_errors_name_the_variable_never_the_password);
