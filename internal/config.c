@@ -214,6 +214,26 @@ is_secret(const struct opt *o)
 	    || strcmp(o->name, "management_url") == 0;
 }
 
+/* Checks a webhook or management URL; NULL when fine, else the reason.
+ * A value pasted from a file or a secret often ends in a newline: curl
+ * would refuse it at the first digest, hours later. */
+static const char *
+check_http_url(const char *v)
+{
+	size_t i, scheme = strncmp(v, "http://", 7) == 0 ? 7 :
+	    strncmp(v, "https://", 8) == 0 ? 8 : 0;
+
+	if (scheme == 0)
+		return "must start with http:// or https://";
+	for (i = 0; v[i] != '\0'; i++)
+		if ((unsigned char)v[i] <= ' ' || v[i] == 0x7f)
+			return "must not contain spaces or control characters (a "
+			    "trailing newline?)";
+	if (v[scheme] == '\0' || v[scheme] == '/' || v[scheme] == ':')
+		return "has no host";
+	return NULL;
+}
+
 /* Checks a string value of `o`; NULL when fine, else the reason. */
 static const char *
 check_str(const struct opt *o, const char *v)
@@ -239,10 +259,7 @@ check_str(const struct opt *o, const char *v)
 	}
 	if (strcmp(o->name, "webhook_url") == 0 ||
 	    strcmp(o->name, "management_url") == 0) {
-		if (*v != '\0' && strncmp(v, "http://", 7) != 0 &&
-		    strncmp(v, "https://", 8) != 0)
-			return "must start with http:// or https://";
-		return NULL;
+		return *v == '\0' ? NULL : check_http_url(v);
 	}
 	if (strcmp(o->name, "listen") == 0) {
 		const char *colon = strrchr(v, ':');
@@ -422,7 +439,7 @@ read_targets(struct dlq_config *c, const config_setting_t *list,
     const char *path, struct dlq_buf *errors)
 {
 	const config_setting_t *e, *m;
-	const char *url, *fmt;
+	const char *url, *fmt, *why;
 	char where[PATH_MAX + 16];
 	unsigned i, n = (unsigned)config_setting_length(list), j;
 	int rc = 0;
@@ -436,11 +453,15 @@ read_targets(struct dlq_config *c, const config_setting_t *list,
 		where_of(e, path, where, sizeof(where));
 		url = fmt = NULL;
 		if (config_setting_type(e) != CONFIG_TYPE_GROUP ||
-		    !config_setting_lookup_string(e, "url", &url) ||
-		    (strncmp(url, "http://", 7) != 0 &&
-		    strncmp(url, "https://", 8) != 0)) {
+		    !config_setting_lookup_string(e, "url", &url)) {
 			dlq_buf_printf(errors, "%s: alert.targets: each target "
 			    "needs url = \"http(s)://...\"\n", where);
+			rc = -1;
+			continue;
+		}
+		if ((why = check_http_url(url)) != NULL) {
+			dlq_buf_printf(errors, "%s: alert.targets: url %s\n",
+			    where, why);
 			rc = -1;
 			continue;
 		}

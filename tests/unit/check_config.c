@@ -306,6 +306,30 @@ START_TEST(webhook_must_be_http_and_is_never_echoed)
 	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
 	ck_assert_str_eq(err(), "DLQ_ALERT_WEBHOOK_URL: alert.webhook_url: must "
 	    "start with http:// or https://\n");
+	/* pasted from a secret file with its newline: refused now, not at
+	 * the first digest; still never echoed */
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	setenv("DLQ_ALERT_WEBHOOK_URL", "https://hooks.slack.com/services/T0/"
+	    "B0/secret\n", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_str_eq(err(), "DLQ_ALERT_WEBHOOK_URL: alert.webhook_url: must "
+	    "not contain spaces or control characters (a trailing newline?)\n");
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	setenv("DLQ_ALERT_WEBHOOK_URL", "https:///services/secret", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_str_eq(err(), "DLQ_ALERT_WEBHOOK_URL: alert.webhook_url: has "
+	    "no host\n");
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	unsetenv("DLQ_ALERT_WEBHOOK_URL");
+	write_conf("alert = { targets = ( { url = \"https://chat.googleapis.com/"
+	    "v1/spaces/x?key=secret \"; } ); };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	ck_assert_ptr_nonnull(strstr(err(), ":1: alert.targets: url must not "
+	    "contain spaces or control characters"));
+	ck_assert_ptr_null(strstr(err(), "secret"));
 }
 END_TEST
 
