@@ -247,6 +247,13 @@ check_str(const struct opt *o, const char *v)
 	    strcmp(o->name, "socket") == 0))
 		return "must not be empty (leave the setting out for its "
 		    "default)";
+	/* a file name may hold spaces; a control character is a paste */
+	if (strcmp(o->name, "path") == 0 || strcmp(o->name, "socket") == 0 ||
+	    strcmp(o->name, "file") == 0)
+		for (i = 0; v[i] != '\0'; i++)
+			if ((unsigned char)v[i] < ' ' || v[i] == 0x7f)
+				return "must not contain control characters (a "
+				    "trailing newline?)";
 	if (*v == '\0' && strcmp(o->name, "listen") == 0)
 		return "must not be empty (0 turns it off; leave the setting out "
 		    "for its default)";
@@ -304,16 +311,40 @@ check_str(const struct opt *o, const char *v)
 	return NULL;
 }
 
+/* A value as an error shows it: on one line, control characters as
+ * escapes (\n, \r, \t, \xNN). */
+static void
+add_shown(struct dlq_buf *b, const char *v)
+{
+	for (; *v != '\0'; v++) {
+		if (*v == '\n')
+			dlq_buf_adds(b, "\\n");
+		else if (*v == '\r')
+			dlq_buf_adds(b, "\\r");
+		else if (*v == '\t')
+			dlq_buf_adds(b, "\\t");
+		else if ((unsigned char)*v < ' ' || *v == 0x7f)
+			dlq_buf_printf(b, "\\x%02x", (unsigned char)*v);
+		else
+			dlq_buf_addc(b, *v);
+	}
+}
+
 static void
 report(struct dlq_buf *errors, const char *where, const struct opt *o,
     const char *value, const char *why)
 {
 	dlq_buf_printf(errors, "%s: %s.%s: ", where, o->group, o->name);
-	if (value != NULL && !is_secret(o))
-		dlq_buf_printf(errors, "bad value '%s': ", value);
+	if (value != NULL && !is_secret(o)) {
+		dlq_buf_adds(errors, "bad value '");
+		add_shown(errors, value);
+		dlq_buf_adds(errors, "': ");
+	}
 	else if (value != NULL && strcmp(o->name, "url") == 0) {
 		char *m = dlq_config_url_mask(value);
-		dlq_buf_printf(errors, "bad value '%s': ", m ? m : "?");
+		dlq_buf_adds(errors, "bad value '");
+		add_shown(errors, m ? m : "?");
+		dlq_buf_adds(errors, "': ");
 		free(m);
 	}
 	dlq_buf_printf(errors, "%s\n", why);

@@ -30,7 +30,7 @@ setup(void)
 {
 	static const char *vars[] = { "RABBITMQ_URL", "RABBITMQ_DLQ_SUFFIX",
 	    "DLQ_ALERT_WEBHOOK_URL", "DLQ_ALERT_COOLDOWN_MS", "DLQ_LOG_LEVEL",
-	    "DLQ_TOPOLOGY_FILE", NULL };
+	    "DLQ_TOPOLOGY_FILE", "DLQ_ARCHIVE_PATH", NULL };
 	const char **v;
 
 	for (v = vars; *v != NULL; v++)
@@ -333,6 +333,26 @@ START_TEST(webhook_must_be_http_and_is_never_echoed)
 }
 END_TEST
 
+/* A value pasted with its newline is refused and shown on one line. */
+START_TEST(control_characters_in_paths_are_refused_and_shown_escaped)
+{
+	setenv("DLQ_ARCHIVE_PATH", "/var/lib/dlq/archive.db\n", 1);
+	setenv("DLQ_LOG_LEVEL", "info\r", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_str_eq(err(), "DLQ_LOG_LEVEL: log.level: bad value "
+	    "'info\\r': expected debug, info, warn or error\nDLQ_ARCHIVE_PATH: "
+	    "archive.path: bad value '/var/lib/dlq/archive.db\\n': must not "
+	    "contain control characters (a trailing newline?)\n");
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	/* a space is a file name's business */
+	setenv("DLQ_ARCHIVE_PATH", "/tmp/my archive.db", 1);
+	unsetenv("DLQ_LOG_LEVEL");
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
+	ck_assert_str_eq(c.archive_path, "/tmp/my archive.db");
+}
+END_TEST
+
 START_TEST(every_problem_is_reported_at_once)
 {
 	write_conf("rabbitmq = { prefetch = \"ten\"; heartbit = 3; };\n"
@@ -464,6 +484,7 @@ suite(void)
 	tcase_add_test(tc, bad_urls_are_refused_without_the_password);
 	tcase_add_test(tc, webhook_must_be_http_and_is_never_echoed);
 	tcase_add_test(tc, every_problem_is_reported_at_once);
+	tcase_add_test(tc, control_characters_in_paths_are_refused_and_shown_escaped);
 	tcase_add_test(tc, topology_path_is_relative_to_the_config_file);
 	tcase_add_test(tc, classification_rules_are_checked);
 	tcase_add_test(tc, url_mask_hides_only_the_password);
