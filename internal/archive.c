@@ -187,10 +187,29 @@ static const char *const schema_v8[] = {
 	NULL,
 };
 
+/* v9: a record's audit history through an index of the ids each
+ * audited request named, kept by a trigger on every insert into audit.
+ * `show` read the arguments of every request ever audited: 0.45 s with
+ * 50 000 requests of 100 ids, and redrive audits a claim every tick. */
+#define AUDIT_IDS_IN(args)						\
+	"json_each(CASE WHEN json_valid(" args ") THEN " args " END,"	\
+	" '$.ids') j WHERE j.type IN ('integer', 'real')"
+static const char *const schema_v9[] = {
+	"CREATE TABLE audit_ids (dead_letter_id INTEGER NOT NULL, audit_id"
+	" INTEGER NOT NULL, PRIMARY KEY (dead_letter_id, audit_id))"
+	" WITHOUT ROWID",
+	"INSERT OR IGNORE INTO audit_ids SELECT CAST(j.value AS INTEGER), u.id"
+	" FROM audit u, " AUDIT_IDS_IN("u.args"),
+	"CREATE TRIGGER audit_ids_fill AFTER INSERT ON audit BEGIN"
+	" INSERT OR IGNORE INTO audit_ids SELECT CAST(j.value AS INTEGER),"
+	" NEW.id FROM " AUDIT_IDS_IN("NEW.args") "; END",
+	NULL,
+};
+
 /* schemas[v] takes an archive of schema v to v + 1 */
 static const char *const *const schemas[] = {
 	schema_v1, schema_v2, schema_v3, schema_v4, schema_v5, schema_v6,
-	schema_v7, schema_v8,
+	schema_v7, schema_v8, schema_v9,
 };
 _Static_assert(sizeof(schemas) / sizeof(schemas[0]) == DLQ_ARCHIVE_SCHEMA,
     "one migration step per schema version");

@@ -20,7 +20,7 @@
 #include "config.h"
 #include "deadletter.h"
 
-#define DLQ_ARCHIVE_SCHEMA	8
+#define DLQ_ARCHIVE_SCHEMA	9
 
 struct dlq_archive;
 

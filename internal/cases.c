@@ -177,8 +177,8 @@ dlq_cases_show(sqlite3 *db, int64_t id, bool payload, struct dlq_buf *out)
 	    "   WHERE a.dead_letter_id = d.id ORDER BY a.id),"
 	    " 'audit', (SELECT json_group_array(json_object('at', u.at,"
 	    "   'actor', u.actor, 'command', u.command, 'result', u.result))"
-	    "   FROM audit u WHERE EXISTS (SELECT 1 FROM"
-	    "   json_each(u.args, '$.ids') WHERE value = d.id) ORDER BY u.id),"
+	    "   FROM audit u WHERE u.id IN (SELECT audit_id FROM audit_ids"
+	    "   WHERE dead_letter_id = d.id) ORDER BY u.id),"
 	    /* every death of this logical message, linked by x-replay-of */
 	    " 'lineage', (WITH RECURSIVE"
 	    "   up(id, replay_of) AS (SELECT id, replay_of FROM dead_letters"

@@ -692,9 +692,11 @@ user_version(const char *path)
 	return n;
 }
 
-/* Undoes schema 8 (the aggregates' indexes): the first steps of each
- * "make it what release N wrote" below. */
+/* Undoes schemas 9 (the audit's index of ids) and 8 (the aggregates'
+ * indexes): the first steps of each "make it what release N wrote"
+ * below. */
 #define UNDO_V8 \
+	"DROP TRIGGER audit_ids_fill", "DROP TABLE audit_ids", \
 	"DROP INDEX dead_letters_assigned"
 
 /* An archive written by the first release (schema 1) is upgraded in
@@ -732,8 +734,10 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	start(&f, NULL);
 	die_in(&f, 0, 2, "migrate me");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "drop",
+	    "2", "--reason", "audited before the upgrade", NULL }), 0);
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
-	ck_assert_int_eq(user_version(f.db), 8);
+	ck_assert_int_eq(user_version(f.db), 9);
 	/* make it what release 1 wrote */
 	ck_assert_int_eq(sqlite3_open(f.db, &db), SQLITE_OK);
 	for (i = 0; to_v1[i] != NULL; i++)
@@ -742,7 +746,7 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	sqlite3_close(db);
 	ck_assert_int_eq(user_version(f.db), 1);
 	start_worker(&f);
-	ck_assert_int_eq(user_version(f.db), 8);
+	ck_assert_int_eq(user_version(f.db), 9);
 	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 1);
 	/* v3 dropped the message_id index; v4 keeps replays only in the
 	 * lineage index */
@@ -761,6 +765,14 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	ck_assert_ptr_nonnull(sql);
 	ck_assert_ptr_nonnull(strstr(sql, "WHERE assigned_at IS NOT NULL"));
 	free(sql);
+	/* v9: a record's audit history through the index of ids, the
+	 * requests of before the upgrade included */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    "2", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(get(j, "audit")), 1);
+	ck_assert_str_eq(gs(cJSON_GetArrayItem(get(j, "audit"), 0), "command"),
+	    "drop");
+	cJSON_Delete(j);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
 	    NULL }), 0);
 	ck_assert_int_eq(cJSON_GetObjectItem(j, "total")->valueint, 2);
@@ -788,6 +800,13 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "assign",
 	    "1", "--owner", "o", "--decision", "d", "--evidence", "e", NULL }),
 	    0);
+	cJSON_Delete(j);
+	/* and of after it */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    "1", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(get(j, "audit")), 1);
+	ck_assert_str_eq(gs(cJSON_GetArrayItem(get(j, "audit"), 0), "command"),
+	    "assign");
 	cJSON_Delete(j);
 	stop(&f);
 }
@@ -840,7 +859,7 @@ START_TEST(an_upgraded_archive_recognises_redeliveries_of_its_old_records)
 	sqlite3_close(db);
 
 	start_worker(&f);
-	ck_assert_int_eq(user_version(f.db), 8);
+	ck_assert_int_eq(user_version(f.db), 9);
 	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
 	ev = h_worker_events(&f.w, "dead_letter", &n);
@@ -891,7 +910,7 @@ START_TEST(an_archive_holding_a_fingerprint_twice_is_migrated)
 	ck_assert_ptr_nonnull(before);
 
 	start_worker(&f);
-	ck_assert_int_eq(user_version(f.db), 8);
+	ck_assert_int_eq(user_version(f.db), 9);
 	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 1);
 	sql = index_sql(f.db, "dead_letters_fingerprint");
 	ck_assert_ptr_nonnull(sql);
