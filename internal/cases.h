@@ -30,6 +30,8 @@ struct dlq_list_filter {
 	const char	*status;
 	const char	*class;
 	const char	*signature;
+	const char	*message_id;	/* exact; NULL: any */
+	const char	*correlation_id;
 	int64_t		 since_ms;	/* wall clock; 0: any */
 	int64_t		 limit;
 };

@@ -227,6 +227,8 @@ cmd_list(struct req *r)
 	f.status = opt_str(r, "status");
 	f.class = opt_str(r, "class");
 	f.signature = opt_str(r, "signature");
+	f.message_id = opt_str(r, "message_id");
+	f.correlation_id = opt_str(r, "correlation_id");
 	if (!opt_int(r, "since_ms", 0, DLQ_JSON_INT_MAX, 0, &since) ||
 	    !opt_int(r, "limit", 1, LIST_MAX, LIST_DEFAULT, &f.limit))
 		return A_USAGE;

@@ -272,6 +272,8 @@ static const struct opt {
 	{ "status",	"status",	K_STR },
 	{ "class",	"class",	K_STR },
 	{ "signature",	"signature",	K_STR },
+	{ "message-id",	"message_id",	K_STR },
+	{ "correlation-id", "correlation_id", K_STR },
 	{ "since",	"since_ms",	K_DUR },
 	{ "limit",	"limit",	K_COUNT },
 	{ "payload",	"payload",	K_FLAG },
@@ -420,7 +422,7 @@ cmd_list(struct ctx *x, int argc, char **argv)
 	cJSON *r = request("list");
 
 	if (!parse_opts(r, argc, argv, "queue status class signature since "
-	    "limit") || optind != argc) {
+	    "limit message-id correlation-id") || optind != argc) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -855,6 +857,7 @@ out:
 
 static const struct cmd cmds[] = {
 	{ "list", cmd_list, "list [--queue Q] [--status S] [--class C] "
+	    "[--message-id ID] [--correlation-id ID] "
 	    "[--signature SIG] [--since DUR] [--limit N]" },
 	{ "show", cmd_show, "show ID [--payload]" },
 	{ "stats", cmd_stats, "stats" },

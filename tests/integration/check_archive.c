@@ -177,6 +177,19 @@ START_TEST(every_property_and_header_round_trips)
 	snprintf(idarg, sizeof(idarg), "%lld",
 	    (long long)gn(cJSON_GetArrayItem(list, 0), "id"));
 	cJSON_Delete(list);
+	/* found by the ids a customer or a log names */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &list, (const char *[]){ "list",
+	    "--message-id", "m-42", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(list), 1);
+	cJSON_Delete(list);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &list, (const char *[]){ "list",
+	    "--correlation-id", "c-42", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(list), 1);
+	cJSON_Delete(list);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &list, (const char *[]){ "list",
+	    "--message-id", "m-4", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(list), 0);	/* exact, no prefix */
+	cJSON_Delete(list);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &rec, (const char *[]){ "show",
 	    idarg, "--payload", NULL }), 0);
 	ck_assert_str_eq(gs(rec, "message_id"), "m-42");
