@@ -468,19 +468,6 @@ cmd_groups(struct ctx *x, int argc, char **argv)
 	return call(x, r, dlq_view_groups);
 }
 
-static int
-cmd_assign(struct ctx *x, int argc, char **argv)
-{
-	cJSON *r = request("assign");
-
-	if (!parse_opts(r, argc, argv, "owner decision escalate-in evidence") ||
-	    !add_ids(r, argc, argv) || !has_opts(r, argv[0], "owner decision")) {
-		cJSON_Delete(r);
-		return DLQ_EXIT_USAGE;
-	}
-	return call(x, r, view_assigned);
-}
-
 /* --class, --signature and --since narrow a --queue selection; alone
  * they would select across every queue. */
 static bool
@@ -496,10 +483,11 @@ narrows_a_queue(const cJSON *r)
 	return true;
 }
 
-/* Ids per drop request of a selection: well under the request limit. */
-#define DROP_CHUNK	500
-/* Records a selection drop takes at most per run (what one list answers). */
-#define DROP_MAX	10000
+/* Ids per request of a selection drop or assign: well under the request
+ * limit. */
+#define SELECT_CHUNK	500
+/* Records a selection takes at most per run (what one list answers). */
+#define SELECT_MAX	10000
 
 static int
 cmp_id_desc(const void *a, const void *b)
@@ -507,26 +495,28 @@ cmp_id_desc(const void *a, const void *b)
 	return -cmp_id(a, b);
 }
 
-/* The open and assigned records of a --queue selection, the newest
- * --limit (DROP_MAX by default) of them, into `ids`. Returns 1 when more
+/* The records of a --queue selection with one of `statuses` (NULL
+ * ended), the newest --limit (SELECT_MAX by default) of them, into
+ * `ids`. Returns 1 when more
  * may match, 0 when not, or minus the exit code of a failure (said on
  * stderr). */
 static int
-select_droppable(const struct ctx *x, const cJSON *r, cJSON *ids)
+select_by_status(const struct ctx *x, const cJSON *r,
+    const char *const *statuses, cJSON *ids)
 {
 	static const char *const keys[] = { "queue", "class", "signature",
-	    "since_ms", NULL }, *const statuses[] = { "open", "assigned" };
+	    "since_ms", NULL };
 	const char *const *k;
 	const cJSON *data, *e, *v;
 	cJSON *q, *ans;
-	long long got[2 * DROP_MAX];
+	long long got[2 * SELECT_MAX];	/* two statuses at most */
 	size_t n = 0, i, s;
-	int limit = DROP_MAX, more = 0;
+	int limit = SELECT_MAX, more = 0;
 	char why[512];
 
 	if (cJSON_IsNumber(v = cJSON_GetObjectItem(r, "limit")))
 		limit = (int)v->valuedouble;
-	for (s = 0; s < 2; s++) {
+	for (s = 0; s < 2 && statuses[s] != NULL; s++) {
 		q = request("list");
 		for (k = keys; *k != NULL; k++)
 			if ((v = cJSON_GetObjectItem(r, *k)) != NULL)
@@ -562,11 +552,34 @@ select_droppable(const struct ctx *x, const cJSON *r, cJSON *ids)
 	return more;
 }
 
-/* drop --queue Q ...: the selection's open and assigned records, in
- * requests of DROP_CHUNK ids (each audited with its ids); one summary. */
-static int
-drop_selection(struct ctx *x, const cJSON *r)
+/* What a selection changes: drop takes the open and assigned records
+ * (once dropped they leave the selection, so a next run goes on with
+ * older ones); assign takes the open ones, the cases without an owner
+ * (reassigning goes by ids: the newest assigned would be taken again
+ * by every run). */
+static const char *const *
+changeable(const char *cmd, const char **what)
 {
+	static const char *const unresolved[] = { "open", "assigned", NULL },
+	    *const open[] = { "open", NULL };
+
+	if (strcmp(cmd, "assign") == 0) {
+		*what = "open";
+		return open;
+	}
+	*what = "open and assigned";
+	return unresolved;
+}
+
+/* drop or assign --queue Q ...: the records of the selection it
+ * changes, in `cmd` requests of SELECT_CHUNK ids carrying the options
+ * named in `copy` (each request audited with its ids); one summary. */
+static int
+change_selection(struct ctx *x, const cJSON *r, const char *cmd,
+    const char *const *copy, const char *verb)
+{
+	const char *what, *const *statuses = changeable(cmd, &what);
+	const char *const *key;
 	cJSON *ids = cJSON_CreateArray(), *sum, *results, *q, *ans, *e;
 	const cJSON *data, *code, *v;
 	int more, n, i, k, rc = DLQ_EXIT_OK;
@@ -574,26 +587,28 @@ drop_selection(struct ctx *x, const cJSON *r)
 	double changed = 0;
 	char why[512], *text;
 
-	if ((more = select_droppable(x, r, ids)) < 0) {
+	if ((more = select_by_status(x, r, statuses, ids)) < 0) {
 		cJSON_Delete(ids);
 		return -more;
 	}
 	n = cJSON_GetArraySize(ids);
 	if (n > 0 && !cJSON_IsTrue(cJSON_GetObjectItem(r, "yes"))) {
-		fprintf(stderr, "dlqctl: this would drop %d dead letters (the "
-		    "open and assigned ones of this selection); run again with "
-		    "--yes to do it\n", n);
+		fprintf(stderr, "dlqctl: this would %s %d dead letters (the "
+		    "%s ones of this selection); run again with --yes to do "
+		    "it\n", cmd, n, what);
 		cJSON_Delete(ids);
 		return DLQ_EXIT_USAGE;
 	}
 	sum = cJSON_CreateObject();
 	results = cJSON_AddArrayToObject(sum, "results");
-	for (i = 0; i < n && !stop; i += DROP_CHUNK) {
-		q = request("drop");
-		cJSON_AddStringToObject(q, "reason", cJSON_GetObjectItem(r,
-		    "reason")->valuestring);
+	for (i = 0; i < n && !stop; i += SELECT_CHUNK) {
+		q = request(cmd);
+		for (key = copy; *key != NULL; key++)
+			if ((v = cJSON_GetObjectItem(r, *key)) != NULL)
+				cJSON_AddItemToObject(q, *key, cJSON_Duplicate(v,
+				    0));
 		e = cJSON_AddArrayToObject(q, "ids");
-		for (k = i; k < n && k < i + DROP_CHUNK; k++)
+		for (k = i; k < n && k < i + SELECT_CHUNK; k++)
 			cJSON_AddItemToArray(e, cJSON_Duplicate(
 			    cJSON_GetArrayItem(ids, k), 0));
 		ans = dlq_ctl_call(x->cfg.control_socket, q, why, sizeof(why));
@@ -626,7 +641,7 @@ drop_selection(struct ctx *x, const cJSON *r)
 		puts(text);
 		cJSON_free(text);
 	} else {
-		dlq_view_changes(stdout, sum, "dropped");
+		dlq_view_changes(stdout, sum, verb);
 		if (more)
 			printf("more may match: a run takes the newest %d; run "
 			    "again for the rest\n", n);
@@ -636,40 +651,82 @@ drop_selection(struct ctx *x, const cJSON *r)
 	return rc;
 }
 
+/* The common part of drop and assign: archive ids, or a --queue
+ * selection (then run here, and *done is set). Returns an exit code;
+ * 0 with *done false: `r` holds ids, for the caller's request. */
+static int
+ids_or_selection(struct ctx *x, cJSON *r, const char *cmd,
+    const char *const *copy, const char *verb, bool *done)
+{
+	*done = false;
+	if (!narrows_a_queue(r))
+		return DLQ_EXIT_USAGE;
+	if (cJSON_HasObjectItem(r, "ids") == cJSON_HasObjectItem(r, "queue")) {
+		fprintf(stderr, "dlqctl: %s needs one of: archive ids or --queue "
+		    "Q\n", cmd);
+		return DLQ_EXIT_USAGE;
+	}
+	if (!cJSON_HasObjectItem(r, "queue")) {
+		if (cJSON_HasObjectItem(r, "limit")) {
+			fprintf(stderr, "dlqctl: --limit caps a --queue "
+			    "selection\n");
+			return DLQ_EXIT_USAGE;
+		}
+		return DLQ_EXIT_OK;
+	}
+	if (cJSON_GetNumberValue(cJSON_GetObjectItem(r, "limit")) >
+	    SELECT_MAX) {
+		fprintf(stderr, "dlqctl: --limit: a %s run takes at most %d\n",
+		    cmd, SELECT_MAX);
+		return DLQ_EXIT_USAGE;
+	}
+	*done = true;
+	note_unknown_queue(x, r);
+	return change_selection(x, r, cmd, copy, verb);
+}
+
+static int
+cmd_assign(struct ctx *x, int argc, char **argv)
+{
+	static const char *const copy[] = { "owner", "decision",
+	    "escalate_in_ms", "evidence", NULL };
+	cJSON *r = request("assign");
+	int rc = DLQ_EXIT_USAGE;
+	bool done;
+
+	if (!parse_opts(r, argc, argv, "owner decision escalate-in evidence "
+	    "yes queue class signature since limit") || (optind < argc &&
+	    !add_ids(r, argc, argv)) || !has_opts(r, argv[0], "owner decision"))
+		goto out;
+	if ((rc = ids_or_selection(x, r, "assign", copy, "assigned", &done)) !=
+	    DLQ_EXIT_OK || done)
+		goto out;
+	return call(x, r, view_assigned);
+out:
+	cJSON_Delete(r);
+	return rc;
+}
+
 static int
 cmd_drop(struct ctx *x, int argc, char **argv)
 {
+	static const char *const copy[] = { "reason", NULL };
 	cJSON *r = request("drop");
 	int n, rc = DLQ_EXIT_USAGE;
+	bool done;
 
 	if (!parse_opts(r, argc, argv, "reason yes queue class signature since "
 	    "limit") || (optind < argc && !add_ids(r, argc, argv)) ||
-	    !has_opts(r, argv[0], "reason") || !narrows_a_queue(r))
+	    !has_opts(r, argv[0], "reason"))
 		goto out;
-	if (cJSON_HasObjectItem(r, "ids") == cJSON_HasObjectItem(r, "queue")) {
-		fprintf(stderr, "dlqctl: drop needs one of: archive ids or "
-		    "--queue Q\n");
+	if ((rc = ids_or_selection(x, r, "drop", copy, "dropped", &done)) !=
+	    DLQ_EXIT_OK || done)
 		goto out;
-	}
-	if (cJSON_HasObjectItem(r, "queue")) {
-		if (cJSON_GetNumberValue(cJSON_GetObjectItem(r, "limit")) >
-		    DROP_MAX) {
-			fprintf(stderr, "dlqctl: --limit: a drop run takes at most "
-			    "%d\n", DROP_MAX);
-			goto out;
-		}
-		note_unknown_queue(x, r);
-		rc = drop_selection(x, r);
-		goto out;
-	}
-	if (cJSON_HasObjectItem(r, "limit")) {
-		fprintf(stderr, "dlqctl: --limit caps a --queue selection\n");
-		goto out;
-	}
 	n = cJSON_GetArraySize(cJSON_GetObjectItem(r, "ids"));
 	if (n > 1 && !cJSON_IsTrue(cJSON_GetObjectItem(r, "yes"))) {
 		fprintf(stderr, "dlqctl: this would drop %d dead letters; run "
 		    "again with --yes to do it\n", n);
+		rc = DLQ_EXIT_USAGE;
 		goto out;
 	}
 	return call(x, r, view_dropped);
@@ -862,8 +919,9 @@ static const struct cmd cmds[] = {
 	{ "show", cmd_show, "show ID [--payload]" },
 	{ "stats", cmd_stats, "stats" },
 	{ "groups", cmd_groups, "groups [--queue Q] [--limit N]" },
-	{ "assign", cmd_assign, "assign ID... --owner NAME --decision TEXT "
-	    "[--escalate-in DUR] [--evidence TEXT]" },
+	{ "assign", cmd_assign, "assign (ID... | --queue Q [--class C] "
+	    "[--signature SIG] [--since DUR] [--limit N]) --owner NAME "
+	    "--decision TEXT [--escalate-in DUR] [--evidence TEXT] [--yes]" },
 	{ "drop", cmd_drop, "drop (ID... | --queue Q [--class C] [--signature "
 	    "SIG] [--since DUR] [--limit N]) --reason TEXT [--yes]" },
 	{ "purge", cmd_purge, "purge --older-than DUR" },

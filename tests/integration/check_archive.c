@@ -492,8 +492,9 @@ listed(const char *cfg, const char *const *args)
 
 /* An incident's worth of one cause is dropped by selection: counted
  * first, then the newest --limit per run, only open and assigned ones of
- * that queue and class, each request audited with its ids. */
-START_TEST(a_selection_is_dropped_by_queue_and_class)
+ * that queue and class, each request audited with its ids. Another
+ * cause's cases get an owner the same way: the open ones. */
+START_TEST(a_selection_is_dropped_or_assigned_by_queue_and_class)
 {
 	struct fixture f;
 	cJSON *j, *e;
@@ -538,6 +539,27 @@ START_TEST(a_selection_is_dropped_by_queue_and_class)
 	    f.q[0], "--status", "discarded", "--limit", "1000", NULL }), 700);
 	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--queue",
 	    f.q[0], "--status", "open", NULL }), 5);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "assign",
+	    "--queue", f.q[0], "--class", "transient", "--owner", "network",
+	    "--decision", "replay once the provider is up", "--escalate-in",
+	    "2h", "--yes", NULL }), 0);
+	ck_assert_int_eq(gn(j, "changed"), 5);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    a, NULL }), 0);
+	ck_assert_str_eq(gs(j, "status"), "discarded");
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    "--queue", f.q[0], "--status", "assigned", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 5);
+	ck_assert_str_eq(gs(cJSON_GetArrayItem(j, 0), "owner"), "network");
+	cJSON_Delete(j);
+	/* only open ones: a second run finds none to assign */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "assign",
+	    "--queue", f.q[0], "--owner", "other", "--decision", "d", "--yes",
+	    NULL }), 0);
+	ck_assert_int_eq(gn(j, "changed"), 0);
+	cJSON_Delete(j);
 	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--queue",
 	    f.q[1], "--status", "open", NULL }), 2);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
@@ -1117,7 +1139,7 @@ suite(void)
 	    an_upgraded_archive_recognises_redeliveries_of_its_old_records);
 	tcase_add_test(tc, an_unwritable_archive_leaves_deliveries_in_the_queue);
 	tcase_add_test(tc, triage_commands_answer_what_the_archive_holds);
-	tcase_add_test(tc, a_selection_is_dropped_by_queue_and_class);
+	tcase_add_test(tc, a_selection_is_dropped_or_assigned_by_queue_and_class);
 	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);
 	tcase_add_test(tc, purge_drops_payloads_and_keeps_records);
 	tcase_add_test(tc, bad_control_requests_get_clear_errors);
