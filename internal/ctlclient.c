@@ -9,6 +9,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "worker.h"
+
 #define RESPONSE_MAX	(256 * 1024 * 1024)
 
 cJSON *
@@ -69,6 +71,29 @@ dlq_ctl_call(const char *path, const cJSON *request, char *why, size_t whylen)
 		    path);
 	dlq_buf_release(&in);
 	return answer;
+}
+
+cJSON *
+dlq_ctl_request(const char *cmd)
+{
+	cJSON *r = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(r, "cmd", cmd);
+	return r;
+}
+
+int
+dlq_ctl_refusal(const cJSON *ans)
+{
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(ans, "code");
+	const cJSON *err = cJSON_GetObjectItemCaseSensitive(ans, "error");
+
+	fprintf(stderr, "dlqctl: %s\n", cJSON_IsString(err) ? err->valuestring :
+	    "failed");
+	return !cJSON_IsString(code) ? DLQ_EXIT_ERROR :
+	    strcmp(code->valuestring, "permission") == 0 ? DLQ_EXIT_PERMISSION :
+	    strcmp(code->valuestring, "usage") == 0 ? DLQ_EXIT_USAGE :
+	    DLQ_EXIT_ERROR;
 }
 
 int64_t

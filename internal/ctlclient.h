@@ -14,6 +14,13 @@
 cJSON	*dlq_ctl_call(const char *socket_path, const cJSON *request,
 	    char *why, size_t whylen);
 
+/* A new request: {"cmd": cmd}. */
+cJSON	*dlq_ctl_request(const char *cmd);
+
+/* An answer that is not ok: its error said on stderr ("dlqctl: ..."),
+ * and the exit code its code calls for (DLQ_EXIT_*). */
+int	dlq_ctl_refusal(const cJSON *answer);
+
 /* "90s", "15m", "2h", "7d", "500ms", "1w" -> milliseconds; -1 if bad. */
 int64_t	dlq_parse_duration(const char *);
 

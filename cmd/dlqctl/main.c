@@ -12,6 +12,7 @@
 #include "amqp.h"
 #include "buf.h"
 #include "ctlclient.h"
+#include "ctlselect.h"
 #include "ctlview.h"
 #include "inject.h"
 #include "replayrun.h"
@@ -121,22 +122,6 @@ cmd_test_alert(struct ctx *x, int argc, char **argv)
 
 /* Sends `req` (consumed) to the worker; prints the answer's data with
  * `view`, or as JSON with --json. Returns the exit code. */
-/* An answer that is not ok: its error said on stderr; the exit code its
- * code calls for. */
-static int
-refusal(const cJSON *ans)
-{
-	const cJSON *code = cJSON_GetObjectItemCaseSensitive(ans, "code");
-	const cJSON *err = cJSON_GetObjectItemCaseSensitive(ans, "error");
-
-	fprintf(stderr, "dlqctl: %s\n", cJSON_IsString(err) ? err->valuestring :
-	    "failed");
-	return !cJSON_IsString(code) ? DLQ_EXIT_ERROR :
-	    strcmp(code->valuestring, "permission") == 0 ? DLQ_EXIT_PERMISSION :
-	    strcmp(code->valuestring, "usage") == 0 ? DLQ_EXIT_USAGE :
-	    DLQ_EXIT_ERROR;
-}
-
 static int
 call(struct ctx *x, cJSON *req, void (*view)(FILE *, const cJSON *, int64_t))
 {
@@ -161,7 +146,7 @@ call(struct ctx *x, cJSON *req, void (*view)(FILE *, const cJSON *, int64_t))
 			view(stdout, data, dlq_wall_ms());
 	}
 	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "ok")))
-		rc = refusal(ans);
+		rc = dlq_ctl_refusal(ans);
 	cJSON_Delete(ans);
 	return rc;
 }
@@ -193,15 +178,6 @@ view_purged(FILE *f, const cJSON *d, int64_t now)
 	(void)now;
 	fprintf(f, "purged the payloads of %lld records\n", (long long)
 	    cJSON_GetObjectItemCaseSensitive(d, "purged")->valuedouble);
-}
-
-static cJSON *
-request(const char *cmd)
-{
-	cJSON *r = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(r, "cmd", cmd);
-	return r;
 }
 
 static int
@@ -419,7 +395,7 @@ note_unknown_queue(const struct ctx *x, const cJSON *r)
 static int
 cmd_list(struct ctx *x, int argc, char **argv)
 {
-	cJSON *r = request("list");
+	cJSON *r = dlq_ctl_request("list");
 
 	if (!parse_opts(r, argc, argv, "queue status class signature since "
 	    "limit message-id correlation-id") || optind != argc) {
@@ -433,7 +409,7 @@ cmd_list(struct ctx *x, int argc, char **argv)
 static int
 cmd_show(struct ctx *x, int argc, char **argv)
 {
-	cJSON *r = request("show"), *ids;
+	cJSON *r = dlq_ctl_request("show"), *ids;
 
 	if (!parse_opts(r, argc, argv, "payload") || optind != argc - 1 ||
 	    !add_ids(r, argc, argv)) {
@@ -452,13 +428,13 @@ cmd_stats(struct ctx *x, int argc, char **argv)
 	(void)argv;
 	if (argc != 1)
 		return DLQ_EXIT_USAGE;
-	return call(x, request("stats"), view_stats);
+	return call(x, dlq_ctl_request("stats"), view_stats);
 }
 
 static int
 cmd_groups(struct ctx *x, int argc, char **argv)
 {
-	cJSON *r = request("groups");
+	cJSON *r = dlq_ctl_request("groups");
 
 	if (!parse_opts(r, argc, argv, "queue limit") || optind != argc) {
 		cJSON_Delete(r);
@@ -481,174 +457,6 @@ narrows_a_queue(const cJSON *r)
 		return false;
 	}
 	return true;
-}
-
-/* Ids per request of a selection drop or assign: well under the request
- * limit. */
-#define SELECT_CHUNK	500
-/* Records a selection takes at most per run (what one list answers). */
-#define SELECT_MAX	10000
-
-static int
-cmp_id_desc(const void *a, const void *b)
-{
-	return -cmp_id(a, b);
-}
-
-/* The records of a --queue selection with one of `statuses` (NULL
- * ended), the newest --limit (SELECT_MAX by default) of them, into
- * `ids`. Returns 1 when more
- * may match, 0 when not, or minus the exit code of a failure (said on
- * stderr). */
-static int
-select_by_status(const struct ctx *x, const cJSON *r,
-    const char *const *statuses, cJSON *ids)
-{
-	static const char *const keys[] = { "queue", "class", "signature",
-	    "since_ms", NULL };
-	const char *const *k;
-	const cJSON *data, *e, *v;
-	cJSON *q, *ans;
-	long long got[2 * SELECT_MAX];	/* two statuses at most */
-	size_t n = 0, i, s;
-	int limit = SELECT_MAX, more = 0;
-	char why[512];
-
-	if (cJSON_IsNumber(v = cJSON_GetObjectItem(r, "limit")))
-		limit = (int)v->valuedouble;
-	for (s = 0; s < 2 && statuses[s] != NULL; s++) {
-		q = request("list");
-		for (k = keys; *k != NULL; k++)
-			if ((v = cJSON_GetObjectItem(r, *k)) != NULL)
-				cJSON_AddItemToObject(q, *k, cJSON_Duplicate(v, 0));
-		cJSON_AddStringToObject(q, "status", statuses[s]);
-		cJSON_AddNumberToObject(q, "limit", limit);
-		ans = dlq_ctl_call(x->cfg.control_socket, q, why, sizeof(why));
-		cJSON_Delete(q);
-		if (ans == NULL) {
-			fprintf(stderr, "dlqctl: %s\n", why);
-			return -DLQ_EXIT_ERROR;
-		}
-		if (!cJSON_IsTrue(cJSON_GetObjectItem(ans, "ok"))) {
-			more = -refusal(ans);
-			cJSON_Delete(ans);
-			return more;
-		}
-		data = cJSON_GetObjectItem(ans, "data");
-		if (cJSON_GetArraySize(data) >= limit)
-			more = 1;
-		cJSON_ArrayForEach(e, data)
-			if (cJSON_IsNumber(v = cJSON_GetObjectItem(e, "id")))
-				got[n++] = (long long)v->valuedouble;
-		cJSON_Delete(ans);
-	}
-	qsort(got, n, sizeof(*got), cmp_id_desc);
-	if (n > (size_t)limit) {
-		n = (size_t)limit;
-		more = 1;
-	}
-	for (i = 0; i < n; i++)
-		cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)got[i]));
-	return more;
-}
-
-/* What a selection changes: drop takes the open and assigned records
- * (once dropped they leave the selection, so a next run goes on with
- * older ones); assign takes the open ones, the cases without an owner
- * (reassigning goes by ids: the newest assigned would be taken again
- * by every run). */
-static const char *const *
-changeable(const char *cmd, const char **what)
-{
-	static const char *const unresolved[] = { "open", "assigned", NULL },
-	    *const open[] = { "open", NULL };
-
-	if (strcmp(cmd, "assign") == 0) {
-		*what = "open";
-		return open;
-	}
-	*what = "open and assigned";
-	return unresolved;
-}
-
-/* drop or assign --queue Q ...: the records of the selection it
- * changes, in `cmd` requests of SELECT_CHUNK ids carrying the options
- * named in `copy` (each request audited with its ids); one summary. */
-static int
-change_selection(struct ctx *x, const cJSON *r, const char *cmd,
-    const char *const *copy, const char *verb)
-{
-	const char *what, *const *statuses = changeable(cmd, &what);
-	const char *const *key;
-	cJSON *ids = cJSON_CreateArray(), *sum, *results, *q, *ans, *e;
-	const cJSON *data, *code, *v;
-	int more, n, i, k, rc = DLQ_EXIT_OK;
-	bool stop = false;
-	double changed = 0;
-	char why[512], *text;
-
-	if ((more = select_by_status(x, r, statuses, ids)) < 0) {
-		cJSON_Delete(ids);
-		return -more;
-	}
-	n = cJSON_GetArraySize(ids);
-	if (n > 0 && !cJSON_IsTrue(cJSON_GetObjectItem(r, "yes"))) {
-		fprintf(stderr, "dlqctl: this would %s %d dead letters (the "
-		    "%s ones of this selection); run again with --yes to do "
-		    "it\n", cmd, n, what);
-		cJSON_Delete(ids);
-		return DLQ_EXIT_USAGE;
-	}
-	sum = cJSON_CreateObject();
-	results = cJSON_AddArrayToObject(sum, "results");
-	for (i = 0; i < n && !stop; i += SELECT_CHUNK) {
-		q = request(cmd);
-		for (key = copy; *key != NULL; key++)
-			if ((v = cJSON_GetObjectItem(r, *key)) != NULL)
-				cJSON_AddItemToObject(q, *key, cJSON_Duplicate(v,
-				    0));
-		e = cJSON_AddArrayToObject(q, "ids");
-		for (k = i; k < n && k < i + SELECT_CHUNK; k++)
-			cJSON_AddItemToArray(e, cJSON_Duplicate(
-			    cJSON_GetArrayItem(ids, k), 0));
-		ans = dlq_ctl_call(x->cfg.control_socket, q, why, sizeof(why));
-		cJSON_Delete(q);
-		if (ans == NULL) {
-			fprintf(stderr, "dlqctl: %s\n", why);
-			rc = DLQ_EXIT_ERROR;
-			break;
-		}
-		data = cJSON_GetObjectItem(ans, "data");
-		if (cJSON_IsNumber(v = cJSON_GetObjectItem(data, "changed")))
-			changed += v->valuedouble;
-		cJSON_ArrayForEach(e, cJSON_GetObjectItem(data, "results"))
-			cJSON_AddItemToArray(results, cJSON_Duplicate(e, 1));
-		if (!cJSON_IsTrue(cJSON_GetObjectItem(ans, "ok"))) {
-			/* a record that changed status since the selection is
-			 * refused and listed; anything else stops the run */
-			code = cJSON_GetObjectItem(ans, "code");
-			stop = !cJSON_IsString(code) ||
-			    strcmp(code->valuestring, "refused") != 0;
-			rc = stop ? refusal(ans) : DLQ_EXIT_ERROR;
-		}
-		cJSON_Delete(ans);
-	}
-	cJSON_AddNumberToObject(sum, "changed", changed);
-	cJSON_AddNumberToObject(sum, "selected", n);
-	cJSON_AddBoolToObject(sum, "more", more);
-	if (x->json) {
-		text = cJSON_PrintUnformatted(sum);
-		puts(text);
-		cJSON_free(text);
-	} else {
-		dlq_view_changes(stdout, sum, verb);
-		if (more)
-			printf("more may match: a run takes the newest %d; run "
-			    "again for the rest\n", n);
-	}
-	cJSON_Delete(sum);
-	cJSON_Delete(ids);
-	return rc;
 }
 
 /* The common part of drop and assign: archive ids, or a --queue
@@ -675,14 +483,15 @@ ids_or_selection(struct ctx *x, cJSON *r, const char *cmd,
 		return DLQ_EXIT_OK;
 	}
 	if (cJSON_GetNumberValue(cJSON_GetObjectItem(r, "limit")) >
-	    SELECT_MAX) {
+	    DLQ_SELECT_MAX) {
 		fprintf(stderr, "dlqctl: --limit: a %s run takes at most %d\n",
-		    cmd, SELECT_MAX);
+		    cmd, DLQ_SELECT_MAX);
 		return DLQ_EXIT_USAGE;
 	}
 	*done = true;
 	note_unknown_queue(x, r);
-	return change_selection(x, r, cmd, copy, verb);
+	return dlq_select_change(x->cfg.control_socket, x->json, r, cmd, copy,
+	    verb);
 }
 
 static int
@@ -690,7 +499,7 @@ cmd_assign(struct ctx *x, int argc, char **argv)
 {
 	static const char *const copy[] = { "owner", "decision",
 	    "escalate_in_ms", "evidence", NULL };
-	cJSON *r = request("assign");
+	cJSON *r = dlq_ctl_request("assign");
 	int rc = DLQ_EXIT_USAGE;
 	bool done;
 
@@ -711,7 +520,7 @@ static int
 cmd_drop(struct ctx *x, int argc, char **argv)
 {
 	static const char *const copy[] = { "reason", NULL };
-	cJSON *r = request("drop");
+	cJSON *r = dlq_ctl_request("drop");
 	int n, rc = DLQ_EXIT_USAGE;
 	bool done;
 
@@ -738,7 +547,7 @@ out:
 static int
 cmd_purge(struct ctx *x, int argc, char **argv)
 {
-	cJSON *r = request("purge");
+	cJSON *r = dlq_ctl_request("purge");
 
 	if (!parse_opts(r, argc, argv, "older-than") || optind != argc ||
 	    !has_opts(r, argv[0], "older-than")) {
@@ -751,7 +560,7 @@ cmd_purge(struct ctx *x, int argc, char **argv)
 static int
 cmd_audit(struct ctx *x, int argc, char **argv)
 {
-	cJSON *r = request("audit");
+	cJSON *r = dlq_ctl_request("audit");
 
 	if (!parse_opts(r, argc, argv, "since") || optind != argc) {
 		cJSON_Delete(r);
@@ -874,13 +683,13 @@ cmd_redrive_status(struct ctx *x, int argc, char **argv)
 	(void)argv;
 	if (argc != 1)
 		return DLQ_EXIT_USAGE;
-	return call(x, request("redrive_status"), dlq_view_redrive);
+	return call(x, dlq_ctl_request("redrive_status"), dlq_view_redrive);
 }
 
 static int
 cmd_redrive_resume(struct ctx *x, int argc, char **argv)
 {
-	cJSON *r = request("redrive_resume");
+	cJSON *r = dlq_ctl_request("redrive_resume");
 
 	if (!parse_opts(r, argc, argv, "reason") || optind != argc - 1 ||
 	    !has_opts(r, argv[0], "reason")) {
