@@ -682,12 +682,39 @@ dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
 	cJSON_Delete(j);
 }
 
+/* The gid of group `name`: 1, 0 when the host has no such group, -1
+ * when it cannot tell. A group's entry lists its members: a large one
+ * does not fit the usual 4 KiB, so the buffer grows (to 1 MiB). */
+static int
+group_gid(const char *name, gid_t *gid)
+{
+	struct group gr, *res = NULL;
+	size_t len = 4096;
+	char *buf = NULL, *more;
+	int rc;
+
+	do {
+		if ((more = realloc(buf, len)) == NULL) {
+			rc = ENOMEM;
+			break;
+		}
+		buf = more;
+		rc = getgrnam_r(name, &gr, buf, len, &res);
+		len *= 2;
+	} while (rc == ERANGE && len <= 1024 * 1024);
+	if (rc == 0 && res != NULL)
+		*gid = gr.gr_gid;
+	free(buf);
+	if (rc == ENOENT || rc == ESRCH)	/* some NSS modules: not found */
+		return 0;
+	return rc != 0 ? -1 : res != NULL;
+}
+
 static bool
 listed(const struct dlq_strlist *l, const char *user, const gid_t *groups,
     int ngroups)
 {
-	struct group gr, *res;
-	char buf[4096];
+	gid_t gid;
 	size_t i;
 	int k;
 
@@ -697,11 +724,10 @@ listed(const struct dlq_strlist *l, const char *user, const gid_t *groups,
 				return true;
 			continue;
 		}
-		if (getgrnam_r(l->v[i] + 1, &gr, buf, sizeof(buf), &res) != 0 ||
-		    res == NULL)
+		if (group_gid(l->v[i] + 1, &gid) != 1)
 			continue;
 		for (k = 0; k < ngroups; k++)
-			if (groups[k] == gr.gr_gid)
+			if (groups[k] == gid)
 				return true;
 	}
 	return false;
@@ -717,20 +743,23 @@ dlq_control_unknown_members(const struct dlq_config *c,
 	} lists[] = { { "control.viewers", &c->viewers }, { "control.operators",
 	    &c->operators }, { "control.admins", &c->admins } };
 	struct passwd pw, *pwr;
-	struct group gr, *grr;
 	char buf[4096];
 	const char *name;
+	gid_t gid;
 	size_t i, k;
+	int rc;
 
+	/* only a definite "no such name" is said; a lookup that fails
+	 * (the directory unreachable) says nothing about the name */
 	for (k = 0; k < sizeof(lists) / sizeof(lists[0]); k++)
 		for (i = 0; i < lists[k].l->n; i++) {
 			name = lists[k].l->v[i];
 			if (name[0] == '@') {
-				if (getgrnam_r(name + 1, &gr, buf, sizeof(buf),
-				    &grr) != 0 || grr == NULL)
+				if (group_gid(name + 1, &gid) == 0)
 					say(lists[k].key, "group", name + 1, arg);
-			} else if (getpwnam_r(name, &pw, buf, sizeof(buf), &pwr) !=
-			    0 || pwr == NULL)
+			} else if ((rc = getpwnam_r(name, &pw, buf, sizeof(buf),
+			    &pwr)) == ENOENT || rc == ESRCH || (rc == 0 &&
+			    pwr == NULL))
 				say(lists[k].key, "user", name, arg);
 		}
 }
