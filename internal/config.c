@@ -339,8 +339,7 @@ report(struct dlq_buf *errors, const char *where, const struct opt *o,
 		dlq_buf_adds(errors, "bad value '");
 		add_shown(errors, value);
 		dlq_buf_adds(errors, "': ");
-	}
-	else if (value != NULL && strcmp(o->name, "url") == 0) {
+	} else if (value != NULL && strcmp(o->name, "url") == 0) {
 		char *m = dlq_config_url_mask(value);
 		dlq_buf_adds(errors, "bad value '");
 		add_shown(errors, m ? m : "?");
