@@ -297,7 +297,7 @@ parse_opts(cJSON *r, int argc, char **argv, const char *allowed)
 	struct option longopts[NOPTS + 1];
 	const struct opt *o;
 	char *end;
-	long long v;
+	long long v, max;
 	int64_t ms;
 	size_t i;
 	int ch;
@@ -346,12 +346,16 @@ parse_opts(cJSON *r, int argc, char **argv, const char *allowed)
 			break;
 		case K_COUNT:
 		case K_RATE:
+			/* --limit: what the worker answers at most in one
+			 * list, groups, replay plan or selection */
+			max = strcmp(o->key, "limit") == 0 ? DLQ_SELECT_MAX :
+			    100000;
 			v = strtoll(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0' || v < (o->kind ==
-			    K_RATE ? 0 : 1) || v > 100000) {
-				fprintf(stderr, "dlqctl: --%s: expected %s..100000, "
+			    K_RATE ? 0 : 1) || v > max) {
+				fprintf(stderr, "dlqctl: --%s: expected %s..%lld, "
 				    "not '%s'\n", o->name, o->kind == K_RATE ? "0" :
-				    "1", optarg);
+				    "1", max, optarg);
 				return false;
 			}
 			cJSON_AddNumberToObject(r, o->key, (double)v);
@@ -481,12 +485,6 @@ ids_or_selection(struct ctx *x, cJSON *r, const char *cmd,
 			return DLQ_EXIT_USAGE;
 		}
 		return DLQ_EXIT_OK;
-	}
-	if (cJSON_GetNumberValue(cJSON_GetObjectItem(r, "limit")) >
-	    DLQ_SELECT_MAX) {
-		fprintf(stderr, "dlqctl: --limit: a %s run takes at most %d\n",
-		    cmd, DLQ_SELECT_MAX);
-		return DLQ_EXIT_USAGE;
 	}
 	*done = true;
 	note_unknown_queue(x, r);

@@ -203,6 +203,9 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		{ "dlqctl: --reason: empty\n" },
 		{ "assign", "7", "--owner", "a", "--owner", "b", "--decision", NULL },
 		{ "dlqctl: --owner given twice\n" },
+		/* what the worker answers at most, said before asking it */
+		{ "list", "--limit", "20000", NULL },
+		{ "dlqctl: --limit: expected 1..10000, not '20000'\n" },
 	};
 	const char *argv[10];
 	char *out, *err;
