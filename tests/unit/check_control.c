@@ -2,6 +2,7 @@
  * roles, usage errors, and the inputs the fuzzer found. */
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +122,33 @@ START_TEST(blank_texts_are_missing)
 }
 END_TEST
 
+static char said[512];
+
+static void
+collect(const char *key, const char *what, const char *name, void *arg)
+{
+	(void)arg;
+	snprintf(said + strlen(said), sizeof(said) - strlen(said),
+	    "%s %s %s;", key, what, name);
+}
+
+/* Names the host does not know are said; known users and groups (root
+ * exists everywhere) are not. */
+START_TEST(unknown_role_members_are_named)
+{
+	char *names[] = { "root", "nobdy_dlq", "@root", "@no_such_group_dlq" };
+	struct dlq_strlist keep = cfg.operators;
+
+	cfg.operators.v = names;
+	cfg.operators.n = 4;
+	said[0] = '\0';
+	dlq_control_unknown_members(&cfg, collect, NULL);
+	cfg.operators = keep;
+	ck_assert_str_eq(said, "control.operators user nobdy_dlq;"
+	    "control.operators group no_such_group_dlq;");
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -133,6 +161,7 @@ suite(void)
 	tcase_add_test(tc, huge_numbers_are_usage_errors_not_undefined_behaviour);
 	tcase_add_test(tc, mutations_are_audited_even_when_refused);
 	tcase_add_test(tc, blank_texts_are_missing);
+	tcase_add_test(tc, unknown_role_members_are_named);
 	suite_add_tcase(s, tc);
 	return s;
 }
