@@ -1081,11 +1081,13 @@ scenario_archive_size(void)
 
 /* An archive after months of incidents: `rows` records over 30 days in
  * 35 queues, 57 failure signatures each, 2 % still open, 1 % assigned
- * along the way, the rest replayed or discarded. */
+ * along the way, the rest replayed or discarded; and its audit: rows / 10
+ * requests naming 100 records each (replays, drops, redrive claims), so
+ * that each record is named by 10 of them. */
 static void
 prefill_cases(const char *p, const char *cfg, int rows)
 {
-	char sql[2048];
+	char sql[3072];
 
 	snprintf(sql, sizeof(sql), "BEGIN; WITH RECURSIVE c(x) AS (SELECT 1"
 	    " UNION ALL SELECT x + 1 FROM c WHERE x < %d) INSERT INTO"
@@ -1097,9 +1099,17 @@ prefill_cases(const char *p, const char *cfg, int rows)
 	    " 512, %lld - (%d - x) * (2592000000 / %d),"
 	    " CASE WHEN x %% 50 = 0 THEN 'open' WHEN x %% 2 = 0 THEN 'replayed'"
 	    " ELSE 'discarded' END, CASE WHEN x %% 100 = 1 THEN %lld - (%d - x)"
-	    " * (2592000000 / %d) + 600000 END FROM c; COMMIT;"
+	    " * (2592000000 / %d) + 600000 END FROM c;"
+	    " WITH RECURSIVE a(y) AS (SELECT 0 UNION ALL SELECT y + 1 FROM a"
+	    " WHERE y < %d / 10 - 1) INSERT INTO audit (at, actor, uid,"
+	    " command, args, result) SELECT %lld - (%d / 10 - y) * 5000, 'oncall',"
+	    " 1000, 'replay_claim', (SELECT json_object('reason', 'provider back',"
+	    " 'ids', json_group_array((y * 100 + k) %% %d + 1)) FROM"
+	    " (WITH RECURSIVE b(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM b"
+	    " WHERE k < 99) SELECT k FROM b)), 'ok' FROM a; COMMIT;"
 	    " PRAGMA wal_checkpoint(TRUNCATE);", rows, (long long)wall_ms(),
-	    rows, rows, (long long)wall_ms(), rows, rows);
+	    rows, rows, (long long)wall_ms(), rows, rows, rows,
+	    (long long)wall_ms(), rows, rows);
 	prefill(p, cfg, sql);
 }
 
@@ -1129,22 +1139,32 @@ scrape(int port)
 	return total;
 }
 
-/* 8: what on-call waits for: dlqctl stats and groups and a /metrics
- * scrape, on an empty archive and on one of ARCHIVE_ROWS records. */
+/* 8: what on-call waits for: dlqctl stats, groups, show and list by
+ * message id, and a /metrics scrape, on an empty archive and on one of
+ * ARCHIVE_ROWS records with its audit. */
 static void
 scenario_operator_queries(void)
 {
 	static const char *const what[] = { "dlqctl stats", "dlqctl groups",
-		"dlqctl groups --queue Q", "GET /metrics" };
-	double t[4][2][16];
+		"dlqctl groups --queue Q", "GET /metrics", "dlqctl show ID",
+		"dlqctl list --message-id M" };
+	enum { NQ = sizeof(what) / sizeof(what[0]) };
+	const char *argv[NQ][6] = {
+		{ "stats", NULL }, { "groups", NULL },
+		{ "groups", "--queue", "old_q7", NULL }, { NULL },
+		{ "show", "1234", NULL },
+		{ "list", "--message-id", "m-4321", NULL } };
+	const char *args[10];
+	double t[NQ][2][16];
 	char p[32], extra[96], path[256], s1[128], s2[128];
 	const char *cfg;
-	int port = 9500 + (int)(getpid() % 400), r, k, c;
+	int port = 9500 + (int)(getpid() % 400), r, k, c, i;
 	pid_t pid;
 	int64_t t0;
 
 	say("\n## 8. Operator queries: an empty archive and one of %d records "
-	    "(2 %% open), %d rounds\n\n", ARCHIVE_ROWS, ROUNDS);
+	    "(2 %% open) and %d audited requests of 100 ids, %d rounds\n\n",
+	    ARCHIVE_ROWS, ARCHIVE_ROWS / 10, ROUNDS);
 	snprintf(path, sizeof(path), "%s/dlqctl", bin);
 	snprintf(extra, sizeof(extra), "http = { listen = \"127.0.0.1:%d\"; };",
 	    port);
@@ -1156,19 +1176,23 @@ scenario_operator_queries(void)
 			prefill_cases(p, cfg, ARCHIVE_ROWS);
 		pid = start_ready(cfg, 1);
 		for (r = 0; r < ROUNDS; r++)
-			for (c = 0; c < 4; c++) {
+			for (c = 0; c < NQ; c++) {
+				args[0] = path, args[1] = "-c", args[2] = cfg;
+				args[3] = "--json";	/* what is timed: the answer */
+				for (i = 0; argv[c][i] != NULL; i++)
+					args[4 + i] = argv[c][i];
+				args[4 + i] = NULL;
 				t0 = now_us();
-				if (c == 3 ? scrape(port) < 0 : run_wait((const char
-				    *[]){ path, "-c", cfg, c == 0 ? "stats" :
-				    "groups", c == 2 ? "--queue" : NULL, "old_q7",
-				    NULL }) != 0)
+				/* show of an id the empty archive lacks: exit 1 */
+				if (c == 3 ? scrape(port) < 0 : run_wait(args) !=
+				    0 && !(c == 4 && k == 0))
 					fprintf(stderr, "bench: %s failed\n", what[c]);
 				t[c][k][r] = (double)(now_us() - t0) / 1e6;
 			}
 		stop_worker(pid);
 	}
 	say("| | empty archive | %d records |\n|---|---|---|\n", ARCHIVE_ROWS);
-	for (c = 0; c < 4; c++)
+	for (c = 0; c < NQ; c++)
 		say("| %s, s | %s | %s |\n", what[c],
 		    summ(t[c][0], ROUNDS, "%.3f", s1, sizeof(s1)),
 		    summ(t[c][1], ROUNDS, "%.3f", s2, sizeof(s2)));
