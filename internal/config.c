@@ -22,6 +22,7 @@
 #include <sys/un.h>
 
 #include "confint.h"
+#include "termtext.h"
 
 enum opt_kind { OPT_INT, OPT_STR, OPT_BOOL, OPT_LIST, OPT_LEVEL, OPT_TARGETS,
 	OPT_RULES, OPT_POLICIES, OPT_RATIO };
@@ -311,25 +312,6 @@ check_str(const struct opt *o, const char *v)
 	return NULL;
 }
 
-/* A value as an error shows it: on one line, control characters as
- * escapes (\n, \r, \t, \xNN). */
-static void
-add_shown(struct dlq_buf *b, const char *v)
-{
-	for (; *v != '\0'; v++) {
-		if (*v == '\n')
-			dlq_buf_adds(b, "\\n");
-		else if (*v == '\r')
-			dlq_buf_adds(b, "\\r");
-		else if (*v == '\t')
-			dlq_buf_adds(b, "\\t");
-		else if ((unsigned char)*v < ' ' || *v == 0x7f)
-			dlq_buf_printf(b, "\\x%02x", (unsigned char)*v);
-		else
-			dlq_buf_addc(b, *v);
-	}
-}
-
 static void
 report(struct dlq_buf *errors, const char *where, const struct opt *o,
     const char *value, const char *why)
@@ -337,12 +319,12 @@ report(struct dlq_buf *errors, const char *where, const struct opt *o,
 	dlq_buf_printf(errors, "%s: %s.%s: ", where, o->group, o->name);
 	if (value != NULL && !is_secret(o)) {
 		dlq_buf_adds(errors, "bad value '");
-		add_shown(errors, value);
+		dlq_term_add(errors, value);
 		dlq_buf_adds(errors, "': ");
 	} else if (value != NULL && strcmp(o->name, "url") == 0) {
 		char *m = dlq_config_url_mask(value);
 		dlq_buf_adds(errors, "bad value '");
-		add_shown(errors, m ? m : "?");
+		dlq_term_add(errors, m ? m : "?");
 		dlq_buf_adds(errors, "': ");
 		free(m);
 	}

@@ -118,6 +118,19 @@ dlq_term_put(FILE *f, const char *s, int max, int pad)
 }
 
 void
+dlq_term_add(struct dlq_buf *b, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char out[8];
+	int cols;
+
+	while (*p != '\0') {
+		p += unit(p, false, out, &cols);
+		dlq_buf_adds(b, out);
+	}
+}
+
+void
 dlq_term_put_lines(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;

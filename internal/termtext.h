@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "buf.h"
+
 /* The columns `s` takes once escaped. */
 int	dlq_term_width(const char *s);
 
@@ -24,5 +26,9 @@ int	dlq_term_put(FILE *, const char *s, int max, int pad);
 /* Writes a text of many lines (a payload) escaped, with its newlines and
  * tabs kept as they are. */
 void	dlq_term_put_lines(FILE *, const char *s);
+
+/* Appends `s` escaped, on one line, to `b` (a configuration error's
+ * value). */
+void	dlq_term_add(struct dlq_buf *b, const char *s);
 
 #endif
