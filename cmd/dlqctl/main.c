@@ -336,8 +336,9 @@ parse_opts(cJSON *r, int argc, char **argv, const char *allowed)
 			cJSON_AddTrueToObject(r, o->key);
 			break;
 		case K_DUR:
-			if ((ms = dlq_parse_duration(optarg)) < 0 ||
-			    (ms == 0 && strcmp(o->key, "since_ms") != 0)) {
+			/* a zero --since would select nothing, or
+			 * everything: neither is what was meant */
+			if ((ms = dlq_parse_duration(optarg)) <= 0) {
 				fprintf(stderr, "dlqctl: --%s: bad duration '%s' "
 				    "(e.g. 90s, 15m, 2h, 7d)\n", o->name, optarg);
 				return false;

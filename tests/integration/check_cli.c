@@ -206,6 +206,10 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		/* what the worker answers at most, said before asking it */
 		{ "list", "--limit", "20000", NULL },
 		{ "dlqctl: --limit: expected 1..10000, not '20000'\n" },
+		{ "drop", "--queue", "orders", "--since", "0s", "--reason",
+		    "x", NULL },
+		{ "dlqctl: --since: bad duration '0s' (e.g. 90s, 15m, 2h, "
+		    "7d)\n" },
 	};
 	const char *argv[10];
 	char *out, *err;
