@@ -220,10 +220,14 @@ summary(const struct tally *t, bool json)
 		if (t->canary != NULL)
 			print_canary(t->canary);
 	}
-	if (t->canary != NULL && cJSON_IsTrue(cJSON_GetObjectItem(t->canary,
-	    "stopped")))
+	if (t->failed || t->unknown || t->blocked)
+		return 1;
+	/* done, but not all that was asked: a script must not read an
+	 * executed run whose policy refused some as "replayed" */
+	if ((t->canary != NULL && cJSON_IsTrue(cJSON_GetObjectItem(t->canary,
+	    "stopped"))) || (!t->dry && t->refused > 0))
 		return 3;
-	return t->failed || t->unknown || t->blocked ? 1 : 0;
+	return 0;
 }
 
 static cJSON *
