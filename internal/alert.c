@@ -168,8 +168,9 @@ render(struct dlq_alerter *a, struct target *t)
 static void
 log_digest(struct dlq_alerter *a, const struct target *t, bool unsent)
 {
-	dlq_log_begin(&a->line, unsent ? DLQ_LOG_WARN : DLQ_LOG_INFO,
-	    "alert_digest");
+	if (!dlq_log_begin(&a->line, unsent ? DLQ_LOG_WARN : DLQ_LOG_INFO,
+	    "alert_digest"))
+		return;
 	if (t->cfg != NULL)
 		dlq_log_str(&a->line, "target", t->host);
 	dlq_log_int(&a->line, "groups", (int64_t)dlq_digest_groups(&t->inflight));
@@ -194,8 +195,7 @@ post(struct dlq_alerter *a, struct target *t, long timeout_ms,
 	rc = dlq_webhook_post(t->curl, t->cfg->url, &a->body, timeout_ms, abort,
 	    r);
 	dlq_metrics_alert(t->host, rc == 0);
-	if (rc == 0) {
-		dlq_log_begin(&a->line, DLQ_LOG_INFO, "alert_sent");
+	if (rc == 0 && dlq_log_begin(&a->line, DLQ_LOG_INFO, "alert_sent")) {
 		dlq_log_str(&a->line, "target", t->host);
 		dlq_log_str(&a->line, "format",
 		    dlq_alert_format_name(t->cfg->format));
@@ -241,14 +241,16 @@ send_due(struct dlq_alerter *a, struct target *t)
 		if (r.retry_after_ms > 0)
 			delay = max64(r.retry_after_ms, MIN_INTERVAL_MS);
 		t->next_try_ms = dlq_now_ms() + delay;
-		dlq_log_begin(&a->line, DLQ_LOG_WARN, "alert_failed");
-		dlq_log_str(&a->line, "target", t->host);
-		dlq_log_int(&a->line, "status", r.status);
-		dlq_log_str(&a->line, "error", r.error);
-		dlq_log_int(&a->line, "attempt", t->attempt);
-		dlq_log_int(&a->line, "retry_in_ms", delay);
-		dlq_log_int(&a->line, "dead_letters", (int64_t)t->inflight.total);
-		dlq_log_end(&a->line);
+		if (dlq_log_begin(&a->line, DLQ_LOG_WARN, "alert_failed")) {
+			dlq_log_str(&a->line, "target", t->host);
+			dlq_log_int(&a->line, "status", r.status);
+			dlq_log_str(&a->line, "error", r.error);
+			dlq_log_int(&a->line, "attempt", t->attempt);
+			dlq_log_int(&a->line, "retry_in_ms", delay);
+			dlq_log_int(&a->line, "dead_letters",
+			    (int64_t)t->inflight.total);
+			dlq_log_end(&a->line);
+		}
 	}
 	pthread_mutex_lock(&a->mu);
 }

@@ -54,11 +54,13 @@ dlq_log_level_parse(const char *s, enum dlq_log_level *out)
 	return -1;
 }
 
-void
+bool
 dlq_log_begin(struct dlq_buf *b, enum dlq_log_level l, const char *event)
 {
 	struct timespec ts;
 
+	if (!dlq_log_enabled(l))
+		return false;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	dlq_buf_adds(b, "{\"ts\":\"");
 	dlq_buf_rfc3339_ms(b, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
@@ -66,6 +68,7 @@ dlq_log_begin(struct dlq_buf *b, enum dlq_log_level l, const char *event)
 	dlq_buf_adds(b, level_names[l]);
 	dlq_buf_adds(b, "\",\"event\":");
 	dlq_buf_json_cstr(b, event);
+	return true;
 }
 
 void
@@ -184,10 +187,9 @@ dlq_log(enum dlq_log_level l, const char *event, ...)
 	const char *k, *v;
 	va_list ap;
 
-	if (!dlq_log_enabled(l))
-		return;
 	dlq_buf_init(&b);
-	dlq_log_begin(&b, l, event);
+	if (!dlq_log_begin(&b, l, event))
+		return;
 	va_start(ap, event);
 	while ((k = va_arg(ap, const char *)) != NULL) {
 		v = va_arg(ap, const char *);

@@ -34,8 +34,11 @@ void	dlq_log(enum dlq_log_level, const char *event, ...)
 /* Lines with typed fields: begin, add fields, end (which writes the line
  * and resets the buffer). The buffer is the caller's, reused across lines;
  * begin appends, so a caller may also collect several finished lines
- * (closed with "}\n") and write them later. */
-void	dlq_log_begin(struct dlq_buf *, enum dlq_log_level, const char *event);
+ * (closed with "}\n") and write them later. Begin returns false, and
+ * appends nothing, when `log.level` leaves the line out: the caller then
+ * adds no fields and does not end it. */
+bool	dlq_log_begin(struct dlq_buf *, enum dlq_log_level, const char *event)
+	    __attribute__((warn_unused_result));
 void	dlq_log_str(struct dlq_buf *, const char *key, const char *);
 void	dlq_log_strn(struct dlq_buf *, const char *key, const void *, size_t);
 void	dlq_log_int(struct dlq_buf *, const char *key, int64_t);

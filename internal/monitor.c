@@ -213,17 +213,18 @@ take(struct dlq_monitor *m, const amqp_envelope_t *env)
 	if ((archive_id = dlq_archive_put(m->archive, &rec, &dup)) == -1)
 		return STEP_ARCHIVE;
 
-	dlq_log_begin(&batch_lines, DLQ_LOG_INFO, "dead_letter");
-	dlq_log_int(&batch_lines, "id", archive_id);
-	dlq_deadletter_log_fields(&d, &m->redact, &m->error, &m->xdeath,
-	    &m->payload, &batch_lines);
-	dlq_log_str(&batch_lines, "class", cl.class);
-	dlq_log_str(&batch_lines, "signature", sig);
-	if (env->redelivered)
-		dlq_log_bool(&batch_lines, "redelivered", true);
-	if (dup)
-		dlq_log_bool(&batch_lines, "duplicate", true);
-	dlq_buf_adds(&batch_lines, "}\n");
+	if (dlq_log_begin(&batch_lines, DLQ_LOG_INFO, "dead_letter")) {
+		dlq_log_int(&batch_lines, "id", archive_id);
+		dlq_deadletter_log_fields(&d, &m->redact, &m->error,
+		    &m->xdeath, &m->payload, &batch_lines);
+		dlq_log_str(&batch_lines, "class", cl.class);
+		dlq_log_str(&batch_lines, "signature", sig);
+		if (env->redelivered)
+			dlq_log_bool(&batch_lines, "redelivered", true);
+		if (dup)
+			dlq_log_bool(&batch_lines, "duplicate", true);
+		dlq_buf_adds(&batch_lines, "}\n");
+	}
 	if (!dup)
 		dlq_digest_add(&m->alerts, &e, false);
 	m->batch_tag = env->delivery_tag;
@@ -595,12 +596,14 @@ run(void *arg)
 		dlq_metrics_reconnect(m->q->dlq_name);
 		delay = dlq_amqp_backoff_ms(attempt++, m->cfg->reconnect_min_ms,
 		    m->cfg->reconnect_max_ms);
-		dlq_log_begin(&m->line, DLQ_LOG_WARN, "consumer_reconnecting");
-		dlq_log_str(&m->line, "dlq", m->q->dlq_name);
-		dlq_log_str(&m->line, "error", why);
-		dlq_log_int(&m->line, "attempt", attempt);
-		dlq_log_int(&m->line, "delay_ms", delay);
-		dlq_log_end(&m->line);
+		if (dlq_log_begin(&m->line, DLQ_LOG_WARN,
+		    "consumer_reconnecting")) {
+			dlq_log_str(&m->line, "dlq", m->q->dlq_name);
+			dlq_log_str(&m->line, "error", why);
+			dlq_log_int(&m->line, "attempt", attempt);
+			dlq_log_int(&m->line, "delay_ms", delay);
+			dlq_log_end(&m->line);
+		}
 		dlq_sleep_ms(delay, m->stop);
 	}
 	if (m->connected) {	/* stopped while replacing its connection */

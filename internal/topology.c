@@ -611,15 +611,16 @@ dlq_topology_apply(const struct dlq_config *c, const struct dlq_topology *t,
 		return DLQ_AMQP_RETRY;
 	}
 	dlq_buf_init(&b);
-	dlq_log_begin(&b, res->conflicts || res->errors ? DLQ_LOG_WARN :
-	    DLQ_LOG_INFO, "topology_asserted");
-	dlq_log_str(&b, "source", t->source);
-	dlq_log_int(&b, "queues", (int64_t)t->n_queues);
-	dlq_log_int(&b, "monitored", (int64_t)dlq_topology_monitored(t));
-	dlq_log_int(&b, "declared", res->declared);
-	dlq_log_int(&b, "conflicts", res->conflicts);
-	dlq_log_int(&b, "errors", res->errors);
-	dlq_log_end(&b);
+	if (dlq_log_begin(&b, res->conflicts || res->errors ? DLQ_LOG_WARN :
+	    DLQ_LOG_INFO, "topology_asserted")) {
+		dlq_log_str(&b, "source", t->source);
+		dlq_log_int(&b, "queues", (int64_t)t->n_queues);
+		dlq_log_int(&b, "monitored", (int64_t)dlq_topology_monitored(t));
+		dlq_log_int(&b, "declared", res->declared);
+		dlq_log_int(&b, "conflicts", res->conflicts);
+		dlq_log_int(&b, "errors", res->errors);
+		dlq_log_end(&b);
+	}
 	dlq_buf_release(&b);
 	return DLQ_AMQP_OK;
 }

@@ -32,9 +32,9 @@ start_worker(struct fixture *f)
 }
 
 /* Two fresh queues; `extra` goes into the config (may hold %s for the
- * archive path). */
+ * archive path). The worker is not started. */
 static void
-start(struct fixture *f, const char *extra)
+setup(struct fixture *f, const char *extra)
 {
 	char conf[1024];
 	const char *queues[3];
@@ -52,8 +52,14 @@ start(struct fixture *f, const char *extra)
 	snprintf(conf, sizeof(conf), "archive = { path = \"%s\"; "
 	    "busy_timeout_ms = 300; };\n%s", f->db, extra ? extra : "");
 	f->cfg = h_setup(f->prefix, queues, conf);
-	start_worker(f);
 	f->c = h_connect();
+}
+
+static void
+start(struct fixture *f, const char *extra)
+{
+	setup(f, extra);
+	start_worker(f);
 }
 
 static void
@@ -662,6 +668,40 @@ START_TEST(purge_drops_payloads_and_keeps_records)
 }
 END_TEST
 
+/* log.level = "warn": the dead letters of a flood are archived and acked
+ * without a line each (nor any other info line). */
+START_TEST(warn_level_archives_without_dead_letter_lines)
+{
+	struct fixture f;
+	cJSON *j = NULL;
+	int64_t deadline;
+	char *log, *info;
+
+	setup(&f, "log = { level = \"warn\"; };");
+	/* no info line to wait for: the topology is asserted first */
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c",
+	    f.cfg, "--assert-only", NULL }, NULL, NULL), 0);
+	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL }, NULL);
+	die_in(&f, 0, 20, "quiet");
+	for (deadline = h_now_ms() + WAIT_MS; h_now_ms() < deadline;
+	    usleep(100000)) {
+		cJSON_Delete(j);
+		j = NULL;
+		if (h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
+		    NULL }) == 0 && gn(j, "total") == 20)
+			break;
+	}
+	ck_assert_int_eq(gn(j, "total"), 20);
+	cJSON_Delete(j);
+	stop(&f);
+	ck_assert_int_eq(h_count(f.dlq[0]), 0);	/* acked, not given back */
+	log = h_slurp(f.w.log);
+	info = strstr(log, "\"level\":\"info\"");
+	ck_assert_msg(info == NULL, "%.200s", info);
+	free(log);
+}
+END_TEST
+
 /* Raw requests on the socket: a line in, a line out. */
 static char *
 raw(const char *sock, const char *req, size_t len)
@@ -1142,6 +1182,7 @@ suite(void)
 	tcase_add_test(tc, a_selection_is_dropped_or_assigned_by_queue_and_class);
 	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);
 	tcase_add_test(tc, purge_drops_payloads_and_keeps_records);
+	tcase_add_test(tc, warn_level_archives_without_dead_letter_lines);
 	tcase_add_test(tc, bad_control_requests_get_clear_errors);
 	tcase_add_test(tc, stats_tell_the_share_of_a_queues_traffic_that_died);
 	tcase_add_test(tc, a_version_1_archive_is_migrated_and_keeps_its_records);

@@ -271,7 +271,7 @@ START_TEST(log_fields_are_valid_json_with_redacted_payload)
 	dlq_buf_init(&b);
 	dlq_buf_init(&e);
 	dlq_deadletter_error_text(&d, &R, DLQ_ERROR_TEXT_MAX, &e);
-	dlq_log_begin(&b, DLQ_LOG_INFO, "dead_letter");
+	ck_assert(dlq_log_begin(&b, DLQ_LOG_INFO, "dead_letter"));
 	dlq_buf_init(&x);
 	dlq_deadletter_xdeath_json(&d, &x);
 	dlq_buf_init(&scratch);
@@ -289,7 +289,7 @@ START_TEST(log_fields_are_valid_json_with_redacted_payload)
 	    "\"json\",\"payload\":\"{\\\"password\\\":\\\"***\\\",\\\"n\\\":1}\"}");
 	/* the scratch buffer carries nothing over to the next line */
 	dlq_buf_init(&b2);
-	dlq_log_begin(&b2, DLQ_LOG_INFO, "dead_letter");
+	ck_assert(dlq_log_begin(&b2, DLQ_LOG_INFO, "dead_letter"));
 	dlq_deadletter_log_fields(&d, &R, &e, &x, &scratch, &b2);
 	dlq_buf_adds(&b2, "}");
 	ck_assert_str_eq(b2.data + (line - b.data), line);

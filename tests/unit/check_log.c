@@ -154,12 +154,37 @@ START_TEST(a_single_event_is_one_write)
 
 	dlq_buf_init(&b);
 	dlq_buf_init(&out);
-	dlq_log_begin(&b, DLQ_LOG_ERR, "archive_error");
+	ck_assert(dlq_log_begin(&b, DLQ_LOG_ERR, "archive_error"));
 	dlq_log_str(&b, "dlq", "orders.dlq");
 	dlq_log_end(&b);
 	ck_assert_int_eq(read_writes(&out, &largest), 1);
 	ck_assert_ptr_nonnull(strstr(out.data, "\"event\":\"archive_error\","
 	    "\"dlq\":\"orders.dlq\"}\n"));
+	dlq_buf_release(&b);
+	dlq_buf_release(&out);
+}
+END_TEST
+
+/* log.level leaves out the lines below it, typed ones too: a flood of
+ * dead_letter lines is what `warn` is set to silence. */
+START_TEST(lines_below_the_level_are_not_written)
+{
+	struct dlq_buf b, out;
+	size_t largest;
+
+	dlq_buf_init(&b);
+	dlq_buf_init(&out);
+	dlq_log_set_level(DLQ_LOG_WARN);
+	ck_assert(!dlq_log_begin(&b, DLQ_LOG_INFO, "dead_letter"));
+	ck_assert_uint_eq(b.len, 0);
+	dlq_log(DLQ_LOG_INFO, "consumer_started", "dlq", "orders.dlq", NULL);
+	ck_assert(dlq_log_begin(&b, DLQ_LOG_WARN, "consumer_reconnecting"));
+	dlq_log_end(&b);
+	dlq_log_set_level(DLQ_LOG_INFO);
+	ck_assert_int_eq(read_writes(&out, &largest), 1);
+	ck_assert_ptr_null(strstr(out.data, "consumer_started"));
+	ck_assert_ptr_nonnull(strstr(out.data,
+	    "\"event\":\"consumer_reconnecting\"}\n"));
 	dlq_buf_release(&b);
 	dlq_buf_release(&out);
 }
@@ -177,6 +202,7 @@ suite(void)
 	tcase_add_test(tc, a_line_longer_than_pipe_buf_goes_alone);
 	tcase_add_test(tc, an_unfinished_line_is_not_written);
 	tcase_add_test(tc, a_single_event_is_one_write);
+	tcase_add_test(tc, lines_below_the_level_are_not_written);
 	suite_add_tcase(s, tc);
 	return s;
 }
