@@ -208,8 +208,8 @@ stop_services(struct services *s)
 static void
 apply_retention(const struct dlq_config *c, struct services *s)
 {
-	struct dlq_buf out;
-	char days[24];
+	struct dlq_buf out, line;
+	long long purged = 0;
 	int64_t now = dlq_wall_ms();
 	int rc;
 
@@ -217,15 +217,20 @@ apply_retention(const struct dlq_config *c, struct services *s)
 		return;
 	s->next_retention_ms = now + 86400000;
 	dlq_buf_init(&out);
-	snprintf(days, sizeof(days), "%lld", (long long)c->retention_days);
 	dlq_archive_writer_lock();
 	rc = dlq_cases_purge(dlq_archive_db(s->archive), now -
 	    c->retention_days * 86400000, now, &out);
 	dlq_archive_writer_unlock();
-	if (rc == DLQ_CASE_OK)
-		dlq_log(DLQ_LOG_INFO, "retention_applied", "days", days,
-		    "result", out.data, NULL);
-	else
+	if (rc == DLQ_CASE_OK && sscanf(out.data, "{\"purged\":%lld}",
+	    &purged) == 1) {
+		dlq_buf_init(&line);
+		if (dlq_log_begin(&line, DLQ_LOG_INFO, "retention_applied")) {
+			dlq_log_int(&line, "days", c->retention_days);
+			dlq_log_int(&line, "purged", purged);
+			dlq_log_end(&line);
+		}
+		dlq_buf_release(&line);
+	} else
 		dlq_log(DLQ_LOG_WARN, "retention_failed", "error", out.data,
 		    NULL);
 	dlq_buf_release(&out);

@@ -668,6 +668,57 @@ START_TEST(purge_drops_payloads_and_keeps_records)
 }
 END_TEST
 
+/* archive.retention_days (30 by default): at start, the worker purges the
+ * payloads of the resolved records received longer ago than that, and
+ * of no other record. */
+START_TEST(retention_purges_old_resolved_payloads_at_start)
+{
+	struct fixture f;
+	sqlite3 *db;
+	cJSON *l, *j, **ev;
+	char id[3][24], sql[256];
+	int i, n;
+
+	start(&f, NULL);
+	die_in(&f, 0, 3, "stale");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &l, (const char *[]){ "list",
+	    NULL }), 0);
+	for (i = 0; i < 3; i++)
+		snprintf(id[i], sizeof(id[i]), "%lld", (long long)gn(
+		    cJSON_GetArrayItem(l, i), "id"));
+	cJSON_Delete(l);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "drop",
+	    id[0], id[1], "--reason", "obsolete", "--yes", NULL }), 0);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	/* the first (dropped) and the last (open) arrived 31 days ago */
+	snprintf(sql, sizeof(sql), "UPDATE dead_letters SET received_at = "
+	    "received_at - 31 * 86400000 WHERE id IN (%s, %s)", id[0], id[2]);
+	ck_assert_int_eq(sqlite3_open(f.db, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_changes(db), 2);
+	sqlite3_close(db);
+
+	start_worker(&f);
+	ck_assert(h_worker_wait(&f.w, "retention_applied", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "retention_applied", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(gn(ev[0], "days"), 30);
+	ck_assert_int_eq(gn(ev[0], "purged"), 1);
+	h_events_free(ev, n);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){
+		    "show", id[i], "--payload", NULL }), 0);
+		ck_assert_msg(cJSON_IsNull(get(j, "payload")) == (i == 0),
+		    "record %d: %s", i, cJSON_PrintUnformatted(get(j,
+		    "payload")));
+		ck_assert(cJSON_IsNumber(get(j, "purged_at")) == (i == 0));
+		cJSON_Delete(j);
+	}
+	stop(&f);
+}
+END_TEST
+
 /* log.level = "warn": the dead letters of a flood are archived and acked
  * without a line each (nor any other info line). */
 START_TEST(warn_level_archives_without_dead_letter_lines)
@@ -1182,6 +1233,7 @@ suite(void)
 	tcase_add_test(tc, a_selection_is_dropped_or_assigned_by_queue_and_class);
 	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);
 	tcase_add_test(tc, purge_drops_payloads_and_keeps_records);
+	tcase_add_test(tc, retention_purges_old_resolved_payloads_at_start);
 	tcase_add_test(tc, warn_level_archives_without_dead_letter_lines);
 	tcase_add_test(tc, bad_control_requests_get_clear_errors);
 	tcase_add_test(tc, stats_tell_the_share_of_a_queues_traffic_that_died);
