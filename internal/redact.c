@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 
 #define MASK		"***"
 #define MAX_DEPTH	64
@@ -109,14 +110,132 @@ digits_at(const unsigned char *s, size_t n, int min)
 	return digits >= min ? end : 0;
 }
 
+static unsigned char
+lower(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c + ('a' - 'A')) : c;
+}
+
+static bool
+key_is_masked(const struct dlq_redact *r, const unsigned char *k, size_t n)
+{
+	size_t i, j, m;
+	const char *w;
+	unsigned char first;
+
+	if (r->keys == NULL)
+		return false;
+	for (i = 0; i < r->keys->n; i++) {
+		w = r->keys->v[i];
+		if ((m = strlen(w)) == 0 || m > n)
+			continue;
+		first = lower((unsigned char)w[0]);
+		for (j = 0; j + m <= n; j++)
+			if (lower(k[j]) == first &&
+			    strncasecmp((const char *)k + j, w, m) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* Ends a secret's value written after its key in text: blanks,
+ * separators of query strings, lists and headers, quotes, brackets. */
+static bool
+value_stop(unsigned char c)
+{
+	return isspace(c) || c == '&' || c == ';' || c == ',' || c == '"' ||
+	    c == '\'' || c == '\\' || c == ')' || c == ']' || c == '}' ||
+	    c == '<' || c == '>' || c == '|';
+}
+
+/* Skips an opening or closing quote at s: ", ' or \" (a quote inside a
+ * JSON string). Returns its length, 0 when none. */
+static size_t
+quote_len(const unsigned char *s, size_t n)
+{
+	if (n > 0 && (s[0] == '"' || s[0] == '\''))
+		return 1;
+	return n > 1 && s[0] == '\\' && s[1] == '"' ? 2 : 0;
+}
+
+/* An authentication scheme written before a credential. */
+static size_t
+scheme_len(const unsigned char *s, size_t n)
+{
+	static const char *const schemes[] = { "bearer ", "basic ", "digest ",
+	    "token ", NULL };
+	const char *const *w;
+	size_t m;
+
+	for (w = schemes; *w != NULL; w++)
+		if ((m = strlen(*w)) < n && strncasecmp((const char *)s, *w,
+		    m) == 0 && !value_stop(s[m]))
+			return m;
+	return 0;
+}
+
+/* A secret in text at the word of `word` bytes at s: the value of a
+ * masked key (token=abc, "password": "x y", Authorization: Bearer abc)
+ * or the credential after "Bearer ". Sets [*from, *to) to what is
+ * masked (after a scheme, which stays). After "key: " a bare value is
+ * prose unless it holds a digit or is 16 bytes or longer ("password:
+ * must be longer" stays readable). */
+static bool
+secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
+    size_t n, size_t *from, size_t *to)
+{
+	size_t j = word, q, sch, k;
+	bool colon, spaced, digit = false;
+
+	if (word == 6 && n > 7 && strncasecmp((const char *)s, "bearer ",
+	    7) == 0) {
+		for (k = *from = 7; k < n && !value_stop(s[k]); k++)
+			;
+		*to = k;
+		return k > *from;
+	}
+	j += quote_len(s + j, n - j);
+	while (j < n && (s[j] == ' ' || s[j] == '\t'))
+		j++;
+	if (j >= n || (s[j] != '=' && s[j] != ':') ||
+	    !key_is_masked(r, s, word))
+		return false;
+	colon = s[j++] == ':';
+	spaced = j < n && (s[j] == ' ' || s[j] == '\t');
+	while (j < n && (s[j] == ' ' || s[j] == '\t'))
+		j++;
+	if ((q = quote_len(s + j, n - j)) > 0) {	/* up to its quote */
+		*from = j + q;
+		for (k = *from; k < n && s[k] != s[j] && s[k] != '\\'; k++)
+			;
+		*to = k;
+		return k > *from;
+	}
+	sch = scheme_len(s + j, n - j);
+	*from = j + sch;
+	for (k = *from; k < n && !value_stop(s[k]); k++)
+		digit |= isdigit(s[k]) != 0;
+	*to = k;
+	if (k == *from)
+		return false;
+	return !colon || !spaced || sch > 0 || digit || k - *from >= 16;
+}
+
 static void
 mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
     struct dlq_buf *out)
 {
-	size_t i = 0, run = 0, k, word;
+	size_t i = 0, run = 0, k, word, from, to;
 
 	while (i < n) {		/* at the start of a word */
 		word = local_len(s + i, n - i);
+		if (word > 0 && secret_at(r, s + i, word, n - i, &from, &to)) {
+			dlq_buf_add(out, s + run, i + from - run);
+			dlq_buf_adds(out, MASK);
+			i += to;
+			run = i;
+			continue;	/* a stop: not the start of a word */
+		}
 		k = 0;
 		if (r->emails)
 			k = email_at(s + i, word, n - i);
@@ -153,34 +272,6 @@ dlq_redact_text(const struct dlq_redact *r, const void *p, size_t n,
 		out->len = start + dlq_utf8_prefix(out->data + start, max);
 		out->data[out->len] = '\0';
 	}
-}
-
-static unsigned char
-lower(unsigned char c)
-{
-	return c >= 'A' && c <= 'Z' ? (unsigned char)(c + ('a' - 'A')) : c;
-}
-
-static bool
-key_is_masked(const struct dlq_redact *r, const unsigned char *k, size_t n)
-{
-	size_t i, j, m;
-	const char *w;
-	unsigned char first;
-
-	if (r->keys == NULL)
-		return false;
-	for (i = 0; i < r->keys->n; i++) {
-		w = r->keys->v[i];
-		if ((m = strlen(w)) == 0 || m > n)
-			continue;
-		first = lower((unsigned char)w[0]);
-		for (j = 0; j + m <= n; j++)
-			if (lower(k[j]) == first &&
-			    strncasecmp((const char *)k + j, w, m) == 0)
-				return true;
-	}
-	return false;
 }
 
 /* End of the JSON string whose opening quote is at s[0]: index just past

@@ -7,7 +7,11 @@
  *   replaced by "***", whatever its type, nested objects included.
  * - Text (JSON string values, plain-text payloads, error texts): email
  *   addresses and runs of at least `digits_min` digits (a "+" may start a
- *   run that then allows spaces, dashes, dots and parentheses) become "***".
+ *   run that then allows spaces, dashes, dots and parentheses) become "***";
+ *   so do the value written after a mask key and "=" or ":" (token=abc,
+ *   "password": "x", Authorization: Bearer abc; after "key: " a bare word
+ *   only when it holds a digit or is 16 bytes or longer: prose stays) and
+ *   the credential after "Bearer ".
  * - Binary payloads are never printed.
  * The scan is streaming and stops at `max_bytes` of output, so a 10 MiB
  * payload costs what its first few KiB cost. Pure, no I/O, any thread. */

@@ -7,8 +7,9 @@
 #include "../check_main.h"
 #include "redact.h"
 
-static char *keys_v[] = { "password", "token", "email", "phone", NULL };
-static const struct dlq_strlist keys = { keys_v, 4 };
+static char *keys_v[] = { "password", "token", "email", "phone",
+    "authorization", NULL };
+static const struct dlq_strlist keys = { keys_v, 5 };
 static const struct dlq_redact R = { &keys, true, 8, 4096 };
 
 static struct dlq_buf out;
@@ -184,6 +185,48 @@ START_TEST(text_redaction_for_error_messages)
 }
 END_TEST
 
+/* A masked key written in text with its value: an error that quotes a
+ * URL, a header or a JSON fragment must not carry the secret along. */
+START_TEST(secrets_after_their_key_in_text_are_masked)
+{
+	static const char *const cases[][2] = {
+		{ "GET https://api.example.com/v1/push?token=abc123&x=1 failed",
+		  "GET https://api.example.com/v1/push?token=***&x=1 failed" },
+		{ "login as bob password = hunter2; retry",
+		  "login as bob password = ***; retry" },
+		{ "401 from provider (Authorization: Bearer eyJhbGciOi.x.y)",
+		  "401 from provider (Authorization: Bearer ***)" },
+		{ "body {\"access_token\": \"s3cr et\", \"n\": 1}",
+		  "body {\"access_token\": \"***\", \"n\": 1}" },
+		{ "X-Api-Token:AbC,next", "X-Api-Token:***,next" },
+		{ "password: hunter2", "password: ***" },
+		{ "token: 0123456789abcdefXYZ", "token: ***" },
+		/* prose after "key: " stays readable; so does a bare key */
+		{ "password: must be longer", "password: must be longer" },
+		{ "token expired; token= ; token_revoked",
+		  "token expired; token= ; token_revoked" },
+		/* other keys keep their values */
+		{ "ref=12345 id:abc", "ref=12345 id:abc" },
+		/* a bearer credential needs no key */
+		{ "rejected bearer abc.def-ghi, retrying",
+		  "rejected bearer ***, retrying" },
+		{ "Bearer  x", "Bearer  x" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		dlq_buf_reset(&out);
+		dlq_redact_text(&R, cases[i][0], strlen(cases[i][0]), 1024,
+		    &out);
+		ck_assert_str_eq(text(), cases[i][1]);
+	}
+	/* inside a JSON string value, with its quotes escaped */
+	run(&R, "{\"msg\":\"sent {\\\"token\\\":\\\"t1\\\"} to x\"}");
+	ck_assert_str_eq(text(),
+	    "{\"msg\":\"sent {\\\"token\\\":\\\"***\\\"} to x\"}");
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -201,6 +244,7 @@ suite(void)
 	tcase_add_test(tc, binary_and_empty_payloads_print_nothing);
 	tcase_add_test(tc, broken_and_deep_json_never_leaks_or_crashes);
 	tcase_add_test(tc, text_redaction_for_error_messages);
+	tcase_add_test(tc, secrets_after_their_key_in_text_are_masked);
 	suite_add_tcase(s, tc);
 	return s;
 }
