@@ -595,9 +595,7 @@ read_rules(struct dlq_config *c, const config_setting_t *list,
 		r->link = rule_str(e, "link");
 		if (r->class == NULL || !dlq_class_valid(r->class)) {
 			dlq_buf_printf(errors, "%s: classify.rules: class must be "
-			    "one of transient, rate_limited, validation, "
-			    "configuration, contract, security, expired, manual, "
-			    "unknown\n", where);
+			    "one of " DLQ_CLASS_LIST "\n", where);
 			rc = -1;
 		}
 		if (r->match == NULL && r->reason == NULL && r->queue == NULL) {
@@ -723,7 +721,8 @@ read_policies(struct dlq_config *c, const config_setting_t *list,
 				names[j] = config_setting_get_string_elem(k, j);
 				if (names[j] == NULL || !dlq_class_valid(names[j])) {
 					dlq_buf_printf(errors, "%s: replay.queues: "
-					    "never lists classes\n", where);
+					    "never lists classes (" DLQ_CLASS_LIST ")\n",
+					    where);
 					rc = -1;
 					names[j] = NULL;
 					break;
@@ -775,9 +774,7 @@ check_item(const struct opt *o, const char *v)
 		return "a group needs its name after the @";
 	if ((strcmp(o->name, "never") == 0 || strcmp(o->name, "classes") ==
 	    0) && !dlq_class_valid(v))
-		return "unknown class (known: transient, rate_limited, "
-		    "validation, configuration, contract, security, expired, "
-		    "manual, unknown)";
+		return "unknown class (known: " DLQ_CLASS_LIST ")";
 	return NULL;
 }
 

@@ -187,8 +187,11 @@ int	dlq_alert_format_parse(const char *, enum dlq_alert_format *);
 /* Copy of `url` with the password replaced by "***"; caller frees. */
 char	*dlq_config_url_mask(const char *url);
 
-/* True for a known error class: transient, rate_limited, validation,
- * configuration, contract, security, expired, manual, unknown. */
+/* The error classes, as messages name them. */
+#define DLQ_CLASS_LIST	"transient, rate_limited, validation, " \
+	"configuration, contract, security, expired, manual, unknown"
+
+/* True for a class of DLQ_CLASS_LIST. */
 bool	dlq_class_valid(const char *);
 
 void	dlq_strlist_release(struct dlq_strlist *);

@@ -238,8 +238,8 @@ cmd_list(struct req *r)
 		return A_USAGE;
 	}
 	if (f.class != NULL && !dlq_class_valid(f.class)) {
-		snprintf(r->err, sizeof(r->err), "unknown class '%.40s'",
-		    f.class);
+		snprintf(r->err, sizeof(r->err), "unknown class '%.40s' (%s)",
+		    f.class, DLQ_CLASS_LIST);
 		return A_USAGE;
 	}
 	f.since_ms = since ? dlq_wall_ms() - since : 0;

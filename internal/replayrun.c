@@ -17,6 +17,7 @@
 #include "replay.h"
 #include "replaysend.h"
 #include "termtext.h"
+#include "worker.h"
 
 #define REFUSAL_KINDS	16
 #define CLAIM_CHUNK	100
@@ -221,13 +222,13 @@ summary(const struct tally *t, bool json)
 			print_canary(t->canary);
 	}
 	if (t->failed || t->unknown || t->blocked)
-		return 1;
+		return DLQ_EXIT_ERROR;
 	/* done, but not all that was asked: a script must not read an
 	 * executed run whose policy refused some as "replayed" */
 	if ((t->canary != NULL && cJSON_IsTrue(cJSON_GetObjectItem(t->canary,
 	    "stopped"))) || (!t->dry && t->refused > 0))
-		return 3;
-	return 0;
+		return DLQ_EXIT_CONFLICT;
+	return DLQ_EXIT_OK;
 }
 
 static cJSON *
@@ -275,6 +276,10 @@ print_plan(const cJSON *plan, bool json)
 		text = cJSON_PrintUnformatted(plan);
 		printf("{\"dry_run\":true,\"plan\":%s}\n", text);
 		cJSON_free(text);
+		return;
+	}
+	if (cJSON_GetArraySize(plan) == 0) {
+		printf("no dead letters match: nothing to replay\n");
 		return;
 	}
 	printf("%-8s %-9s %-40s %s\n", "ID", "ELIGIBLE", "TARGET", "WHY NOT");
@@ -563,20 +568,21 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	cJSON_AddStringToObject(req, "cmd", "replay_plan");
 	cJSON_AddNumberToObject(req, "limit", (double)o->limit);
 	add_options(req, o);
-	if ((plan = ask(c, req, why, sizeof(why))) == NULL) {
+	plan = dlq_ctl_call(c->control_socket, req, why, sizeof(why));
+	cJSON_Delete(req);
+	if (plan == NULL) {
 		fprintf(stderr, "dlqctl: %s\n", why);
-		return strstr(why, "needs the") ? 4 : 1;
+		return DLQ_EXIT_ERROR;
+	}
+	if (!cJSON_IsTrue(cJSON_GetObjectItem(plan, "ok"))) {
+		rc = dlq_ctl_refusal(plan);	/* usage, permission, ... */
+		cJSON_Delete(plan);
+		return rc;
 	}
 	if (!o->execute) {
 		print_plan(cJSON_GetObjectItem(plan, "data"), o->json);
 		cJSON_Delete(plan);
 		return 0;
-	}
-	if ((pub = dlq_publisher_open(c, "dlqctl replay", why,
-	    sizeof(why))) == NULL) {
-		fprintf(stderr, "dlqctl: %s\n", why);
-		cJSON_Delete(plan);
-		return 1;
 	}
 	t.results = cJSON_CreateArray();
 	t.refusals = cJSON_CreateArray();
@@ -592,6 +598,16 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 			    "id")->valuedouble, NULL, cJSON_GetObjectItem(item,
 			    "why")->valuestring);
 		}
+	}
+	/* the broker only when there is something to publish */
+	if (n > 0 && (pub = dlq_publisher_open(c, "dlqctl replay", why,
+	    sizeof(why))) == NULL) {
+		fprintf(stderr, "dlqctl: %s\n", why);
+		free(ids);
+		cJSON_Delete(t.refusals);
+		cJSON_Delete(t.results);
+		cJSON_Delete(plan);
+		return 1;
 	}
 	t.start_ms = dlq_now_ms();
 	i = 0;

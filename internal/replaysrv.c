@@ -175,6 +175,11 @@ dlq_replay_plan(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 		snprintf(why, whylen, "'since_ms' must be a positive integer");
 		return DLQ_REPLAY_USAGE;
 	}
+	if (jstr(req, "class") != NULL && !dlq_class_valid(jstr(req, "class"))) {
+		snprintf(why, whylen, "unknown class '%.40s' (%s)", jstr(req,
+		    "class"), DLQ_CLASS_LIST);
+		return DLQ_REPLAY_USAGE;
+	}
 	if (jtrue(req, "force") && jtext(req, "reason") == NULL) {
 		snprintf(why, whylen, "--force needs --reason");
 		return DLQ_REPLAY_USAGE;

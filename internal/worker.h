@@ -14,7 +14,8 @@ enum {
 	DLQ_EXIT_OK = 0,
 	DLQ_EXIT_ERROR = 1,
 	DLQ_EXIT_USAGE = 2,
-	DLQ_EXIT_CONFLICT = 3,	/* topology asserted, with conflicts */
+	DLQ_EXIT_CONFLICT = 3,	/* done, not all as asked: topology
+				 * conflicts, replay refusals, canary */
 	DLQ_EXIT_PERMISSION = 4,
 };
 
