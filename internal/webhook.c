@@ -104,8 +104,28 @@ dlq_webhook_post(CURL *h, const char *url, const struct dlq_buf *body,
 		return -1;
 	}
 	if (r->status < 200 || r->status > 299) {
-		snprintf(r->error, sizeof(r->error), "HTTP %ld", r->status);
+		snprintf(r->error, sizeof(r->error), "HTTP %ld%s", r->status,
+		    dlq_webhook_status_hint(r->status));
 		return -1;
 	}
 	return 0;
+}
+
+const char *
+dlq_webhook_status_hint(long status)
+{
+	switch (status) {
+	case 400: case 413: case 415: case 422:
+		return ": the service refused the message itself (is the "
+		    "target's format right?)";
+	case 401: case 403:
+		return ": the service refused the webhook's credentials "
+		    "(check the URL)";
+	case 404: case 410:
+		return ": no such webhook (removed, or a wrong URL)";
+	default:
+		return status >= 400 && status < 500 && status != 408 &&
+		    status != 425 && status != 429 ? ": refused: it will "
+		    "not work until the webhook is fixed" : "";
+	}
 }

@@ -30,4 +30,9 @@ int	dlq_webhook_post(CURL *, const char *url, const struct dlq_buf *body,
 	    long timeout_ms, const atomic_bool *abort,
 	    struct dlq_webhook_result *);
 
+/* What an on-call reader should know about a failed status: for the
+ * 4xx that no retry cures (all but 408, 425, 429), ": " and a hint;
+ * else "". */
+const char *dlq_webhook_status_hint(long status);
+
 #endif

@@ -230,6 +230,39 @@ START_TEST(retry_after_is_honoured)
 }
 END_TEST
 
+/* A 4xx that no retry cures says so, for the on-call reading the log;
+ * the digest is still kept: the URL may be fixed behind a proxy. */
+START_TEST(a_refused_webhook_says_why_and_keeps_the_digest)
+{
+	static const int gone[1] = { 404 };
+	struct fixture f;
+	struct h_request a, b;
+	cJSON **ev;
+	char *text;
+	int n;
+
+	start(&f, "alert = { webhook_url = \"%s\"; cooldown_ms = 0; };");
+	h_receiver_script(f.r, gone, 1, 0);
+	die_in(&f, 0, 3, "gone %d");
+	ck_assert(h_receiver_wait(f.r, 2, WAIT_MS));
+	a = h_receiver_get(f.r, 0);
+	b = h_receiver_get(f.r, 1);
+	ck_assert_int_eq(a.status, 404);
+	ck_assert_int_eq(b.status, 200);
+	text = text_of(&b);
+	ck_assert_int_eq(count_for(text, f.q[0]), 3);
+	free(text);
+	ev = h_worker_events(&f.w, "alert_failed", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(cJSON_GetObjectItem(ev[0], "error")->valuestring,
+	    "HTTP 404: no such webhook (removed, or a wrong URL)");
+	h_events_free(ev, n);
+	free(a.body);
+	free(b.body);
+	stop(&f);
+}
+END_TEST
+
 START_TEST(a_hanging_webhook_times_out_while_consumers_drain)
 {
 	struct fixture f;
@@ -375,7 +408,7 @@ END_TEST
 
 START_TEST(test_alert_reports_each_target)
 {
-	static const int answers[2] = { 200, 500 };
+	static const int answers[2] = { 200, 404 };
 	struct h_receiver *r = h_receiver_start();
 	struct h_request q;
 	const char *queues[] = { "unused", NULL };
@@ -393,7 +426,8 @@ START_TEST(test_alert_reports_each_target)
 	    NULL }, NULL, &out);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_str_eq(out, "127.0.0.1 (slack): HTTP 200 ok\n"
-	    "127.0.0.1 (plain): failed: HTTP 500\n");
+	    "127.0.0.1 (plain): failed: HTTP 404: no such webhook (removed, "
+	    "or a wrong URL)\n");
 	free(out);
 	ck_assert_int_eq(h_receiver_count(r), 2);
 	q = h_receiver_get(r, 0);
@@ -415,6 +449,7 @@ suite(void)
 	tcase_add_test(tc, a_burst_is_the_first_at_once_then_one_digest);
 	tcase_add_test(tc, a_failing_webhook_gets_the_digest_once_with_merged_counts);
 	tcase_add_test(tc, retry_after_is_honoured);
+	tcase_add_test(tc, a_refused_webhook_says_why_and_keeps_the_digest);
 	tcase_add_test(tc, a_hanging_webhook_times_out_while_consumers_drain);
 	tcase_add_test(tc, bodies_are_valid_json_escaped_per_target_and_capped);
 	tcase_add_test(tc, without_a_url_the_digest_is_logged_only);
