@@ -495,10 +495,9 @@ note_activity(struct dlq_monitor *m, bool quiet, bool may_release)
 	}
 }
 
-/* Before its connection is replaced after a flood: what the consumer's
- * batches grew goes back too (line and error buffers, alert groups). */
+/* The consumer's working buffers and its batch's alert groups. */
 static void
-shed(struct dlq_monitor *m)
+release_buffers(struct dlq_monitor *m)
 {
 	dlq_buf_release(&m->line);
 	dlq_buf_release(&m->error);
@@ -506,6 +505,14 @@ shed(struct dlq_monitor *m)
 	dlq_buf_release(&m->xdeath);
 	dlq_buf_release(&m->payload);
 	dlq_digest_release(&m->alerts);
+}
+
+/* Before its connection is replaced after a flood: what the consumer's
+ * batches grew goes back too (line and error buffers, alert groups). */
+static void
+shed(struct dlq_monitor *m)
+{
+	release_buffers(m);
 	dlq_digest_init(&m->alerts, BATCH_GROUPS);	/* allocates nothing */
 	malloc_trim(0);
 }
@@ -618,12 +625,7 @@ static void
 free_monitor(struct dlq_monitor *m)
 {
 	amqp_bytes_free(m->consumer_tag);
-	dlq_buf_release(&m->line);
-	dlq_buf_release(&m->error);
-	dlq_buf_release(&m->sig);
-	dlq_buf_release(&m->xdeath);
-	dlq_buf_release(&m->payload);
-	dlq_digest_release(&m->alerts);
+	release_buffers(m);
 	free(m);
 }
 
