@@ -11,6 +11,7 @@
 
 #include <amqp.h>
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <libconfig.h>
 #include <limits.h>
@@ -1010,9 +1011,11 @@ load_env(struct dlq_config *c, struct dlq_buf *errors)
 				rc = -1;
 			continue;
 		}
-		errno = 0;
+		/* digits, maybe after a minus, as in the file: strtoll
+		 * alone would take " 5" and "+5". Too many digits come back
+		 * clamped, and are out of range below. */
 		n = strtoll(v, &end, 10);
-		if (errno != 0 || end == v || *end != '\0') {
+		if (!isdigit((unsigned char)v[v[0] == '-']) || *end != '\0') {
 			report(errors, o->env, o, v, "not an integer");
 			rc = -1;
 		} else if (apply_int(c, o, n, o->env, v, errors) == -1)

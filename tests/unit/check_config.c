@@ -138,6 +138,36 @@ START_TEST(negative_cooldown_from_env_is_refused)
 }
 END_TEST
 
+/* Digits only, as a number in the file: a blank before or after (a
+ * quoted env file) or a sign is named, and so are too many digits. */
+START_TEST(env_numbers_are_digits_only)
+{
+	static const char *const bad[][2] = {
+		{ " 5000", "not an integer" },
+		{ "5000 ", "not an integer" },
+		{ "+5000", "not an integer" },
+		{ "-", "not an integer" },
+		{ "99999999999999999999", "out of range 0..604800000" },
+	};
+	char want[200];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		dlq_buf_reset(&errors);
+		setenv("DLQ_ALERT_COOLDOWN_MS", bad[i][0], 1);
+		ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+		snprintf(want, sizeof(want), "DLQ_ALERT_COOLDOWN_MS: "
+		    "alert.cooldown_ms: bad value '%s': %s\n", bad[i][0],
+		    bad[i][1]);
+		ck_assert_str_eq(err(), want);
+		dlq_config_release(&c);
+	}
+	setenv("DLQ_ALERT_COOLDOWN_MS", "0", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
+	ck_assert_int_eq(c.cooldown_ms, 0);
+}
+END_TEST
+
 /* A socket path bind() would refuse is refused by --check-config. */
 START_TEST(control_socket_path_must_fit_a_unix_socket)
 {
@@ -481,6 +511,7 @@ suite(void)
 	tcase_add_test(tc, missing_file_is_an_error);
 	tcase_add_test(tc, out_of_range_numbers_are_refused_not_wrapped);
 	tcase_add_test(tc, negative_cooldown_from_env_is_refused);
+	tcase_add_test(tc, env_numbers_are_digits_only);
 	tcase_add_test(tc, bad_urls_are_refused_without_the_password);
 	tcase_add_test(tc, webhook_must_be_http_and_is_never_echoed);
 	tcase_add_test(tc, every_problem_is_reported_at_once);
