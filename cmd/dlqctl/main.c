@@ -757,6 +757,7 @@ usage(FILE *f)
 	size_t i;
 
 	fputs("usage: dlqctl [-c FILE] [--json] COMMAND [ARGS]\n"
+	    "       dlqctl help [COMMAND]   (or COMMAND --help)\n"
 	    "DUR is a number with a unit: 500ms, 90s, 15m, 2h, 7d, 1w\n", f);
 	for (i = 0; i < NCMDS; i++)
 		fprintf(f, "  dlqctl %s\n", cmds[i].usage);
@@ -823,6 +824,45 @@ unknown_command(int argc, char **argv)
 			fprintf(stderr, "usage: dlqctl %s\n", cmds[i].usage);
 }
 
+/* `dlqctl help [COMMAND]` and `dlqctl COMMAND --help` (or -h): the
+ * usage on stdout, exit 0, without a configuration. Returns -1 when the
+ * command line asks for no help. */
+static int
+help(int argc, char **argv)
+{
+	const struct cmd *cmd;
+	bool asked = argc > 0 && strcmp(argv[0], "help") == 0;
+	int i, used, n = 0;
+	size_t k;
+
+	if (asked) {
+		argc--;
+		argv++;
+		if (argc == 0) {
+			usage(stdout);
+			return DLQ_EXIT_OK;
+		}
+	}
+	for (i = 1; i < argc && !asked; i++)
+		asked = strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0;
+	if (!asked)
+		return -1;
+	if ((cmd = lookup(argc, argv, &used)) != NULL) {
+		printf("usage: dlqctl %s\n", cmd->usage);
+		return DLQ_EXIT_OK;
+	}
+	for (k = 0; argc == 1 && k < NCMDS; k++)	/* "help topology" */
+		if (in_group(&cmds[k], argv[0])) {
+			printf("usage: dlqctl %s\n", cmds[k].usage);
+			n++;
+		}
+	if (n > 0)
+		return DLQ_EXIT_OK;
+	unknown_command(argc, argv);
+	return DLQ_EXIT_USAGE;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -859,6 +899,8 @@ main(int argc, char **argv)
 			argc--;
 			ch--;
 		}
+	if ((rc = help(argc, argv)) != -1)
+		return rc;
 	if ((cmd = lookup(argc, argv, &used)) == NULL) {
 		unknown_command(argc, argv);
 		return DLQ_EXIT_USAGE;

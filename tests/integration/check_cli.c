@@ -168,6 +168,53 @@ START_TEST(dlqctl_names_what_a_mistyped_command_could_be)
 }
 END_TEST
 
+/* Help is asked for, not a mistake: stdout, exit 0, no config read (the
+ * file named here does not exist). */
+START_TEST(dlqctl_help_prints_the_usage_asked_for)
+{
+	static const char *const cases[][4] = {
+		{ "help", "replay", NULL },
+		{ "list", "--help", NULL },
+		{ "topology", "show", "-h", NULL },
+		{ "help", "topology", NULL },
+		{ "help", NULL },
+	};
+	static const char *const want[] = {
+		"usage: dlqctl replay (ID... | --queue Q ",
+		"usage: dlqctl list [--queue Q] ",
+		"usage: dlqctl topology show\n",
+		"usage: dlqctl topology show\nusage: dlqctl topology assert\n",
+		"usage: dlqctl [-c FILE] [--json] COMMAND [ARGS]\n"
+		    "       dlqctl help [COMMAND]",
+	};
+	const char *argv[8];
+	char *out, *err;
+	size_t i, k;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		argv[0] = h_bin("dlqctl");
+		argv[1] = "-c";
+		argv[2] = "/nonexistent/dlq-worker.conf";
+		for (k = 0; cases[i][k] != NULL; k++)
+			argv[k + 3] = cases[i][k];
+		argv[k + 3] = NULL;
+		ck_assert_int_eq(h_run_split(argv, NULL, &out, &err), 0);
+		ck_assert_msg(strncmp(out, want[i], strlen(want[i])) == 0,
+		    "%s %s: %s", cases[i][0], cases[i][1], out);
+		ck_assert_str_eq(err, "");
+		free(out);
+		free(err);
+	}
+	argv[0] = h_bin("dlqctl");
+	argv[1] = "help";
+	argv[2] = "frob";
+	argv[3] = NULL;
+	ck_assert_int_eq(h_run_split(argv, NULL, NULL, &err), 2);
+	ck_assert_ptr_nonnull(strstr(err, "dlqctl: unknown command 'frob'\n"));
+	free(err);
+}
+END_TEST
+
 /* Each line a command needs and did not get is named before the usage. */
 START_TEST(dlqctl_says_what_a_command_line_is_missing)
 {
@@ -268,6 +315,7 @@ suite(void)
 	tcase_add_test(tc, wrong_password_is_an_error_not_a_retry_loop);
 	tcase_add_test(tc, dlqctl_names_what_a_mistyped_command_could_be);
 	tcase_add_test(tc, dlqctl_says_what_a_command_line_is_missing);
+	tcase_add_test(tc, dlqctl_help_prints_the_usage_asked_for);
 	suite_add_tcase(s, tc);
 	return s;
 }
