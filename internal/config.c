@@ -20,6 +20,7 @@
 #include <string.h>
 #include <regex.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include "confint.h"
@@ -954,6 +955,27 @@ resolve_relative(char **p, const char *cfgpath)
 	*p = r;
 }
 
+FILE *
+dlq_config_fopen(const char *path, struct dlq_buf *errors)
+{
+	struct stat st;
+	FILE *fp;
+
+	if ((fp = fopen(path, "r")) == NULL) {
+		dlq_buf_printf(errors, "%s: cannot open: %s\n", path,
+		    strerror(errno));
+		return NULL;
+	}
+	/* libconfig's scanner exits the process on a read error */
+	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+		dlq_buf_printf(errors, "%s: cannot read: it is a directory\n",
+		    path);
+		fclose(fp);
+		return NULL;
+	}
+	return fp;
+}
+
 static int
 load_file(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 {
@@ -964,11 +986,8 @@ load_file(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 	FILE *fp;
 	int rc = 0;
 
-	if ((fp = fopen(path, "r")) == NULL) {
-		dlq_buf_printf(errors, "%s: cannot open: %s\n", path,
-		    strerror(errno));
+	if ((fp = dlq_config_fopen(path, errors)) == NULL)
 		return -1;
-	}
 	config_init(&cf);
 	if (config_read(&cf, fp) != CONFIG_TRUE) {
 		dlq_buf_printf(errors, "%s:%d: %s\n",

@@ -10,6 +10,7 @@
 #define DLQ_CONFIG_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -183,6 +184,10 @@ bool	dlq_url_has_userinfo(const char *url);
 enum dlq_alert_format dlq_alert_format_detect(const char *url);
 const char *dlq_alert_format_name(enum dlq_alert_format);
 int	dlq_alert_format_parse(const char *, enum dlq_alert_format *);
+
+/* fopen() for a configuration or topology file, or NULL with the reason
+ * ("PATH: cannot open: ..." or a directory) added to `errors`. */
+FILE	*dlq_config_fopen(const char *path, struct dlq_buf *errors);
 
 /* Copy of `url` with the password replaced by "***"; caller frees. */
 char	*dlq_config_url_mask(const char *url);

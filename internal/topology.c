@@ -333,8 +333,7 @@ dlq_topology_load(const char *path, const char *suffix, struct dlq_buf *errors)
 	t->source = strdup(l.path);
 	config_init(&cf);
 	if (path != NULL) {
-		if ((fp = fopen(path, "r")) == NULL) {
-			dlq_buf_printf(errors, "%s: cannot open: %m\n", path);
+		if ((fp = dlq_config_fopen(path, errors)) == NULL) {
 			l.rc = -1;
 			goto out;
 		}

@@ -110,6 +110,14 @@ START_TEST(missing_file_is_an_error)
 }
 END_TEST
 
+/* libconfig's scanner would exit the process reading a directory. */
+START_TEST(a_directory_is_not_a_config_file)
+{
+	ck_assert_int_eq(dlq_config_load(&c, "/tmp", &errors), -1);
+	ck_assert_str_eq(err(), "/tmp: cannot read: it is a directory\n");
+}
+END_TEST
+
 START_TEST(out_of_range_numbers_are_refused_not_wrapped)
 {
 	char want[160];
@@ -509,6 +517,7 @@ suite(void)
 	tcase_add_test(tc, env_overrides_file);
 	tcase_add_test(tc, syntax_error_names_file_and_line);
 	tcase_add_test(tc, missing_file_is_an_error);
+	tcase_add_test(tc, a_directory_is_not_a_config_file);
 	tcase_add_test(tc, out_of_range_numbers_are_refused_not_wrapped);
 	tcase_add_test(tc, negative_cooldown_from_env_is_refused);
 	tcase_add_test(tc, env_numbers_are_digits_only);

@@ -118,6 +118,14 @@ START_TEST(bad_files_report_file_and_line)
 }
 END_TEST
 
+START_TEST(a_directory_is_not_a_topology_file)
+{
+	t = dlq_topology_load("/tmp", NULL, &errors);
+	ck_assert_ptr_null(t);
+	ck_assert_str_eq(errors.data, "/tmp: cannot read: it is a directory\n");
+}
+END_TEST
+
 START_TEST(empty_queue_list_is_refused)
 {
 	write_topo("queues = ( );\n");
@@ -210,6 +218,7 @@ suite(void)
 	tcase_add_test(tc, embedded_topology_is_the_shipped_file);
 	tcase_add_test(tc, suffix_override_renames_every_dlq);
 	tcase_add_test(tc, bad_files_report_file_and_line);
+	tcase_add_test(tc, a_directory_is_not_a_topology_file);
 	tcase_add_test(tc, empty_queue_list_is_refused);
 	tcase_add_test(tc, queues_whose_names_meet_are_refused);
 	tcase_add_test(tc, a_queue_is_found_by_its_name_or_its_dlqs);
