@@ -582,7 +582,7 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	if (!o->execute) {
 		print_plan(cJSON_GetObjectItem(plan, "data"), o->json);
 		cJSON_Delete(plan);
-		return 0;
+		return DLQ_EXIT_OK;
 	}
 	t.results = cJSON_CreateArray();
 	t.refusals = cJSON_CreateArray();
@@ -607,7 +607,7 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		cJSON_Delete(t.refusals);
 		cJSON_Delete(t.results);
 		cJSON_Delete(plan);
-		return 1;
+		return DLQ_EXIT_ERROR;
 	}
 	t.start_ms = dlq_now_ms();
 	i = 0;
