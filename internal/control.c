@@ -764,14 +764,39 @@ dlq_control_unknown_members(const struct dlq_config *c,
 		}
 }
 
+/* The groups of user `name` with primary group `gid`, all of them: a
+ * user of a directory service is often in more than a hundred. Caller
+ * frees; NULL when they cannot be listed. */
+static gid_t *
+user_groups(const char *name, gid_t gid, int *n)
+{
+	gid_t *g = NULL, *more;
+	int room = 64;
+
+	while (room <= 65536 &&
+	    (more = realloc(g, (size_t)room * sizeof(*g))) != NULL) {
+		g = more;
+		*n = room;
+		if (getgrouplist(name, gid, g, n) >= 0)
+			return g;
+		if (*n <= room)		/* failed, not for want of room */
+			break;
+		room = *n;
+	}
+	free(g);
+	return NULL;
+}
+
 enum dlq_role
 dlq_control_role(const struct dlq_config *c, uid_t uid, gid_t gid, char *user,
     size_t userlen)
 {
 	struct passwd pw, *res;
-	gid_t groups[64];
-	int ngroups = 64;
+	gid_t *groups = NULL;
+	const gid_t *g;
+	int ngroups = 1;
 	char buf[4096];
+	enum dlq_role role;
 
 	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res != NULL)
 		snprintf(user, userlen, "%s", pw.pw_name);
@@ -779,15 +804,21 @@ dlq_control_role(const struct dlq_config *c, uid_t uid, gid_t gid, char *user,
 		snprintf(user, userlen, "uid:%ld", (long)uid);
 	if (uid == 0 || uid == geteuid())
 		return DLQ_ROLE_ADMIN;
-	if (res == NULL || getgrouplist(pw.pw_name, gid, groups, &ngroups) < 0)
-		ngroups = 1, groups[0] = gid;
-	if (listed(&c->admins, user, groups, ngroups))
-		return DLQ_ROLE_ADMIN;
-	if (listed(&c->operators, user, groups, ngroups))
-		return DLQ_ROLE_OPERATOR;
-	if (listed(&c->viewers, user, groups, ngroups))
-		return DLQ_ROLE_VIEWER;
-	return DLQ_ROLE_NONE;
+	if (res != NULL)
+		groups = user_groups(pw.pw_name, gid, &ngroups);
+	if (groups == NULL)
+		ngroups = 1;	/* the primary group only */
+	g = groups != NULL ? groups : &gid;
+	if (listed(&c->admins, user, g, ngroups))
+		role = DLQ_ROLE_ADMIN;
+	else if (listed(&c->operators, user, g, ngroups))
+		role = DLQ_ROLE_OPERATOR;
+	else if (listed(&c->viewers, user, g, ngroups))
+		role = DLQ_ROLE_VIEWER;
+	else
+		role = DLQ_ROLE_NONE;
+	free(groups);
+	return role;
 }
 
 static void

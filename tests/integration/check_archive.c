@@ -628,6 +628,50 @@ START_TEST(roles_decide_who_sees_payloads_and_who_drops)
 }
 END_TEST
 
+/* A user of a directory service is often in a hundred groups. These are
+ * made for the test and removed before its verdict (and at the start of
+ * the next run, should a failure before it have left them). */
+#define MANY_USER	"dlqt_many"
+#define MANY_GROUPS	80
+
+static void
+remove_many(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "/usr/sbin/userdel " MANY_USER
+	    " 2>/dev/null; for i in $(seq 1 %d); do /usr/sbin/groupdel "
+	    "dlqt_g$i 2>/dev/null; done; true", MANY_GROUPS);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove " MANY_USER "\n");
+}
+
+START_TEST(a_user_in_many_groups_has_the_role_of_the_last)
+{
+	struct fixture f;
+	char cmd[300], id[24];
+	int rc;
+
+	h_share_tmpdir();
+	remove_many();
+	snprintf(cmd, sizeof(cmd), "/usr/sbin/useradd -M -N -s "
+	    "/usr/sbin/nologin " MANY_USER " && for i in $(seq 1 %d); do "
+	    "/usr/sbin/groupadd -U " MANY_USER " dlqt_g$i || exit 1; done",
+	    MANY_GROUPS);
+	ck_assert_int_eq(system(cmd), 0);
+	start(&f, "control = { operators = [ \"@dlqt_g80\" ]; };");
+	die_in(&f, 0, 1, "timeout");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	snprintf(id, sizeof(id), "%lld", (long long)first_id(f.cfg,
+	    (const char *[]){ "list", NULL }));
+	rc = h_dlqctl(f.cfg, MANY_USER, NULL, (const char *[]){ "drop", id,
+	    "--reason", "operator by its 80th group", NULL });
+	remove_many();
+	ck_assert_int_eq(rc, 0);
+	stop(&f);
+}
+END_TEST
+
 START_TEST(purge_drops_payloads_and_keeps_records)
 {
 	struct fixture f;
@@ -1233,6 +1277,7 @@ suite(void)
 	tcase_add_test(tc, a_selection_is_dropped_or_assigned_by_queue_and_class);
 	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);
 	tcase_add_test(tc, purge_drops_payloads_and_keeps_records);
+	tcase_add_test(tc, a_user_in_many_groups_has_the_role_of_the_last);
 	tcase_add_test(tc, retention_purges_old_resolved_payloads_at_start);
 	tcase_add_test(tc, warn_level_archives_without_dead_letter_lines);
 	tcase_add_test(tc, bad_control_requests_get_clear_errors);
