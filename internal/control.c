@@ -486,7 +486,8 @@ cmd_replay_finish(struct req *r)
 }
 
 /* A run that did not go through the archive (dlqctl replay --from-queue)
- * leaves its record here: the request itself is what the audit keeps. */
+ * leaves its record here: the request itself is what the audit keeps.
+ * The answer names the caller as the audit does, for x-replayed-by. */
 static enum answer
 cmd_audit_note(struct req *r)
 {
@@ -494,7 +495,9 @@ cmd_audit_note(struct req *r)
 
 	if (!need_str(r, "what", &what))
 		return A_USAGE;
-	dlq_buf_adds(r->data, "\"noted\"");
+	dlq_buf_adds(r->data, "{\"actor\":");
+	dlq_buf_json_cstr(r->data, r->user);
+	dlq_buf_addc(r->data, '}');
 	return A_OK;
 }
 

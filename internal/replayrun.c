@@ -508,9 +508,10 @@ watch_canary(const struct dlq_config *c, const struct dlq_replay_opts *o,
 static bool
 note(const struct dlq_config *c, const struct dlq_replay_opts *o,
     const char *what, const char *result, struct tally *t, char *why,
-    size_t n)
+    size_t n, char *actor, size_t actor_len)
 {
 	cJSON *req = cJSON_CreateObject(), *ans, *sel;
+	const char *who;
 
 	cJSON_AddStringToObject(req, "cmd", "audit_note");
 	cJSON_AddStringToObject(req, "what", what);
@@ -531,6 +532,11 @@ note(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	}
 	if ((ans = ask(c, req, why, n)) == NULL)
 		return false;
+	if (actor != NULL) {
+		who = cJSON_GetStringValue(cJSON_GetObjectItem(
+		    cJSON_GetObjectItem(ans, "data"), "actor"));
+		snprintf(actor, actor_len, "%s", who ? who : "unknown");
+	}
 	cJSON_Delete(ans);
 	return true;
 }
@@ -548,7 +554,7 @@ note_refusals(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	snprintf(res, sizeof(res), "refused %zu of %zu selected", t->refused,
 	    t->total);
 	if (!note(c, o, "replay --execute: refused by the policy", res, t, why,
-	    sizeof(why)))
+	    sizeof(why), NULL, 0))
 		fprintf(stderr, "dlqctl: could not audit the refusals: %s\n",
 		    why);
 }
@@ -631,17 +637,6 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	cJSON_Delete(plan);
 	dlq_publisher_close(pub);
 	return rc;
-}
-
-static const char *
-whoami(char *buf, size_t n)
-{
-	const char *u = getenv("SUDO_USER");
-
-	if (u == NULL && (u = getlogin()) == NULL)
-		u = getenv("USER");
-	snprintf(buf, n, "%s", u ? u : "unknown");
-	return buf;
 }
 
 /* Facts about a live delivery, for the same policy as archived ones. */
@@ -761,7 +756,10 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 
 	snprintf(what, sizeof(what), "replay --from-queue %s%s", o->from_queue,
 	    o->execute ? " --execute" : " (dry run)");
-	if (!note(c, o, what, "started", NULL, why, sizeof(why))) {
+	/* x-replayed-by: the caller as the worker sees it (SO_PEERCRED),
+	 * the same name as the audit's */
+	if (!note(c, o, what, "started", NULL, why, sizeof(why), me,
+	    sizeof(me))) {
 		fprintf(stderr, "dlqctl: %s (live-queue replays are audited by "
 		    "the worker)\n", why);
 		return strstr(why, "needs the") ? 4 : 1;
@@ -780,7 +778,6 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		t.refusals = cJSON_CreateArray();
 	t.total = (size_t)o->limit;
 	t.start_ms = dlq_now_ms();
-	whoami(me, sizeof(me));
 	/* Ineligible deliveries stay unacked until the end, so that basic.get
 	 * does not hand them out again; then they all go back at once. */
 	while (!interrupted && !t.blocked && t.done < (size_t)o->limit &&
@@ -816,7 +813,7 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	snprintf(res, sizeof(res), "examined %zu: %s %zu, refused %zu, failed "
 	    "%zu, unknown %zu", t.done, t.dry ? "eligible" : "published",
 	    t.published, t.refused, t.failed, t.unknown);
-	if (!note(c, o, what, res, &t, why, sizeof(why)))
+	if (!note(c, o, what, res, &t, why, sizeof(why), NULL, 0))
 		fprintf(stderr, "dlqctl: could not audit the result: %s\n", why);
 	cJSON_Delete(t.refusals);
 	cJSON_Delete(t.results);

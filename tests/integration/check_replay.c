@@ -644,9 +644,10 @@ END_TEST
 START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 {
 	struct fixture f;
-	char w[160], wdlq[170];
+	char w[160], wdlq[170], *out;
 	amqp_table_entry_t args[2], e;
 	amqp_table_t at = { 2, args }, h = { 1, &e };
+	amqp_message_t m;
 	const cJSON *a;
 	cJSON *j;
 	int i, rc;
@@ -675,14 +676,24 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 	ck_assert(h_wait_count(wdlq, 4, WAIT_MS));
 	ck_assert_int_eq(h_count(w), 0);
 
-	j = replay(f.cfg, &rc, (const char *[]){ "--from-queue", wdlq,
-	    "--execute", "--reason", "upstream back", NULL });
-	ck_assert_int_eq(rc, 3);	/* two refused, back in the queue */
+	/* who replayed is who the worker sees, as in the audit: not what
+	 * the caller's environment claims */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "--json", "replay", "--from-queue", wdlq, "--execute",
+	    "--reason", "upstream back", NULL }, (const char *[]){
+	    "USER=mallory", "SUDO_USER=mallory", NULL }, &out, NULL), 3);
+	ck_assert_ptr_nonnull(j = cJSON_Parse(out));	/* 3: two refused */
+	free(out);
 	ck_assert_int_eq((int)get(j, "published")->valuedouble, 2);
 	ck_assert_int_eq((int)get(j, "refused")->valuedouble, 2);
 	cJSON_Delete(j);
 	ck_assert(h_wait_count(w, 2, WAIT_MS));
 	ck_assert(h_wait_count(wdlq, 2, WAIT_MS));
+	ck_assert(h_get(f.c, w, &m, WAIT_MS));
+	ck_assert(bytes_eq(dlq_table_get(&m.properties.headers,
+	    "x-replayed-by")->value.bytes, "root"));
+	amqp_destroy_message(&m);
+	ck_assert_int_eq(h_count(w), 1);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
 	    NULL }), 0);
 	ck_assert_int_ge(cJSON_GetArraySize(j), 4);	/* start, end, twice */
