@@ -83,17 +83,24 @@ dlq_ctl_request(const char *cmd)
 }
 
 int
-dlq_ctl_refusal(const cJSON *ans)
+dlq_ctl_exit_code(const cJSON *ans)
 {
 	const cJSON *code = cJSON_GetObjectItemCaseSensitive(ans, "code");
-	const cJSON *err = cJSON_GetObjectItemCaseSensitive(ans, "error");
 
-	fprintf(stderr, "dlqctl: %s\n", cJSON_IsString(err) ? err->valuestring :
-	    "failed");
 	return !cJSON_IsString(code) ? DLQ_EXIT_ERROR :
 	    strcmp(code->valuestring, "permission") == 0 ? DLQ_EXIT_PERMISSION :
 	    strcmp(code->valuestring, "usage") == 0 ? DLQ_EXIT_USAGE :
 	    DLQ_EXIT_ERROR;
+}
+
+int
+dlq_ctl_refusal(const cJSON *ans)
+{
+	const cJSON *err = cJSON_GetObjectItemCaseSensitive(ans, "error");
+
+	fprintf(stderr, "dlqctl: %s\n", cJSON_IsString(err) ? err->valuestring :
+	    "failed");
+	return dlq_ctl_exit_code(ans);
 }
 
 int64_t

@@ -17,8 +17,11 @@ cJSON	*dlq_ctl_call(const char *socket_path, const cJSON *request,
 /* A new request: {"cmd": cmd}. */
 cJSON	*dlq_ctl_request(const char *cmd);
 
-/* An answer that is not ok: its error said on stderr ("dlqctl: ..."),
- * and the exit code its code calls for (DLQ_EXIT_*). */
+/* The exit code (DLQ_EXIT_*) an answer that is not ok calls for: its
+ * "code" permission 4, usage 2, else 1. */
+int	dlq_ctl_exit_code(const cJSON *answer);
+
+/* The same, with the answer's error said on stderr ("dlqctl: ..."). */
 int	dlq_ctl_refusal(const cJSON *answer);
 
 /* "90s", "15m", "2h", "7d", "500ms", "1w" -> milliseconds; -1 if bad. */

@@ -231,20 +231,26 @@ summary(const struct tally *t, bool json)
 	return DLQ_EXIT_OK;
 }
 
+/* Sends `req` (consumed); the answer, or NULL with why in `why` and,
+ * when `code` is not NULL, the exit code it calls for there. */
 static cJSON *
-ask(const struct dlq_config *c, cJSON *req, char *why, size_t n)
+ask(const struct dlq_config *c, cJSON *req, char *why, size_t n, int *code)
 {
 	cJSON *ans = dlq_ctl_call(c->control_socket, req, why, n);
 	const cJSON *err;
+	int rc = DLQ_EXIT_ERROR;
 
 	cJSON_Delete(req);
 	if (ans != NULL && !cJSON_IsTrue(cJSON_GetObjectItem(ans, "ok"))) {
 		err = cJSON_GetObjectItem(ans, "error");
 		snprintf(why, n, "%s", cJSON_IsString(err) ? err->valuestring :
 		    "refused");
+		rc = dlq_ctl_exit_code(ans);
 		cJSON_Delete(ans);
-		return NULL;
+		ans = NULL;
 	}
+	if (ans == NULL && code != NULL)
+		*code = rc;
 	return ans;
 }
 
@@ -337,7 +343,7 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 		cJSON_AddItemToArray(cJSON_GetObjectItem(req, "ids"),
 		    cJSON_CreateNumber((double)ids[i]));
 	add_options(req, o);
-	if ((ans = ask(c, req, why, sizeof(why))) == NULL) {
+	if ((ans = ask(c, req, why, sizeof(why), NULL)) == NULL) {
 		for (i = 0; i < n; i++) {
 			t->done++;
 			refuse(t, ids[i], NULL, why);
@@ -426,7 +432,7 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 		cJSON_Delete(fin);
 		return;
 	}
-	if ((ans = ask(c, fin, why, sizeof(why))) == NULL)
+	if ((ans = ask(c, fin, why, sizeof(why), NULL)) == NULL)
 		/* the worker keeps them 'replaying', outcome unknown */
 		fprintf(stderr, "dlqctl: outcomes not recorded (left replaying, "
 		    "outcome unknown): %s\n", why);
@@ -461,7 +467,7 @@ canary_returns(const struct dlq_config *c, const int64_t *ids, int k,
 	for (i = 0; i < k; i++)
 		cJSON_AddItemToArray(cJSON_GetObjectItem(req, "ids"),
 		    cJSON_CreateNumber((double)ids[i]));
-	if ((ans = ask(c, req, why, sizeof(why))) == NULL) {
+	if ((ans = ask(c, req, why, sizeof(why), NULL)) == NULL) {
 		fprintf(stderr, "dlqctl: canary: %s\n", why);
 		return NULL;
 	}
@@ -504,14 +510,16 @@ watch_canary(const struct dlq_config *c, const struct dlq_replay_opts *o,
 }
 
 /* Records a run in the worker's audit table (and checks the role): what
- * ran, its result, and the refusals an executing run kept. */
-static bool
+ * ran, its result, and the refusals an executing run kept. Returns
+ * DLQ_EXIT_OK, or the exit code of the failure said in `why`. */
+static int
 note(const struct dlq_config *c, const struct dlq_replay_opts *o,
     const char *what, const char *result, struct tally *t, char *why,
     size_t n, char *actor, size_t actor_len)
 {
 	cJSON *req = cJSON_CreateObject(), *ans, *sel;
 	const char *who;
+	int rc;
 
 	cJSON_AddStringToObject(req, "cmd", "audit_note");
 	cJSON_AddStringToObject(req, "what", what);
@@ -530,15 +538,15 @@ note(const struct dlq_config *c, const struct dlq_replay_opts *o,
 			cJSON_AddNumberToObject(req, "refused_unlisted",
 			    (double)t->refusals_unlisted);
 	}
-	if ((ans = ask(c, req, why, n)) == NULL)
-		return false;
+	if ((ans = ask(c, req, why, n, &rc)) == NULL)
+		return rc;
 	if (actor != NULL) {
 		who = cJSON_GetStringValue(cJSON_GetObjectItem(
 		    cJSON_GetObjectItem(ans, "data"), "actor"));
 		snprintf(actor, actor_len, "%s", who ? who : "unknown");
 	}
 	cJSON_Delete(ans);
-	return true;
+	return DLQ_EXIT_OK;
 }
 
 /* An executed replay's refusals go to the audit with their ids and
@@ -553,8 +561,8 @@ note_refusals(const struct dlq_config *c, const struct dlq_replay_opts *o,
 		return;
 	snprintf(res, sizeof(res), "refused %zu of %zu selected", t->refused,
 	    t->total);
-	if (!note(c, o, "replay --execute: refused by the policy", res, t, why,
-	    sizeof(why), NULL, 0))
+	if (note(c, o, "replay --execute: refused by the policy", res, t, why,
+	    sizeof(why), NULL, 0) != DLQ_EXIT_OK)
 		fprintf(stderr, "dlqctl: could not audit the refusals: %s\n",
 		    why);
 }
@@ -574,16 +582,9 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	cJSON_AddStringToObject(req, "cmd", "replay_plan");
 	cJSON_AddNumberToObject(req, "limit", (double)o->limit);
 	add_options(req, o);
-	plan = dlq_ctl_call(c->control_socket, req, why, sizeof(why));
-	cJSON_Delete(req);
-	if (plan == NULL) {
+	if ((plan = ask(c, req, why, sizeof(why), &rc)) == NULL) {
 		fprintf(stderr, "dlqctl: %s\n", why);
-		return DLQ_EXIT_ERROR;
-	}
-	if (!cJSON_IsTrue(cJSON_GetObjectItem(plan, "ok"))) {
-		rc = dlq_ctl_refusal(plan);	/* usage, permission, ... */
-		cJSON_Delete(plan);
-		return rc;
+		return rc;	/* usage, permission, ... */
 	}
 	if (!o->execute) {
 		print_plan(cJSON_GetObjectItem(plan, "data"), o->json);
@@ -758,11 +759,11 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	    o->execute ? " --execute" : " (dry run)");
 	/* x-replayed-by: the caller as the worker sees it (SO_PEERCRED),
 	 * the same name as the audit's */
-	if (!note(c, o, what, "started", NULL, why, sizeof(why), me,
-	    sizeof(me))) {
+	if ((rc = note(c, o, what, "started", NULL, why, sizeof(why), me,
+	    sizeof(me))) != DLQ_EXIT_OK) {
 		fprintf(stderr, "dlqctl: %s (live-queue replays are audited by "
 		    "the worker)\n", why);
-		return strstr(why, "needs the") ? 4 : 1;
+		return rc;
 	}
 	if ((k = dlq_classify_new(c, NULL)) == NULL ||
 	    (pub = dlq_publisher_open(c, "dlqctl replay", why,
@@ -813,7 +814,8 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	snprintf(res, sizeof(res), "examined %zu: %s %zu, refused %zu, failed "
 	    "%zu, unknown %zu", t.done, t.dry ? "eligible" : "published",
 	    t.published, t.refused, t.failed, t.unknown);
-	if (!note(c, o, what, res, &t, why, sizeof(why), NULL, 0))
+	if (note(c, o, what, res, &t, why, sizeof(why), NULL, 0) !=
+	    DLQ_EXIT_OK)
 		fprintf(stderr, "dlqctl: could not audit the result: %s\n", why);
 	cJSON_Delete(t.refusals);
 	cJSON_Delete(t.results);
