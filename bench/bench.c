@@ -693,11 +693,11 @@ commit_stats(const char *log, double *lat, int *nlat, double *batch_sum)
 
 	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
 		if (strstr(line, "\"archive_committed\"") == NULL ||
-		    (b = strstr(line, "\"batch\":\"")) == NULL ||
-		    (u = strstr(line, "\"us\":\"")) == NULL || *nlat >= 100000)
+		    (b = strstr(line, "\"batch\":")) == NULL ||
+		    (u = strstr(line, "\"us\":")) == NULL || *nlat >= 100000)
 			continue;
-		*batch_sum += atof(b + 9);
-		lat[(*nlat)++] = atof(u + 6) / 1000.0;
+		*batch_sum += atof(b + 8);
+		lat[(*nlat)++] = atof(u + 5) / 1000.0;
 	}
 	if (f != NULL)
 		fclose(f);

@@ -303,12 +303,15 @@ migrate(struct dlq_archive *a)
 	if (exec(a, sql) == -1 || exec(a, "COMMIT") == -1)
 		goto fail;
 	if (version > 0) {
-		char from[12], to[12];
+		struct dlq_buf line = { 0 };
 
-		snprintf(from, sizeof(from), "%d", version);
-		snprintf(to, sizeof(to), "%d", DLQ_ARCHIVE_SCHEMA);
-		dlq_log(DLQ_LOG_INFO, "archive_migrated", "path", a->path,
-		    "from", from, "to", to, NULL);
+		if (dlq_log_begin(&line, DLQ_LOG_INFO, "archive_migrated")) {
+			dlq_log_str(&line, "path", a->path);
+			dlq_log_int(&line, "from", version);
+			dlq_log_int(&line, "to", DLQ_ARCHIVE_SCHEMA);
+			dlq_log_end(&line);
+		}
+		dlq_buf_release(&line);
 	}
 	return 0;
 fail:

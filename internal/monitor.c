@@ -307,12 +307,11 @@ finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
 	flush_lines(m);
 	dlq_archive_writer_unlock();
 	dlq_metrics_commit((double)t0 / 1e6);
-	if (dlq_log_enabled(DLQ_LOG_DEBUG)) {
-		char n[24], us[24];
-		snprintf(n, sizeof(n), "%zu", m->batch_n);
-		snprintf(us, sizeof(us), "%lld", (long long)t0);
-		dlq_log(DLQ_LOG_DEBUG, "archive_committed", "dlq", m->q->dlq_name,
-		    "batch", n, "us", us, NULL);
+	if (dlq_log_begin(&m->line, DLQ_LOG_DEBUG, "archive_committed")) {
+		dlq_log_str(&m->line, "dlq", m->q->dlq_name);
+		dlq_log_int(&m->line, "batch", (int64_t)m->batch_n);
+		dlq_log_int(&m->line, "us", t0);
+		dlq_log_end(&m->line);
 	}
 	if (fault_exit_after > 0 && atomic_fetch_add(&commits, 1) + 1 ==
 	    fault_exit_after)

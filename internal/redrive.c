@@ -108,7 +108,8 @@ static void
 trip(struct dlq_redriver *r, struct queue_state *q, int64_t back)
 {
 	sqlite3_stmt *st;
-	char a[24], b[24], w[32];
+	struct dlq_buf line = { 0 };
+	char w[32];
 
 	if (sqlite3_prepare_v2(db(r), "INSERT INTO redrive_circuits (queue,"
 	    " tripped_at, redriven, returned) VALUES (?1, ?2, ?3, ?4)", -1, &st,
@@ -122,10 +123,13 @@ trip(struct dlq_redriver *r, struct queue_state *q, int64_t back)
 		dlq_archive_writer_unlock();
 		sqlite3_finalize(st);
 	}
-	snprintf(a, sizeof(a), "%lld", (long long)q->published);
-	snprintf(b, sizeof(b), "%lld", (long long)back);
-	dlq_log(DLQ_LOG_ERR, "redrive_circuit_open", "queue", q->queue,
-	    "redriven", a, "returned", b, NULL);
+	if (dlq_log_begin(&line, DLQ_LOG_ERR, "redrive_circuit_open")) {
+		dlq_log_str(&line, "queue", q->queue);
+		dlq_log_int(&line, "redriven", q->published);
+		dlq_log_int(&line, "returned", back);
+		dlq_log_end(&line);
+	}
+	dlq_buf_release(&line);
 	notice(r, "%s: redrive PAUSED: %lld of %lld redriven came back dead "
 	    "within %s (redrive.trip_ratio %.2f); resume with: dlqctl redrive "
 	    "resume %s --reason TEXT", q->queue, (long long)back,
@@ -141,6 +145,7 @@ trip(struct dlq_redriver *r, struct queue_state *q, int64_t back)
 static void
 leave(struct dlq_redriver *r, sqlite3_stmt *st, const char *queue)
 {
+	struct dlq_buf line = { 0 };
 	const char *mid, *note;
 	char id[24];
 
@@ -150,8 +155,13 @@ leave(struct dlq_redriver *r, sqlite3_stmt *st, const char *queue)
 		    (long long)sqlite3_column_int64(st, 0));
 		mid = (const char *)sqlite3_column_text(st, 1);
 		note = (const char *)sqlite3_column_text(st, 2);
-		dlq_log(DLQ_LOG_WARN, "redrive_stopped", "id", id, "queue",
-		    queue, "why", note, NULL);
+		if (dlq_log_begin(&line, DLQ_LOG_WARN, "redrive_stopped")) {
+			dlq_log_int(&line, "id", sqlite3_column_int64(st, 0));
+			dlq_log_str(&line, "queue", queue);
+			dlq_log_str(&line, "why", note);
+			dlq_log_end(&line);
+		}
+		dlq_buf_release(&line);
 		notice(r, "#%s %s%s%s: %s; left open for a human (dlqctl show "
 		    "%s)", id, queue, mid ? " message " : "", mid ? mid : "",
 		    note, id);
@@ -306,9 +316,9 @@ redrive_batch(struct dlq_redriver *r, struct queue_state *q)
 {
 	cJSON *req, *ans;
 	const cJSON *e;
-	struct dlq_buf out;
+	struct dlq_buf out, line = { 0 };
 	struct tick t = { 0, 0, 0, 0 };
-	char why[256], n[4][24];
+	char why[256];
 	int64_t start = dlq_wall_ms();
 	int rc;
 
@@ -345,12 +355,15 @@ redrive_batch(struct dlq_redriver *r, struct queue_state *q)
 		    "(a resource alarm); what was not sent is redriven later",
 		    NULL);
 	audit(r, q->queue, req, &t);
-	snprintf(n[0], sizeof(n[0]), "%lld", (long long)t.published);
-	snprintf(n[1], sizeof(n[1]), "%lld", (long long)t.failed);
-	snprintf(n[2], sizeof(n[2]), "%lld", (long long)t.unknown);
-	snprintf(n[3], sizeof(n[3]), "%lld", (long long)t.refused);
-	dlq_log(DLQ_LOG_INFO, "redrive_tick", "queue", q->queue, "published",
-	    n[0], "failed", n[1], "unknown", n[2], "refused", n[3], NULL);
+	if (dlq_log_begin(&line, DLQ_LOG_INFO, "redrive_tick")) {
+		dlq_log_str(&line, "queue", q->queue);
+		dlq_log_int(&line, "published", t.published);
+		dlq_log_int(&line, "failed", t.failed);
+		dlq_log_int(&line, "unknown", t.unknown);
+		dlq_log_int(&line, "refused", t.refused);
+		dlq_log_end(&line);
+	}
+	dlq_buf_release(&line);
 	if (t.published > 0) {
 		q->tick_ms = start;
 		q->published = t.published;

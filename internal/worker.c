@@ -72,8 +72,9 @@ assert_topology(const struct dlq_config *c, const struct dlq_topology *t,
     const sigset_t *set, struct dlq_assert_result *res)
 {
 	enum dlq_amqp_status st;
+	struct dlq_buf line = { 0 };
 	unsigned attempt = 0;
-	char why[512], ms[24];
+	char why[512];
 	int64_t delay;
 
 	for (;;) {
@@ -87,9 +88,13 @@ assert_topology(const struct dlq_config *c, const struct dlq_topology *t,
 		}
 		delay = dlq_amqp_backoff_ms(attempt++, c->reconnect_min_ms,
 		    c->reconnect_max_ms);
-		snprintf(ms, sizeof(ms), "%lld", (long long)delay);
-		dlq_log(DLQ_LOG_WARN, "broker_unavailable", "url", c->url_safe,
-		    "error", why, "retry_in_ms", ms, NULL);
+		if (dlq_log_begin(&line, DLQ_LOG_WARN, "broker_unavailable")) {
+			dlq_log_str(&line, "url", c->url_safe);
+			dlq_log_str(&line, "error", why);
+			dlq_log_int(&line, "retry_in_ms", delay);
+			dlq_log_end(&line);
+		}
+		dlq_buf_release(&line);
 		if (wait_signal(set, delay) != 0)
 			return 1;
 	}
@@ -260,8 +265,8 @@ threshold(const struct dlq_config *c, struct services *s, int kind,
     const char *name, int64_t value, int64_t limit, const char *text)
 {
 	struct dlq_alert_event e;
+	struct dlq_buf line = { 0 };
 	int64_t now = dlq_now_ms();
-	char v[24], l[24];
 
 	if (value <= limit)
 		return;
@@ -269,10 +274,14 @@ threshold(const struct dlq_config *c, struct services *s, int kind,
 	    now - s->threshold_fired_ms[kind] < c->threshold_cooldown_ms)
 		return;
 	s->threshold_fired_ms[kind] = now;
-	snprintf(v, sizeof(v), "%lld", (long long)value);
-	snprintf(l, sizeof(l), "%lld", (long long)limit);
-	dlq_log(DLQ_LOG_WARN, "threshold_alert", "kind", name, "value", v,
-	    "limit", l, "text", text, NULL);
+	if (dlq_log_begin(&line, DLQ_LOG_WARN, "threshold_alert")) {
+		dlq_log_str(&line, "kind", name);
+		dlq_log_int(&line, "value", value);
+		dlq_log_int(&line, "limit", limit);
+		dlq_log_str(&line, "text", text);
+		dlq_log_end(&line);
+	}
+	dlq_buf_release(&line);
 	memset(&e, 0, sizeof(e));
 	e.queue = "(all queues)";
 	e.reason = name;
@@ -314,7 +323,8 @@ static void
 note_escalations(const struct dlq_config *c, struct services *s, int64_t now)
 {
 	sqlite3_stmt *st;
-	char text[DLQ_NOTICE_TEXT_MAX], id[24];
+	struct dlq_buf line = { 0 };
+	char text[DLQ_NOTICE_TEXT_MAX];
 
 	if (sqlite3_prepare_v2(dlq_archive_db(s->archive), "UPDATE dead_letters"
 	    " SET escalation_noted = CASE status WHEN 'assigned' THEN"
@@ -331,12 +341,15 @@ note_escalations(const struct dlq_config *c, struct services *s, int64_t now)
 	dlq_archive_writer_lock();
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		escalation_text(st, now, c, text, sizeof(text));
-		snprintf(id, sizeof(id), "%lld",
-		    (long long)sqlite3_column_int64(st, 0));
-		dlq_log(DLQ_LOG_WARN, "case_escalated", "id", id, "queue",
-		    (const char *)sqlite3_column_text(st, 1), "kind",
-		    sqlite3_column_type(st, 3) == SQLITE_NULL ? "no_owner" :
-		    "no_decision", NULL);
+		if (dlq_log_begin(&line, DLQ_LOG_WARN, "case_escalated")) {
+			dlq_log_int(&line, "id", sqlite3_column_int64(st, 0));
+			dlq_log_str(&line, "queue",
+			    (const char *)sqlite3_column_text(st, 1));
+			dlq_log_str(&line, "kind", sqlite3_column_type(st, 3) ==
+			    SQLITE_NULL ? "no_owner" : "no_decision");
+			dlq_log_end(&line);
+		}
+		dlq_buf_release(&line);
 		dlq_alert_notice(s->alerter, DLQ_NOTICE_ESCALATION, text);
 	}
 	sqlite3_finalize(st);
@@ -421,7 +434,8 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	pthread_t watcher;
 	sigset_t set;
 	int sig, rc;
-	char count[24], targets[32];
+	struct dlq_buf line = { 0 };
+	char targets[32];
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -442,13 +456,19 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
 
-	snprintf(count, sizeof(count), "%zu", dlq_topology_monitored(t));
 	snprintf(targets, sizeof(targets), "%zu webhook%s", c->n_targets,
 	    c->n_targets == 1 ? "" : "s");
-	dlq_log(DLQ_LOG_INFO, "worker_starting", "url", c->url_safe,
-	    "topology", t->source, "monitored", count,
-	    "alerts", c->n_targets ? targets : "log only",
-	    "archive", c->archive_path, NULL);
+	if (dlq_log_begin(&line, DLQ_LOG_INFO, "worker_starting")) {
+		dlq_log_str(&line, "url", c->url_safe);
+		dlq_log_str(&line, "topology", t->source);
+		dlq_log_int(&line, "monitored",
+		    (int64_t)dlq_topology_monitored(t));
+		dlq_log_str(&line, "alerts", c->n_targets ? targets :
+		    "log only");
+		dlq_log_str(&line, "archive", c->archive_path);
+		dlq_log_end(&line);
+	}
+	dlq_buf_release(&line);
 	check_secrets_file(c);
 
 	if ((rc = assert_topology(c, t, &set, &res)) != 0)
@@ -467,8 +487,11 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 		curl_global_cleanup();
 		return DLQ_EXIT_ERROR;
 	}
-	snprintf(count, sizeof(count), "%zu", s.n_mons);
-	dlq_log(DLQ_LOG_INFO, "worker_started", "consumers", count, NULL);
+	if (dlq_log_begin(&line, DLQ_LOG_INFO, "worker_started")) {
+		dlq_log_int(&line, "consumers", (int64_t)s.n_mons);
+		dlq_log_end(&line);
+	}
+	dlq_buf_release(&line);
 
 	while ((sig = wait_signal(&set, c->threshold_check_ms < 1000 ?
 	    c->threshold_check_ms : 1000)) == 0) {

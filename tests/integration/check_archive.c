@@ -897,9 +897,9 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	};
 	struct fixture f;
 	sqlite3 *db;
-	cJSON *j;
+	cJSON *j, **ev;
 	char *sql;
-	int i;
+	int i, n;
 
 	start(&f, NULL);
 	die_in(&f, 0, 2, "migrate me");
@@ -917,7 +917,11 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	ck_assert_int_eq(user_version(f.db), 1);
 	start_worker(&f);
 	ck_assert_int_eq(user_version(f.db), 9);
-	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 1);
+	ev = h_worker_events(&f.w, "archive_migrated", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(h_jnum(ev[0], "from"), 1);
+	ck_assert_int_eq(h_jnum(ev[0], "to"), 9);
+	h_events_free(ev, n);
 	/* v3 dropped the message_id index; v4 keeps replays only in the
 	 * lineage index */
 	ck_assert_ptr_null(index_sql(f.db, "dead_letters_message"));

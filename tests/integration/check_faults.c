@@ -340,6 +340,35 @@ START_TEST(a_vhost_the_broker_refuses_is_an_error_not_a_retry)
 }
 END_TEST
 
+/* A broker that is not up yet (nothing listens on its port): the worker
+ * waits with backoff, says so with the delay as a number, and a SIGTERM
+ * ends the wait at once. */
+START_TEST(a_broker_not_up_is_waited_for_until_stopped)
+{
+	struct h_worker w;
+	char env[128];
+	cJSON **ev;
+	int64_t ms;
+	int i, n;
+
+	snprintf(env, sizeof(env), "RABBITMQ_URL=amqp://guest:s3cret@"
+	    "127.0.0.1:%d/", h_free_port());
+	h_worker_start(&w, (const char *[]){ "--assert-only", NULL },
+	    (const char *[]){ env, NULL });
+	ck_assert(h_worker_wait(&w, "broker_unavailable", 3, WAIT_MS));
+	ev = h_worker_events(&w, "broker_unavailable", &n);
+	for (i = 0; i < n; i++) {
+		ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(ev[i],
+		    "retry_in_ms")));
+		ck_assert_int_gt(h_jnum(ev[i], "retry_in_ms"), 0);
+		ck_assert_ptr_null(strstr(h_jstr(ev[i], "url"), "s3cret"));
+	}
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_worker_stop(&w, 5000, &ms), 0);
+	ck_assert_int_eq(h_worker_count(&w, "topology_asserted"), 0);
+}
+END_TEST
+
 START_TEST(a_broker_killed_mid_drain_loses_and_doubles_nothing)
 {
 	struct fixture f;
@@ -677,6 +706,7 @@ suite(void)
 	tcase_add_test(tc, no_secret_or_masked_value_in_logs_or_webhooks);
 	tcase_add_test(tc, control_socket_abuse_leaks_no_descriptors);
 	tcase_add_test(tc, a_vhost_the_broker_refuses_is_an_error_not_a_retry);
+	tcase_add_test(tc, a_broker_not_up_is_waited_for_until_stopped);
 	tcase_add_test(tc, a_dlq_missing_at_start_is_consumed_once_declared);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("flood");

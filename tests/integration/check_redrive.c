@@ -260,9 +260,9 @@ END_TEST
 START_TEST(the_circuit_trips_and_stays_open_until_resumed)
 {
 	struct fixture f;
-	cJSON *st, *q;
+	cJSON *st, *q, **ev;
 	amqp_message_t m;
-	int ticks;
+	int ticks, n;
 
 	start(&f, "redrive = { queues = [ \"%1$s\" ]; min_age_ms = 0; "
 	    "interval_ms = 200; watch_ms = 60000; max_cycles = 5; "
@@ -272,6 +272,10 @@ START_TEST(the_circuit_trips_and_stays_open_until_resumed)
 	ck_assert(h_worker_wait(&f.w, "redrive_tick", 1, WAIT_MS));
 	reject_again(&f, 2);	/* both come back: 2 of 2 > 0.5 */
 	ck_assert(h_worker_wait(&f.w, "redrive_circuit_open", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "redrive_circuit_open", &n);
+	ck_assert_int_eq(h_jnum(ev[0], "redriven"), 2);
+	ck_assert_int_eq(h_jnum(ev[0], "returned"), 2);
+	h_events_free(ev, n);
 	wait_digest_with(&f, "redrive PAUSED");
 	st = ctl(&f, 0, (const char *[]){ "redrive", "status", NULL });
 	q = cJSON_GetArrayItem(st, 0);

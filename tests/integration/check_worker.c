@@ -70,6 +70,8 @@ fixture_start(struct fixture *f, const char *retry_ms)
 {
 	char spec[160];
 	const char *queues[3];
+	cJSON **ev;
+	int n;
 
 	h_name(f->prefix, sizeof(f->prefix), "w");
 	snprintf(f->q1, sizeof(f->q1), "%s_orders", f->prefix);
@@ -84,6 +86,15 @@ fixture_start(struct fixture *f, const char *retry_ms)
 	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
 	ck_assert_msg(h_worker_wait(&f->w, "consumer_started", 2, WAIT_MS),
 	    "consumers did not start");
+	/* counts are JSON numbers */
+	ck_assert(h_worker_wait(&f->w, "worker_started", 1, WAIT_MS));
+	ev = h_worker_events(&f->w, "worker_started", &n);
+	ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(ev[0], "consumers")));
+	ck_assert_int_eq(h_jnum(ev[0], "consumers"), 2);
+	h_events_free(ev, n);
+	ev = h_worker_events(&f->w, "worker_starting", &n);
+	ck_assert_int_eq(h_jnum(ev[0], "monitored"), 2);
+	h_events_free(ev, n);
 }
 
 static void

@@ -114,6 +114,8 @@ const char	*h_jstr(const cJSON *, const char *key);
 int64_t		 h_jnum(const cJSON *, const char *key);
 
 char		*h_slurp(const char *path);
+/* A loopback TCP port nothing listens on (the kernel's pick, released). */
+int		 h_free_port(void);
 int64_t		 h_now_ms(void);
 
 #endif
