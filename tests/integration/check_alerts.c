@@ -14,11 +14,8 @@
 #define GCHAT_PATH	"/v1/spaces/AAA/messages?key=s3cr3tK3y"
 
 struct fixture {
-	char			 prefix[64], q[3][128], exch[96];
-	const char		*cfg;
-	struct h_worker		 w;
+	struct h_rig		 rig;
 	struct h_receiver	*r;
-	amqp_connection_state_t	 c;
 };
 
 /* A worker on three fresh queues whose alerts go to the receiver with
@@ -28,23 +25,13 @@ static void
 start(struct fixture *f, const char *alert)
 {
 	char extra[1024];
-	const char *queues[4];
-	int i;
 
 	f->r = h_receiver_start();
-	h_name(f->prefix, sizeof(f->prefix), "al");
-	for (i = 0; i < 3; i++) {
-		snprintf(f->q[i], sizeof(f->q[i]), "%s_q%d", f->prefix, i);
-		queues[i] = f->q[i];
-	}
-	queues[3] = NULL;
-	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
+	h_rig_name(&f->rig, "al", 3);
 	snprintf(extra, sizeof(extra), alert, h_receiver_url(f->r, SLACK_PATH),
 	    h_receiver_url(f->r, GCHAT_PATH));
-	f->cfg = h_setup(f->prefix, queues, extra);
-	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
-	ck_assert(h_worker_wait(&f->w, "consumer_started", 3, WAIT_MS));
-	f->c = h_connect();
+	h_rig_setup(&f->rig, extra);
+	h_rig_start(&f->rig);
 }
 
 static void
@@ -52,10 +39,9 @@ stop(struct fixture *f)
 {
 	char *log;
 
-	h_close(f->c);
-	ck_assert_int_eq(h_worker_stop(&f->w, 10000, NULL), 0);
+	h_rig_stop(&f->rig);
 	/* the webhook path is a secret: never in the log */
-	log = h_slurp(f->w.log);
+	log = h_slurp(f->rig.w.log);
 	ck_assert_ptr_null(strstr(log, "s3cr3tP4th"));
 	ck_assert_ptr_null(strstr(log, "s3cr3tK3y"));
 	free(log);
@@ -77,9 +63,9 @@ die_in(struct fixture *f, int q, int n, const char *error)
 		snprintf(text, sizeof(text), error, i);
 		snprintf(id, sizeof(id), "m-%d-%d", q, i);
 		e.value.value.bytes = amqp_cstring_bytes(text);
-		h_publish(f->c, f->exch, f->q[q], "{}", 2, id, &h);
+		h_publish(f->rig.c, f->rig.exch, f->rig.q[q], "{}", 2, id, &h);
 	}
-	ck_assert_int_eq(h_reject(f->c, f->q[q], n, WAIT_MS), n);
+	ck_assert_int_eq(h_reject(f->rig.c, f->rig.q[q], n, WAIT_MS), n);
 }
 
 static char *
@@ -140,13 +126,13 @@ START_TEST(a_burst_is_the_first_at_once_then_one_digest)
 	first_dl = h_wall_ms();
 	for (i = 0; i < 3; i++)
 		die_in(&f, i, share[i], "upstream timeout after %d ms");
-	ck_assert(h_worker_wait(&f.w, "dead_letter", 1000, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 1000, WAIT_MS));
 	ck_assert(h_receiver_wait(f.r, 2, WAIT_MS));
 	for (k = 0; k < 2; k++) {
 		r[k] = h_receiver_get(f.r, k);
 		text = text_of(&r[k]);
 		for (i = 0; i < 3; i++)
-			sum[i] += count_for(text, f.q[i]);
+			sum[i] += count_for(text, f.rig.q[i]);
 		free(text);
 	}
 	for (i = 0; i < 3; i++)
@@ -159,7 +145,7 @@ START_TEST(a_burst_is_the_first_at_once_then_one_digest)
 	ck_assert(!h_receiver_wait(f.r, 3, 4000));
 	for (k = 0; k < 2; k++)
 		free(r[k].body);
-	ck_assert_int_eq(h_worker_count(&f.w, "alert_sent"), 2);
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "alert_sent"), 2);
 	stop(&f);
 }
 END_TEST
@@ -187,14 +173,14 @@ START_TEST(a_failing_webhook_gets_the_digest_once_with_merged_counts)
 	last = h_receiver_get(f.r, 2);
 	ck_assert_int_eq(last.status, 200);
 	text = text_of(&last);
-	ck_assert_int_eq(count_for(text, f.q[0]), 10);
-	ck_assert_int_eq(count_for(text, f.q[1]), 5);
+	ck_assert_int_eq(count_for(text, f.rig.q[0]), 10);
+	ck_assert_int_eq(count_for(text, f.rig.q[1]), 5);
 	ck_assert_msg(strstr(text, "15 dead letters in 2 groups") != NULL, "%s",
 	    text);
 	free(text);
 	free(last.body);
-	ck_assert_int_eq(h_worker_count(&f.w, "alert_failed"), 2);
-	ck_assert_int_eq(h_worker_count(&f.w, "alert_sent"), 1);
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "alert_failed"), 2);
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "alert_sent"), 1);
 	stop(&f);
 }
 END_TEST
@@ -216,7 +202,7 @@ START_TEST(retry_after_is_honoured)
 	ck_assert_int_eq(a.status, 429);
 	ck_assert_int_eq(b.status, 200);
 	ck_assert_int_ge(b.at_ms - a.at_ms, 1950);
-	ev = h_worker_events(&f.w, "alert_failed", &n);
+	ev = h_worker_events(&f.rig.w, "alert_failed", &n);
 	ck_assert_int_eq(n, 1);
 	ck_assert_int_eq(cJSON_GetObjectItem(ev[0], "status")->valueint, 429);
 	ck_assert_int_eq(cJSON_GetObjectItem(ev[0], "retry_in_ms")->valueint,
@@ -250,9 +236,9 @@ START_TEST(a_refused_webhook_says_why_and_keeps_the_digest)
 	ck_assert_int_eq(a.status, 404);
 	ck_assert_int_eq(b.status, 200);
 	text = text_of(&b);
-	ck_assert_int_eq(count_for(text, f.q[0]), 3);
+	ck_assert_int_eq(count_for(text, f.rig.q[0]), 3);
 	free(text);
-	ev = h_worker_events(&f.w, "alert_failed", &n);
+	ev = h_worker_events(&f.rig.w, "alert_failed", &n);
 	ck_assert_int_eq(n, 1);
 	ck_assert_str_eq(cJSON_GetObjectItem(ev[0], "error")->valuestring,
 	    "HTTP 404: no such webhook (removed, or a wrong URL)");
@@ -278,24 +264,24 @@ START_TEST(a_hanging_webhook_times_out_while_consumers_drain)
 	a = h_receiver_get(f.r, 0);
 	/* while the POST hangs, dead letters keep being drained and acked */
 	die_in(&f, 1, 50, "meanwhile %d");
-	ck_assert(h_worker_wait(&f.w, "dead_letter", 51, WAIT_MS));
-	ck_assert(h_wait_count(f.q[1], 0, WAIT_MS));
-	before = h_worker_count(&f.w, "alert_failed");
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 51, WAIT_MS));
+	ck_assert(h_wait_count(f.rig.q[1], 0, WAIT_MS));
+	before = h_worker_count(&f.rig.w, "alert_failed");
 	ck_assert_int_eq(before, 0);
-	ck_assert(h_worker_wait(&f.w, "alert_failed", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "alert_failed", 1, WAIT_MS));
 	ms = h_wall_ms() - a.at_ms;
 	ck_assert_msg(ms >= 4900 && ms < 8000, "attempt ended after %lld ms",
 	    (long long)ms);
-	ev = h_worker_events(&f.w, "alert_failed", &n);
+	ev = h_worker_events(&f.rig.w, "alert_failed", &n);
 	ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(ev[0], "error")->valuestring,
 	    "Timeout"));
 	h_events_free(ev, n);
 	free(a.body);
 	/* shutdown does not wait for the hanging webhook past its budget */
-	h_close(f.c);
-	ck_assert_int_eq(h_worker_stop(&f.w, 10000, &ms), 0);
+	h_close(f.rig.c);
+	ck_assert_int_eq(h_worker_stop(&f.rig.w, 10000, &ms), 0);
 	ck_assert_msg(ms < 5000, "shutdown took %lld ms", (long long)ms);
-	ck_assert_int_ge(h_worker_count(&f.w, "alert_digest"), 1);
+	ck_assert_int_ge(h_worker_count(&f.rig.w, "alert_digest"), 1);
 	h_receiver_stop(f.r);
 }
 END_TEST
@@ -354,8 +340,8 @@ START_TEST(bodies_are_valid_json_escaped_per_target_and_capped)
 		    "東京 café", words[i]);
 		die_in(&f, i % 3, 1, err);
 	}
-	ck_assert(h_worker_wait(&f.w, "dead_letter", 12, WAIT_MS));
-	ck_assert(h_worker_wait(&f.w, "alert_sent", 2, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 12, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "alert_sent", 2, WAIT_MS));
 	check_body(f.r, SLACK_PATH, true, 600);
 	check_body(f.r, GCHAT_PATH, false, 600);
 	stop(&f);
@@ -370,13 +356,13 @@ START_TEST(without_a_url_the_digest_is_logged_only)
 
 	start(&f, "alert = { cooldown_ms = 0; } # %s unused");
 	die_in(&f, 0, 3, "no webhook %d");
-	ck_assert(h_worker_wait(&f.w, "alert_digest", 1, WAIT_MS));
-	ev = h_worker_events(&f.w, "alert_digest", &n);
+	ck_assert(h_worker_wait(&f.rig.w, "alert_digest", 1, WAIT_MS));
+	ev = h_worker_events(&f.rig.w, "alert_digest", &n);
 	ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(ev[0], "text")->valuestring,
 	    "no webhook #"));
 	h_events_free(ev, n);
-	ck_assert_int_eq(h_worker_count(&f.w, "alert_sent"), 0);
-	ck_assert_int_eq(h_worker_count(&f.w, "alert_failed"), 0);
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "alert_sent"), 0);
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "alert_failed"), 0);
 	ck_assert_int_eq(h_receiver_connections(f.r), 0);
 	stop(&f);
 }
@@ -392,14 +378,14 @@ START_TEST(shutdown_flushes_what_is_pending_once)
 	die_in(&f, 0, 1, "before %d");
 	ck_assert(h_receiver_wait(f.r, 1, WAIT_MS));
 	die_in(&f, 1, 2, "pending at shutdown %d");
-	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 3, WAIT_MS));
 	ck_assert_int_eq(h_receiver_count(f.r), 1);	/* cooldown holds it */
-	h_close(f.c);
-	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	h_close(f.rig.c);
+	ck_assert_int_eq(h_worker_stop(&f.rig.w, 10000, NULL), 0);
 	ck_assert_int_eq(h_receiver_count(f.r), 2);
 	q = h_receiver_get(f.r, 1);
 	text = text_of(&q);
-	ck_assert_int_eq(count_for(text, f.q[1]), 2);
+	ck_assert_int_eq(count_for(text, f.rig.q[1]), 2);
 	free(text);
 	free(q.body);
 	h_receiver_stop(f.r);

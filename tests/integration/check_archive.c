@@ -15,63 +15,29 @@
 
 #define WAIT_MS	20000
 
-struct fixture {
-	char			 prefix[64], q[2][128], dlq[2][160], exch[96];
-	char			 db[256];
-	const char		*cfg;
-	struct h_worker		 w;
-	amqp_connection_state_t	 c;
-};
-
+/* Two fresh queues; `extra` goes into the config. The worker is not
+ * started. */
 static void
-start_worker(struct fixture *f)
-{
-	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
-	ck_assert(h_worker_wait(&f->w, "control_listening", 1, WAIT_MS));
-	ck_assert(h_worker_wait(&f->w, "consumer_started", 2, WAIT_MS));
-}
-
-/* Two fresh queues; `extra` goes into the config (may hold %s for the
- * archive path). The worker is not started. */
-static void
-setup(struct fixture *f, const char *extra)
+setup(struct h_rig *f, const char *extra)
 {
 	char conf[1024];
-	const char *queues[3];
-	int i;
 
-	h_name(f->prefix, sizeof(f->prefix), "ar");
-	for (i = 0; i < 2; i++) {
-		snprintf(f->q[i], sizeof(f->q[i]), "%s_q%d", f->prefix, i);
-		snprintf(f->dlq[i], sizeof(f->dlq[i]), "%s.dlq", f->q[i]);
-		queues[i] = f->q[i];
-	}
-	queues[2] = NULL;
-	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
-	snprintf(f->db, sizeof(f->db), "%s-archive.db", h_tmp_path(f->prefix));
+	h_rig_name(f, "ar", 2);
 	snprintf(conf, sizeof(conf), "archive = { path = \"%s\"; "
 	    "busy_timeout_ms = 300; };\n%s", f->db, extra ? extra : "");
-	f->cfg = h_setup(f->prefix, queues, conf);
-	f->c = h_connect();
+	h_rig_setup(f, conf);
 }
 
 static void
-start(struct fixture *f, const char *extra)
+start(struct h_rig *f, const char *extra)
 {
 	setup(f, extra);
-	start_worker(f);
-}
-
-static void
-stop(struct fixture *f)
-{
-	h_close(f->c);
-	ck_assert_int_eq(h_worker_stop(&f->w, 10000, NULL), 0);
+	h_rig_start(f);
 }
 
 /* n messages with `error` die in queue q through the broker. */
 static void
-die_in(struct fixture *f, int q, int n, const char *error)
+die_in(struct h_rig *f, int q, int n, const char *error)
 {
 	amqp_table_entry_t e;
 	amqp_table_t h = { 1, &e };
@@ -113,25 +79,9 @@ get(const cJSON *o, const char *k)
 	return cJSON_GetObjectItemCaseSensitive(o, k);
 }
 
-static const char *
-gs(const cJSON *o, const char *k)
-{
-	const cJSON *v = get(o, k);
-
-	return cJSON_IsString(v) ? v->valuestring : "(none)";
-}
-
-static int64_t
-gn(const cJSON *o, const char *k)
-{
-	const cJSON *v = get(o, k);
-
-	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : -1;
-}
-
 START_TEST(every_property_and_header_round_trips)
 {
-	struct fixture f;
+	struct h_rig f;
 	amqp_basic_properties_t p;
 	amqp_table_entry_t e[4];
 	amqp_bytes_t body = amqp_cstring_bytes("{\"order\":42,\"note\":\"ü\"}");
@@ -181,7 +131,7 @@ START_TEST(every_property_and_header_round_trips)
 	    NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(list), 1);
 	snprintf(idarg, sizeof(idarg), "%lld",
-	    (long long)gn(cJSON_GetArrayItem(list, 0), "id"));
+	    (long long)h_jnum(cJSON_GetArrayItem(list, 0), "id"));
 	cJSON_Delete(list);
 	/* found by the ids a customer or a log names */
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &list, (const char *[]){ "list",
@@ -198,46 +148,47 @@ START_TEST(every_property_and_header_round_trips)
 	cJSON_Delete(list);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &rec, (const char *[]){ "show",
 	    idarg, "--payload", NULL }), 0);
-	ck_assert_str_eq(gs(rec, "message_id"), "m-42");
-	ck_assert_str_eq(gs(rec, "correlation_id"), "c-42");
-	ck_assert_str_eq(gs(rec, "type"), "order.created");
-	ck_assert_str_eq(gs(rec, "content_type"), "application/json");
-	ck_assert_str_eq(gs(rec, "content_encoding"), "identity");
-	ck_assert_int_eq(gn(rec, "timestamp"), 1764496800);
-	ck_assert_str_eq(gs(rec, "app_id"), "shop");
-	ck_assert_int_eq(gn(rec, "delivery_mode"), 2);
-	ck_assert_int_eq(gn(rec, "priority"), 3);
-	ck_assert_str_eq(gs(rec, "reply_to"), "replies");
-	ck_assert_str_eq(gs(rec, "user_id"), "guest");
-	ck_assert_str_eq(gs(rec, "queue"), f.q[0]);
-	ck_assert_str_eq(gs(rec, "dlq"), f.dlq[0]);
-	ck_assert_str_eq(gs(rec, "exchange"), f.exch);
+	ck_assert_str_eq(h_jstr(rec, "message_id"), "m-42");
+	ck_assert_str_eq(h_jstr(rec, "correlation_id"), "c-42");
+	ck_assert_str_eq(h_jstr(rec, "type"), "order.created");
+	ck_assert_str_eq(h_jstr(rec, "content_type"), "application/json");
+	ck_assert_str_eq(h_jstr(rec, "content_encoding"), "identity");
+	ck_assert_int_eq(h_jnum(rec, "timestamp"), 1764496800);
+	ck_assert_str_eq(h_jstr(rec, "app_id"), "shop");
+	ck_assert_int_eq(h_jnum(rec, "delivery_mode"), 2);
+	ck_assert_int_eq(h_jnum(rec, "priority"), 3);
+	ck_assert_str_eq(h_jstr(rec, "reply_to"), "replies");
+	ck_assert_str_eq(h_jstr(rec, "user_id"), "guest");
+	ck_assert_str_eq(h_jstr(rec, "queue"), f.q[0]);
+	ck_assert_str_eq(h_jstr(rec, "dlq"), f.dlq[0]);
+	ck_assert_str_eq(h_jstr(rec, "exchange"), f.exch);
 	ck_assert_str_eq(cJSON_GetArrayItem(get(rec, "routing_keys"), 0)->valuestring,
 	    f.q[0]);
-	ck_assert_str_eq(gs(rec, "reason"), "rejected");
-	ck_assert_str_eq(gs(rec, "class"), "transient");
-	ck_assert_str_eq(gs(rec, "error"), "HTTP 503 from provider");
-	ck_assert_int_eq(gn(rec, "retry_count"), 3);
-	ck_assert_str_eq(gs(rec, "status"), "open");
-	ck_assert_str_eq(gs(rec, "payload"), "{\"order\":42,\"note\":\"ü\"}");
-	ck_assert_int_eq(gn(rec, "payload_bytes"), (int64_t)body.len);
-	ck_assert_int_eq((int)strlen(gs(rec, "payload_sha256")), 64);
-	ck_assert_str_ne(gs(rec, "hint"), "(none)");
+	ck_assert_str_eq(h_jstr(rec, "reason"), "rejected");
+	ck_assert_str_eq(h_jstr(rec, "class"), "transient");
+	ck_assert_str_eq(h_jstr(rec, "error"), "HTTP 503 from provider");
+	ck_assert_int_eq(h_jnum(rec, "retry_count"), 3);
+	ck_assert_str_eq(h_jstr(rec, "status"), "open");
+	ck_assert_str_eq(h_jstr(rec, "payload"),
+	    "{\"order\":42,\"note\":\"ü\"}");
+	ck_assert_int_eq(h_jnum(rec, "payload_bytes"), (int64_t)body.len);
+	ck_assert_int_eq((int)strlen(h_jstr(rec, "payload_sha256")), 64);
+	ck_assert_str_ne(h_jstr(rec, "hint"), "");
 	h = (cJSON *)get(rec, "headers");
-	ck_assert_int_eq(gn(h, "x-retry-count"), 3);
-	ck_assert_str_eq(gs(h, "tenant"), "acme");
+	ck_assert_int_eq(h_jnum(h, "x-retry-count"), 3);
+	ck_assert_str_eq(h_jstr(h, "tenant"), "acme");
 	ck_assert(cJSON_IsTrue(get(h, "flag")));
 	ck_assert_int_eq(cJSON_GetArraySize(get(h, "x-death")), 1);
-	ck_assert_int_eq(gn(cJSON_GetArrayItem(get(rec, "x_death"), 0), "count"),
-	    1);
+	ck_assert_int_eq(h_jnum(cJSON_GetArrayItem(get(rec, "x_death"), 0),
+	    "count"), 1);
 	cJSON_Delete(rec);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
 START_TEST(sigkill_mid_drain_archives_each_exactly_once)
 {
-	struct fixture f;
+	struct h_rig f;
 	char id[32];
 	int i, rows, distinct;
 	const int N = 3000;
@@ -249,11 +200,11 @@ START_TEST(sigkill_mid_drain_archives_each_exactly_once)
 		h_publish(f.c, "", f.dlq[1], "{\"payload\":true}", 16, id, NULL);
 	}
 	ck_assert(h_wait_count(f.dlq[1], N, WAIT_MS));
-	start_worker(&f);
+	h_rig_start(&f);
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 300, WAIT_MS));
 	kill(f.w.pid, SIGKILL);
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), -1);
-	start_worker(&f);
+	h_rig_start(&f);
 	ck_assert(h_wait_count(f.dlq[1], 0, 60000));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
 	count_rows(f.db, &rows, &distinct);
@@ -265,7 +216,7 @@ END_TEST
 
 START_TEST(a_crash_between_commit_and_ack_makes_no_second_record)
 {
-	struct fixture f;
+	struct h_rig f;
 	cJSON **ev;
 	char id[32];
 	int i, n, rows, distinct, committed, dups = 0;
@@ -285,7 +236,7 @@ START_TEST(a_crash_between_commit_and_ack_makes_no_second_record)
 	ck_assert_int_gt(committed, 0);
 	ck_assert(h_wait_count(f.dlq[0], 500, WAIT_MS));	/* none acked */
 
-	start_worker(&f);
+	h_rig_start(&f);
 	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
 	/* the committed batch came back redelivered and was recognised */
@@ -304,7 +255,7 @@ END_TEST
 
 START_TEST(an_unwritable_archive_leaves_deliveries_in_the_queue)
 {
-	struct fixture f;
+	struct h_rig f;
 	sqlite3 *lock;
 	int rows, distinct;
 
@@ -327,7 +278,7 @@ START_TEST(an_unwritable_archive_leaves_deliveries_in_the_queue)
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 10, WAIT_MS));
 	/* one error per episode, however many retries it took */
 	ck_assert_int_eq(h_worker_count(&f.w, "archive_error"), 1);
-	stop(&f);
+	h_rig_stop(&f);
 	count_rows(f.db, &rows, &distinct);
 	ck_assert_int_eq(rows, 10);
 	ck_assert_int_eq(distinct, 10);
@@ -342,14 +293,14 @@ first_id(const char *cfg, const char *const *args)
 
 	ck_assert_int_eq(h_dlqctl(cfg, NULL, &l, args), 0);
 	ck_assert_int_ge(cJSON_GetArraySize(l), 1);
-	id = gn(cJSON_GetArrayItem(l, 0), "id");
+	id = h_jnum(cJSON_GetArrayItem(l, 0), "id");
 	cJSON_Delete(l);
 	return id;
 }
 
 START_TEST(triage_commands_answer_what_the_archive_holds)
 {
-	struct fixture f;
+	struct h_rig f;
 	cJSON *j, *g;
 	char a[24], b[24], want[128], *out, *err;
 	int64_t t_id, v_id;
@@ -384,7 +335,7 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
 	    "--class", "validation", NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(j), 2);
-	ck_assert_str_eq(gs(cJSON_GetArrayItem(j, 0), "queue"), f.q[1]);
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 0), "queue"), f.q[1]);
 	cJSON_Delete(j);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
 	    "--limit", "1", "--since", "1h", NULL }), 0);
@@ -395,9 +346,9 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	    NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(j), 2);
 	g = cJSON_GetArrayItem(j, 0);
-	ck_assert_int_eq(gn(g, "count"), 3);
-	ck_assert_str_eq(gs(g, "class"), "transient");
-	ck_assert_int_gt(gn(g, "sample_id"), 0);
+	ck_assert_int_eq(h_jnum(g, "count"), 3);
+	ck_assert_str_eq(h_jstr(g, "class"), "transient");
+	ck_assert_int_gt(h_jnum(g, "sample_id"), 0);
 	cJSON_Delete(j);
 
 	t_id = first_id(f.cfg, (const char *[]){ "list", "--class",
@@ -409,19 +360,19 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "assign",
 	    a, "--owner", "payments", "--decision", "check receipts",
 	    "--escalate-in", "2h", NULL }), 0);
-	ck_assert_int_eq(gn(j, "changed"), 1);
+	ck_assert_int_eq(h_jnum(j, "changed"), 1);
 	cJSON_Delete(j);
 	/* an id given twice is one dead letter: no --yes, dropped once */
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "drop", b,
 	    b, "--reason", "producer bug, fixed in 2.3", NULL }), 0);
-	ck_assert_int_eq(gn(j, "changed"), 1);
+	ck_assert_int_eq(h_jnum(j, "changed"), 1);
 	ck_assert_int_eq(cJSON_GetArraySize(get(j, "results")), 1);
 	cJSON_Delete(j);
 	/* dropping twice is refused, with the reason */
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "drop", b,
 	    "--reason", "again", NULL }), 1);
-	ck_assert_str_eq(gs(cJSON_GetArrayItem(get(j, "results"), 0), "error"),
-	    "status is discarded");
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(get(j, "results"), 0),
+	    "error"), "status is discarded");
 	cJSON_Delete(j);
 	/* bulk drop without --yes does nothing */
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "drop",
@@ -429,11 +380,11 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
 	    a, NULL }), 0);
-	ck_assert_str_eq(gs(j, "status"), "assigned");
-	ck_assert_str_eq(gs(j, "owner"), "payments");
-	ck_assert_str_eq(gs(j, "decision"), "check receipts");
-	ck_assert_str_eq(gs(j, "assigned_by"), "root");
-	ck_assert_int_gt(gn(j, "escalate_at"), gn(j, "assigned_at"));
+	ck_assert_str_eq(h_jstr(j, "status"), "assigned");
+	ck_assert_str_eq(h_jstr(j, "owner"), "payments");
+	ck_assert_str_eq(h_jstr(j, "decision"), "check receipts");
+	ck_assert_str_eq(h_jstr(j, "assigned_by"), "root");
+	ck_assert_int_gt(h_jnum(j, "escalate_at"), h_jnum(j, "assigned_at"));
 	ck_assert_int_eq(cJSON_GetArraySize(get(j, "audit")), 1);
 	ck_assert(cJSON_IsNull(get(j, "headers")));
 	ck_assert_ptr_null(get(j, "payload"));
@@ -441,20 +392,20 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
 	    NULL }), 0);
-	ck_assert_int_eq(gn(j, "total"), 5);
-	ck_assert_int_eq(gn(j, "unresolved"), 4);
-	ck_assert_int_eq(gn(get(j, "by_class"), "transient"), 3);
-	ck_assert_int_eq(gn(get(j, "by_class"), "validation"), 1);
-	ck_assert_int_eq(gn(get(j, "by_status"), "discarded"), 1);
-	ck_assert_int_ge(gn(j, "oldest_unresolved_age_ms"), 0);
+	ck_assert_int_eq(h_jnum(j, "total"), 5);
+	ck_assert_int_eq(h_jnum(j, "unresolved"), 4);
+	ck_assert_int_eq(h_jnum(get(j, "by_class"), "transient"), 3);
+	ck_assert_int_eq(h_jnum(get(j, "by_class"), "validation"), 1);
+	ck_assert_int_eq(h_jnum(get(j, "by_status"), "discarded"), 1);
+	ck_assert_int_ge(h_jnum(j, "oldest_unresolved_age_ms"), 0);
 	cJSON_Delete(j);
 
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
 	    NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(j), 3);	/* assign, drop, drop */
-	ck_assert_str_eq(gs(cJSON_GetArrayItem(j, 2), "command"), "assign");
-	ck_assert_str_eq(gs(cJSON_GetArrayItem(j, 2), "actor"), "root");
-	ck_assert_str_eq(gs(cJSON_GetArrayItem(j, 2), "result"), "ok");
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 2), "command"), "assign");
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 2), "actor"), "root");
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 2), "result"), "ok");
 	cJSON_Delete(j);
 
 	/* malformed input: usage errors, nothing changes */
@@ -479,7 +430,7 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	free(err);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "list",
 	    "--status", "lost", NULL }), 2);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
@@ -502,7 +453,7 @@ listed(const char *cfg, const char *const *args)
  * cause's cases get an owner the same way: the open ones. */
 START_TEST(a_selection_is_dropped_or_assigned_by_queue_and_class)
 {
-	struct fixture f;
+	struct h_rig f;
 	cJSON *j, *e;
 	char a[24], *out, *err;
 	int drops = 0, ids = 0;
@@ -531,13 +482,13 @@ START_TEST(a_selection_is_dropped_or_assigned_by_queue_and_class)
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "drop",
 	    "--queue", f.q[0], "--class", "validation", "--limit", "600",
 	    "--reason", "recipients fixed at the source", "--yes", NULL }), 0);
-	ck_assert_int_eq(gn(j, "changed"), 600);
+	ck_assert_int_eq(h_jnum(j, "changed"), 600);
 	ck_assert(cJSON_IsTrue(get(j, "more")));
 	cJSON_Delete(j);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "drop",
 	    "--queue", f.q[0], "--class", "validation", "--reason",
 	    "recipients fixed at the source", "--yes", NULL }), 0);
-	ck_assert_int_eq(gn(j, "changed"), 100);
+	ck_assert_int_eq(h_jnum(j, "changed"), 100);
 	ck_assert(cJSON_IsFalse(get(j, "more")));
 	cJSON_Delete(j);
 
@@ -549,42 +500,42 @@ START_TEST(a_selection_is_dropped_or_assigned_by_queue_and_class)
 	    "--queue", f.q[0], "--class", "transient", "--owner", "network",
 	    "--decision", "replay once the provider is up", "--escalate-in",
 	    "2h", "--yes", NULL }), 0);
-	ck_assert_int_eq(gn(j, "changed"), 5);
+	ck_assert_int_eq(h_jnum(j, "changed"), 5);
 	cJSON_Delete(j);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
 	    a, NULL }), 0);
-	ck_assert_str_eq(gs(j, "status"), "discarded");
+	ck_assert_str_eq(h_jstr(j, "status"), "discarded");
 	cJSON_Delete(j);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
 	    "--queue", f.q[0], "--status", "assigned", NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(j), 5);
-	ck_assert_str_eq(gs(cJSON_GetArrayItem(j, 0), "owner"), "network");
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 0), "owner"), "network");
 	cJSON_Delete(j);
 	/* only open ones: a second run finds none to assign */
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "assign",
 	    "--queue", f.q[0], "--owner", "other", "--decision", "d", "--yes",
 	    NULL }), 0);
-	ck_assert_int_eq(gn(j, "changed"), 0);
+	ck_assert_int_eq(h_jnum(j, "changed"), 0);
 	cJSON_Delete(j);
 	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--queue",
 	    f.q[1], "--status", "open", NULL }), 2);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
 	    NULL }), 0);
 	cJSON_ArrayForEach(e, j)
-		if (strcmp(gs(e, "command"), "drop") == 0) {
+		if (strcmp(h_jstr(e, "command"), "drop") == 0) {
 			drops++;
 			ids += cJSON_GetArraySize(get(get(e, "args"), "ids"));
 		}
 	cJSON_Delete(j);
 	ck_assert_int_eq(drops, 3);	/* 500 + 100, then 100 */
 	ck_assert_int_eq(ids, 700);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
 START_TEST(roles_decide_who_sees_payloads_and_who_drops)
 {
-	struct fixture f;
+	struct h_rig f;
 	cJSON *j;
 	char id[24];
 
@@ -614,17 +565,17 @@ START_TEST(roles_decide_who_sees_payloads_and_who_drops)
 
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
 	    id, NULL }), 0);
-	ck_assert_str_eq(gs(j, "status"), "open");
+	ck_assert_str_eq(h_jstr(j, "status"), "open");
 	cJSON_Delete(j);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
 	    NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
-	ck_assert_str_eq(gs(cJSON_GetArrayItem(j, 0), "actor"), "nobody");
-	ck_assert_str_eq(gs(cJSON_GetArrayItem(j, 0), "command"), "drop");
-	ck_assert_ptr_nonnull(strstr(gs(cJSON_GetArrayItem(j, 0), "result"),
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 0), "actor"), "nobody");
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 0), "command"), "drop");
+	ck_assert_ptr_nonnull(strstr(h_jstr(cJSON_GetArrayItem(j, 0), "result"),
 	    "refused"));
 	cJSON_Delete(j);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
@@ -648,7 +599,7 @@ remove_many(void)
 
 START_TEST(a_user_in_many_groups_has_the_role_of_the_last)
 {
-	struct fixture f;
+	struct h_rig f;
 	char cmd[300], id[24];
 	int rc;
 
@@ -668,13 +619,13 @@ START_TEST(a_user_in_many_groups_has_the_role_of_the_last)
 	    "--reason", "operator by its 80th group", NULL });
 	remove_many();
 	ck_assert_int_eq(rc, 0);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
 START_TEST(purge_drops_payloads_and_keeps_records)
 {
-	struct fixture f;
+	struct h_rig f;
 	cJSON *j, *l;
 	char a[24], b[24];
 
@@ -683,32 +634,33 @@ START_TEST(purge_drops_payloads_and_keeps_records)
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &l, (const char *[]){ "list",
 	    NULL }), 0);
-	snprintf(a, sizeof(a), "%lld", (long long)gn(cJSON_GetArrayItem(l, 0),
-	    "id"));
-	snprintf(b, sizeof(b), "%lld", (long long)gn(cJSON_GetArrayItem(l, 1),
-	    "id"));
+	snprintf(a, sizeof(a), "%lld",
+	    (long long)h_jnum(cJSON_GetArrayItem(l, 0), "id"));
+	snprintf(b, sizeof(b), "%lld",
+	    (long long)h_jnum(cJSON_GetArrayItem(l, 1), "id"));
 	cJSON_Delete(l);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "drop",
 	    a, b, "--reason", "obsolete", "--yes", NULL }), 0);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "purge",
 	    "--older-than", "1ms", NULL }), 0);
-	ck_assert_int_eq(gn(j, "purged"), 2);	/* the open one keeps it */
+	/* the open one keeps it */
+	ck_assert_int_eq(h_jnum(j, "purged"), 2);
 	cJSON_Delete(j);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
 	    NULL }), 0);
-	ck_assert_int_eq(gn(j, "total"), 3);
-	ck_assert_int_eq(gn(j, "payloads_purged"), 2);
-	ck_assert_int_eq(gn(get(j, "by_status"), "discarded"), 2);
+	ck_assert_int_eq(h_jnum(j, "total"), 3);
+	ck_assert_int_eq(h_jnum(j, "payloads_purged"), 2);
+	ck_assert_int_eq(h_jnum(get(j, "by_status"), "discarded"), 2);
 	cJSON_Delete(j);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show", a,
 	    "--payload", NULL }), 0);
 	ck_assert(cJSON_IsNull(get(j, "payload")));
 	ck_assert(cJSON_IsNull(get(j, "headers")));
-	ck_assert_str_eq(gs(j, "class"), "unknown");
-	ck_assert_str_eq(gs(j, "resolution"), "obsolete");
-	ck_assert_int_gt(gn(j, "purged_at"), 0);
+	ck_assert_str_eq(h_jstr(j, "class"), "unknown");
+	ck_assert_str_eq(h_jstr(j, "resolution"), "obsolete");
+	ck_assert_int_gt(h_jnum(j, "purged_at"), 0);
 	cJSON_Delete(j);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
@@ -717,7 +669,7 @@ END_TEST
  * of no other record. */
 START_TEST(retention_purges_old_resolved_payloads_at_start)
 {
-	struct fixture f;
+	struct h_rig f;
 	sqlite3 *db;
 	cJSON *l, *j, **ev;
 	char id[3][24], sql[256];
@@ -729,7 +681,7 @@ START_TEST(retention_purges_old_resolved_payloads_at_start)
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &l, (const char *[]){ "list",
 	    NULL }), 0);
 	for (i = 0; i < 3; i++)
-		snprintf(id[i], sizeof(id[i]), "%lld", (long long)gn(
+		snprintf(id[i], sizeof(id[i]), "%lld", (long long)h_jnum(
 		    cJSON_GetArrayItem(l, i), "id"));
 	cJSON_Delete(l);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "drop",
@@ -743,12 +695,12 @@ START_TEST(retention_purges_old_resolved_payloads_at_start)
 	ck_assert_int_eq(sqlite3_changes(db), 2);
 	sqlite3_close(db);
 
-	start_worker(&f);
+	h_rig_start(&f);
 	ck_assert(h_worker_wait(&f.w, "retention_applied", 1, WAIT_MS));
 	ev = h_worker_events(&f.w, "retention_applied", &n);
 	ck_assert_int_eq(n, 1);
-	ck_assert_int_eq(gn(ev[0], "days"), 30);
-	ck_assert_int_eq(gn(ev[0], "purged"), 1);
+	ck_assert_int_eq(h_jnum(ev[0], "days"), 30);
+	ck_assert_int_eq(h_jnum(ev[0], "purged"), 1);
 	h_events_free(ev, n);
 	for (i = 0; i < 3; i++) {
 		ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){
@@ -759,7 +711,7 @@ START_TEST(retention_purges_old_resolved_payloads_at_start)
 		ck_assert(cJSON_IsNumber(get(j, "purged_at")) == (i == 0));
 		cJSON_Delete(j);
 	}
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
@@ -767,7 +719,7 @@ END_TEST
  * without a line each (nor any other info line). */
 START_TEST(warn_level_archives_without_dead_letter_lines)
 {
-	struct fixture f;
+	struct h_rig f;
 	cJSON *j = NULL;
 	int64_t deadline;
 	char *log, *info;
@@ -783,12 +735,12 @@ START_TEST(warn_level_archives_without_dead_letter_lines)
 		cJSON_Delete(j);
 		j = NULL;
 		if (h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
-		    NULL }) == 0 && gn(j, "total") == 20)
+		    NULL }) == 0 && h_jnum(j, "total") == 20)
 			break;
 	}
-	ck_assert_int_eq(gn(j, "total"), 20);
+	ck_assert_int_eq(h_jnum(j, "total"), 20);
 	cJSON_Delete(j);
-	stop(&f);
+	h_rig_stop(&f);
 	ck_assert_int_eq(h_count(f.dlq[0]), 0);	/* acked, not given back */
 	log = h_slurp(f.w.log);
 	info = strstr(log, "\"level\":\"info\"");
@@ -895,7 +847,7 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 		"PRAGMA user_version = 1",
 		NULL,
 	};
-	struct fixture f;
+	struct h_rig f;
 	sqlite3 *db;
 	cJSON *j, **ev;
 	char *sql;
@@ -915,7 +867,7 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 		    SQLITE_OK, "%s: %s", to_v1[i], sqlite3_errmsg(db));
 	sqlite3_close(db);
 	ck_assert_int_eq(user_version(f.db), 1);
-	start_worker(&f);
+	h_rig_start(&f);
 	ck_assert_int_eq(user_version(f.db), 9);
 	ev = h_worker_events(&f.w, "archive_migrated", &n);
 	ck_assert_int_eq(n, 1);
@@ -944,8 +896,8 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
 	    "2", NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(get(j, "audit")), 1);
-	ck_assert_str_eq(gs(cJSON_GetArrayItem(get(j, "audit"), 0), "command"),
-	    "drop");
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(get(j, "audit"), 0),
+	    "command"), "drop");
 	cJSON_Delete(j);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
 	    NULL }), 0);
@@ -957,19 +909,20 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	 * `hints` and its headers rendered from the AMQP table */
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
 	    "1", "--payload", NULL }), 0);
-	ck_assert_str_eq(gs(j, "hint"), "the hint of release 1");
-	ck_assert_int_eq(gn(get(j, "headers"), "written_by"), 1);
+	ck_assert_str_eq(h_jstr(j, "hint"), "the hint of release 1");
+	ck_assert_int_eq(h_jnum(get(j, "headers"), "written_by"), 1);
 	cJSON_Delete(j);
 	die_in(&f, 0, 1, "after the upgrade");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
 	    "3", "--payload", NULL }), 0);
-	ck_assert_str_eq(gs(j, "error"), "after the upgrade");
-	ck_assert_str_eq(gs(j, "class"), "unknown");
-	ck_assert_str_eq(gs(j, "hint"), "Inspect the payload and the "
+	ck_assert_str_eq(h_jstr(j, "error"), "after the upgrade");
+	ck_assert_str_eq(h_jstr(j, "class"), "unknown");
+	ck_assert_str_eq(h_jstr(j, "hint"), "Inspect the payload and the "
 	    "consumer's logs for this queue; fix the cause, replay one "
 	    "message, then the rest in a small batch.");
-	ck_assert_str_eq(gs(get(j, "headers"), "x-error"), "after the upgrade");
+	ck_assert_str_eq(h_jstr(get(j, "headers"), "x-error"),
+	    "after the upgrade");
 	cJSON_Delete(j);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "assign",
 	    "1", "--owner", "o", "--decision", "d", "--evidence", "e", NULL }),
@@ -979,10 +932,10 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
 	    "1", NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(get(j, "audit")), 1);
-	ck_assert_str_eq(gs(cJSON_GetArrayItem(get(j, "audit"), 0), "command"),
-	    "assign");
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(get(j, "audit"), 0),
+	    "command"), "assign");
 	cJSON_Delete(j);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
@@ -1007,7 +960,7 @@ START_TEST(an_upgraded_archive_recognises_redeliveries_of_its_old_records)
 		"PRAGMA user_version = 4",
 		NULL,
 	};
-	struct fixture f;
+	struct h_rig f;
 	sqlite3 *db;
 	cJSON **ev;
 	char id[32];
@@ -1032,7 +985,7 @@ START_TEST(an_upgraded_archive_recognises_redeliveries_of_its_old_records)
 		    SQLITE_OK, "%s: %s", to_v4[i], sqlite3_errmsg(db));
 	sqlite3_close(db);
 
-	start_worker(&f);
+	h_rig_start(&f);
 	ck_assert_int_eq(user_version(f.db), 9);
 	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
@@ -1066,7 +1019,7 @@ START_TEST(an_archive_holding_a_fingerprint_twice_is_migrated)
 	};
 	static const char first[] =
 	    "SELECT hex(fingerprint) FROM dead_letters WHERE id = 1";
-	struct fixture f;
+	struct h_rig f;
 	sqlite3 *db;
 	char *before, *after, *distinct, *sql;
 	int i, rows, n;
@@ -1083,7 +1036,7 @@ START_TEST(an_archive_holding_a_fingerprint_twice_is_migrated)
 	before = sql_text(f.db, first, NULL);
 	ck_assert_ptr_nonnull(before);
 
-	start_worker(&f);
+	h_rig_start(&f);
 	ck_assert_int_eq(user_version(f.db), 9);
 	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 1);
 	sql = index_sql(f.db, "dead_letters_fingerprint");
@@ -1099,7 +1052,7 @@ START_TEST(an_archive_holding_a_fingerprint_twice_is_migrated)
 	/* and the worker goes on recording */
 	die_in(&f, 0, 1, "after the migration");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
-	stop(&f);
+	h_rig_stop(&f);
 	count_rows(f.db, &rows, &n);
 	ck_assert_int_eq(rows, 4);
 	free(sql);
@@ -1112,7 +1065,7 @@ END_TEST
 /* The worker's stats with RABBITMQ_MANAGEMENT_URL=`mgmt` (NULL: unset):
  * the "traffic" object. Restarts the worker with that setting. */
 static const cJSON *
-traffic_with(struct fixture *f, const char *mgmt, cJSON **stats)
+traffic_with(struct h_rig *f, const char *mgmt, cJSON **stats)
 {
 	char env[256];
 
@@ -1134,14 +1087,14 @@ traffic_row(const cJSON *t, const char *q)
 	const cJSON *r;
 
 	cJSON_ArrayForEach(r, get(t, "queues"))
-		if (strcmp(gs(r, "queue"), q) == 0)
+		if (strcmp(h_jstr(r, "queue"), q) == 0)
 			return r;
 	return NULL;
 }
 
 START_TEST(stats_tell_the_share_of_a_queues_traffic_that_died)
 {
-	struct fixture f;
+	struct h_rig f;
 	const cJSON *t, *row = NULL;
 	cJSON *j = NULL;
 	char url[128], *port, *log;
@@ -1159,29 +1112,30 @@ START_TEST(stats_tell_the_share_of_a_queues_traffic_that_died)
 	/* not configured: stats answer, and say why the share is missing */
 	t = traffic_with(&f, NULL, &j);
 	ck_assert(cJSON_IsFalse(get(t, "reported")));
-	ck_assert_str_eq(gs(t, "why"), "rabbitmq.management_url is not set");
-	ck_assert_int_eq(gn(j, "total"), 4);
+	ck_assert_str_eq(h_jstr(t, "why"),
+	    "rabbitmq.management_url is not set");
+	ck_assert_int_eq(h_jnum(j, "total"), 4);
 	cJSON_Delete(j);
 
 	/* the broker's statistics reach the management API within seconds */
 	t = traffic_with(&f, h_mgmt_url(), &j);
 	deadline = h_now_ms() + WAIT_MS;
 	while ((row = traffic_row(t, f.q[0])) != NULL &&
-	    gn(row, "published") < 10 && h_now_ms() < deadline) {
+	    h_jnum(row, "published") < 10 && h_now_ms() < deadline) {
 		cJSON_Delete(j);
 		usleep(250000);
 		ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){
 		    "stats", NULL }), 0);
 		t = get(j, "traffic");
 	}
-	ck_assert_msg(cJSON_IsTrue(get(t, "reported")), "%s", gs(t, "why"));
+	ck_assert_msg(cJSON_IsTrue(get(t, "reported")), "%s", h_jstr(t, "why"));
 	ck_assert(cJSON_IsTrue(get(t, "windowed")));
 	ck_assert_ptr_nonnull(row);
-	ck_assert_int_eq(gn(row, "dead_lettered"), 4);
-	ck_assert_int_eq(gn(row, "published"), 10);
+	ck_assert_int_eq(h_jnum(row, "dead_lettered"), 4);
+	ck_assert_int_eq(h_jnum(row, "published"), 10);
 	ck_assert_double_eq_tol(get(row, "share")->valuedouble, 0.4, 1e-9);
 	ck_assert_int_eq(cJSON_GetArraySize(get(t, "queues")), 1);
-	ck_assert_int_eq(gn(t, "window_ms"), 3600000);
+	ck_assert_int_eq(h_jnum(t, "window_ms"), 3600000);
 	cJSON_Delete(j);
 
 	/* refused credentials: named as such, the password nowhere */
@@ -1189,8 +1143,8 @@ START_TEST(stats_tell_the_share_of_a_queues_traffic_that_died)
 	snprintf(url, sizeof(url), "http://guest:n0t-the-pw@127.0.0.1%s", port);
 	t = traffic_with(&f, url, &j);
 	ck_assert(cJSON_IsFalse(get(t, "reported")));
-	ck_assert_msg(strstr(gs(t, "why"), "management API at 127.0.0.1 "
-	    "answered HTTP 401") != NULL, "%s", gs(t, "why"));
+	ck_assert_msg(strstr(h_jstr(t, "why"), "management API at 127.0.0.1 "
+	    "answered HTTP 401") != NULL, "%s", h_jstr(t, "why"));
 	cJSON_Delete(j);
 	ck_assert(h_worker_wait(&f.w, "management_failed", 1, WAIT_MS));
 	log = h_slurp(f.w.log);
@@ -1203,17 +1157,17 @@ START_TEST(stats_tell_the_share_of_a_queues_traffic_that_died)
 	/* nothing listening: stats still answer */
 	t = traffic_with(&f, "http://127.0.0.1:1/", &j);
 	ck_assert(cJSON_IsFalse(get(t, "reported")));
-	ck_assert_str_eq(gs(t, "why"), "management API at 127.0.0.1: "
+	ck_assert_str_eq(h_jstr(t, "why"), "management API at 127.0.0.1: "
 	    "Couldn't connect to server");
-	ck_assert_int_eq(gn(j, "total"), 4);
+	ck_assert_int_eq(h_jnum(j, "total"), 4);
 	cJSON_Delete(j);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
 START_TEST(bad_control_requests_get_clear_errors)
 {
-	struct fixture f;
+	struct h_rig f;
 	const char *sock;
 	char *big;
 	size_t n = 100 * 1024;
@@ -1234,7 +1188,7 @@ START_TEST(bad_control_requests_get_clear_errors)
 	free(big);
 	ck_assert_str_eq(raw(sock, "{\"cmd\":\"ping\"}\n", 15),
 	    "{\"ok\":true,\"data\":\"pong\"}\n");
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 

@@ -21,43 +21,14 @@
 
 #define WAIT_MS	20000
 
-struct fixture {
-	char			 prefix[64], q[2][128], dlq[2][160], exch[96];
-	char			 db[256];
-	const char		*cfg;
-	struct h_worker		 w;
-	amqp_connection_state_t	 c;
-};
-
+/* Two fresh queues, asserted; the worker is not started. */
 static void
-setup_only(struct fixture *f, const char *extra)
+setup_only(struct h_rig *f, const char *extra)
 {
-	char conf[2048];
-	const char *queues[3];
-	int i;
-
-	h_name(f->prefix, sizeof(f->prefix), "fa");
-	for (i = 0; i < 2; i++) {
-		snprintf(f->q[i], sizeof(f->q[i]), "%s_q%d", f->prefix, i);
-		snprintf(f->dlq[i], sizeof(f->dlq[i]), "%s.dlq", f->q[i]);
-		queues[i] = f->q[i];
-	}
-	queues[2] = NULL;
-	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
-	snprintf(f->db, sizeof(f->db), "%s-archive.db", h_tmp_path(f->prefix));
-	snprintf(conf, sizeof(conf), "archive = { path = \"%s\"; };\n%s", f->db,
-	    extra ? extra : "");
-	f->cfg = h_setup(f->prefix, queues, conf);
+	h_rig_name(f, "fa", 2);
+	h_rig_setup(f, extra);
 	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c",
 	    f->cfg, "--assert-only", NULL }, NULL, NULL), 0);
-	f->c = h_connect();
-}
-
-static void
-start_worker(struct fixture *f)
-{
-	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
-	ck_assert(h_worker_wait(&f->w, "consumer_started", 2, WAIT_MS));
 }
 
 static int
@@ -99,13 +70,13 @@ integrity_ok(const char *db)
 
 START_TEST(a_deleted_dlq_is_waited_for_and_consumed_again)
 {
-	struct fixture f;
+	struct h_rig f;
 	char *out;
 	int64_t t0;
 	int before;
 
 	setup_only(&f, NULL);
-	start_worker(&f);
+	h_rig_start(&f);
 	t0 = h_now_ms();
 	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.dlq[0]), 0, 0);
 	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
@@ -134,7 +105,7 @@ END_TEST
 
 START_TEST(sigterm_under_load_finishes_cleanly_and_twice_exits_at_once)
 {
-	struct fixture f;
+	struct h_rig f;
 	char id[32];
 	int i, n, logged, left;
 	int64_t ms;
@@ -146,7 +117,7 @@ START_TEST(sigterm_under_load_finishes_cleanly_and_twice_exits_at_once)
 		h_publish(f.c, "", f.dlq[i % 2], "{\"k\":1}", 7, id, NULL);
 	}
 	ck_assert(h_wait_count(f.dlq[0], N / 2, WAIT_MS));
-	start_worker(&f);
+	h_rig_start(&f);
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 200, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, &ms), 0);
 	ck_assert_msg(ms < 10000, "shutdown took %lld ms", (long long)ms);
@@ -158,7 +129,7 @@ START_TEST(sigterm_under_load_finishes_cleanly_and_twice_exits_at_once)
 	ck_assert_int_eq(n + left, N);
 
 	/* a second SIGTERM: out at once, the archive intact */
-	start_worker(&f);
+	h_rig_start(&f);
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 100, WAIT_MS));
 	kill(f.w.pid, SIGTERM);
 	ck_assert(h_worker_wait(&f.w, "shutdown_started", 1, WAIT_MS));
@@ -167,7 +138,7 @@ START_TEST(sigterm_under_load_finishes_cleanly_and_twice_exits_at_once)
 	ck_assert(integrity_ok(f.db));
 
 	/* and the rest is archived exactly once by the next run */
-	start_worker(&f);
+	h_rig_start(&f);
 	ck_assert(h_wait_count(f.dlq[0], 0, 60000));
 	ck_assert(h_wait_count(f.dlq[1], 0, 60000));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
@@ -187,7 +158,7 @@ contains(const char *hay, const char *needle)
 
 START_TEST(no_secret_or_masked_value_in_logs_or_webhooks)
 {
-	struct fixture f;
+	struct h_rig f;
 	struct h_receiver *r = h_receiver_start();
 	char port[16], user[64], pass[64], url[256], extra[1024], *out, *log;
 	const char *p;
@@ -277,14 +248,14 @@ count_fds(pid_t pid)
 
 START_TEST(control_socket_abuse_leaks_no_descriptors)
 {
-	struct fixture f;
+	struct h_rig f;
 	struct sockaddr_un sa;
 	char buf[256];
 	int i, fd, before, after;
 	int64_t end;
 
 	setup_only(&f, NULL);
-	start_worker(&f);
+	h_rig_start(&f);
 	ck_assert(h_worker_wait(&f.w, "control_listening", 1, WAIT_MS));
 	before = count_fds(f.w.pid);
 	memset(&sa, 0, sizeof(sa));
@@ -371,7 +342,7 @@ END_TEST
 
 START_TEST(a_broker_killed_mid_drain_loses_and_doubles_nothing)
 {
-	struct fixture f;
+	struct h_rig f;
 	char port[16], *out;
 	int n;
 	const int N = 10000;
@@ -380,7 +351,7 @@ START_TEST(a_broker_killed_mid_drain_loses_and_doubles_nothing)
 	h_close(f.c);
 	h_fill_confirmed(f.dlq[0], N / 2, "k0");
 	h_fill_confirmed(f.dlq[1], N / 2, "k1");
-	start_worker(&f);
+	h_rig_start(&f);
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 1000, 60000));
 	snprintf(port, sizeof(port), "%d", h_port());
 	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash", "scripts/broker.sh",
@@ -463,7 +434,7 @@ clear_alarm(void)
  * declares it. */
 START_TEST(a_dlq_missing_at_start_is_consumed_once_declared)
 {
-	struct fixture f;
+	struct h_rig f;
 	char user[64], url[256], env[300], *out;
 	const char *p = strstr(h_url(), "@");
 	amqp_connection_state_t c;
@@ -512,7 +483,7 @@ END_TEST
 
 START_TEST(a_broker_alarm_stops_replay_clearly_and_draining_goes_on)
 {
-	struct fixture f;
+	struct h_rig f;
 	char ids[3][24];
 	amqp_table_entry_t e;
 	amqp_table_t h = { 1, &e };
@@ -521,7 +492,7 @@ START_TEST(a_broker_alarm_stops_replay_clearly_and_draining_goes_on)
 	int i, rc;
 
 	setup_only(&f, NULL);
-	start_worker(&f);
+	h_rig_start(&f);
 	e.key = amqp_cstring_bytes("x-error");
 	e.value.kind = AMQP_FIELD_KIND_UTF8;
 	e.value.value.bytes = amqp_cstring_bytes("upstream timeout");
@@ -537,7 +508,7 @@ START_TEST(a_broker_alarm_stops_replay_clearly_and_draining_goes_on)
 
 	set_alarm(true);
 	/* consumers are not blocked: the backlog drains during the alarm */
-	start_worker(&f);
+	h_rig_start(&f);
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 300, 60000));
 	ck_assert_int_eq(rows(f.db, ""), 303);
 

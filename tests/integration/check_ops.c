@@ -15,43 +15,24 @@
 #define WAIT_MS	20000
 
 struct fixture {
-	char			 prefix[64], q[2][128], exch[96], base[96];
-	const char		*cfg;
-	struct h_worker		 w;
-	amqp_connection_state_t	 c;
+	struct h_rig	 rig;
+	char		 base[96];	/* http://host:port of /metrics */
 };
 
-/* `extra` may contain %s for the "host:port" of the HTTP endpoint. */
+/* The second queue's retries wait `retry_ms` (0: no retry queue). */
 static void
-start(struct fixture *f, const char *queue1, const char *extra)
+start(struct fixture *f, int retry_ms, const char *extra)
 {
-	char conf[1024], listen[64], spec[160];
-	const char *queues[3];
+	char conf[1024], listen[64];
 
-	h_name(f->prefix, sizeof(f->prefix), "op");
-	snprintf(f->q[0], sizeof(f->q[0]), "%s_q0", f->prefix);
-	/* queue1 may carry ":retry_ms" */
-	snprintf(spec, sizeof(spec), "%s_%s", f->prefix, queue1);
-	snprintf(f->q[1], sizeof(f->q[1]), "%.*s", (int)strcspn(spec, ":"), spec);
-	queues[0] = f->q[0];
-	queues[1] = spec;
-	queues[2] = NULL;
-	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
+	h_rig_name(&f->rig, "op", 2);
+	f->rig.retry_ms[1] = retry_ms;
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", h_free_port());
 	snprintf(f->base, sizeof(f->base), "http://%s", listen);
 	snprintf(conf, sizeof(conf), "http = { listen = \"%s\"; };\n%s",
 	    listen, extra ? extra : "");
-	f->cfg = h_setup(f->prefix, queues, conf);
-	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
-	ck_assert(h_worker_wait(&f->w, "consumer_started", 2, WAIT_MS));
-	f->c = h_connect();
-}
-
-static void
-stop(struct fixture *f)
-{
-	h_close(f->c);
-	ck_assert_int_eq(h_worker_stop(&f->w, 10000, NULL), 0);
+	h_rig_setup(&f->rig, conf);
+	h_rig_start(&f->rig);
 }
 
 static size_t
@@ -186,9 +167,9 @@ die_in(struct fixture *f, int q, int n, const char *error)
 	for (i = 0; i < n; i++) {
 		/* distinct ids: identical twins count as one dead letter */
 		snprintf(id, sizeof(id), "%s-%d-%d", error, q, seq++);
-		h_publish(f->c, f->exch, f->q[q], "{}", 2, id, &h);
+		h_publish(f->rig.c, f->rig.exch, f->rig.q[q], "{}", 2, id, &h);
 	}
-	ck_assert_int_eq(h_reject(f->c, f->q[q], n, WAIT_MS), n);
+	ck_assert_int_eq(h_reject(f->rig.c, f->rig.q[q], n, WAIT_MS), n);
 }
 
 START_TEST(metrics_count_what_happened)
@@ -196,18 +177,19 @@ START_TEST(metrics_count_what_happened)
 	struct fixture f;
 	char *body, want[300];
 
-	start(&f, "q1", NULL);
+	start(&f, 0, NULL);
 	die_in(&f, 0, 7, "connect ETIMEDOUT");
-	ck_assert(h_worker_wait(&f.w, "dead_letter", 7, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 7, WAIT_MS));
 	ck_assert_int_eq(http_get(&f, "/metrics", &body), 200);
 	snprintf(want, sizeof(want), "dlq_dead_letters_total{dlq=\"%s.dlq\","
-	    "reason=\"rejected\",class=\"transient\"}", f.q[0]);
+	    "reason=\"rejected\",class=\"transient\"}", f.rig.q[0]);
 	ck_assert_msg(check_exposition(body, want) == 7, "%s", body);
 	ck_assert(check_exposition(body, "dlq_acks_total") >= 7);
 	snprintf(want, sizeof(want), "dlq_unresolved{queue=\"%s\","
-	    "status=\"open\"}", f.q[0]);
+	    "status=\"open\"}", f.rig.q[0]);
 	ck_assert(check_exposition(body, want) == 7);
-	snprintf(want, sizeof(want), "dlq_consumer_up{dlq=\"%s.dlq\"}", f.q[1]);
+	snprintf(want, sizeof(want), "dlq_consumer_up{dlq=\"%s\"}",
+	    f.rig.dlq[1]);
 	ck_assert(check_exposition(body, want) == 1);
 	ck_assert(check_exposition(body, "dlq_archive_commit_seconds_count") >=
 	    1);
@@ -217,7 +199,7 @@ START_TEST(metrics_count_what_happened)
 	free(body);
 	ck_assert_int_eq(http_get(&f, "/nothing", &body), 404);
 	free(body);
-	stop(&f);
+	h_rig_stop(&f.rig);
 }
 END_TEST
 
@@ -243,16 +225,17 @@ START_TEST(readyz_follows_the_broker)
 	struct fixture f;
 	char port[16], *out, *body;
 
-	start(&f, "q1", NULL);
+	start(&f, 0, NULL);
 	ck_assert(wait_status(&f, "/readyz", 200, WAIT_MS));
-	h_close(f.c);
+	h_close(f.rig.c);
 	snprintf(port, sizeof(port), "%d", h_port());
 	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash", "scripts/broker.sh",
 	    "stop", port, NULL }, NULL, &out), 0);
 	free(out);
 	ck_assert(wait_status(&f, "/readyz", 503, WAIT_MS));
 	ck_assert_int_eq(http_get(&f, "/readyz", &body), 503);
-	ck_assert_ptr_nonnull(strstr(body, f.q[0]));	/* named as down */
+	/* named as down */
+	ck_assert_ptr_nonnull(strstr(body, f.rig.q[0]));
 	ck_assert_ptr_nonnull(strstr(body, "\"ready\":false"));
 	free(body);
 	ck_assert_int_eq(http_get(&f, "/healthz", &body), 200);
@@ -261,8 +244,8 @@ START_TEST(readyz_follows_the_broker)
 	    "start", port, NULL }, NULL, &out), 0);
 	free(out);
 	ck_assert(wait_status(&f, "/readyz", 200, 60000));
-	f.c = h_connect();
-	stop(&f);
+	f.rig.c = h_connect();
+	h_rig_stop(&f.rig);
 }
 END_TEST
 
@@ -272,18 +255,18 @@ START_TEST(a_threshold_alert_fires_once_per_cooldown)
 	cJSON **ev;
 	int n;
 
-	start(&f, "q1", "alert = { threshold = 3; max_age_ms = 0; "
+	start(&f, 0, "alert = { threshold = 3; max_age_ms = 0; "
 	    "threshold_cooldown_ms = 600000; threshold_check_ms = 100; "
 	    "cooldown_ms = 0; };");
 	die_in(&f, 0, 2, "boom");
-	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
-	ck_assert(!h_worker_wait(&f.w, "threshold_alert", 1, 1000));
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 2, WAIT_MS));
+	ck_assert(!h_worker_wait(&f.rig.w, "threshold_alert", 1, 1000));
 	die_in(&f, 1, 3, "bang");
-	ck_assert(h_worker_wait(&f.w, "threshold_alert", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "threshold_alert", 1, WAIT_MS));
 	/* still above the threshold, checked twenty more times: no repeat */
 	die_in(&f, 1, 2, "bang");
-	ck_assert(!h_worker_wait(&f.w, "threshold_alert", 2, 2000));
-	ev = h_worker_events(&f.w, "threshold_alert", &n);
+	ck_assert(!h_worker_wait(&f.rig.w, "threshold_alert", 2, 2000));
+	ev = h_worker_events(&f.rig.w, "threshold_alert", &n);
 	ck_assert_str_eq(cJSON_GetObjectItem(ev[0], "kind")->valuestring,
 	    "unresolved");
 	/* numbers are JSON numbers: 2 + 3 dead letters, above 3 at 4 or 5 */
@@ -292,8 +275,8 @@ START_TEST(a_threshold_alert_fires_once_per_cooldown)
 	ck_assert_int_le(h_jnum(ev[0], "value"), 5);
 	h_events_free(ev, n);
 	/* it reached the digest */
-	ck_assert(h_worker_wait(&f.w, "alert_digest", 1, WAIT_MS));
-	ev = h_worker_events(&f.w, "alert_digest", &n);
+	ck_assert(h_worker_wait(&f.rig.w, "alert_digest", 1, WAIT_MS));
+	ev = h_worker_events(&f.rig.w, "alert_digest", &n);
 	ck_assert_int_ge(n, 1);
 	{
 		int i, found = 0;
@@ -303,7 +286,7 @@ START_TEST(a_threshold_alert_fires_once_per_cooldown)
 		ck_assert_int_ge(found, 1);
 	}
 	h_events_free(ev, n);
-	stop(&f);
+	h_rig_stop(&f.rig);
 }
 END_TEST
 
@@ -316,8 +299,8 @@ newest_ids(const struct fixture *f, int64_t *ids, int n)
 	int i;
 
 	snprintf(lim, sizeof(lim), "%d", n);
-	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &l, (const char *[]){ "list",
-	    "--limit", lim, NULL }), 0);
+	ck_assert_int_eq(h_dlqctl(f->rig.cfg, NULL, &l, (const char *[]){
+	    "list", "--limit", lim, NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(l), n);
 	for (i = 0; i < n; i++)
 		ids[i] = (int64_t)cJSON_GetObjectItem(cJSON_GetArrayItem(l, i),
@@ -334,7 +317,7 @@ count_digests_with(struct fixture *f, const char *a, const char *b, int *all)
 	const char *t;
 	int n, i, found = 0;
 
-	ev = h_worker_events(&f->w, "alert_digest", &n);
+	ev = h_worker_events(&f->rig.w, "alert_digest", &n);
 	for (i = 0; i < n; i++) {
 		t = cJSON_GetObjectItem(ev[i], "text")->valuestring;
 		found += strstr(t, a) != NULL && (b == NULL || strstr(t, b));
@@ -362,7 +345,7 @@ wait_digests_with(struct fixture *f, const char *a, const char *b, int want)
 	int all;
 
 	while (count_digests_with(f, a, b, &all) < want)
-		if (!h_worker_wait(&f->w, "alert_digest", all + 1, WAIT_MS))
+		if (!h_worker_wait(&f->rig.w, "alert_digest", all + 1, WAIT_MS))
 			return false;
 	return true;
 }
@@ -376,24 +359,24 @@ START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
 	cJSON *st;
 
 	/* open cases escalate after 1.5 s without an owner */
-	start(&f, "q1", "alert = { cooldown_ms = 200; threshold = 0; "
+	start(&f, 0, "alert = { cooldown_ms = 200; threshold = 0; "
 	    "max_age_ms = 0; threshold_check_ms = 100; };\n"
 	    "cases = { owner_sla_ms = 1500; };");
 	die_in(&f, 0, 2, "upstream timeout");
-	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 2, WAIT_MS));
 	newest_ids(&f, ids, 2);
 	/* A: assigned, to be decided within a second; B: nobody takes it */
 	snprintf(a_id, sizeof(a_id), "%lld", (long long)ids[0]);
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "assign",
-	    a_id, "--owner", "payments", "--decision", "charge again?",
+	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, NULL, (const char *[]){
+	    "assign", a_id, "--owner", "payments", "--decision", "charge again?",
 	    "--escalate-in", "1s", NULL }), 0);
 	snprintf(a_ref, sizeof(a_ref), "#%lld ", (long long)ids[0]);
 	snprintf(b_ref, sizeof(b_ref), "#%lld ", (long long)ids[1]);
-	ck_assert(h_worker_wait(&f.w, "case_escalated", 2, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "case_escalated", 2, WAIT_MS));
 
 	/* stats */
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &st, (const char *[]){ "stats",
-	    NULL }), 0);
+	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, &st, (const char *[]){
+	    "stats", NULL }), 0);
 	e = cJSON_GetObjectItem(st, "escalations");
 	ck_assert_int_eq(cJSON_GetObjectItem(e, "past_escalate_at")->valueint, 1);
 	ck_assert_int_eq(cJSON_GetObjectItem(e, "unowned_past_sla")->valueint, 1);
@@ -413,7 +396,7 @@ START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
 	free(body);
 
 	/* the digest: its own section, each case in it */
-	ck_assert(h_worker_wait(&f.w, "alert_digest", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "alert_digest", 1, WAIT_MS));
 	ck_assert(wait_digests_with(&f, "Needs a decision", b_ref, 1));
 	ck_assert_int_eq(digests_with(&f, "Needs a decision", a_ref), 1);
 	ck_assert_int_eq(digests_with(&f, "Needs a decision", b_ref), 1);
@@ -421,26 +404,26 @@ START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
 
 	/* checked many times more, and another digest goes out: no repeat */
 	die_in(&f, 1, 1, "another one");
-	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 3, WAIT_MS));
 	newest_ids(&f, ids, 1);
 	snprintf(c_id, sizeof(c_id), "%lld", (long long)ids[0]);
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "assign",
-	    c_id, "--owner", "ops", "--decision", "look", NULL }), 0);
-	ck_assert(h_worker_wait(&f.w, "alert_digest", h_worker_count(&f.w,
-	    "alert_digest") + 1, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, NULL, (const char *[]){
+	    "assign", c_id, "--owner", "ops", "--decision", "look", NULL }), 0);
+	ck_assert(h_worker_wait(&f.rig.w, "alert_digest",
+	    h_worker_count(&f.rig.w, "alert_digest") + 1, WAIT_MS));
 	ck_assert_int_eq(digests_with(&f, "Needs a decision", a_ref), 1);
 	ck_assert_int_eq(digests_with(&f, "Needs a decision", b_ref), 1);
-	ck_assert_int_eq(h_worker_count(&f.w, "case_escalated"), 2);
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "case_escalated"), 2);
 
 	/* a new escalate-at that passes is a new escalation: once more */
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "assign",
-	    a_id, "--owner", "payments", "--decision", "charge again?",
+	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, NULL, (const char *[]){
+	    "assign", a_id, "--owner", "payments", "--decision", "charge again?",
 	    "--escalate-in", "500ms", NULL }), 0);
-	ck_assert(h_worker_wait(&f.w, "case_escalated", 3, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "case_escalated", 3, WAIT_MS));
 	ck_assert(wait_digests_with(&f, "Needs a decision", a_ref, 2));
 	ck_assert_int_eq(digests_with(&f, "Needs a decision", a_ref), 2);
-	ck_assert_int_eq(h_worker_count(&f.w, "case_escalated"), 3);
-	stop(&f);
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "case_escalated"), 3);
+	h_rig_stop(&f.rig);
 }
 END_TEST
 
@@ -452,24 +435,24 @@ START_TEST(inject_makes_real_dead_letters)
 	char *out;
 	int n, i, j, rc;
 
-	start(&f, "retried:200", NULL);
+	start(&f, 200, NULL);
 	/* two messages of someone else wait in the work queue: inject
 	 * fails only its own and puts these back */
 	conn = h_connect();
-	h_publish(conn, "", f.q[1], "{}", 2, "theirs-1", NULL);
-	h_publish(conn, "", f.q[1], "{}", 2, "theirs-2", NULL);
+	h_publish(conn, "", f.rig.q[1], "{}", 2, "theirs-1", NULL);
+	h_publish(conn, "", f.rig.q[1], "{}", 2, "theirs-2", NULL);
 	h_close(conn);
-	ck_assert(h_wait_count(f.q[1], 2, WAIT_MS));
-	rc = h_run((const char *[]){ h_bin("dlqctl"), "-c", f.cfg, "inject",
-	    "--queue", f.q[1], "--count", "3", "--retries", "2", "--error",
+	ck_assert(h_wait_count(f.rig.q[1], 2, WAIT_MS));
+	rc = h_run((const char *[]){ h_bin("dlqctl"), "-c", f.rig.cfg, "inject",
+	    "--queue", f.rig.q[1], "--count", "3", "--retries", "2", "--error",
 	    "HTTP 502 from provider", NULL }, NULL, &out);
 	ck_assert_msg(rc == 0, "%s", out);
 	ck_assert_ptr_nonnull(strstr(out, "3 of 3 dead-lettered"));
 	ck_assert_msg(strstr(out, "2 other messages met in") != NULL, "%s", out);
 	free(out);
-	ck_assert(h_wait_count(f.q[1], 2, WAIT_MS));
-	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
-	ev = h_worker_events(&f.w, "dead_letter", &n);
+	ck_assert(h_wait_count(f.rig.q[1], 2, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 3, WAIT_MS));
+	ev = h_worker_events(&f.rig.w, "dead_letter", &n);
 	ck_assert_int_eq(n, 3);
 	for (i = 0; i < n; i++) {
 		ck_assert_int_eq(cJSON_GetObjectItem(ev[i], "x_retry_count")->valueint,
@@ -484,7 +467,7 @@ START_TEST(inject_makes_real_dead_letters)
 		ck_assert_str_eq(cJSON_GetObjectItem(x, "reason")->valuestring,
 		    "rejected");
 		ck_assert_str_eq(cJSON_GetObjectItem(x, "queue")->valuestring,
-		    f.q[1]);
+		    f.rig.q[1]);
 		for (j = 0; j < cJSON_GetArraySize(xd); j++) {
 			x = cJSON_GetArrayItem(xd, j);
 			if (strcmp(cJSON_GetObjectItem(x, "reason")->valuestring,
@@ -496,7 +479,7 @@ START_TEST(inject_makes_real_dead_letters)
 		ck_assert_ptr_null(strstr(h_jstr(ev[i], "message_id"), "theirs"));
 	}
 	h_events_free(ev, n);
-	stop(&f);
+	h_rig_stop(&f.rig);
 }
 END_TEST
 

@@ -15,42 +15,16 @@
 
 #define WAIT_MS	20000
 
-struct fixture {
-	char			 prefix[64], q[2][128], dlq[2][160], exch[96];
-	const char		*cfg;
-	struct h_worker		 w;
-	amqp_connection_state_t	 c;
-};
-
 static void
-start(struct fixture *f, const char *extra)
+start(struct h_rig *f, const char *extra)
 {
-	const char *queues[3];
 	char more[1024];
-	int i;
 
-	h_name(f->prefix, sizeof(f->prefix), "rp");
-	for (i = 0; i < 2; i++) {
-		snprintf(f->q[i], sizeof(f->q[i]), "%s_q%d", f->prefix, i);
-		snprintf(f->dlq[i], sizeof(f->dlq[i]), "%s.dlq", f->q[i]);
-		queues[i] = f->q[i];
-	}
-	queues[2] = NULL;
-	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
+	h_rig_name(f, "rp", 2);
 	/* `extra` may name the first queue with %s */
 	snprintf(more, sizeof(more), extra ? extra : "", f->q[0]);
-	f->cfg = h_setup(f->prefix, queues, more);
-	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
-	ck_assert(h_worker_wait(&f->w, "control_listening", 1, WAIT_MS));
-	ck_assert(h_worker_wait(&f->w, "consumer_started", 2, WAIT_MS));
-	f->c = h_connect();
-}
-
-static void
-stop(struct fixture *f)
-{
-	h_close(f->c);
-	ck_assert_int_eq(h_worker_stop(&f->w, 10000, NULL), 0);
+	h_rig_setup(f, more);
+	h_rig_start(f);
 }
 
 static amqp_table_entry_t
@@ -66,7 +40,7 @@ hstr(const char *k, const char *v)
 
 /* n messages with error `error` die in queue q; returns the newest id. */
 static int64_t
-die_in(struct fixture *f, int q, int n, const char *error, int before)
+die_in(struct h_rig *f, int q, int n, const char *error, int before)
 {
 	amqp_table_entry_t e = hstr("x-error", error);
 	amqp_table_t h = { 1, &e };
@@ -117,7 +91,7 @@ replay(const char *cfg, int *rc, const char *const *args)
 
 START_TEST(a_replay_is_the_original_message_marked_as_a_replay)
 {
-	struct fixture f;
+	struct h_rig f;
 	amqp_basic_properties_t p;
 	amqp_table_entry_t e[4];
 	amqp_bytes_t body = amqp_cstring_bytes("{\"order\":7,\"bin\":\"\\u0001\"}");
@@ -275,7 +249,7 @@ START_TEST(a_replay_is_the_original_message_marked_as_a_replay)
 	ck_assert_str_eq(get(cJSON_GetArrayItem(get(a, "refused"), 0),
 	    "why")->valuestring, "status is replayed");
 	cJSON_Delete(j);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
@@ -284,7 +258,7 @@ END_TEST
  * byte. */
 START_TEST(a_body_of_many_frames_is_archived_and_replayed_whole)
 {
-	struct fixture f;
+	struct h_rig f;
 	size_t i, n = 300 * 1000;
 	unsigned char *body = malloc(n);
 	amqp_message_t m;
@@ -317,13 +291,13 @@ START_TEST(a_body_of_many_frames_is_archived_and_replayed_whole)
 	ck_assert(bytes_eq(m.properties.message_id, "big-1"));
 	amqp_destroy_message(&m);
 	free(body);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
 START_TEST(two_replays_at_once_publish_one_message)
 {
-	struct fixture f;
+	struct h_rig f;
 	char id[24], *out[2];
 	const char *argv[12];
 	pid_t pid[2];
@@ -365,13 +339,13 @@ START_TEST(two_replays_at_once_publish_one_message)
 	ck_assert_int_eq(published, 1);
 	ck_assert(h_wait_count(f.q[0], 1, WAIT_MS));
 	ck_assert_int_eq(h_count(f.q[0]), 1);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
 START_TEST(a_deleted_target_fails_and_stays_replayable)
 {
-	struct fixture f;
+	struct h_rig f;
 	char id[24];
 	cJSON *j;
 	int rc;
@@ -405,7 +379,7 @@ START_TEST(a_deleted_target_fails_and_stays_replayable)
 	cJSON_Delete(j);
 	ck_assert(h_wait_count(f.q[1], 1, WAIT_MS));
 	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.q[1]), 0, 0);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
@@ -413,7 +387,7 @@ END_TEST
  * in the middle of it must fail its own message and no other. */
 START_TEST(returns_in_a_pipelined_chunk_fail_only_their_own_messages)
 {
-	struct fixture f;
+	struct h_rig f;
 	char ids[6][24];
 	const char *argv[12];
 	const cJSON *r;
@@ -464,7 +438,7 @@ START_TEST(returns_in_a_pipelined_chunk_fail_only_their_own_messages)
 		    "replayed" : "open");
 		cJSON_Delete(j);
 	}
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
@@ -476,7 +450,7 @@ why_of(cJSON *dry)
 
 START_TEST(the_policy_refuses_with_its_reasons)
 {
-	struct fixture f;
+	struct h_rig f;
 	amqp_basic_properties_t p;
 	amqp_message_t m;
 	char id[24], id2[24];
@@ -564,13 +538,13 @@ START_TEST(the_policy_refuses_with_its_reasons)
 	    NULL }), 0);
 	ck_assert_int_eq((int)get(j, "repeated_cycles")->valuedouble, 1);
 	cJSON_Delete(j);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
 START_TEST(evidence_is_required_recorded_shown_and_counted)
 {
-	struct fixture f;
+	struct h_rig f;
 	char a[24], b[24], *out;
 	const cJSON *at;
 	cJSON *j;
@@ -637,13 +611,13 @@ START_TEST(evidence_is_required_recorded_shown_and_counted)
 	ck_assert_int_eq((int)get(get(j, "decisions"),
 	    "replays_without_evidence")->valuedouble, 1);
 	cJSON_Delete(j);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
 START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 {
-	struct fixture f;
+	struct h_rig f;
 	char w[160], wdlq[170], *out;
 	amqp_table_entry_t args[2], e;
 	amqp_table_t at = { 2, args }, h = { 1, &e };
@@ -709,13 +683,13 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 	cJSON_Delete(j);
 	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(w), 0, 0);
 	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(wdlq), 0, 0);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
 START_TEST(rate_limits_the_replay)
 {
-	struct fixture f;
+	struct h_rig f;
 	char id[32];
 	cJSON *j;
 	int64_t t0;
@@ -736,7 +710,7 @@ START_TEST(rate_limits_the_replay)
 	cJSON_Delete(j);
 	ck_assert_int_ge(h_now_ms() - t0, 2500);	/* a lower bound only */
 	ck_assert(h_wait_count(f.q[1], 300, WAIT_MS));
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 
@@ -745,7 +719,7 @@ END_TEST
  * is given back, nothing is left replaying, and the summary is printed. */
 START_TEST(a_signal_stops_a_replay_after_the_current_message)
 {
-	struct fixture f;
+	struct h_rig f;
 	struct h_worker r;
 	char id[32], *text;
 	cJSON *j;
@@ -788,7 +762,7 @@ START_TEST(a_signal_stops_a_replay_after_the_current_message)
 	    "--status", "open", "--limit", "100", NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(j), 100 - published);
 	cJSON_Delete(j);
-	stop(&f);
+	h_rig_stop(&f);
 }
 END_TEST
 

@@ -685,3 +685,52 @@ h_free_port(void)
 	close(fd);
 	return port;
 }
+
+void
+h_rig_name(struct h_rig *r, const char *stem, int n)
+{
+	int i;
+
+	ck_assert(n >= 1 && n <= H_RIG_MAX);
+	memset(r, 0, sizeof(*r));
+	r->n = n;
+	h_name(r->prefix, sizeof(r->prefix), stem);
+	for (i = 0; i < n; i++) {
+		snprintf(r->q[i], sizeof(r->q[i]), "%s_q%d", r->prefix, i);
+		snprintf(r->dlq[i], sizeof(r->dlq[i]), "%s.dlq", r->q[i]);
+	}
+	snprintf(r->exch, sizeof(r->exch), "%s_x", r->prefix);
+	snprintf(r->db, sizeof(r->db), "%s/%s.db", tmpdir(), r->prefix);
+}
+
+void
+h_rig_setup(struct h_rig *r, const char *extra)
+{
+	char spec[H_RIG_MAX][160];
+	const char *queues[H_RIG_MAX + 1];
+	int i;
+
+	for (i = 0; i < r->n; i++) {
+		snprintf(spec[i], sizeof(spec[i]), "%s:%d", r->q[i],
+		    r->retry_ms[i]);
+		queues[i] = spec[i];
+	}
+	queues[r->n] = NULL;
+	r->cfg = h_setup(r->prefix, queues, extra);
+	r->c = h_connect();
+}
+
+void
+h_rig_start(struct h_rig *r)
+{
+	h_worker_start(&r->w, (const char *[]){ "-c", r->cfg, NULL }, NULL);
+	ck_assert(h_worker_wait(&r->w, "control_listening", 1, 20000));
+	ck_assert(h_worker_wait(&r->w, "consumer_started", r->n, 20000));
+}
+
+void
+h_rig_stop(struct h_rig *r)
+{
+	h_close(r->c);
+	ck_assert_int_eq(h_worker_stop(&r->w, 10000, NULL), 0);
+}

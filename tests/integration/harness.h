@@ -104,6 +104,31 @@ int		 h_run_split(const char *const *argv, const char *const *env,
  * exit status. */
 int		 h_dlqctl(const char *cfg, const char *user, cJSON **json,
 		    const char *const *args);
+/* A test's own topology: n work queues "<prefix>_q<i>" (at most
+ * H_RIG_MAX), each with its DLQ "<q>.dlq", on the exchange "<prefix>_x";
+ * the archive h_setup() configures ("<tmp>/<prefix>.db"); the worker
+ * config, a connection and the worker. */
+#define H_RIG_MAX	3
+struct h_rig {
+	char			 prefix[64], exch[96], db[256];
+	char			 q[H_RIG_MAX][128], dlq[H_RIG_MAX][160];
+	int			 retry_ms[H_RIG_MAX];	/* 0: no retry queue */
+	int			 n;
+	const char		*cfg;
+	struct h_worker		 w;
+	amqp_connection_state_t	 c;
+};
+
+/* Names the rig's n queues; a config may then be built from the names. */
+void		 h_rig_name(struct h_rig *, const char *stem, int n);
+/* Writes its topology and config (`extra` as for h_setup) and connects.
+ * The worker is not started. */
+void		 h_rig_setup(struct h_rig *, const char *extra);
+/* Starts the worker and waits for its control socket and n consumers. */
+void		 h_rig_start(struct h_rig *);
+/* Closes the connection; the worker must exit 0 on SIGTERM. */
+void		 h_rig_stop(struct h_rig *);
+
 /* Makes the test's temporary directory and binaries usable by other
  * users (for role tests). */
 void		 h_share_tmpdir(void);
