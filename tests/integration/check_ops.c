@@ -308,48 +308,6 @@ newest_ids(const struct fixture *f, int64_t *ids, int n)
 	cJSON_Delete(l);
 }
 
-/* Digests (log-only alerts) whose text holds `a` and `b`; *all: every
- * digest so far, from the same read of the log. */
-static int
-count_digests_with(struct fixture *f, const char *a, const char *b, int *all)
-{
-	cJSON **ev;
-	const char *t;
-	int n, i, found = 0;
-
-	ev = h_worker_events(&f->rig.w, "alert_digest", &n);
-	for (i = 0; i < n; i++) {
-		t = cJSON_GetObjectItem(ev[i], "text")->valuestring;
-		found += strstr(t, a) != NULL && (b == NULL || strstr(t, b));
-	}
-	h_events_free(ev, n);
-	*all = n;
-	return found;
-}
-
-static int
-digests_with(struct fixture *f, const char *a, const char *b)
-{
-	int all;
-
-	return count_digests_with(f, a, b, &all);
-}
-
-/* Waits digest by digest until `want` of them hold `a` and `b`; false
- * when no further digest came in time. The count waited for comes from
- * the same read as the search (a digest logged between two reads would
- * be counted and never searched). */
-static bool
-wait_digests_with(struct fixture *f, const char *a, const char *b, int want)
-{
-	int all;
-
-	while (count_digests_with(f, a, b, &all) < want)
-		if (!h_worker_wait(&f->rig.w, "alert_digest", all + 1, WAIT_MS))
-			return false;
-	return true;
-}
-
 START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
 {
 	struct fixture f;
@@ -397,10 +355,14 @@ START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
 
 	/* the digest: its own section, each case in it */
 	ck_assert(h_worker_wait(&f.rig.w, "alert_digest", 1, WAIT_MS));
-	ck_assert(wait_digests_with(&f, "Needs a decision", b_ref, 1));
-	ck_assert_int_eq(digests_with(&f, "Needs a decision", a_ref), 1);
-	ck_assert_int_eq(digests_with(&f, "Needs a decision", b_ref), 1);
-	ck_assert_int_eq(digests_with(&f, "payments has not decided", NULL), 1);
+	ck_assert(h_wait_digests_with(&f.rig.w, "Needs a decision", b_ref, 1,
+	    WAIT_MS));
+	ck_assert_int_eq(h_digests_with(&f.rig.w, "Needs a decision", a_ref,
+	    NULL), 1);
+	ck_assert_int_eq(h_digests_with(&f.rig.w, "Needs a decision", b_ref,
+	    NULL), 1);
+	ck_assert_int_eq(h_digests_with(&f.rig.w, "payments has not decided",
+	    NULL, NULL), 1);
 
 	/* checked many times more, and another digest goes out: no repeat */
 	die_in(&f, 1, 1, "another one");
@@ -411,8 +373,10 @@ START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
 	    "assign", c_id, "--owner", "ops", "--decision", "look", NULL }), 0);
 	ck_assert(h_worker_wait(&f.rig.w, "alert_digest",
 	    h_worker_count(&f.rig.w, "alert_digest") + 1, WAIT_MS));
-	ck_assert_int_eq(digests_with(&f, "Needs a decision", a_ref), 1);
-	ck_assert_int_eq(digests_with(&f, "Needs a decision", b_ref), 1);
+	ck_assert_int_eq(h_digests_with(&f.rig.w, "Needs a decision", a_ref,
+	    NULL), 1);
+	ck_assert_int_eq(h_digests_with(&f.rig.w, "Needs a decision", b_ref,
+	    NULL), 1);
 	ck_assert_int_eq(h_worker_count(&f.rig.w, "case_escalated"), 2);
 
 	/* a new escalate-at that passes is a new escalation: once more */
@@ -420,8 +384,10 @@ START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
 	    "assign", a_id, "--owner", "payments", "--decision", "charge again?",
 	    "--escalate-in", "500ms", NULL }), 0);
 	ck_assert(h_worker_wait(&f.rig.w, "case_escalated", 3, WAIT_MS));
-	ck_assert(wait_digests_with(&f, "Needs a decision", a_ref, 2));
-	ck_assert_int_eq(digests_with(&f, "Needs a decision", a_ref), 2);
+	ck_assert(h_wait_digests_with(&f.rig.w, "Needs a decision", a_ref, 2,
+	    WAIT_MS));
+	ck_assert_int_eq(h_digests_with(&f.rig.w, "Needs a decision", a_ref,
+	    NULL), 2);
 	ck_assert_int_eq(h_worker_count(&f.rig.w, "case_escalated"), 3);
 	h_rig_stop(&f.rig);
 }

@@ -18,10 +18,7 @@
 #define VALIDATION	"schema validation failed: missing field amount"
 
 struct fixture {
-	char			 prefix[64], q[128], dlq[160], exch[96];
-	const char		*cfg;
-	struct h_worker		 w;
-	amqp_connection_state_t	 c;
+	struct h_rig		 rig;	/* one queue */
 	int			 dead;	/* dead letters logged so far */
 	int			 seq;
 };
@@ -29,30 +26,14 @@ struct fixture {
 static void
 start(struct fixture *f, const char *extra_fmt)
 {
-	const char *queues[2];
 	char extra[1024];
 
 	memset(f, 0, sizeof(*f));
-	h_name(f->prefix, sizeof(f->prefix), "rd");
-	snprintf(f->q, sizeof(f->q), "%s_q", f->prefix);
-	snprintf(f->dlq, sizeof(f->dlq), "%s.dlq", f->q);
-	snprintf(f->exch, sizeof(f->exch), "%s_x", f->prefix);
-	queues[0] = f->q;
-	queues[1] = NULL;
+	h_rig_name(&f->rig, "rd", 1);
 	/* extra_fmt may name the queue with %1$s */
-	snprintf(extra, sizeof(extra), extra_fmt, f->q);
-	f->cfg = h_setup(f->prefix, queues, extra);
-	h_worker_start(&f->w, (const char *[]){ "-c", f->cfg, NULL }, NULL);
-	ck_assert(h_worker_wait(&f->w, "control_listening", 1, WAIT_MS));
-	ck_assert(h_worker_wait(&f->w, "consumer_started", 1, WAIT_MS));
-	f->c = h_connect();
-}
-
-static void
-stop(struct fixture *f)
-{
-	h_close(f->c);
-	ck_assert_int_eq(h_worker_stop(&f->w, 10000, NULL), 0);
+	snprintf(extra, sizeof(extra), extra_fmt, f->rig.q[0]);
+	h_rig_setup(&f->rig, extra);
+	h_rig_start(&f->rig);
 }
 
 /* n messages failing with `error` die through the broker's real path. */
@@ -68,21 +49,22 @@ die(struct fixture *f, int n, const char *error)
 	e.value.kind = AMQP_FIELD_KIND_UTF8;
 	e.value.value.bytes = amqp_cstring_bytes(error);
 	for (i = 0; i < n; i++) {
-		snprintf(id, sizeof(id), "%s-m%d", f->prefix, f->seq++);
-		h_publish(f->c, f->exch, f->q, "{\"amount\":1}", 12, id, &h);
+		snprintf(id, sizeof(id), "%s-m%d", f->rig.prefix, f->seq++);
+		h_publish(f->rig.c, f->rig.exch, f->rig.q[0], "{\"amount\":1}",
+		    12, id, &h);
 	}
-	ck_assert_int_eq(h_reject(f->c, f->q, n, WAIT_MS), n);
+	ck_assert_int_eq(h_reject(f->rig.c, f->rig.q[0], n, WAIT_MS), n);
 	f->dead += n;
-	ck_assert(h_worker_wait(&f->w, "dead_letter", f->dead, WAIT_MS));
+	ck_assert(h_worker_wait(&f->rig.w, "dead_letter", f->dead, WAIT_MS));
 }
 
 /* The test's consumer rejects n redriven messages: they die again. */
 static void
 reject_again(struct fixture *f, int n)
 {
-	ck_assert_int_eq(h_reject(f->c, f->q, n, WAIT_MS), n);
+	ck_assert_int_eq(h_reject(f->rig.c, f->rig.q[0], n, WAIT_MS), n);
 	f->dead += n;
-	ck_assert(h_worker_wait(&f->w, "dead_letter", f->dead, WAIT_MS));
+	ck_assert(h_worker_wait(&f->rig.w, "dead_letter", f->dead, WAIT_MS));
 }
 
 static cJSON *
@@ -90,7 +72,7 @@ ctl(struct fixture *f, int want_rc, const char *const *args)
 {
 	cJSON *j = NULL;
 
-	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &j, args), want_rc);
+	ck_assert_int_eq(h_dlqctl(f->rig.cfg, NULL, &j, args), want_rc);
 	return j;
 }
 
@@ -107,7 +89,7 @@ show(struct fixture *f, int64_t id)
 static cJSON *
 records(struct fixture *f)
 {
-	cJSON *l = ctl(f, 0, (const char *[]){ "list", "--queue", f->q,
+	cJSON *l = ctl(f, 0, (const char *[]){ "list", "--queue", f->rig.q[0],
 	    "--limit", "1000", NULL }), *r = cJSON_CreateArray(), *e;
 	int i;
 
@@ -119,34 +101,12 @@ records(struct fixture *f)
 	return r;
 }
 
-/* Log-only digests whose text holds `what`; *all: every digest so far,
- * from the same read of the log. */
-static int
-digests_with(struct fixture *f, const char *what, int *all)
-{
-	cJSON **ev;
-	int n, i, found = 0;
-
-	ev = h_worker_events(&f->w, "alert_digest", &n);
-	for (i = 0; i < n; i++)
-		found += strstr(h_jstr(ev[i], "text"), what) != NULL;
-	h_events_free(ev, n);
-	if (all != NULL)
-		*all = n;
-	return found;
-}
-
-/* Waits digest by digest until one holds `what`. The count waited for
- * comes from the same read as the search: a digest logged between two
- * reads would otherwise be counted and never searched. */
+/* Waits digest by digest until one holds `what`. */
 static void
 wait_digest_with(struct fixture *f, const char *what)
 {
-	int all;
-
-	while (digests_with(f, what, &all) == 0)
-		ck_assert_msg(h_worker_wait(&f->w, "alert_digest", all + 1,
-		    WAIT_MS), "no digest with '%s'", what);
+	ck_assert_msg(h_wait_digests_with(&f->rig.w, what, NULL, 1, WAIT_MS),
+	    "no digest with '%s'", what);
 }
 
 START_TEST(transient_dead_letters_are_redriven_once_and_end_resolved)
@@ -161,14 +121,14 @@ START_TEST(transient_dead_letters_are_redriven_once_and_end_resolved)
 	    "alert = { cooldown_ms = 200; threshold = 0; max_age_ms = 0; };");
 	die(&f, 3, TRANSIENT);
 	die(&f, 2, VALIDATION);
-	ck_assert(h_worker_wait(&f.w, "redrive_tick", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "redrive_tick", 1, WAIT_MS));
 	/* the consumer works again: it takes each redriven message once */
 	for (i = 0; i < 3; i++) {
-		ck_assert(h_get(f.c, f.q, &m, WAIT_MS));
+		ck_assert(h_get(f.rig.c, f.rig.q[0], &m, WAIT_MS));
 		amqp_destroy_message(&m);
 	}
 	/* watched for a second, a few ticks more: nothing else goes out */
-	ck_assert(!h_get(f.c, f.q, &m, 2000));
+	ck_assert(!h_get(f.rig.c, f.rig.q[0], &m, 2000));
 	all = records(&f);
 	ck_assert_int_eq(cJSON_GetArraySize(all), 5);
 	cJSON_ArrayForEach(r, all) {
@@ -209,7 +169,7 @@ START_TEST(transient_dead_letters_are_redriven_once_and_end_resolved)
 	ck_assert_int_eq(h_jnum(cJSON_GetObjectItem(cJSON_GetObjectItem(r,
 	    "redrive"), "outcomes"), "published"), 3);
 	cJSON_Delete(r);
-	stop(&f);
+	h_rig_stop(&f.rig);
 }
 END_TEST
 
@@ -226,7 +186,7 @@ START_TEST(a_consumer_that_keeps_rejecting_is_left_to_a_human)
 	die(&f, 1, TRANSIENT);
 	reject_again(&f, 1);	/* cycle 1 */
 	reject_again(&f, 1);	/* cycle 2: enough */
-	ck_assert(h_worker_wait(&f.w, "redrive_stopped", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "redrive_stopped", 1, WAIT_MS));
 	all = records(&f);
 	ck_assert_int_eq(cJSON_GetArraySize(all), 3);
 	last = cJSON_GetArrayItem(all, 2);
@@ -243,17 +203,18 @@ START_TEST(a_consumer_that_keeps_rejecting_is_left_to_a_human)
 	ck_assert_int_eq(h_jnum(cJSON_GetArrayItem(lin, 2), "replay_count"), 2);
 	cJSON_Delete(all);
 	/* nothing more goes out, and the digest says so */
-	ck_assert_int_eq(h_count(f.q), 0);
+	ck_assert_int_eq(h_count(f.rig.q[0]), 0);
 	wait_digest_with(&f, "gave up after 2 dead cycles");
-	ck_assert_int_eq(digests_with(&f, "Automatic redrive", NULL), 1);
-	ck_assert_int_eq(h_count(f.q), 0);
+	ck_assert_int_eq(h_digests_with(&f.rig.w, "Automatic redrive", NULL,
+	    NULL), 1);
+	ck_assert_int_eq(h_count(f.rig.q[0]), 0);
 	ev = ctl(&f, 0, (const char *[]){ "stats", NULL });
 	n = (int)h_jnum(cJSON_GetObjectItem(ev, "redrive"), "left_for_humans");
 	ck_assert_int_eq(n, 1);
 	ck_assert_int_eq(h_jnum(cJSON_GetObjectItem(ev, "decisions"),
 	    "max_cycles_per_message"), 2);
 	cJSON_Delete(ev);
-	stop(&f);
+	h_rig_stop(&f.rig);
 }
 END_TEST
 
@@ -269,42 +230,43 @@ START_TEST(the_circuit_trips_and_stays_open_until_resumed)
 	    "trip_ratio = 0.5; };\n"
 	    "alert = { cooldown_ms = 200; threshold = 0; max_age_ms = 0; };");
 	die(&f, 2, TRANSIENT);
-	ck_assert(h_worker_wait(&f.w, "redrive_tick", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "redrive_tick", 1, WAIT_MS));
 	reject_again(&f, 2);	/* both come back: 2 of 2 > 0.5 */
-	ck_assert(h_worker_wait(&f.w, "redrive_circuit_open", 1, WAIT_MS));
-	ev = h_worker_events(&f.w, "redrive_circuit_open", &n);
+	ck_assert(h_worker_wait(&f.rig.w, "redrive_circuit_open", 1, WAIT_MS));
+	ev = h_worker_events(&f.rig.w, "redrive_circuit_open", &n);
 	ck_assert_int_eq(h_jnum(ev[0], "redriven"), 2);
 	ck_assert_int_eq(h_jnum(ev[0], "returned"), 2);
 	h_events_free(ev, n);
 	wait_digest_with(&f, "redrive PAUSED");
 	st = ctl(&f, 0, (const char *[]){ "redrive", "status", NULL });
 	q = cJSON_GetArrayItem(st, 0);
-	ck_assert_str_eq(h_jstr(q, "queue"), f.q);
+	ck_assert_str_eq(h_jstr(q, "queue"), f.rig.q[0]);
 	ck_assert_str_eq(h_jstr(q, "circuit"), "open");
 	ck_assert_int_eq(h_jnum(q, "returned"), 2);
 	cJSON_Delete(st);
 	/* ten ticks later still nothing: the two open cases wait */
-	ticks = h_worker_count(&f.w, "redrive_tick");
-	ck_assert(!h_get(f.c, f.q, &m, 2000));
-	ck_assert_int_eq(h_worker_count(&f.w, "redrive_tick"), ticks);
+	ticks = h_worker_count(&f.rig.w, "redrive_tick");
+	ck_assert(!h_get(f.rig.c, f.rig.q[0], &m, 2000));
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "redrive_tick"), ticks);
 	/* resuming needs a reason; a closed circuit cannot be resumed */
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
-	    "redrive", "resume", f.q, NULL }), 2);
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
+	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, NULL, (const char *[]){
+	    "redrive", "resume", f.rig.q[0], NULL }), 2);
+	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, NULL, (const char *[]){
 	    "redrive", "resume", "no_such_queue", "--reason", "x", NULL }), 1);
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
-	    "redrive", "resume", f.q, "--reason", "provider fixed", NULL }), 0);
-	ck_assert(h_worker_wait(&f.w, "redrive_resumed", 1, WAIT_MS));
-	ck_assert(h_worker_wait(&f.w, "redrive_tick", ticks + 1, WAIT_MS));
-	ck_assert(h_get(f.c, f.q, &m, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, NULL, (const char *[]){
+	    "redrive", "resume", f.rig.q[0], "--reason", "provider fixed",
+	    NULL }), 0);
+	ck_assert(h_worker_wait(&f.rig.w, "redrive_resumed", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "redrive_tick", ticks + 1, WAIT_MS));
+	ck_assert(h_get(f.rig.c, f.rig.q[0], &m, WAIT_MS));
 	amqp_destroy_message(&m);
-	ck_assert(h_get(f.c, f.q, &m, WAIT_MS));
+	ck_assert(h_get(f.rig.c, f.rig.q[0], &m, WAIT_MS));
 	amqp_destroy_message(&m);
 	st = ctl(&f, 0, (const char *[]){ "redrive", "status", NULL });
 	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(st, 0), "circuit"), "closed");
 	ck_assert_int_eq(h_jnum(cJSON_GetArrayItem(st, 0), "published"), 4);
 	cJSON_Delete(st);
-	stop(&f);
+	h_rig_stop(&f.rig);
 }
 END_TEST
 
@@ -335,14 +297,15 @@ START_TEST(a_canary_that_dies_again_stops_the_replay)
 	start(&f, "alert = { threshold = 0; max_age_ms = 0; };");
 	die(&f, 6, TRANSIENT);
 	/* a canary needs its watch, and stays small */
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "replay",
-	    "--queue", f.q, "--canary", "2", NULL }), 2);
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "replay",
-	    "--queue", f.q, "--canary", "5000", "--watch", "1s", NULL }), 2);
-	child = rejecter(f.q, 2);
-	rc = h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "replay", "--queue",
-	    f.q, "--canary", "2", "--watch", "20s", "--rate", "0",
-	    "--execute", "--reason", "provider back", NULL });
+	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, NULL, (const char *[]){
+	    "replay", "--queue", f.rig.q[0], "--canary", "2", NULL }), 2);
+	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, NULL, (const char *[]){
+	    "replay", "--queue", f.rig.q[0], "--canary", "5000", "--watch",
+	    "1s", NULL }), 2);
+	child = rejecter(f.rig.q[0], 2);
+	rc = h_dlqctl(f.rig.cfg, NULL, &j, (const char *[]){ "replay",
+	    "--queue", f.rig.q[0], "--canary", "2", "--watch", "20s", "--rate",
+	    "0", "--execute", "--reason", "provider back", NULL });
 	ck_assert_int_eq(waitpid(child, &status, 0), child);
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
 	ck_assert_int_eq(rc, 3);
@@ -355,7 +318,7 @@ START_TEST(a_canary_that_dies_again_stops_the_replay)
 	    1);
 	cJSON_Delete(j);
 	/* the rest was not touched: open, no attempt; nothing else sent */
-	ck_assert_int_eq(h_count(f.q), 0);
+	ck_assert_int_eq(h_count(f.rig.q[0]), 0);
 	all = records(&f);
 	cJSON_ArrayForEach(r, all)
 		if (cJSON_GetArraySize(cJSON_GetObjectItem(r, "attempts")) > 0)
@@ -367,17 +330,17 @@ START_TEST(a_canary_that_dies_again_stops_the_replay)
 	 * rest go (the two that died again are new cases). The watch outlasts
 	 * the heartbeats (1 s here): the broker closes the idle publisher
 	 * meanwhile, and that must not cost a message */
-	rc = h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "replay", "--queue",
-	    f.q, "--canary", "1", "--watch", "8s", "--rate", "0",
-	    "--execute", "--reason", "provider back", NULL });
+	rc = h_dlqctl(f.rig.cfg, NULL, &j, (const char *[]){ "replay",
+	    "--queue", f.rig.q[0], "--canary", "1", "--watch", "8s", "--rate",
+	    "0", "--execute", "--reason", "provider back", NULL });
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq(h_jnum(j, "unknown"), 0);
 	ck_assert(!cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j,
 	    "canary"), "stopped")));
 	ck_assert_int_ge(h_jnum(j, "published"), 4);
 	cJSON_Delete(j);
-	ck_assert(h_wait_count(f.q, 6, WAIT_MS));
-	stop(&f);
+	ck_assert(h_wait_count(f.rig.q[0], 6, WAIT_MS));
+	h_rig_stop(&f.rig);
 }
 END_TEST
 

@@ -734,3 +734,33 @@ h_rig_stop(struct h_rig *r)
 	h_close(r->c);
 	ck_assert_int_eq(h_worker_stop(&r->w, 10000, NULL), 0);
 }
+
+int
+h_digests_with(struct h_worker *w, const char *a, const char *b, int *all)
+{
+	cJSON **ev;
+	const char *t;
+	int n, i, found = 0;
+
+	ev = h_worker_events(w, "alert_digest", &n);
+	for (i = 0; i < n; i++) {
+		t = h_jstr(ev[i], "text");
+		found += strstr(t, a) != NULL && (b == NULL || strstr(t, b));
+	}
+	h_events_free(ev, n);
+	if (all != NULL)
+		*all = n;
+	return found;
+}
+
+bool
+h_wait_digests_with(struct h_worker *w, const char *a, const char *b,
+    int want, int timeout_ms)
+{
+	int all;
+
+	while (h_digests_with(w, a, b, &all) < want)
+		if (!h_worker_wait(w, "alert_digest", all + 1, timeout_ms))
+			return false;
+	return true;
+}

@@ -83,6 +83,17 @@ int		 h_worker_count(struct h_worker *, const char *event);
 cJSON		**h_worker_events(struct h_worker *, const char *event,
 		    int *n);
 void		 h_events_free(cJSON **, int);
+/* Log-only digests (alert_digest lines) whose text holds `a` and, when
+ * not NULL, `b`; *all (may be NULL): every digest so far, from the same
+ * read of the log. */
+int		 h_digests_with(struct h_worker *, const char *a,
+		    const char *b, int *all);
+/* Waits digest by digest until `want` of them hold `a` and `b`; false
+ * when no further digest came within `timeout_ms`. The count waited for
+ * comes from the same read as the search (a digest logged between two
+ * reads would otherwise be counted and never searched). */
+bool		 h_wait_digests_with(struct h_worker *, const char *a,
+		    const char *b, int want, int timeout_ms);
 /* Waits for the worker to exit by itself: its status, -1 when killed by a
  * signal, -2 when still running after `timeout_ms`. */
 int		 h_worker_exit(struct h_worker *, int timeout_ms);
