@@ -217,21 +217,35 @@ is_secret(const struct opt *o)
 	    || strcmp(o->name, "management_url") == 0;
 }
 
+/* Whether `v` holds a control character (C0 or DEL), or a space when
+ * `spaces` is true: in a URL or a queue name suffix it is a paste's
+ * leftover (a trailing newline) that the broker or curl would refuse
+ * later, or a name nobody can type. */
+static bool
+has_control(const char *v, bool spaces)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)v; *p != '\0'; p++)
+		if (*p < ' ' || *p == 0x7f || (spaces && *p == ' '))
+			return true;
+	return false;
+}
+
 /* Checks a webhook or management URL; NULL when fine, else the reason.
  * A value pasted from a file or a secret often ends in a newline: curl
  * would refuse it at the first digest, hours later. */
 static const char *
 check_http_url(const char *v)
 {
-	size_t i, scheme = strncmp(v, "http://", 7) == 0 ? 7 :
+	size_t scheme = strncmp(v, "http://", 7) == 0 ? 7 :
 	    strncmp(v, "https://", 8) == 0 ? 8 : 0;
 
 	if (scheme == 0)
 		return "must start with http:// or https://";
-	for (i = 0; v[i] != '\0'; i++)
-		if ((unsigned char)v[i] <= ' ' || v[i] == 0x7f)
-			return "must not contain spaces or control characters (a "
-			    "trailing newline?)";
+	if (has_control(v, true))
+		return "must not contain spaces or control characters (a "
+		    "trailing newline?)";
 	if (v[scheme] == '\0' || v[scheme] == '/' || v[scheme] == ':')
 		return "has no host";
 	return NULL;
@@ -243,7 +257,6 @@ check_str(const struct opt *o, const char *v)
 {
 	struct dlq_broker b;
 	const char *why = NULL;
-	size_t i;
 
 	/* empty is a mistake here (a template's unset variable), not "off" */
 	if (*v == '\0' && (strcmp(o->name, "path") == 0 ||
@@ -251,12 +264,10 @@ check_str(const struct opt *o, const char *v)
 		return "must not be empty (leave the setting out for its "
 		    "default)";
 	/* a file name may hold spaces; a control character is a paste */
-	if (strcmp(o->name, "path") == 0 || strcmp(o->name, "socket") == 0 ||
-	    strcmp(o->name, "file") == 0)
-		for (i = 0; v[i] != '\0'; i++)
-			if ((unsigned char)v[i] < ' ' || v[i] == 0x7f)
-				return "must not contain control characters (a "
-				    "trailing newline?)";
+	if ((strcmp(o->name, "path") == 0 || strcmp(o->name, "socket") == 0 ||
+	    strcmp(o->name, "file") == 0) && has_control(v, false))
+		return "must not contain control characters (a trailing "
+		    "newline?)";
 	if (*v == '\0' && strcmp(o->name, "listen") == 0)
 		return "must not be empty (0 turns it off; leave the setting out "
 		    "for its default)";
@@ -306,9 +317,8 @@ check_str(const struct opt *o, const char *v)
 	if (strcmp(o->name, "dlq_suffix") == 0) {
 		if (*v == '\0' || strlen(v) > 64)
 			return "must be 1 to 64 characters";
-		for (i = 0; v[i] != '\0'; i++)
-			if ((unsigned char)v[i] <= ' ')
-				return "must not contain spaces or control characters";
+		if (has_control(v, true))
+			return "must not contain spaces or control characters";
 		return NULL;
 	}
 	return NULL;
@@ -1215,18 +1225,17 @@ dlq_config_parse_url(const char *url, struct dlq_broker *b, const char **why)
 {
 	struct amqp_connection_info ci;
 	char *copy;
-	size_t i;
 
 	memset(b, 0, sizeof(*b));
 	if (strncmp(url, "amqp://", 7) != 0 && strncmp(url, "amqps://", 8) != 0) {
 		*why = "must start with amqp:// or amqps://";
 		return -1;
 	}
-	for (i = 0; url[i] != '\0'; i++)
-		if ((unsigned char)url[i] <= ' ') {
-			*why = "must not contain spaces or control characters";
-			return -1;
-		}
+	if (has_control(url, true)) {
+		*why = "must not contain spaces or control characters (a "
+		    "trailing newline?)";
+		return -1;
+	}
 	if ((copy = strdup(url)) == NULL) {
 		*why = "out of memory";
 		return -1;

@@ -323,7 +323,8 @@ START_TEST(bad_urls_are_refused_without_the_password)
 {
 	static const char *bad[] = {
 		"http://u:s3cret@h/", "amqp://u:s3cret@h:0/",
-		"amqp://u:s3cret@h:70000/", "amqp://u:s3cret@h /", NULL,
+		"amqp://u:s3cret@h:70000/", "amqp://u:s3cret@h /",
+		"amqp://u:s3cret@h/\n", "amqp://u:s3cret@h/v\x7f", NULL,
 	};
 	const char **u;
 
@@ -368,6 +369,31 @@ START_TEST(webhook_must_be_http_and_is_never_echoed)
 	ck_assert_ptr_nonnull(strstr(err(), ":1: alert.targets: url must not "
 	    "contain spaces or control characters"));
 	ck_assert_ptr_null(strstr(err(), "secret"));
+}
+END_TEST
+
+/* Spaces, C0 controls and DEL make no queue name anyone can type. */
+START_TEST(a_dlq_suffix_with_a_control_character_is_refused)
+{
+	static const char *bad[] = {
+		".dlq\n", ".d lq", ".dl\x7fq", "\t", NULL,
+	};
+	const char **s;
+
+	for (s = bad; *s != NULL; s++) {
+		setenv("RABBITMQ_DLQ_SUFFIX", *s, 1);
+		ck_assert_msg(dlq_config_load(&c, NULL, &errors) == -1, "%s",
+		    *s);
+		ck_assert_msg(strstr(err(), "RABBITMQ_DLQ_SUFFIX: topology."
+		    "dlq_suffix: bad value") != NULL && strstr(err(),
+		    "must not contain spaces or control characters") != NULL,
+		    "%s", err());
+		dlq_config_release(&c);
+		dlq_buf_reset(&errors);
+	}
+	setenv("RABBITMQ_DLQ_SUFFIX", ".dead-letters", 1);
+	ck_assert_msg(dlq_config_load(&c, NULL, &errors) == 0, "%s", err());
+	ck_assert_str_eq(c.dlq_suffix, ".dead-letters");
 }
 END_TEST
 
@@ -525,6 +551,7 @@ suite(void)
 	tcase_add_test(tc, webhook_must_be_http_and_is_never_echoed);
 	tcase_add_test(tc, every_problem_is_reported_at_once);
 	tcase_add_test(tc, control_characters_in_paths_are_refused_and_shown_escaped);
+	tcase_add_test(tc, a_dlq_suffix_with_a_control_character_is_refused);
 	tcase_add_test(tc, topology_path_is_relative_to_the_config_file);
 	tcase_add_test(tc, classification_rules_are_checked);
 	tcase_add_test(tc, url_mask_hides_only_the_password);
