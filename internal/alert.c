@@ -8,10 +8,13 @@
  *   nothing sent yet, or cooldown passed since the last digest -> now
  *   otherwise                    -> last digest + cooldown
  *   retrying after a failure     -> backoff or Retry-After
- *   and never two attempts less than a second apart. */
+ *   and never two attempts less than a second apart.
+ * A webhook target's last digest time is kept in the archive, so that a
+ * restart (a deploy, a crash loop) does not post before its cooldown. */
 #include "alert.h"
 
 #include <curl/curl.h>
+#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include "amqp.h"
+#include "archive.h"
 #include "log.h"
 #include "metrics.h"
 #include "webhook.h"
@@ -33,6 +37,7 @@
 struct target {
 	const struct dlq_target	*cfg;		/* NULL: log only */
 	char			 host[256];
+	char			 key[80];	/* its archive_meta key */
 	CURL			*curl;
 	struct dlq_digest	 pending;	/* under the mutex */
 	struct dlq_digest	 inflight;	/* alert thread only */
@@ -44,6 +49,7 @@ struct target {
 
 struct dlq_alerter {
 	const struct dlq_config	*cfg;
+	struct dlq_archive	*memory;	/* alert thread's; or NULL */
 	pthread_t		 thread;
 	pthread_mutex_t		 mu;
 	pthread_cond_t		 cv;
@@ -210,6 +216,55 @@ post(struct dlq_alerter *a, struct target *t, long timeout_ms,
 	return rc;
 }
 
+/* The archive_meta key of a webhook target: a SHA-256 of its URL, which
+ * is a secret and never stored. */
+static void
+make_key(struct target *t)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0, i;
+	int off;
+
+	if (EVP_Digest(t->cfg->url, strlen(t->cfg->url), md, &n, EVP_sha256(),
+	    NULL) != 1)
+		return;
+	off = snprintf(t->key, sizeof(t->key), "alert_sent:");
+	for (i = 0; i < n && (size_t)off + 2 < sizeof(t->key); i++)
+		off += snprintf(t->key + off, sizeof(t->key) - (size_t)off,
+		    "%02x", md[i]);
+}
+
+/* A digest reached the webhook: its time goes to the archive. */
+static void
+remember_sent(struct dlq_alerter *a, const struct target *t)
+{
+	if (a->memory != NULL && t->key[0] != '\0')
+		(void)dlq_archive_meta_set(a->memory, t->key, dlq_wall_ms());
+}
+
+/* At start: a webhook target that got a digest less than a cooldown ago
+ * (before a restart) waits for the rest of it. */
+static void
+recall_sent(struct dlq_alerter *a, struct target *t)
+{
+	int64_t wall, ago;
+
+	if (a->memory == NULL || t->key[0] == '\0' ||
+	    dlq_archive_meta_get(a->memory, t->key, &wall) != 1)
+		return;
+	ago = dlq_wall_ms() - wall;
+	if (ago < 0 || ago >= a->cfg->cooldown_ms)
+		return;
+	t->last_done_ms = dlq_now_ms() - ago;
+	if (dlq_log_begin(&a->line, DLQ_LOG_INFO, "alert_cooldown_resumed")) {
+		dlq_log_str(&a->line, "target", t->host);
+		dlq_log_int(&a->line, "last_digest_ago_ms", ago);
+		dlq_log_int(&a->line, "next_digest_in_ms",
+		    a->cfg->cooldown_ms - ago);
+		dlq_log_end(&a->line);
+	}
+}
+
 /* One attempt for a due target. Called with mu held; returns with it. */
 static void
 send_due(struct dlq_alerter *a, struct target *t)
@@ -233,6 +288,7 @@ send_due(struct dlq_alerter *a, struct target *t)
 		dlq_digest_clear(&t->inflight);
 		t->last_done_ms = dlq_now_ms();
 		t->attempt = 0;
+		remember_sent(a, t);
 	} else {
 		t->attempt++;
 		delay = (int64_t)MIN_INTERVAL_MS << (t->attempt < 9 ? t->attempt - 1 : 8);
@@ -280,6 +336,8 @@ flush(struct dlq_alerter *a)
 		    post(a, t, (long)(left < a->cfg->alert_timeout_ms ? left :
 		    a->cfg->alert_timeout_ms), NULL, &r) != 0)
 			log_digest(a, t, true);
+		else
+			remember_sent(a, t);
 		dlq_digest_clear(&t->inflight);
 	}
 }
@@ -359,7 +417,7 @@ make_title(char *out, size_t n, const char *what)
 }
 
 struct dlq_alerter *
-dlq_alert_start(const struct dlq_config *c)
+dlq_alert_start(const struct dlq_config *c, struct dlq_archive *memory)
 {
 	struct dlq_alerter *a;
 	pthread_condattr_t ca;
@@ -368,6 +426,7 @@ dlq_alert_start(const struct dlq_config *c)
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return NULL;
 	a->cfg = c;
+	a->memory = memory;
 	a->n = c->n_targets ? c->n_targets : 1;	/* no webhook: log only */
 	a->t = calloc(a->n, sizeof(*a->t));
 	a->seen = calloc(SEEN_CAP, sizeof(*a->seen));
@@ -393,6 +452,8 @@ dlq_alert_start(const struct dlq_config *c)
 			dlq_url_host(t->cfg->url, t->host, sizeof(t->host));
 			if ((t->curl = curl_easy_init()) == NULL)
 				goto fail;
+			make_key(t);
+			recall_sent(a, t);
 		}
 	}
 	if (pthread_create(&a->thread, NULL, run, a) != 0)

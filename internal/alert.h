@@ -6,21 +6,27 @@
  * (or, without a webhook, logs) one digest when the cooldown has passed
  * since the last one; the first dead letter after a quiet period goes out
  * at once. A failed POST keeps its digest and retries with backoff while
- * new dead letters merge into it: counts are merged, never dropped. */
+ * new dead letters merge into it: counts are merged, never dropped.
+ * When a webhook target's digest went out is kept in the archive: after
+ * a restart the cooldown goes on from there. */
 #ifndef DLQ_ALERT_H
 #define DLQ_ALERT_H
 
 #include <stdint.h>
 #include <stdio.h>
 
+#include "archive.h"
 #include "config.h"
 #include "digest.h"
 
 struct dlq_alerter;
 
-/* Starts the alert thread; `c` must outlive it. NULL on failure (logged).
+/* Starts the alert thread; `c` must outlive it, and `memory` (a handle
+ * of its own, used by the alert thread only; NULL: nothing is kept
+ * across restarts) until dlq_alert_stop(). NULL on failure (logged).
  * curl_global_init() must have been called. */
-struct dlq_alerter *dlq_alert_start(const struct dlq_config *c);
+struct dlq_alerter *dlq_alert_start(const struct dlq_config *c,
+	    struct dlq_archive *memory);
 
 /* Any thread; copies what it needs from `e`. */
 void	dlq_alert_note(struct dlq_alerter *, const struct dlq_alert_event *e);

@@ -337,6 +337,50 @@ read_legacy_until(struct dlq_archive *a)
 	return 0;
 }
 
+int
+dlq_archive_meta_get(struct dlq_archive *a, const char *key, int64_t *value)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(a->db, "SELECT value FROM archive_meta WHERE"
+	    " key = ?1", -1, &st, NULL) != SQLITE_OK) {
+		set_err(a, "archive_meta");
+		return -1;
+	}
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*value = sqlite3_column_int64(st, 0);
+	else if (rc != SQLITE_DONE)
+		set_err(a, "archive_meta");
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+dlq_archive_meta_set(struct dlq_archive *a, const char *key, int64_t value)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(a->db, "INSERT INTO archive_meta (key, value)"
+	    " VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value ="
+	    " excluded.value", -1, &st, NULL) != SQLITE_OK) {
+		set_err(a, "archive_meta");
+		return -1;
+	}
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, value);
+	dlq_archive_writer_lock();
+	rc = sqlite3_step(st);
+	dlq_archive_writer_unlock();
+	if (rc != SQLITE_DONE)
+		set_err(a, "archive_meta");
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 /* dlq_headers_json(headers_amqp): the stored header table rendered as
  * JSON, as the worker logs headers; NULL for NULL (purged) or for bytes
  * that do not decode as a table. */

@@ -72,6 +72,14 @@ void	dlq_archive_rollback(struct dlq_archive *);
 /* The last error, for the caller's log line; valid until the next call. */
 const char *dlq_archive_errmsg(const struct dlq_archive *);
 
+/* A number the worker keeps across restarts, by key (table
+ * archive_meta): 1 and *value when set, 0 when not, -1 on error. */
+int	dlq_archive_meta_get(struct dlq_archive *, const char *key,
+	    int64_t *value);
+/* Sets it, in a transaction of its own under the writer mutex. 0 / -1 */
+int	dlq_archive_meta_set(struct dlq_archive *, const char *key,
+	    int64_t value);
+
 /* The underlying handle, for the case queries (cases.c). */
 sqlite3	*dlq_archive_db(struct dlq_archive *);
 

@@ -104,6 +104,7 @@ assert_topology(const struct dlq_config *c, const struct dlq_topology *t,
 struct services {
 	struct dlq_archive	*archive;	/* main thread: retention */
 	struct dlq_archive	*shared;	/* the consumers' one handle */
+	struct dlq_archive	*alerts;	/* the alert thread's */
 	struct dlq_classifier	*classifier;
 	struct dlq_alerter	*alerter;
 	struct dlq_redriver	*redriver;	/* NULL: redrive off */
@@ -156,6 +157,7 @@ start_services(const struct dlq_config *c, const struct dlq_topology *t,
 	dlq_buf_init(&errors);
 	if ((s->archive = dlq_archive_open(c)) == NULL ||
 	    (s->shared = dlq_archive_open(c)) == NULL ||
+	    (s->alerts = dlq_archive_open(c)) == NULL ||
 	    dlq_archive_cache(s->shared, CONSUMER_CACHE_KIB) == -1)
 		return -1;
 	if (start_http(c, s) == -1)
@@ -166,7 +168,7 @@ start_services(const struct dlq_config *c, const struct dlq_topology *t,
 		dlq_buf_release(&errors);
 		return -1;
 	}
-	if ((s->alerter = dlq_alert_start(c)) == NULL ||
+	if ((s->alerter = dlq_alert_start(c, s->alerts)) == NULL ||
 	    (s->control = dlq_control_start(c)) == NULL ||
 	    (s->mons = calloc(t->n_queues, sizeof(*s->mons))) == NULL)
 		return -1;
@@ -204,6 +206,7 @@ stop_services(struct services *s)
 	dlq_control_stop(s->control);
 	dlq_http_stop(s->http);
 	dlq_alert_stop(s->alerter, SHUTDOWN_ALERT_BUDGET_MS);
+	dlq_archive_close(s->alerts);
 	dlq_classify_free(s->classifier);
 	dlq_archive_close(s->archive);
 }

@@ -392,6 +392,46 @@ START_TEST(shutdown_flushes_what_is_pending_once)
 }
 END_TEST
 
+/* A restart (a deploy, a crash loop) does not reset the cooldown: the
+ * first dead letter after it waits until a cooldown after the digest
+ * the worker sent before. */
+START_TEST(a_restart_does_not_post_before_the_cooldown)
+{
+	struct fixture f;
+	struct h_request r[2];
+	cJSON **ev;
+	char *text;
+	int n;
+
+	start(&f, "alert = { webhook_url = \"%s\"; cooldown_ms = 4000; };");
+	die_in(&f, 0, 1, "before the restart %d");
+	ck_assert(h_receiver_wait(f.r, 1, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.rig.w, 10000, NULL), 0);
+	ck_assert_int_eq(h_receiver_count(f.r), 1);
+
+	h_rig_start(&f.rig);
+	ev = h_worker_events(&f.rig.w, "alert_cooldown_resumed", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(h_jstr(ev[0], "target"), "127.0.0.1");
+	ck_assert_int_gt(h_jnum(ev[0], "next_digest_in_ms"), 0);
+	ck_assert_int_le(h_jnum(ev[0], "next_digest_in_ms"), 4000);
+	h_events_free(ev, n);
+	die_in(&f, 1, 1, "after the restart %d");
+	ck_assert(h_receiver_wait(f.r, 2, WAIT_MS));
+	r[0] = h_receiver_get(f.r, 0);
+	r[1] = h_receiver_get(f.r, 1);
+	ck_assert_msg(r[1].at_ms - r[0].at_ms >= 3900, "second digest %lld ms "
+	    "after the first", (long long)(r[1].at_ms - r[0].at_ms));
+	text = text_of(&r[1]);
+	ck_assert_int_eq(count_for(text, f.rig.q[1]), 1);
+	ck_assert_int_eq(count_for(text, f.rig.q[0]), 0);
+	free(text);
+	free(r[0].body);
+	free(r[1].body);
+	stop(&f);
+}
+END_TEST
+
 START_TEST(test_alert_reports_each_target)
 {
 	static const int answers[2] = { 200, 404 };
@@ -440,6 +480,7 @@ suite(void)
 	tcase_add_test(tc, bodies_are_valid_json_escaped_per_target_and_capped);
 	tcase_add_test(tc, without_a_url_the_digest_is_logged_only);
 	tcase_add_test(tc, shutdown_flushes_what_is_pending_once);
+	tcase_add_test(tc, a_restart_does_not_post_before_the_cooldown);
 	tcase_add_test(tc, test_alert_reports_each_target);
 	suite_add_tcase(s, tc);
 	return s;

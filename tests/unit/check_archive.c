@@ -236,6 +236,27 @@ START_TEST(a_record_without_a_hint_has_none)
 }
 END_TEST
 
+/* What the worker keeps across restarts (a webhook's last digest time)
+ * is set, replaced, and there for the next handle. */
+START_TEST(a_kept_number_survives_a_new_handle)
+{
+	int64_t v = -1;
+
+	ck_assert_int_eq(dlq_archive_meta_get(a, "alert_sent:ab", &v), 0);
+	ck_assert_int_eq(v, -1);
+	ck_assert_int_eq(dlq_archive_meta_set(a, "alert_sent:ab", 42), 0);
+	ck_assert_int_eq(dlq_archive_meta_set(a, "alert_sent:ab",
+	    1764496800123), 0);
+	ck_assert_int_eq(dlq_archive_meta_set(a, "alert_sent:cd", 7), 0);
+	dlq_archive_close(a);
+	ck_assert_ptr_nonnull(a = dlq_archive_open(&cfg));
+	ck_assert_int_eq(dlq_archive_meta_get(a, "alert_sent:ab", &v), 1);
+	ck_assert_int_eq(v, 1764496800123);
+	ck_assert_int_eq(dlq_archive_meta_get(a, "alert_sent:cd", &v), 1);
+	ck_assert_int_eq(v, 7);
+}
+END_TEST
+
 static Suite *
 archive_suite(void)
 {
@@ -248,6 +269,7 @@ archive_suite(void)
 	tcase_add_test(tc, a_hint_is_stored_once_and_referred_to);
 	tcase_add_test(tc, a_hint_of_a_rolled_back_batch_is_not_remembered);
 	tcase_add_test(tc, a_record_without_a_hint_has_none);
+	tcase_add_test(tc, a_kept_number_survives_a_new_handle);
 	suite_add_tcase(s, tc);
 	return s;
 }
