@@ -65,26 +65,46 @@ struct dlq_alerter {
 	struct dlq_buf		 line;
 };
 
-/* True when `hash` was not seen before (and remembers it). Under mu. */
+/* True when signature `id` (dlq_signature_id's 48 bits) was not seen
+ * before (and remembers it). Under mu, or before the thread starts. */
 static bool
-seen_insert(struct dlq_alerter *a, uint64_t hash)
+seen_id(struct dlq_alerter *a, uint64_t id)
 {
-	size_t i = (size_t)hash & (SEEN_CAP - 1);
+	uint64_t key = id + 1;		/* 0 marks a free slot */
+	size_t i = (size_t)(key * 0x9e3779b97f4a7c15ULL >> 32) &
+	    (SEEN_CAP - 1);
 
-	if (hash == 0)
-		hash = 1;
 	for (; a->seen[i] != 0; i = (i + 1) & (SEEN_CAP - 1))
-		if (a->seen[i] == hash)
+		if (a->seen[i] == key)
 			return false;
 	if (a->n_seen >= SEEN_CAP * 3 / 4) {
 		/* full: forget, at the cost of marking some groups new twice */
 		memset(a->seen, 0, SEEN_CAP * sizeof(*a->seen));
 		a->n_seen = 0;
-		i = (size_t)hash & (SEEN_CAP - 1);
+		i = (size_t)(key * 0x9e3779b97f4a7c15ULL >> 32) &
+		    (SEEN_CAP - 1);
 	}
-	a->seen[i] = hash;
+	a->seen[i] = key;
 	a->n_seen++;
 	return true;
+}
+
+/* The same for a signature hash (dlq_signature_hash). */
+static bool
+seen_insert(struct dlq_alerter *a, uint64_t hash)
+{
+	return seen_id(a, hash >> 16);
+}
+
+/* At start: the signatures the archive holds are not new. */
+static void
+seed_seen(void *arg, const char *signature)
+{
+	char *end;
+	uint64_t id = strtoull(signature, &end, 16);
+
+	if (end != signature && *end == '\0')
+		(void)seen_id(arg, id);
 }
 
 void
@@ -456,6 +476,9 @@ dlq_alert_start(const struct dlq_config *c, struct dlq_archive *memory)
 			recall_sent(a, t);
 		}
 	}
+	if (memory != NULL)
+		(void)dlq_archive_signatures(memory, SEEN_CAP / 2, seed_seen,
+		    a);
 	if (pthread_create(&a->thread, NULL, run, a) != 0)
 		goto fail;
 	return a;

@@ -381,6 +381,42 @@ dlq_archive_meta_set(struct dlq_archive *a, const char *key, int64_t value)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+int
+dlq_archive_signatures(struct dlq_archive *a, int max,
+    void (*each)(void *, const char *), void *ctx)
+{
+	sqlite3_stmt *st;
+	char last[64] = "";
+	int n = 0, rc = SQLITE_DONE;
+
+	if (sqlite3_prepare_v2(a->db, "SELECT signature FROM dead_letters"
+	    " WHERE signature > ?1 ORDER BY signature LIMIT 1", -1, &st,
+	    NULL) != SQLITE_OK) {
+		set_err(a, "signatures");
+		return -1;
+	}
+	while (n < max) {
+		sqlite3_bind_text(st, 1, last, -1, SQLITE_STATIC);
+		if ((rc = sqlite3_step(st)) != SQLITE_ROW)
+			break;
+		/* ids are 12 hex digits: a longer one is not ours to
+		 * truncate (the next seek would find it again) */
+		if (sqlite3_column_bytes(st, 0) >= (int)sizeof(last)) {
+			rc = SQLITE_DONE;
+			break;
+		}
+		snprintf(last, sizeof(last), "%s",
+		    (const char *)sqlite3_column_text(st, 0));
+		each(ctx, last);
+		n++;
+		sqlite3_reset(st);
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		set_err(a, "signatures");
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? n : -1;
+}
+
 /* dlq_headers_json(headers_amqp): the stored header table rendered as
  * JSON, as the worker logs headers; NULL for NULL (purged) or for bytes
  * that do not decode as a table. */

@@ -80,6 +80,12 @@ int	dlq_archive_meta_get(struct dlq_archive *, const char *key,
 int	dlq_archive_meta_set(struct dlq_archive *, const char *key,
 	    int64_t value);
 
+/* Calls `each` with the failure signatures the archive holds, in order,
+ * at most `max` of them: one seek of the signature index each, however
+ * many records share one. Returns how many, or -1 on error. */
+int	dlq_archive_signatures(struct dlq_archive *, int max,
+	    void (*each)(void *ctx, const char *signature), void *ctx);
+
 /* The underlying handle, for the case queries (cases.c). */
 sqlite3	*dlq_archive_db(struct dlq_archive *);
 

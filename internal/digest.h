@@ -36,7 +36,7 @@ struct dlq_group {
 	uint64_t	 count;
 	int64_t		 first_ms;
 	int64_t		 last_ms;
-	bool		 is_new;	/* first time this worker saw it */
+	bool		 is_new;	/* signature not archived before */
 	int		 n_samples;
 	char		 queue[256];
 	char		 reason[24];

@@ -54,14 +54,17 @@ die_in(struct fixture *f, int q, int n, const char *error)
 {
 	amqp_table_entry_t e;
 	amqp_table_t h = { 1, &e };
+	static int call;	/* ids differ between calls: two deaths of
+				 * one message id in one second are one */
 	char text[256], id[64];
 	int i;
 
 	e.key = amqp_cstring_bytes("x-error");
 	e.value.kind = AMQP_FIELD_KIND_UTF8;
+	call++;
 	for (i = 0; i < n; i++) {
 		snprintf(text, sizeof(text), error, i);
-		snprintf(id, sizeof(id), "m-%d-%d", q, i);
+		snprintf(id, sizeof(id), "m-%d-%d-%d", call, q, i);
 		e.value.value.bytes = amqp_cstring_bytes(text);
 		h_publish(f->rig.c, f->rig.exch, f->rig.q[q], "{}", 2, id, &h);
 	}
@@ -109,6 +112,46 @@ count_for(const char *text, const char *queue)
 			sum += atol(p + strlen(" ×"));
 	}
 	return sum;
+}
+
+/* 1 when the digest line of `queue` is marked NEW, 0 when it is not, -1
+ * when the digest has no line for it. */
+static int
+marked_new(const char *text, const char *queue)
+{
+	const char *line = text, *p;
+	size_t qn = strlen(queue);
+	bool is_new;
+
+	for (; line != NULL && *line; line = strchr(line, '\n'),
+	    line = line ? line + 1 : NULL) {
+		if (strncmp(line, "• ", strlen("• ")) != 0)
+			continue;
+		p = line + strlen("• ");
+		if ((is_new = strncmp(p, "NEW ", 4) == 0))
+			p += 4;
+		if (*p == '*')
+			p++;
+		if (strncmp(p, queue, qn) == 0 &&
+		    (p[qn] == ' ' || p[qn] == '*'))
+			return is_new;
+	}
+	return -1;
+}
+
+/* The text of the log-only digest number i (0-based) of the worker. */
+static char *
+logged_digest(struct fixture *f, int i)
+{
+	cJSON **ev;
+	char *text;
+	int n;
+
+	ck_assert(h_worker_wait(&f->rig.w, "alert_digest", i + 1, WAIT_MS));
+	ev = h_worker_events(&f->rig.w, "alert_digest", &n);
+	text = strdup(h_jstr(ev[i], "text"));
+	h_events_free(ev, n);
+	return text;
 }
 
 START_TEST(a_burst_is_the_first_at_once_then_one_digest)
@@ -368,6 +411,33 @@ START_TEST(without_a_url_the_digest_is_logged_only)
 }
 END_TEST
 
+/* NEW means a failure the archive never recorded: a restart does not
+ * make last week's failure new again. */
+START_TEST(an_archived_failure_is_not_new_after_a_restart)
+{
+	struct fixture f;
+	char *text;
+
+	start(&f, "alert = { cooldown_ms = 0; } # %s unused");
+	die_in(&f, 0, 1, "known failure %d");
+	text = logged_digest(&f, 0);
+	ck_assert_msg(marked_new(text, f.rig.q[0]) == 1, "%s", text);
+	free(text);
+	ck_assert_int_eq(h_worker_stop(&f.rig.w, 10000, NULL), 0);
+
+	h_rig_start(&f.rig);
+	die_in(&f, 0, 1, "known failure %d");
+	text = logged_digest(&f, 0);
+	ck_assert_msg(marked_new(text, f.rig.q[0]) == 0, "%s", text);
+	free(text);
+	die_in(&f, 1, 1, "never seen before %d");
+	text = logged_digest(&f, 1);
+	ck_assert_msg(marked_new(text, f.rig.q[1]) == 1, "%s", text);
+	free(text);
+	stop(&f);
+}
+END_TEST
+
 START_TEST(shutdown_flushes_what_is_pending_once)
 {
 	struct fixture f;
@@ -481,6 +551,7 @@ suite(void)
 	tcase_add_test(tc, without_a_url_the_digest_is_logged_only);
 	tcase_add_test(tc, shutdown_flushes_what_is_pending_once);
 	tcase_add_test(tc, a_restart_does_not_post_before_the_cooldown);
+	tcase_add_test(tc, an_archived_failure_is_not_new_after_a_restart);
 	tcase_add_test(tc, test_alert_reports_each_target);
 	suite_add_tcase(s, tc);
 	return s;

@@ -257,6 +257,41 @@ START_TEST(a_kept_number_survives_a_new_handle)
 }
 END_TEST
 
+static void
+collect_signature(void *arg, const char *signature)
+{
+	dlq_buf_printf(arg, "%s;", signature);
+}
+
+/* Each signature once, in order, however many records share it. */
+START_TEST(signatures_are_listed_once_each)
+{
+	struct dlq_buf seen;
+	char id[16];
+	int i;
+
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	for (i = 0; i < 5; i++) {
+		snprintf(id, sizeof(id), "m-%d", i);
+		ck_assert_int_gt(put(id, NULL), 0);
+	}
+	ck_assert_int_eq(dlq_archive_commit(a), 0);
+	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(a), "UPDATE dead_letters"
+	    " SET signature = CASE message_id WHEN 'm-1' THEN 'ffffffffffff'"
+	    " WHEN 'm-3' THEN '00000000000b' ELSE signature END", NULL, NULL,
+	    NULL), SQLITE_OK);
+	dlq_buf_init(&seen);
+	ck_assert_int_eq(dlq_archive_signatures(a, 100, collect_signature,
+	    &seen), 3);
+	ck_assert_str_eq(seen.data, "000000000000;00000000000b;ffffffffffff;");
+	dlq_buf_reset(&seen);
+	ck_assert_int_eq(dlq_archive_signatures(a, 2, collect_signature,
+	    &seen), 2);
+	ck_assert_str_eq(seen.data, "000000000000;00000000000b;");
+	dlq_buf_release(&seen);
+}
+END_TEST
+
 static Suite *
 archive_suite(void)
 {
@@ -270,6 +305,7 @@ archive_suite(void)
 	tcase_add_test(tc, a_hint_of_a_rolled_back_batch_is_not_remembered);
 	tcase_add_test(tc, a_record_without_a_hint_has_none);
 	tcase_add_test(tc, a_kept_number_survives_a_new_handle);
+	tcase_add_test(tc, signatures_are_listed_once_each);
 	suite_add_tcase(s, tc);
 	return s;
 }
