@@ -114,7 +114,7 @@ struct services {
 	size_t			 n_mons;
 	int64_t			 next_retention_ms;
 	int64_t			 next_threshold_ms;
-	int64_t			 threshold_fired_ms[2];
+	int64_t			 threshold_fired_ms[2];	/* wall clock */
 };
 
 static int
@@ -262,21 +262,28 @@ archive_number(struct services *s, const char *sql, int64_t now)
 	return v;
 }
 
-/* A threshold crossed: one alert, then not again within its cooldown. */
+/* A threshold crossed: one alert, then not again within its cooldown,
+ * also after a restart: when it fired is kept in the archive. */
 static void
 threshold(const struct dlq_config *c, struct services *s, int kind,
     const char *name, int64_t value, int64_t limit, const char *text)
 {
 	struct dlq_alert_event e;
 	struct dlq_buf line = { 0 };
-	int64_t now = dlq_now_ms();
+	int64_t now = dlq_wall_ms(), *fired = &s->threshold_fired_ms[kind];
+	char key[64];
 
 	if (value <= limit)
 		return;
-	if (s->threshold_fired_ms[kind] != 0 &&
-	    now - s->threshold_fired_ms[kind] < c->threshold_cooldown_ms)
+	snprintf(key, sizeof(key), "threshold_fired:%s", name);
+	if (*fired == 0 && dlq_archive_meta_get(s->archive, key, fired) == -1)
+		*fired = 0;
+	/* a clock set back does not silence it */
+	if (*fired != 0 && now >= *fired &&
+	    now - *fired < c->threshold_cooldown_ms)
 		return;
-	s->threshold_fired_ms[kind] = now;
+	*fired = now;
+	(void)dlq_archive_meta_set(s->archive, key, now);
 	if (dlq_log_begin(&line, DLQ_LOG_WARN, "threshold_alert")) {
 		dlq_log_str(&line, "kind", name);
 		dlq_log_int(&line, "value", value);
