@@ -9,8 +9,11 @@
  *   otherwise                    -> last digest + cooldown
  *   retrying after a failure     -> backoff or Retry-After
  *   and never two attempts less than a second apart.
- * A webhook target's last digest time is kept in the archive, so that a
- * restart (a deploy, a crash loop) does not post before its cooldown. */
+ * A webhook target's last delivered digest is remembered in the archive
+ * by its cut-off (when it took the pending dead letters): after a restart
+ * (a deploy, a crash loop) the cooldown goes on from there, and the
+ * unresolved dead letters archived since, which no delivered digest
+ * announced, are pending again (alertbacklog.h). */
 #include "alert.h"
 
 #include <curl/curl.h>
@@ -23,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alertbacklog.h"
 #include "amqp.h"
 #include "archive.h"
 #include "log.h"
@@ -42,6 +46,7 @@ struct target {
 	struct dlq_digest	 pending;	/* under the mutex */
 	struct dlq_digest	 inflight;	/* alert thread only */
 	int64_t			 last_done_ms;	/* monotonic */
+	int64_t			 cutoff_wall_ms; /* of inflight */
 	int64_t			 last_attempt_ms;
 	int64_t			 next_try_ms;
 	unsigned		 attempt;
@@ -254,24 +259,37 @@ make_key(struct target *t)
 		    "%02x", md[i]);
 }
 
-/* A digest reached the webhook: its time goes to the archive. */
+/* A digest reached the webhook: its cut-off goes to the archive. */
 static void
 remember_sent(struct dlq_alerter *a, const struct target *t)
 {
 	if (a->memory != NULL && t->key[0] != '\0')
-		(void)dlq_archive_meta_set(a->memory, t->key, dlq_wall_ms());
+		(void)dlq_archive_meta_set(a->memory, t->key,
+		    t->cutoff_wall_ms);
 }
 
-/* At start: a webhook target that got a digest less than a cooldown ago
- * (before a restart) waits for the rest of it. */
+/* At start, for a webhook target that got a digest before: what the
+ * archive received after that digest's cut-off and is still unresolved
+ * is pending again, and a digest less than a cooldown ago makes the next
+ * one wait for the rest of it. */
 static void
 recall_sent(struct dlq_alerter *a, struct target *t)
 {
-	int64_t wall, ago;
+	int64_t wall, ago, backlog;
 
 	if (a->memory == NULL || t->key[0] == '\0' ||
 	    dlq_archive_meta_get(a->memory, t->key, &wall) != 1)
 		return;
+	backlog = dlq_alert_backlog(dlq_archive_db(a->memory), wall,
+	    a->cfg->max_groups, &t->pending);
+	if (backlog > 0 && dlq_log_begin(&a->line, DLQ_LOG_INFO,
+	    "alert_backlog")) {
+		dlq_log_str(&a->line, "target", t->host);
+		dlq_log_int(&a->line, "groups",
+		    (int64_t)dlq_digest_groups(&t->pending));
+		dlq_log_int(&a->line, "dead_letters", backlog);
+		dlq_log_end(&a->line);
+	}
 	ago = dlq_wall_ms() - wall;
 	if (ago < 0 || ago >= a->cfg->cooldown_ms)
 		return;
@@ -296,6 +314,7 @@ send_due(struct dlq_alerter *a, struct target *t)
 	dlq_digest_merge(&t->inflight, &t->pending);
 	dlq_digest_clear(&t->pending);
 	t->last_attempt_ms = dlq_now_ms();
+	t->cutoff_wall_ms = dlq_wall_ms();
 	pthread_mutex_unlock(&a->mu);
 
 	render(a, t);
@@ -345,6 +364,7 @@ flush(struct dlq_alerter *a)
 		pthread_mutex_lock(&a->mu);
 		dlq_digest_merge(&t->inflight, &t->pending);
 		dlq_digest_clear(&t->pending);
+		t->cutoff_wall_ms = dlq_wall_ms();
 		pthread_mutex_unlock(&a->mu);
 		if (dlq_digest_empty(&t->inflight))
 			continue;

@@ -190,34 +190,39 @@ dlq_digest_notice(struct dlq_digest *d, enum dlq_notice_kind kind,
 }
 
 void
-dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src)
+dlq_digest_add_group(struct dlq_digest *d, const struct dlq_group *s)
 {
-	const struct dlq_group *s;
 	struct dlq_group *g;
 	bool created;
+	int k;
+
+	d->total += s->count;
+	if ((g = lookup(d, s->hash, &created)) == NULL) {
+		count_other(d, s->hash, s->count);
+		return;
+	}
+	if (created) {
+		*g = *s;
+		return;
+	}
+	g->count += s->count;
+	g->is_new |= s->is_new;
+	if (s->first_ms < g->first_ms)
+		g->first_ms = s->first_ms;
+	if (s->last_ms > g->last_ms)
+		g->last_ms = s->last_ms;
+	for (k = 0; k < s->n_samples; k++)
+		add_sample(g, s->samples[k]);
+}
+
+void
+dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src)
+{
 	size_t i;
 	int k;
 
-	for (i = 0; i < src->n; i++) {
-		s = &src->groups[i];
-		dst->total += s->count;
-		if ((g = lookup(dst, s->hash, &created)) == NULL) {
-			count_other(dst, s->hash, s->count);
-			continue;
-		}
-		if (created) {
-			*g = *s;
-			continue;
-		}
-		g->count += s->count;
-		g->is_new |= s->is_new;
-		if (s->first_ms < g->first_ms)
-			g->first_ms = s->first_ms;
-		if (s->last_ms > g->last_ms)
-			g->last_ms = s->last_ms;
-		for (k = 0; k < s->n_samples; k++)
-			add_sample(g, s->samples[k]);
-	}
+	for (i = 0; i < src->n; i++)
+		dlq_digest_add_group(dst, &src->groups[i]);
 	dst->total += src->other_count;
 	for (i = 0; i < src->n_other; i++)
 		count_other(dst, src->other_hashes[i], 0);

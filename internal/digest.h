@@ -84,6 +84,10 @@ void	dlq_digest_add(struct dlq_digest *, const struct dlq_alert_event *,
 void	dlq_digest_notice(struct dlq_digest *, enum dlq_notice_kind,
 	    const char *text);
 
+/* Adds a group (counted, first/last seen, samples) as if its dead
+ * letters were added one by one. */
+void	dlq_digest_add_group(struct dlq_digest *, const struct dlq_group *);
+
 /* Adds every group of `src` to `dst` (counts merged, never dropped). */
 void	dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src);
 

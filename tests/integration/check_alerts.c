@@ -1,6 +1,7 @@
 /* check_alerts.c - webhook digests from the real worker to a real HTTP
  * receiver on loopback: batching, cooldown, retries, timeouts, escaping. */
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,6 +412,47 @@ START_TEST(without_a_url_the_digest_is_logged_only)
 }
 END_TEST
 
+/* A crash loses the digest in memory, not its dead letters: after a
+ * kill -9 the restarted worker posts what no delivered digest announced
+ * (from the archive), once the cooldown allows. */
+START_TEST(dead_letters_pending_at_a_crash_are_posted_after_the_restart)
+{
+	struct fixture f;
+	struct h_request r[2];
+	cJSON **ev;
+	char *text;
+	int n;
+
+	start(&f, "alert = { webhook_url = \"%s\"; cooldown_ms = 3000; };");
+	die_in(&f, 0, 1, "announced %d");
+	ck_assert(h_receiver_wait(f.r, 1, WAIT_MS));
+	die_in(&f, 1, 2, "pending at the crash %d");
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 3, WAIT_MS));
+	ck_assert_int_eq(h_worker_signal(&f.rig.w, SIGKILL, 5000, NULL), -1);
+	ck_assert_int_eq(h_receiver_count(f.r), 1);
+
+	h_rig_start(&f.rig);
+	ev = h_worker_events(&f.rig.w, "alert_backlog", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(h_jnum(ev[0], "dead_letters"), 2);
+	ck_assert_int_eq(h_jnum(ev[0], "groups"), 1);
+	h_events_free(ev, n);
+	ck_assert(h_receiver_wait(f.r, 2, WAIT_MS));
+	r[0] = h_receiver_get(f.r, 0);
+	r[1] = h_receiver_get(f.r, 1);
+	ck_assert_int_ge(r[1].at_ms - r[0].at_ms, 2900);
+	text = text_of(&r[1]);
+	ck_assert_msg(count_for(text, f.rig.q[1]) == 2, "%s", text);
+	ck_assert_msg(count_for(text, f.rig.q[0]) == 0, "%s", text);
+	ck_assert_msg(strstr(text, "pending at the crash #") != NULL, "%s",
+	    text);
+	free(text);
+	free(r[0].body);
+	free(r[1].body);
+	stop(&f);
+}
+END_TEST
+
 /* NEW means a failure the archive never recorded: a restart does not
  * make last week's failure new again. */
 START_TEST(an_archived_failure_is_not_new_after_a_restart)
@@ -552,6 +594,8 @@ suite(void)
 	tcase_add_test(tc, shutdown_flushes_what_is_pending_once);
 	tcase_add_test(tc, a_restart_does_not_post_before_the_cooldown);
 	tcase_add_test(tc, an_archived_failure_is_not_new_after_a_restart);
+	tcase_add_test(tc,
+	    dead_letters_pending_at_a_crash_are_posted_after_the_restart);
 	tcase_add_test(tc, test_alert_reports_each_target);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,6 +1,8 @@
 /* check_archive.c - what a record keeps and how it is read back: headers
  * stored once (as the AMQP table) and rendered as JSON on reading, hints
- * stored once and referred to by id, also across a rolled-back batch.
+ * stored once and referred to by id, also across a rolled-back batch;
+ * numbers kept across restarts, the signatures held and the backlog of
+ * unannounced dead letters read back for the digest.
  * A real SQLite file in a temporary directory; no broker. */
 #include <check.h>
 #include <stdio.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include "../check_main.h"
+#include "alertbacklog.h"
 #include "archive.h"
 #include "deadletter.h"
 
@@ -263,19 +266,27 @@ collect_signature(void *arg, const char *signature)
 	dlq_buf_printf(arg, "%s;", signature);
 }
 
-/* Each signature once, in order, however many records share it. */
-START_TEST(signatures_are_listed_once_each)
+/* Records "m-0" .. "m-<n-1>", committed. */
+static void
+put_many(int n)
 {
-	struct dlq_buf seen;
 	char id[16];
 	int i;
 
 	ck_assert_int_eq(dlq_archive_begin(a), 0);
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < n; i++) {
 		snprintf(id, sizeof(id), "m-%d", i);
 		ck_assert_int_gt(put(id, NULL), 0);
 	}
 	ck_assert_int_eq(dlq_archive_commit(a), 0);
+}
+
+/* Each signature once, in order, however many records share it. */
+START_TEST(signatures_are_listed_once_each)
+{
+	struct dlq_buf seen;
+
+	put_many(5);
 	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(a), "UPDATE dead_letters"
 	    " SET signature = CASE message_id WHEN 'm-1' THEN 'ffffffffffff'"
 	    " WHEN 'm-3' THEN '00000000000b' ELSE signature END", NULL, NULL,
@@ -289,6 +300,60 @@ START_TEST(signatures_are_listed_once_each)
 	    &seen), 2);
 	ck_assert_str_eq(seen.data, "000000000000;00000000000b;");
 	dlq_buf_release(&seen);
+}
+END_TEST
+
+/* The group of `dg` with `count` dead letters; fails when none. */
+static const struct dlq_group *
+group_of(const struct dlq_digest *dg, uint64_t count)
+{
+	size_t i;
+
+	for (i = 0; i < dg->n; i++)
+		if (dg->groups[i].count == count)
+			return &dg->groups[i];
+	ck_abort_msg("no group of %llu", (unsigned long long)count);
+	return NULL;
+}
+
+/* Open and assigned records of the window, grouped by signature as the
+ * consumers group them; new when the signature has no older record. */
+START_TEST(the_backlog_is_the_unresolved_since_the_cut_off)
+{
+	struct dlq_digest dg;
+	const struct dlq_group *g;
+
+	put_many(5);
+	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(a), "UPDATE dead_letters"
+	    " SET received_at = CASE message_id WHEN 'm-0' THEN 100 ELSE 2000"
+	    " END, status = CASE message_id WHEN 'm-4' THEN 'discarded' WHEN"
+	    " 'm-2' THEN 'assigned' ELSE status END;"
+	    " UPDATE dead_letters SET signature = '00000000000b', error ="
+	    " 'timeout after 30 s' WHERE message_id = 'm-3'", NULL, NULL,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(dlq_digest_init(&dg, 10), 0);
+	ck_assert_int_eq(dlq_alert_backlog(dlq_archive_db(a), 1000, 10, &dg),
+	    3);
+	ck_assert_uint_eq(dg.total, 3);
+	ck_assert_uint_eq(dg.n, 2);
+	g = group_of(&dg, 2);		/* m-1 and m-2; m-0 is older */
+	ck_assert_str_eq(g->queue, "orders");
+	ck_assert_str_eq(g->reason, "rejected");
+	ck_assert_int_eq(g->first_ms, 2000);
+	ck_assert_int_eq(g->last_ms, 2000);
+	ck_assert_str_eq(g->samples[0], "m-1");
+	ck_assert(!g->is_new);
+	g = group_of(&dg, 1);		/* m-3, the only one of its kind */
+	ck_assert_str_eq(g->error, "timeout after # s");
+	ck_assert(g->hash == dlq_signature_hash("orders", "rejected",
+	    "unknown", "timeout after # s"));
+	ck_assert(g->is_new);
+	/* nothing after the cut-off: nothing added */
+	dlq_digest_clear(&dg);
+	ck_assert_int_eq(dlq_alert_backlog(dlq_archive_db(a), 3000, 10, &dg),
+	    0);
+	ck_assert(dlq_digest_empty(&dg));
+	dlq_digest_release(&dg);
 }
 END_TEST
 
@@ -306,6 +371,7 @@ archive_suite(void)
 	tcase_add_test(tc, a_record_without_a_hint_has_none);
 	tcase_add_test(tc, a_kept_number_survives_a_new_handle);
 	tcase_add_test(tc, signatures_are_listed_once_each);
+	tcase_add_test(tc, the_backlog_is_the_unresolved_since_the_cut_off);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,77 @@
+/* alertbacklog.c - dead letters no delivered digest announced. */
+#include "alertbacklog.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "signature.h"
+
+/* The groups through the status index (open and assigned records of the
+ * window); each group's first record gives its texts and sample; a
+ * signature's first record ever says whether it is new. */
+static const char BACKLOG_SQL[] =
+	"SELECT d.queue, d.reason, d.class, coalesce(d.error, ''), g.n,"
+	" d.received_at, g.last, d.message_id,"
+	" (SELECT f.received_at FROM dead_letters f WHERE f.id ="
+	"  (SELECT min(x.id) FROM dead_letters x"
+	"   WHERE x.signature = g.signature)) >= ?1"
+	" FROM (SELECT signature, min(id) sid, count(*) n,"
+	"  max(received_at) last FROM dead_letters"
+	"  WHERE status IN ('open', 'assigned') AND received_at >= ?1"
+	"  GROUP BY signature ORDER BY n DESC LIMIT ?2) g"
+	" JOIN dead_letters d ON d.id = g.sid";
+
+static const char *
+text(sqlite3_stmt *st, int col)
+{
+	const unsigned char *s = sqlite3_column_text(st, col);
+
+	return s != NULL ? (const char *)s : "";
+}
+
+int64_t
+dlq_alert_backlog(sqlite3 *db, int64_t since_ms, int max_groups,
+    struct dlq_digest *out)
+{
+	struct dlq_group g;
+	struct dlq_buf norm;
+	sqlite3_stmt *st;
+	const char *error;
+	int64_t total = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, BACKLOG_SQL, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, since_ms);
+	sqlite3_bind_int(st, 2, max_groups);
+	dlq_buf_init(&norm);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		memset(&g, 0, sizeof(g));
+		snprintf(g.queue, sizeof(g.queue), "%s", text(st, 0));
+		snprintf(g.reason, sizeof(g.reason), "%s", text(st, 1));
+		snprintf(g.class, sizeof(g.class), "%s", text(st, 2));
+		error = text(st, 3);
+		dlq_buf_reset(&norm);
+		dlq_signature_normalize(error, strlen(error), &norm);
+		snprintf(g.error, sizeof(g.error), "%s",
+		    norm.data != NULL ? norm.data : "");
+		/* the hash the consumers give this signature's dead letters,
+		 * so that new ones join the group */
+		g.hash = dlq_signature_hash(text(st, 0), text(st, 1),
+		    text(st, 2), g.error);
+		g.count = (uint64_t)sqlite3_column_int64(st, 4);
+		g.first_ms = sqlite3_column_int64(st, 5);
+		g.last_ms = sqlite3_column_int64(st, 6);
+		if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
+			snprintf(g.samples[0], sizeof(g.samples[0]), "%s",
+			    text(st, 7));
+			g.n_samples = 1;
+		}
+		g.is_new = sqlite3_column_int(st, 8) != 0;
+		dlq_digest_add_group(out, &g);
+		total += (int64_t)g.count;
+	}
+	dlq_buf_release(&norm);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? total : -1;
+}
