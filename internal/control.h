@@ -24,8 +24,11 @@
 
 #define DLQ_CONTROL_REQUEST_MAX	(64 * 1024)
 
-/* Integers in requests: whole numbers JSON can carry exactly (2^53). */
-#define DLQ_JSON_INT_MAX	9007199254740992LL
+/* Integers in requests: whole numbers of up to 15 digits, which cJSON
+ * prints exactly (it prints a double with 15 significant digits when
+ * that reads back within its tolerance: 2^53 went out as
+ * 9007199254740990, another archive id). */
+#define DLQ_JSON_INT_MAX	999999999999999LL
 
 /* Reads a whole number in [min, max] from a JSON value; false otherwise
  * (never converts an out-of-range double). */

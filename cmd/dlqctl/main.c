@@ -1,5 +1,6 @@
 /* dlqctl - the operator's command line for dlq-monitor.
  * A table of commands, each short, each calling into internal/. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "replayrun.h"
 #include "cli.h"
 #include "config.h"
+#include "control.h"
 #include "log.h"
 #include "topology.h"
 #include "worker.h"
@@ -207,8 +209,10 @@ add_ids(cJSON *r, int argc, char **argv)
 	sorted = calloc(n, sizeof(*sorted));
 	given = calloc(n, sizeof(*given));
 	for (i = optind; sorted != NULL && given != NULL && i < argc; i++) {
+		errno = 0;
 		v = strtoll(argv[i], &end, 10);
-		if (*argv[i] == '\0' || *end != '\0' || v < 1) {
+		if (*argv[i] == '\0' || *end != '\0' || errno == ERANGE ||
+		    v < 1 || v > DLQ_JSON_INT_MAX) {
 			fprintf(stderr, "dlqctl: '%s' is not an archive id\n",
 			    argv[i]);
 			break;

@@ -165,6 +165,14 @@ START_TEST(dlqctl_names_what_a_mistyped_command_could_be)
 	ck_assert_str_eq(err, "dlqctl: '12abc' is not an archive id\n"
 	    "usage: dlqctl show ID [--payload]\n");
 	free(err);
+	/* too large to reach the worker as given: refused here, not sent
+	 * rounded to another record's id */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
+	    "drop", "9007199254740992", "--reason", "x", NULL }, NULL, NULL,
+	    &err), 2);
+	ck_assert_ptr_nonnull(strstr(err, "dlqctl: '9007199254740992' is not "
+	    "an archive id\n"));
+	free(err);
 }
 END_TEST
 

@@ -94,6 +94,36 @@ START_TEST(huge_numbers_are_usage_errors_not_undefined_behaviour)
 }
 END_TEST
 
+/* Every id a request may carry reaches the worker as it was given:
+ * dlqctl writes it with cJSON, the worker reads it back. */
+START_TEST(request_integers_survive_cjson_exactly)
+{
+	static const int64_t v[] = { 1, 4503599627370497LL / 5,
+	    123456789012345LL, DLQ_JSON_INT_MAX - 1, DLQ_JSON_INT_MAX };
+	cJSON *o, *back;
+	char *text;
+	int64_t got;
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "id", (double)v[i]);
+		text = cJSON_PrintUnformatted(o);
+		back = cJSON_Parse(text);
+		ck_assert_msg(dlq_json_int(cJSON_GetObjectItem(back, "id"), 1,
+		    DLQ_JSON_INT_MAX, &got) && got == v[i], "%lld went out as %s",
+		    (long long)v[i], text);
+		cJSON_Delete(back);
+		cJSON_free(text);
+		cJSON_Delete(o);
+	}
+	o = cJSON_Parse("{\"id\":1000000000000000}");
+	ck_assert(!dlq_json_int(cJSON_GetObjectItem(o, "id"), 1,
+	    DLQ_JSON_INT_MAX, &got));
+	cJSON_Delete(o);
+}
+END_TEST
+
 START_TEST(mutations_are_audited_even_when_refused)
 {
 	ask("{\"cmd\":\"drop\",\"ids\":[7],\"reason\":\"x\"}", DLQ_ROLE_VIEWER);
@@ -159,6 +189,7 @@ suite(void)
 	tcase_add_test(tc, every_answer_is_one_json_line);
 	tcase_add_test(tc, roles_are_enforced_and_named);
 	tcase_add_test(tc, huge_numbers_are_usage_errors_not_undefined_behaviour);
+	tcase_add_test(tc, request_integers_survive_cjson_exactly);
 	tcase_add_test(tc, mutations_are_audited_even_when_refused);
 	tcase_add_test(tc, blank_texts_are_missing);
 	tcase_add_test(tc, unknown_role_members_are_named);
