@@ -315,9 +315,23 @@ parse_opts(cJSON *r, int argc, char **argv, const char *allowed)
 	}
 	memset(&longopts[NOPTS], 0, sizeof(longopts[NOPTS]));
 	optind = 0;	/* 0: glibc starts afresh (permuting) */
+	opterr = 0;	/* its messages name the command alone: ours below */
 	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (ch < 256)
+		if (ch < 256) {
+			if (optopt >= 256)
+				fprintf(stderr, "dlqctl: --%s %s\n",
+				    opt_table[optopt - 256].name,
+				    opt_table[optopt - 256].kind == K_FLAG ?
+				    "takes no value" : "needs a value");
+			else if (optopt > 0)
+				fprintf(stderr, "dlqctl: %s: unknown option "
+				    "'-%c'\n", argv[0], optopt);
+			else
+				fprintf(stderr, "dlqctl: %s: unknown or "
+				    "ambiguous option '%s'\n", argv[0],
+				    argv[optind - 1]);
 			return false;
+		}
 		o = &opt_table[ch - 256];
 		if (!named(allowed, o->name)) {
 			fprintf(stderr, "dlqctl: %s does not take --%s\n", argv[0],

@@ -265,6 +265,15 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		    "x", NULL },
 		{ "dlqctl: --since: bad duration '0s' (e.g. 90s, 15m, 2h, "
 		    "7d)\n" },
+		/* getopt's mistakes, said by dlqctl */
+		{ "show", "-5", NULL },
+		{ "dlqctl: show: unknown option '-5'\n" },
+		{ "list", "--queue", NULL },
+		{ "dlqctl: --queue needs a value\n" },
+		{ "replay", "7", "--execute=yes", NULL },
+		{ "dlqctl: --execute takes no value\n" },
+		{ "replay", "7", "--re", "x", NULL },
+		{ "dlqctl: replay: unknown or ambiguous option '--re'\n" },
 	};
 	const char *argv[10];
 	char *out, *err;
