@@ -10,10 +10,11 @@
  *   retrying after a failure     -> backoff or Retry-After
  *   and never two attempts less than a second apart.
  * A webhook target's last delivered digest is remembered in the archive
- * by its cut-off (when it took the pending dead letters): after a restart
- * (a deploy, a crash loop) the cooldown goes on from there, and the
- * unresolved dead letters archived since, which no delivered digest
- * announced, are pending again (alertbacklog.h). */
+ * by its cut-off (when it took the pending dead letters), and until the
+ * first one its first start: after a restart (a deploy, a crash loop)
+ * the cooldown goes on from there, and the unresolved dead letters
+ * archived since, which no delivered digest announced, are pending
+ * again (alertbacklog.h). */
 #include "alert.h"
 
 #include <curl/curl.h>
@@ -41,7 +42,7 @@
 struct target {
 	const struct dlq_target	*cfg;		/* NULL: log only */
 	char			 host[256];
-	char			 key[80];	/* its archive_meta key */
+	char			 url_sha[68];	/* its archive_meta id */
 	CURL			*curl;
 	struct dlq_digest	 pending;	/* under the mutex */
 	struct dlq_digest	 inflight;	/* alert thread only */
@@ -241,44 +242,74 @@ post(struct dlq_alerter *a, struct target *t, long timeout_ms,
 	return rc;
 }
 
-/* The archive_meta key of a webhook target: a SHA-256 of its URL, which
- * is a secret and never stored. */
+/* A webhook target is known in archive_meta by the SHA-256 of its URL,
+ * which is a secret and never stored. */
 static void
-make_key(struct target *t)
+hash_url(struct target *t)
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int n = 0, i;
-	int off;
 
 	if (EVP_Digest(t->cfg->url, strlen(t->cfg->url), md, &n, EVP_sha256(),
 	    NULL) != 1)
 		return;
-	off = snprintf(t->key, sizeof(t->key), "alert_sent:");
-	for (i = 0; i < n && (size_t)off + 2 < sizeof(t->key); i++)
-		off += snprintf(t->key + off, sizeof(t->key) - (size_t)off,
-		    "%02x", md[i]);
+	for (i = 0; i < n && 2 * i + 2 < sizeof(t->url_sha); i++)
+		snprintf(t->url_sha + 2 * i, 3, "%02x", md[i]);
+}
+
+/* Its archive_meta key `what`:<url_sha>; false when it has none. */
+static bool
+meta_key(const struct dlq_alerter *a, const struct target *t,
+    const char *what, char *key, size_t n)
+{
+	if (a->memory == NULL || t->url_sha[0] == '\0')
+		return false;
+	snprintf(key, n, "%s:%s", what, t->url_sha);
+	return true;
 }
 
 /* A digest reached the webhook: its cut-off goes to the archive. */
 static void
 remember_sent(struct dlq_alerter *a, const struct target *t)
 {
-	if (a->memory != NULL && t->key[0] != '\0')
-		(void)dlq_archive_meta_set(a->memory, t->key,
-		    t->cutoff_wall_ms);
+	char key[96];
+
+	if (meta_key(a, t, "alert_sent", key, sizeof(key)))
+		(void)dlq_archive_meta_set(a->memory, key, t->cutoff_wall_ms);
 }
 
-/* At start, for a webhook target that got a digest before: what the
- * archive received after that digest's cut-off and is still unresolved
- * is pending again, and a digest less than a cooldown ago makes the next
- * one wait for the rest of it. */
+/* Since when the archive's dead letters are owed to the target (in a
+ * digest it received, or to come): the cut-off of the last digest it
+ * received (*sent true), else its first start, which is recorded now
+ * when this is it (nothing is owed then). False: nothing is owed. */
+static bool
+owed_since(struct dlq_alerter *a, const struct target *t, int64_t *since,
+    bool *sent)
+{
+	char key[96];
+	int rc;
+
+	if (!meta_key(a, t, "alert_sent", key, sizeof(key)))
+		return false;
+	if ((*sent = dlq_archive_meta_get(a->memory, key, since) == 1))
+		return true;
+	(void)meta_key(a, t, "alert_since", key, sizeof(key));
+	if ((rc = dlq_archive_meta_get(a->memory, key, since)) == 0)
+		(void)dlq_archive_meta_set(a->memory, key, dlq_wall_ms());
+	return rc == 1;
+}
+
+/* At start, for a webhook target started before: what the archive
+ * received since it was last served and is still unresolved is pending
+ * again, and a digest less than a cooldown ago makes the next one wait
+ * for the rest of it. */
 static void
 recall_sent(struct dlq_alerter *a, struct target *t)
 {
 	int64_t wall, ago, backlog;
+	bool sent;
 
-	if (a->memory == NULL || t->key[0] == '\0' ||
-	    dlq_archive_meta_get(a->memory, t->key, &wall) != 1)
+	if (!owed_since(a, t, &wall, &sent))
 		return;
 	backlog = dlq_alert_backlog(dlq_archive_db(a->memory), wall,
 	    a->cfg->max_groups, &t->pending);
@@ -291,7 +322,7 @@ recall_sent(struct dlq_alerter *a, struct target *t)
 		dlq_log_end(&a->line);
 	}
 	ago = dlq_wall_ms() - wall;
-	if (ago < 0 || ago >= a->cfg->cooldown_ms)
+	if (!sent || ago < 0 || ago >= a->cfg->cooldown_ms)
 		return;
 	t->last_done_ms = dlq_now_ms() - ago;
 	if (dlq_log_begin(&a->line, DLQ_LOG_INFO, "alert_cooldown_resumed")) {
@@ -492,7 +523,7 @@ dlq_alert_start(const struct dlq_config *c, struct dlq_archive *memory)
 			dlq_url_host(t->cfg->url, t->host, sizeof(t->host));
 			if ((t->curl = curl_easy_init()) == NULL)
 				goto fail;
-			make_key(t);
+			hash_url(t);
 			recall_sent(a, t);
 		}
 	}

@@ -453,6 +453,43 @@ START_TEST(dead_letters_pending_at_a_crash_are_posted_after_the_restart)
 }
 END_TEST
 
+/* The same before the target's first delivered digest: the webhook is
+ * down from the start, the worker is killed, the webhook comes back. */
+START_TEST(a_digest_never_delivered_before_a_crash_is_posted_after_it)
+{
+	struct fixture f;
+	struct h_request q;
+	char *text;
+	int tried;
+
+	start(&f, "alert = { webhook_url = \"%s\"; cooldown_ms = 1000; };");
+	h_receiver_down(f.r, 500, 0);
+	die_in(&f, 0, 1, "never announced %d");
+	ck_assert(h_worker_wait(&f.rig.w, "alert_failed", 1, WAIT_MS));
+	ck_assert_int_eq(h_worker_signal(&f.rig.w, SIGKILL, 5000, NULL), -1);
+	tried = h_receiver_count(f.r);
+	h_receiver_down(f.r, 0, 0);
+
+	h_rig_start(&f.rig);
+	/* the first request answered 200 (a POST of the killed worker may
+	 * still have been recorded with 500 after the count) */
+	for (;; tried++) {
+		ck_assert(h_receiver_wait(f.r, tried + 1, WAIT_MS));
+		q = h_receiver_get(f.r, tried);
+		if (q.status == 200)
+			break;
+		free(q.body);
+	}
+	text = text_of(&q);
+	ck_assert_msg(count_for(text, f.rig.q[0]) == 1, "%s", text);
+	ck_assert_msg(strstr(text, "never announced #") != NULL, "%s", text);
+	free(text);
+	free(q.body);
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "alert_backlog"), 1);
+	stop(&f);
+}
+END_TEST
+
 /* NEW means a failure the archive never recorded: a restart does not
  * make last week's failure new again. */
 START_TEST(an_archived_failure_is_not_new_after_a_restart)
@@ -596,6 +633,8 @@ suite(void)
 	tcase_add_test(tc, an_archived_failure_is_not_new_after_a_restart);
 	tcase_add_test(tc,
 	    dead_letters_pending_at_a_crash_are_posted_after_the_restart);
+	tcase_add_test(tc,
+	    a_digest_never_delivered_before_a_crash_is_posted_after_it);
 	tcase_add_test(tc, test_alert_reports_each_target);
 	suite_add_tcase(s, tc);
 	return s;
