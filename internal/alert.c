@@ -42,7 +42,7 @@
 struct target {
 	const struct dlq_target	*cfg;		/* NULL: log only */
 	char			 host[256];
-	char			 url_sha[68];	/* its archive_meta id */
+	char			 url_sha[68];	/* archive_meta id */
 	CURL			*curl;
 	struct dlq_digest	 pending;	/* under the mutex */
 	struct dlq_digest	 inflight;	/* alert thread only */
