@@ -140,6 +140,25 @@ marked_new(const char *text, const char *queue)
 	return -1;
 }
 
+/* The text of the second digest the receiver got, which came at least
+ * `min_gap_ms` after the first. */
+static char *
+second_digest(struct fixture *f, int64_t min_gap_ms)
+{
+	struct h_request r[2];
+	char *text;
+
+	ck_assert(h_receiver_wait(f->r, 2, WAIT_MS));
+	r[0] = h_receiver_get(f->r, 0);
+	r[1] = h_receiver_get(f->r, 1);
+	ck_assert_msg(r[1].at_ms - r[0].at_ms >= min_gap_ms, "second digest "
+	    "%lld ms after the first", (long long)(r[1].at_ms - r[0].at_ms));
+	text = text_of(&r[1]);
+	free(r[0].body);
+	free(r[1].body);
+	return text;
+}
+
 /* The text of the log-only digest number i (0-based) of the worker. */
 static char *
 logged_digest(struct fixture *f, int i)
@@ -418,7 +437,6 @@ END_TEST
 START_TEST(dead_letters_pending_at_a_crash_are_posted_after_the_restart)
 {
 	struct fixture f;
-	struct h_request r[2];
 	cJSON **ev;
 	char *text;
 	int n;
@@ -437,18 +455,12 @@ START_TEST(dead_letters_pending_at_a_crash_are_posted_after_the_restart)
 	ck_assert_int_eq(h_jnum(ev[0], "dead_letters"), 2);
 	ck_assert_int_eq(h_jnum(ev[0], "groups"), 1);
 	h_events_free(ev, n);
-	ck_assert(h_receiver_wait(f.r, 2, WAIT_MS));
-	r[0] = h_receiver_get(f.r, 0);
-	r[1] = h_receiver_get(f.r, 1);
-	ck_assert_int_ge(r[1].at_ms - r[0].at_ms, 2900);
-	text = text_of(&r[1]);
+	text = second_digest(&f, 2900);
 	ck_assert_msg(count_for(text, f.rig.q[1]) == 2, "%s", text);
 	ck_assert_msg(count_for(text, f.rig.q[0]) == 0, "%s", text);
 	ck_assert_msg(strstr(text, "pending at the crash #") != NULL, "%s",
 	    text);
 	free(text);
-	free(r[0].body);
-	free(r[1].body);
 	stop(&f);
 }
 END_TEST
@@ -547,7 +559,6 @@ END_TEST
 START_TEST(a_restart_does_not_post_before_the_cooldown)
 {
 	struct fixture f;
-	struct h_request r[2];
 	cJSON **ev;
 	char *text;
 	int n;
@@ -566,17 +577,10 @@ START_TEST(a_restart_does_not_post_before_the_cooldown)
 	ck_assert_int_le(h_jnum(ev[0], "next_digest_in_ms"), 4000);
 	h_events_free(ev, n);
 	die_in(&f, 1, 1, "after the restart %d");
-	ck_assert(h_receiver_wait(f.r, 2, WAIT_MS));
-	r[0] = h_receiver_get(f.r, 0);
-	r[1] = h_receiver_get(f.r, 1);
-	ck_assert_msg(r[1].at_ms - r[0].at_ms >= 3900, "second digest %lld ms "
-	    "after the first", (long long)(r[1].at_ms - r[0].at_ms));
-	text = text_of(&r[1]);
+	text = second_digest(&f, 3900);
 	ck_assert_int_eq(count_for(text, f.rig.q[1]), 1);
 	ck_assert_int_eq(count_for(text, f.rig.q[0]), 0);
 	free(text);
-	free(r[0].body);
-	free(r[1].body);
 	stop(&f);
 }
 END_TEST
