@@ -842,28 +842,80 @@ unknown_command(int argc, char **argv)
 			fprintf(stderr, "usage: dlqctl %s\n", cmds[i].usage);
 }
 
-/* `dlqctl help [COMMAND]` and `dlqctl COMMAND --help` (or -h): the
- * usage on stdout, exit 0, without a configuration. Returns -1 when the
- * command line asks for no help. */
+/* Whether the word `arg` is an option of opt_table whose value is the
+ * next word: in "--reason -h" the -h is the reason. An option may be
+ * abbreviated, as getopt_long allows; an ambiguous one is an error
+ * there and takes nothing here. */
+static bool
+value_follows(const char *arg)
+{
+	const struct opt *found = NULL;
+	size_t i, n;
+
+	if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0' ||
+	    strchr(arg, '=') != NULL)
+		return false;
+	arg += 2;
+	n = strlen(arg);
+	for (i = 0; i < NOPTS; i++) {
+		if (strncmp(opt_table[i].name, arg, n) != 0)
+			continue;
+		if (opt_table[i].name[n] == '\0') {
+			found = &opt_table[i];
+			break;
+		}
+		if (found != NULL)
+			return false;
+		found = &opt_table[i];
+	}
+	return found != NULL && found->kind != K_FLAG;
+}
+
+/* Takes --json out of a command's words and says whether --help or -h
+ * is among them: only where an option stands, not as an option's value
+ * nor after "--". argv[0] is the command's first word. */
+static bool
+take_global_options(int *argc, char **argv, bool *json)
+{
+	bool help = false;
+	int i;
+
+	for (i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++) {
+		if (value_follows(argv[i])) {
+			i++;
+		} else if (strcmp(argv[i], "--json") == 0) {
+			*json = true;
+			memmove(&argv[i], &argv[i + 1],
+			    (size_t)(*argc - i - 1) * sizeof(*argv));
+			(*argc)--;
+			i--;
+		} else if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0) {
+			help = true;
+		}
+	}
+	return help;
+}
+
+/* `dlqctl help [COMMAND]` and `dlqctl COMMAND --help` (or -h, `asked`):
+ * the usage on stdout, exit 0, without a configuration. Returns -1 when
+ * the command line asks for no help. */
 static int
-help(int argc, char **argv)
+help(int argc, char **argv, bool asked)
 {
 	const struct cmd *cmd;
-	bool asked = argc > 0 && strcmp(argv[0], "help") == 0;
-	int i, used, n = 0;
+	int used, n = 0;
 	size_t k;
 
-	if (asked) {
+	if (argc > 0 && strcmp(argv[0], "help") == 0) {
 		argc--;
 		argv++;
 		if (argc == 0) {
 			usage(stdout);
 			return DLQ_EXIT_OK;
 		}
+		asked = true;
 	}
-	for (i = 1; i < argc && !asked; i++)
-		asked = strcmp(argv[i], "--help") == 0 ||
-		    strcmp(argv[i], "-h") == 0;
 	if (!asked)
 		return -1;
 	if ((cmd = lookup(argc, argv, &used)) != NULL) {
@@ -895,6 +947,7 @@ main(int argc, char **argv)
 	const char *path = NULL;
 	struct ctx x = { .json = false };
 	int ch, used = 0, rc;
+	bool asked;
 
 	/* "+": options after the command belong to the command */
 	while ((ch = getopt_long(argc, argv, "+c:hV", longopts, NULL)) != -1) {
@@ -908,16 +961,9 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	/* --json is also accepted after the command */
-	for (ch = 0; ch < argc; ch++)
-		if (strcmp(argv[ch], "--json") == 0) {
-			x.json = true;
-			memmove(&argv[ch], &argv[ch + 1],
-			    (size_t)(argc - ch - 1) * sizeof(*argv));
-			argc--;
-			ch--;
-		}
-	if ((rc = help(argc, argv)) != -1)
+	/* --json and --help are also accepted after the command */
+	asked = take_global_options(&argc, argv, &x.json);
+	if ((rc = help(argc, argv, asked)) != -1)
 		return rc;
 	if ((cmd = lookup(argc, argv, &used)) == NULL) {
 		unknown_command(argc, argv);

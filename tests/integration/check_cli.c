@@ -274,6 +274,16 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		{ "dlqctl: --execute takes no value\n" },
 		{ "replay", "7", "--re", "x", NULL },
 		{ "dlqctl: replay: unknown or ambiguous option '--re'\n" },
+		/* an option's value is not an option, even when it looks
+		 * like --help or --json; nor is a word after "--" */
+		{ "assign", "7", "--owner", "-h", NULL },
+		{ "dlqctl: assign needs --decision\n" },
+		{ "assign", "7", "--own", "--help", NULL },
+		{ "dlqctl: assign needs --decision\n" },
+		{ "assign", "7", "--owner", "--json", NULL },
+		{ "dlqctl: assign needs --decision\n" },
+		{ "show", "--", "-h", NULL },
+		{ "dlqctl: '-h' is not an archive id\n" },
 	};
 	const char *argv[10];
 	char *out, *err;
