@@ -9,12 +9,12 @@
  *   otherwise                    -> last digest + cooldown
  *   retrying after a failure     -> backoff or Retry-After
  *   and never two attempts less than a second apart.
- * A webhook target's last delivered digest is remembered in the archive
- * by its cut-off (when it took the pending dead letters), and until the
- * first one its first start: after a restart (a deploy, a crash loop)
- * the cooldown goes on from there, and the unresolved dead letters
- * archived since, which no delivered digest announced, are pending
- * again (alertbacklog.h). */
+ * A target's last delivered (or logged) digest is remembered in the
+ * archive by its cut-off (when it took the pending dead letters), and
+ * until the first one its first start: after a restart (a deploy, a
+ * crash loop) the unresolved dead letters archived since, which no
+ * digest announced, are pending again (alertbacklog.h), and a webhook's
+ * cooldown goes on from there. */
 #include "alert.h"
 
 #include <curl/curl.h>
@@ -257,7 +257,8 @@ hash_url(struct target *t)
 		snprintf(t->url_sha + 2 * i, 3, "%02x", md[i]);
 }
 
-/* Its archive_meta key `what`:<url_sha>; false when it has none. */
+/* Its archive_meta key `what`:<url_sha> (`what`:log for the log-only
+ * target); false when it has none. */
 static bool
 meta_key(const struct dlq_alerter *a, const struct target *t,
     const char *what, char *key, size_t n)
@@ -299,10 +300,10 @@ owed_since(struct dlq_alerter *a, const struct target *t, int64_t *since,
 	return rc == 1;
 }
 
-/* At start, for a webhook target started before: what the archive
- * received since it was last served and is still unresolved is pending
- * again, and a digest less than a cooldown ago makes the next one wait
- * for the rest of it. */
+/* At start, for a target started before: what the archive received
+ * since it was last served and is still unresolved is pending again,
+ * and for a webhook a digest less than a cooldown ago makes the next one
+ * wait for the rest of it (a log-only digest goes out as it would). */
 static void
 recall_sent(struct dlq_alerter *a, struct target *t)
 {
@@ -322,7 +323,7 @@ recall_sent(struct dlq_alerter *a, struct target *t)
 		dlq_log_end(&a->line);
 	}
 	ago = dlq_wall_ms() - wall;
-	if (!sent || ago < 0 || ago >= a->cfg->cooldown_ms)
+	if (t->cfg == NULL || !sent || ago < 0 || ago >= a->cfg->cooldown_ms)
 		return;
 	t->last_done_ms = dlq_now_ms() - ago;
 	if (dlq_log_begin(&a->line, DLQ_LOG_INFO, "alert_cooldown_resumed")) {
@@ -401,14 +402,15 @@ flush(struct dlq_alerter *a)
 			continue;
 		render(a, t);
 		left = end - dlq_now_ms();
-		if (t->cfg == NULL)
-			log_digest(a, t, false);
-		else if (left < 100 ||
+		if (t->cfg != NULL && (left < 100 ||
 		    post(a, t, (long)(left < a->cfg->alert_timeout_ms ? left :
-		    a->cfg->alert_timeout_ms), NULL, &r) != 0)
+		    a->cfg->alert_timeout_ms), NULL, &r) != 0))
 			log_digest(a, t, true);
-		else
+		else {
+			if (t->cfg == NULL)
+				log_digest(a, t, false);
 			remember_sent(a, t);
+		}
 		dlq_digest_clear(&t->inflight);
 	}
 }
@@ -524,8 +526,11 @@ dlq_alert_start(const struct dlq_config *c, struct dlq_archive *memory)
 			if ((t->curl = curl_easy_init()) == NULL)
 				goto fail;
 			hash_url(t);
-			recall_sent(a, t);
+		} else {
+			snprintf(t->host, sizeof(t->host), "log");
+			snprintf(t->url_sha, sizeof(t->url_sha), "log");
 		}
+		recall_sent(a, t);
 	}
 	if (memory != NULL)
 		(void)dlq_archive_signatures(memory, SEEN_CAP / 2, seed_seen,

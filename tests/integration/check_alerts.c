@@ -174,6 +174,31 @@ logged_digest(struct fixture *f, int i)
 	return text;
 }
 
+/* Two dead letters of q1 die after the first digest, the worker is
+ * killed before the next, and a new one starts: it says they are owed
+ * to `target` (its host, or "log"). second_digest() and logged_digest()
+ * show where they go. */
+static void
+crash_with_two_pending(struct fixture *f, const char *target)
+{
+	cJSON **ev;
+	int n, before = h_worker_count(&f->rig.w, "alert_digest") +
+	    h_worker_count(&f->rig.w, "alert_sent");
+
+	die_in(f, 1, 2, "pending at the crash %d");
+	ck_assert(h_worker_wait(&f->rig.w, "dead_letter", 3, WAIT_MS));
+	ck_assert_int_eq(h_worker_signal(&f->rig.w, SIGKILL, 5000, NULL), -1);
+	ck_assert_int_eq(h_worker_count(&f->rig.w, "alert_digest") +
+	    h_worker_count(&f->rig.w, "alert_sent"), before);
+	h_rig_start(&f->rig);
+	ev = h_worker_events(&f->rig.w, "alert_backlog", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(h_jstr(ev[0], "target"), target);
+	ck_assert_int_eq(h_jnum(ev[0], "dead_letters"), 2);
+	ck_assert_int_eq(h_jnum(ev[0], "groups"), 1);
+	h_events_free(ev, n);
+}
+
 START_TEST(a_burst_is_the_first_at_once_then_one_digest)
 {
 	static const int share[3] = { 500, 300, 200 };
@@ -437,30 +462,45 @@ END_TEST
 START_TEST(dead_letters_pending_at_a_crash_are_posted_after_the_restart)
 {
 	struct fixture f;
-	cJSON **ev;
 	char *text;
-	int n;
 
 	start(&f, "alert = { webhook_url = \"%s\"; cooldown_ms = 3000; };");
 	die_in(&f, 0, 1, "announced %d");
 	ck_assert(h_receiver_wait(f.r, 1, WAIT_MS));
-	die_in(&f, 1, 2, "pending at the crash %d");
-	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 3, WAIT_MS));
-	ck_assert_int_eq(h_worker_signal(&f.rig.w, SIGKILL, 5000, NULL), -1);
-	ck_assert_int_eq(h_receiver_count(f.r), 1);
-
-	h_rig_start(&f.rig);
-	ev = h_worker_events(&f.rig.w, "alert_backlog", &n);
-	ck_assert_int_eq(n, 1);
-	ck_assert_int_eq(h_jnum(ev[0], "dead_letters"), 2);
-	ck_assert_int_eq(h_jnum(ev[0], "groups"), 1);
-	h_events_free(ev, n);
+	crash_with_two_pending(&f, "127.0.0.1");
 	text = second_digest(&f, 2900);
 	ck_assert_msg(count_for(text, f.rig.q[1]) == 2, "%s", text);
 	ck_assert_msg(count_for(text, f.rig.q[0]) == 0, "%s", text);
 	ck_assert_msg(strstr(text, "pending at the crash #") != NULL, "%s",
 	    text);
 	free(text);
+	stop(&f);
+}
+END_TEST
+
+/* Without a webhook the same holds for the logged digest: what a crash
+ * kept from the log comes in the first digest after the restart, which
+ * waits for no cooldown. */
+START_TEST(a_logged_digest_lost_to_a_crash_is_logged_after_the_restart)
+{
+	struct fixture f;
+	char *text;
+
+	start(&f, "alert = { cooldown_ms = 600000; } # %s unused");
+	die_in(&f, 0, 1, "logged %d");
+	free(logged_digest(&f, 0));
+	crash_with_two_pending(&f, "log");
+	text = logged_digest(&f, 0);
+	ck_assert_msg(count_for(text, f.rig.q[1]) == 2, "%s", text);
+	ck_assert_msg(count_for(text, f.rig.q[0]) == 0, "%s", text);
+	free(text);
+	/* a stop logs what is pending: nothing is owed at the next start */
+	die_in(&f, 2, 1, "pending at the stop %d");
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 1, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.rig.w, 10000, NULL), 0);
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "alert_digest"), 2);
+	h_rig_start(&f.rig);
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "alert_backlog"), 0);
 	stop(&f);
 }
 END_TEST
@@ -639,6 +679,8 @@ suite(void)
 	    dead_letters_pending_at_a_crash_are_posted_after_the_restart);
 	tcase_add_test(tc,
 	    a_digest_never_delivered_before_a_crash_is_posted_after_it);
+	tcase_add_test(tc,
+	    a_logged_digest_lost_to_a_crash_is_logged_after_the_restart);
 	tcase_add_test(tc, test_alert_reports_each_target);
 	suite_add_tcase(s, tc);
 	return s;
