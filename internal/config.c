@@ -217,21 +217,6 @@ is_secret(const struct opt *o)
 	    || strcmp(o->name, "management_url") == 0;
 }
 
-/* Whether `v` holds a control character (C0 or DEL), or a space when
- * `spaces` is true: in a URL or a queue name suffix it is a paste's
- * leftover (a trailing newline) that the broker or curl would refuse
- * later, or a name nobody can type. */
-static bool
-has_control(const char *v, bool spaces)
-{
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)v; *p != '\0'; p++)
-		if (*p < ' ' || *p == 0x7f || (spaces && *p == ' '))
-			return true;
-	return false;
-}
-
 /* Checks a webhook or management URL; NULL when fine, else the reason.
  * A value pasted from a file or a secret often ends in a newline: curl
  * would refuse it at the first digest, hours later. */
@@ -243,7 +228,7 @@ check_http_url(const char *v)
 
 	if (scheme == 0)
 		return "must start with http:// or https://";
-	if (has_control(v, true))
+	if (dlq_term_has_control(v, true))
 		return "must not contain spaces or control characters (a "
 		    "trailing newline?)";
 	if (v[scheme] == '\0' || v[scheme] == '/' || v[scheme] == ':')
@@ -265,7 +250,7 @@ check_str(const struct opt *o, const char *v)
 		    "default)";
 	/* a file name may hold spaces; a control character is a paste */
 	if ((strcmp(o->name, "path") == 0 || strcmp(o->name, "socket") == 0 ||
-	    strcmp(o->name, "file") == 0) && has_control(v, false))
+	    strcmp(o->name, "file") == 0) && dlq_term_has_control(v, false))
 		return "must not contain control characters (a trailing "
 		    "newline?)";
 	if (*v == '\0' && strcmp(o->name, "listen") == 0)
@@ -317,7 +302,7 @@ check_str(const struct opt *o, const char *v)
 	if (strcmp(o->name, "dlq_suffix") == 0) {
 		if (*v == '\0' || strlen(v) > 64)
 			return "must be 1 to 64 characters";
-		if (has_control(v, true))
+		if (dlq_term_has_control(v, true))
 			return "must not contain spaces or control characters";
 		return NULL;
 	}
@@ -1231,7 +1216,7 @@ dlq_config_parse_url(const char *url, struct dlq_broker *b, const char **why)
 		*why = "must start with amqp:// or amqps://";
 		return -1;
 	}
-	if (has_control(url, true)) {
+	if (dlq_term_has_control(url, true)) {
 		*why = "must not contain spaces or control characters (a "
 		    "trailing newline?)";
 		return -1;

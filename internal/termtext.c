@@ -130,6 +130,17 @@ dlq_term_add(struct dlq_buf *b, const char *s)
 	}
 }
 
+bool
+dlq_term_has_control(const char *s, bool spaces)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		if (*p < ' ' || *p == 0x7f || (spaces && *p == ' '))
+			return true;
+	return false;
+}
+
 void
 dlq_term_put_lines(FILE *f, const char *s)
 {

@@ -31,4 +31,10 @@ void	dlq_term_put_lines(FILE *, const char *s);
  * value). */
 void	dlq_term_add(struct dlq_buf *b, const char *s);
 
+/* Whether `s` holds a control character (C0 or DEL), or a space when
+ * `spaces` is true: in a URL, a queue name or its suffix it is a paste's
+ * leftover (a trailing newline) that the broker or curl would refuse
+ * later, or a name nobody can type. */
+bool	dlq_term_has_control(const char *s, bool spaces);
+
 #endif

@@ -18,6 +18,7 @@
 #include "amqp.h"
 #include "confint.h"
 #include "log.h"
+#include "termtext.h"
 
 #define QUEUE_NAME_MAX	255
 
@@ -148,14 +149,8 @@ get_type(struct loader *l, const config_setting_t *g, enum dlq_queue_type def)
 static bool
 valid_name(const char *s)
 {
-	size_t i;
-
-	if (s == NULL || *s == '\0' || strlen(s) > QUEUE_NAME_MAX)
-		return false;
-	for (i = 0; s[i] != '\0'; i++)
-		if ((unsigned char)s[i] < ' ' || s[i] == 0x7f)
-			return false;
-	return true;
+	return s != NULL && *s != '\0' && strlen(s) <= QUEUE_NAME_MAX &&
+	    !dlq_term_has_control(s, false);
 }
 
 static char *
