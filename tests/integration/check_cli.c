@@ -1,12 +1,18 @@
 /* check_cli.c - what an operator sees from dlq-worker's command line:
  * --check-config answers, exit codes, and no password in any output. */
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "../check_main.h"
 #include "harness.h"
+
+#define WAIT_MS		20000
 
 static int
 check_config(const char *path, const char *const *env, char **out)
@@ -325,6 +331,125 @@ START_TEST(wrong_password_is_an_error_not_a_retry_loop)
 }
 END_TEST
 
+static bool
+port_free(int port)
+{
+	struct sockaddr_in a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	bool ok;
+
+	ck_assert_int_ge(fd, 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons((uint16_t)port);
+	ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	close(fd);
+	return ok;
+}
+
+/* The AMQP port of the private node `make run` starts (0: none yet). */
+static int node;
+
+/* A port for it that nothing uses, with its management API's (+10000)
+ * and its Erlang distribution's (+20000: scripts/broker.sh) free too. */
+static int
+free_node_port(void)
+{
+	int i, p;
+
+	for (i = 0; i < 2000; i++) {
+		p = 20000 + (int)(((unsigned)getpid() + (unsigned)i * 7919u) %
+		    15000u);
+		if (port_free(p) && port_free(p + 10000) && port_free(p + 20000))
+			return p;
+	}
+	ck_abort_msg("no free port for a private node");
+	return 0;
+}
+
+/* Stops the node and removes its directory (also at the exit of a test
+ * that failed half way). */
+static void
+remove_node(void)
+{
+	char cmd[512];
+
+	if (node == 0)
+		return;
+	snprintf(cmd, sizeof(cmd), "scripts/broker.sh stop %d >/dev/null 2>&1;"
+	    " scripts/broker.sh kill %d >/dev/null 2>&1;"
+	    " rm -rf /var/tmp/dlq-monitor-rabbitmq-%d", node, node, node);
+	node = 0;
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove a private node\n");
+}
+
+/* The README's first command on a machine where no broker answers:
+ * `make run` (scripts/run.sh) starts a private node at RABBITMQ_URL and
+ * runs the worker in the foreground on the embedded defaults: the
+ * built-in line topology (37 work queues, 36 monitored), the SQLite
+ * archive, log-only alerts. Only the archive, the control socket and
+ * the HTTP port are moved, into the test's own directory and port; the
+ * outer make's flags are not passed on to the script's. */
+START_TEST(make_run_starts_a_broker_and_the_worker_on_embedded_defaults)
+{
+	char url[64], amqp[96], archive[300], sock[300], http[64], want[128];
+	const char *env[] = { amqp, archive, sock, http, "MAKEFLAGS=",
+	    "MAKELEVEL=", "MFLAGS=", NULL };
+	struct h_worker w;
+	cJSON **ev, *list;
+	char *err, *out;
+	int n;
+
+	ck_assert_msg(access("scripts/run.sh", X_OK) == 0,
+	    "the tests run from the repository's top directory");
+	node = free_node_port();
+	atexit(remove_node);
+	snprintf(url, sizeof(url), "amqp://guest:guest@localhost:%d/", node);
+	snprintf(amqp, sizeof(amqp), "RABBITMQ_URL=%s", url);
+	snprintf(archive, sizeof(archive), "DLQ_ARCHIVE_PATH=%s",
+	    h_tmp_path("run.db"));
+	snprintf(sock, sizeof(sock), "DLQ_CONTROL_SOCKET=%s",
+	    h_tmp_path("run.sock"));
+	snprintf(http, sizeof(http), "DLQ_HTTP_LISTEN=127.0.0.1:%d",
+	    h_free_port());
+	h_spawn(&w, "scripts/run.sh", NULL, env);
+	if (!h_worker_wait(&w, "worker_started", 1, 150000)) {
+		err = h_slurp(w.err);
+		ck_abort_msg("the worker did not start: %s", err);
+	}
+	err = h_slurp(w.err);
+	snprintf(want, sizeof(want), "broker: ready on %s", url);
+	ck_assert_msg(strstr(err, want) != NULL, "%s", err);
+	free(err);
+	ev = h_worker_events(&w, "topology_asserted", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(h_jnum(ev[0], "queues"), 37);
+	ck_assert_int_eq(h_jnum(ev[0], "monitored"), 36);
+	ck_assert_int_eq(h_jnum(ev[0], "conflicts"), 0);
+	h_events_free(ev, n);
+	ck_assert(h_worker_wait(&w, "consumer_started", 36, WAIT_MS));
+
+	/* the demo traffic the README walks through */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
+	    "inject", "--queue", "message_send", "--count", "2", NULL }, env,
+	    NULL, NULL), 0);
+	ck_assert(h_worker_wait(&w, "dead_letter", 2, WAIT_MS));
+	ck_assert(h_worker_wait(&w, "alert_digest", 1, WAIT_MS));
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
+	    "--json", "list", "--queue", "message_send", NULL }, env, &out,
+	    NULL), 0);
+	list = cJSON_Parse(out);
+	ck_assert_msg(cJSON_GetArraySize(list) == 2, "%s", out);
+	cJSON_Delete(list);
+	free(out);
+	ck_assert_int_eq(h_worker_stop(&w, 10000, NULL), 0);
+	ck_assert_int_eq(h_worker_count(&w, "shutdown"), 1);
+	remove_node();
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -343,6 +468,12 @@ suite(void)
 	tcase_add_test(tc, dlqctl_names_what_a_mistyped_command_could_be);
 	tcase_add_test(tc, dlqctl_says_what_a_command_line_is_missing);
 	tcase_add_test(tc, dlqctl_help_prints_the_usage_asked_for);
+	suite_add_tcase(s, tc);
+	/* a broker node's start and stop: up to a minute on a busy machine */
+	tc = tcase_create("run");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc,
+	    make_run_starts_a_broker_and_the_worker_on_embedded_defaults);
 	suite_add_tcase(s, tc);
 	return s;
 }

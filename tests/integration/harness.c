@@ -405,13 +405,14 @@ void
 h_spawn(struct h_worker *w, const char *prog, const char *const *args,
     const char *const *env)
 {
-	const char *argv[24];
+	const char *argv[24], *name = strrchr(prog, '/');
 	pid_t parent;
 	int i = 0, fd;
 
-	snprintf(w->log, sizeof(w->log), "%s/%s-%d.log", tmpdir(), prog, ++seq);
-	snprintf(w->err, sizeof(w->err), "%s/%s-%d.err", tmpdir(), prog, seq);
-	argv[i++] = h_bin(prog);
+	name = name != NULL ? name + 1 : prog;
+	snprintf(w->log, sizeof(w->log), "%s/%s-%d.log", tmpdir(), name, ++seq);
+	snprintf(w->err, sizeof(w->err), "%s/%s-%d.err", tmpdir(), name, seq);
+	argv[i++] = name != prog ? prog : h_bin(prog);
 	for (; args != NULL && *args != NULL && i < 23; args++)
 		argv[i++] = *args;
 	argv[i] = NULL;

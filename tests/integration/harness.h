@@ -71,8 +71,9 @@ struct h_worker {
  * environment `env` ("K=V", NULL-terminated; may be NULL). */
 void		 h_worker_start(struct h_worker *, const char *const *args,
 		    const char *const *env);
-/* The same for another program of build/ (e.g. "dlqctl"), in the
- * background: its stdout in w->log, stderr in w->err. */
+/* The same for another program of build/ (e.g. "dlqctl"), or one named
+ * by its path ("scripts/run.sh"), in the background: its stdout in
+ * w->log, stderr in w->err. */
 void		 h_spawn(struct h_worker *, const char *prog,
 		    const char *const *args, const char *const *env);
 /* Waits until the log holds at least `n` lines with `event`. */
