@@ -10,7 +10,8 @@
  * window); each group's first record gives its texts and sample; a
  * signature's first record ever says whether it is new. */
 static const char BACKLOG_SQL[] =
-	"SELECT d.queue, d.reason, d.class, coalesce(d.error, ''), g.n,"
+	"SELECT d.queue, d.reason, d.class, coalesce(dlq_mask(d.error), ''),"
+	" g.n,"
 	" d.received_at, g.last, d.message_id,"
 	" (SELECT f.received_at FROM dead_letters f WHERE f.id ="
 	"  (SELECT min(x.id) FROM dead_letters x"

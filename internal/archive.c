@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "log.h"
+#include "redact.h"
 #include "vfs.h"
 
 #define HEADERS_MAX	(256 * 1024)
@@ -53,6 +54,7 @@ struct dlq_archive {
 	EVP_MD_CTX	*md;		/* SHA-256 context, reused */
 	EVP_MD		*sha256;	/* fetched once, not per digest */
 	bool		 in_tx;		/* began: holds the writer mutex */
+	struct dlq_redact mask;		/* SQL dlq_mask(): the config's rules */
 };
 
 /* The last error of the calling thread: a handle shared by consumers
@@ -477,6 +479,39 @@ configure_sqlite(void)
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+/* SQL dlq_mask(text): the text masked with the configured rules, as
+ * the worker masks what it prints. An error text is masked when it is
+ * archived; the control queries mask it again when they show it, with
+ * the rules of now: a key added to log.mask_keys, or digits masked from
+ * a shorter run on, cover the records of before as well. Masking what is
+ * masked changes nothing. */
+static void
+mask_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const struct dlq_redact *r = sqlite3_user_data(ctx);
+	const unsigned char *s;
+	struct dlq_buf out;
+	size_t n;
+
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	s = sqlite3_value_text(argv[0]);
+	n = (size_t)sqlite3_value_bytes(argv[0]);
+	dlq_buf_init(&out);
+	/* a masked value ("***") is at most three times the bytes it
+	 * hides: nothing is cut */
+	dlq_redact_text(r, s, n, 3 * n + 16, &out);
+	if (out.oom)
+		sqlite3_result_error_nomem(ctx);
+	else
+		sqlite3_result_text(ctx, out.data != NULL ? out.data : "",
+		    (int)out.len, SQLITE_TRANSIENT);
+	dlq_buf_release(&out);
+}
+
 struct dlq_archive *
 dlq_archive_open(const struct dlq_config *c)
 {
@@ -516,9 +551,14 @@ dlq_archive_open(const struct dlq_config *c)
 	}
 	if (migrate(a) == -1)
 		goto fail;
+	a->mask = (struct dlq_redact){ &c->mask_keys, c->mask_emails,
+	    (int)c->mask_digits_min, 0 };
 	if (sqlite3_create_function_v2(a->db, "dlq_headers_json", 1,
 	    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
 	    headers_json_fn, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_create_function_v2(a->db, "dlq_mask", 1,
+	    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, &a->mask,
+	    mask_fn, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v3(a->db, INSERT_SQL, -1, SQLITE_PREPARE_PERSISTENT,
 	    &a->insert, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v3(a->db, "INSERT OR IGNORE INTO hints (text)"

@@ -94,7 +94,7 @@ exec_changes(sqlite3 *db, const char *sql, const struct param *p, int n,
 	"'id', id, 'received_at', received_at, 'dlq', dlq, 'queue', queue,"	\
 	" 'message_id', message_id, 'reason', reason, 'class', class,"	\
 	" 'signature', signature, 'status', status, 'owner', owner,"	\
-	" 'error', error, 'retry_count', retry_count,"			\
+	" 'error', dlq_mask(error), 'retry_count', retry_count,"		\
 	" 'replay_count', replay_count, 'payload_bytes', payload_bytes"
 
 int
@@ -308,7 +308,8 @@ dlq_cases_groups(sqlite3 *db, const char *queue, int64_t limit,
 	 * the sample's queue is the group's. */
 	return query_list(db, "SELECT json_group_array(json_object("
 	    " 'signature', signature, 'queue', queue, 'reason', reason,"
-	    " 'class', class, 'error', error, 'count', n, 'unresolved', u,"
+	    " 'class', class, 'error', dlq_mask(error), 'count', n,"
+	    " 'unresolved', u,"
 	    " 'first_seen', f, 'last_seen', l, 'sample_id', sid,"
 	    " 'sample_message_id', message_id)) FROM"
 	    " (SELECT g.signature, g.sid, g.n, coalesce(o.n, 0) u,"
@@ -460,7 +461,8 @@ dlq_cases_returns(sqlite3 *db, const char *ids_json, int64_t since_ms,
 
 	return query_list(db, "SELECT json_group_array(json_object("
 	    " 'id', replay_of, 'returned_id', id, 'dlq', dlq, 'reason', reason,"
-	    " 'class', class, 'error', error, 'received_at', received_at))"
+	    " 'class', class, 'error', dlq_mask(error), 'received_at',"
+	    " received_at))"
 	    " FROM (SELECT * FROM dead_letters WHERE replay_of IN"
 	    "  (SELECT value FROM json_each(?1)) AND received_at >= ?2"
 	    "  ORDER BY id)", p, 2, out);

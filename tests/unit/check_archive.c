@@ -13,6 +13,7 @@
 #include "../check_main.h"
 #include "alertbacklog.h"
 #include "archive.h"
+#include "cases.h"
 #include "deadletter.h"
 
 static char dir[64], path[96];
@@ -357,6 +358,54 @@ START_TEST(the_backlog_is_the_unresolved_since_the_cut_off)
 }
 END_TEST
 
+/* A masking rule added later covers the records archived before it:
+ * what the case queries and the digest backlog read back is masked with
+ * the rules of the handle reading it. */
+START_TEST(error_texts_read_back_are_masked_with_the_rules_of_now)
+{
+	static char *keys[] = { "token" };
+	static const char raw[] = "card 4111111111111111 refused, token=ab12 "
+	    "for bob@example.com";
+	const struct dlq_list_filter all = { .limit = 10 };
+	struct dlq_digest dg;
+	struct dlq_buf out;
+
+	put_many(1);
+	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(a), "UPDATE dead_letters"
+	    " SET received_at = 2000, error = 'card 4111111111111111 refused,"
+	    " token=ab12 for bob@example.com'", NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_str_eq(column("dlq_mask(error)", 1), raw);	/* no rules */
+	dlq_archive_close(a);
+	cfg.mask_keys = (struct dlq_strlist){ keys, 1 };
+	cfg.mask_emails = true;
+	cfg.mask_digits_min = 8;
+	ck_assert_ptr_nonnull(a = dlq_archive_open(&cfg));
+	ck_assert_str_eq(column("dlq_mask(error)", 1),
+	    "card *** refused, token=*** for ***");
+	ck_assert_str_eq(column("dlq_mask(dlq_mask(error))", 1),
+	    "card *** refused, token=*** for ***");
+	ck_assert_str_eq(column("dlq_mask(NULL)", 1), "(null)");
+	ck_assert_str_eq(column("error", 1), raw);	/* the record stays */
+
+	dlq_buf_init(&out);
+	ck_assert_int_eq(dlq_cases_list(dlq_archive_db(a), &all, &out), 0);
+	ck_assert_msg(strstr(out.data, "\"error\":\"card *** refused, "
+	    "token=*** for ***\"") != NULL, "%s", out.data);
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, 10, &out),
+	    0);
+	ck_assert_msg(strstr(out.data, "4111") == NULL && strstr(out.data,
+	    "ab12") == NULL, "%s", out.data);
+	dlq_buf_release(&out);
+	ck_assert_int_eq(dlq_digest_init(&dg, 10), 0);
+	ck_assert_int_eq(dlq_alert_backlog(dlq_archive_db(a), 1000, 10, &dg),
+	    1);
+	ck_assert_str_eq(dg.groups[0].error, "card *** refused, token=*** for "
+	    "***");
+	dlq_digest_release(&dg);
+}
+END_TEST
+
 static Suite *
 archive_suite(void)
 {
@@ -372,6 +421,7 @@ archive_suite(void)
 	tcase_add_test(tc, a_kept_number_survives_a_new_handle);
 	tcase_add_test(tc, signatures_are_listed_once_each);
 	tcase_add_test(tc, the_backlog_is_the_unresolved_since_the_cut_off);
+	tcase_add_test(tc, error_texts_read_back_are_masked_with_the_rules_of_now);
 	suite_add_tcase(s, tc);
 	return s;
 }
