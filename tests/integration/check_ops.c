@@ -1,5 +1,5 @@
 /* check_ops.c - the operations surface: /metrics, /readyz, threshold
- * alerts, dlqctl inject, the compose file. */
+ * alerts, dlqctl inject, the compose file and the image's libraries. */
 #include <check.h>
 #include <ctype.h>
 #include <curl/curl.h>
@@ -457,6 +457,61 @@ START_TEST(the_compose_file_is_valid)
 }
 END_TEST
 
+/* Whether `word` stands in `text` between blanks or line ends. */
+static bool
+has_word(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = text; (p = strstr(p, word)) != NULL; p += n)
+		if ((p == text || isspace((unsigned char)p[-1])) &&
+		    (p[n] == '\0' || isspace((unsigned char)p[n]) ||
+		    p[n] == '\\'))
+			return true;
+	return false;
+}
+
+/* The image's runtime stage installs the package of every shared
+ * library the binaries need (libc6 comes with debian:bookworm-slim;
+ * a sanitizer build's runtimes are not what the image ships): a library
+ * added to the build and not to the Dockerfile would stop the container
+ * at its first start, and no container engine runs here to find out. */
+START_TEST(the_image_installs_every_library_the_binaries_need)
+{
+	static const char script[] =
+	    "set -e; for bin in \"$@\"; do"
+	    " for lib in $(readelf -d \"$bin\" |"
+	    "  sed -n 's/.*Shared library: \\[\\(.*\\)\\]/\\1/p'); do"
+	    "  path=$(ldd \"$bin\" | awk -v l=\"$lib\" '$1 == l { print $3 }');"
+	    "  dir=${path%/*};"
+	    "  dpkg -S \"*/${dir##*/}/$lib\" | sed 's/[:,].*//';"
+	    " done; done | sort -u";
+	char *out, *dockerfile, *stage, *pkg, *save;
+	int rc, n = 0;
+
+	rc = h_run((const char *[]){ "/bin/sh", "-c", script, "sh",
+	    h_bin("dlq-worker"), h_bin("dlqctl"), NULL }, NULL, &out);
+	ck_assert_msg(rc == 0, "the libraries' packages: %s", out);
+	ck_assert_ptr_nonnull(dockerfile = h_slurp("Dockerfile"));
+	ck_assert_ptr_nonnull(stage = strstr(dockerfile, "\nFROM "));
+	ck_assert_ptr_nonnull(stage = strstr(stage + 1, "\nFROM "));
+	for (pkg = strtok_r(out, "\n", &save); pkg != NULL;
+	    pkg = strtok_r(NULL, "\n", &save)) {
+		if (strcmp(pkg, "libc6") == 0 || strncmp(pkg, "libasan", 7) ==
+		    0 || strncmp(pkg, "libubsan", 8) == 0 ||
+		    strncmp(pkg, "libtsan", 7) == 0)
+			continue;
+		ck_assert_msg(has_word(stage, pkg), "the Dockerfile's runtime "
+		    "stage does not install %s", pkg);
+		n++;
+	}
+	ck_assert_int_ge(n, 7);	/* rabbitmq-c, curl, cJSON, libconfig, ... */
+	free(dockerfile);
+	free(out);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -470,6 +525,7 @@ suite(void)
 	tcase_add_test(tc, escalations_show_in_stats_metrics_and_once_in_the_digest);
 	tcase_add_test(tc, inject_makes_real_dead_letters);
 	tcase_add_test(tc, the_compose_file_is_valid);
+	tcase_add_test(tc, the_image_installs_every_library_the_binaries_need);
 	suite_add_tcase(s, tc);
 	return s;
 }
