@@ -197,11 +197,13 @@ render(struct dlq_alerter *a, struct target *t)
 	    DLQ_FORMAT_PLAIN, a->title, (size_t)a->cfg->max_chars, &a->text);
 }
 
+/* A digest in the log is an alert (there is no webhook, or it could not
+ * be reached at shutdown): at warn, so that log.level = warn, which
+ * silences a flood's dead_letter lines, keeps it. */
 static void
 log_digest(struct dlq_alerter *a, const struct target *t, bool unsent)
 {
-	if (!dlq_log_begin(&a->line, unsent ? DLQ_LOG_WARN : DLQ_LOG_INFO,
-	    "alert_digest"))
+	if (!dlq_log_begin(&a->line, DLQ_LOG_WARN, "alert_digest"))
 		return;
 	if (t->cfg != NULL)
 		dlq_log_str(&a->line, "target", t->host);

@@ -448,6 +448,8 @@ START_TEST(without_a_url_the_digest_is_logged_only)
 	ev = h_worker_events(&f.rig.w, "alert_digest", &n);
 	ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItem(ev[0], "text")->valuestring,
 	    "no webhook #"));
+	/* an alert: log.level = warn keeps it */
+	ck_assert_str_eq(h_jstr(ev[0], "level"), "warn");
 	h_events_free(ev, n);
 	ck_assert_int_eq(h_worker_count(&f.rig.w, "alert_sent"), 0);
 	ck_assert_int_eq(h_worker_count(&f.rig.w, "alert_failed"), 0);
