@@ -291,6 +291,38 @@ dlq_buf_json_cstr(struct dlq_buf *b, const char *s)
 		dlq_buf_json_str(b, s, strlen(s));
 }
 
+/* Keys are the program's own words, a dozen on every dead_letter line:
+ * plain ones (letters, digits, '_') are copied in one step; any other is
+ * escaped, so that a line stays JSON whatever key it is given. */
+void
+dlq_buf_json_key(struct dlq_buf *b, const char *key)
+{
+	size_t i, n = strlen(key);
+	char *p;
+
+	for (i = 0; i < n; i++)
+		if (!((key[i] >= 'a' && key[i] <= 'z') || key[i] == '_' ||
+		    (key[i] >= '0' && key[i] <= '9') ||
+		    (key[i] >= 'A' && key[i] <= 'Z')))
+			break;
+	if (i < n) {
+		dlq_buf_addc(b, ',');
+		dlq_buf_json_str(b, key, n);
+		dlq_buf_addc(b, ':');
+		return;
+	}
+	if (!dlq_buf_reserve(b, n + 4))
+		return;
+	p = b->data + b->len;
+	p[0] = ',';
+	p[1] = '"';
+	memcpy(p + 2, key, n);
+	p[n + 2] = '"';
+	p[n + 3] = ':';
+	b->len += n + 4;
+	b->data[b->len] = '\0';
+}
+
 static void
 put2(char *p, int v)
 {

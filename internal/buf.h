@@ -49,6 +49,8 @@ void	dlq_buf_add_u64(struct dlq_buf *, uint64_t);
  * always valid JSON whatever the input. */
 void	dlq_buf_json_str(struct dlq_buf *, const void *s, size_t n);
 void	dlq_buf_json_cstr(struct dlq_buf *, const char *);	/* NULL -> null */
+/* Appends ,"key": (a log line's or an object's next key). */
+void	dlq_buf_json_key(struct dlq_buf *, const char *key);
 
 /* Appends a timestamp (seconds or milliseconds since the epoch, UTC) as
  * RFC 3339, e.g. 2026-11-30T10:00:00Z / 2026-11-30T10:00:00.123Z. */

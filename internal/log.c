@@ -74,9 +74,7 @@ dlq_log_begin(struct dlq_buf *b, enum dlq_log_level l, const char *event)
 void
 dlq_log_key(struct dlq_buf *b, const char *key)
 {
-	dlq_buf_addc(b, ',');
-	dlq_buf_json_cstr(b, key);
-	dlq_buf_addc(b, ':');
+	dlq_buf_json_key(b, key);
 }
 
 void

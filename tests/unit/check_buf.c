@@ -39,6 +39,30 @@ START_TEST(quotes_backslashes_and_controls_are_escaped)
 }
 END_TEST
 
+/* A key is copied as it is when plain, escaped when not. */
+START_TEST(keys_are_plain_or_escaped)
+{
+	struct dlq_buf b;
+
+	dlq_buf_init(&b);
+	dlq_buf_adds(&b, "{\"a\":1");
+	dlq_buf_json_key(&b, "x_retry_count2");
+	dlq_buf_adds(&b, "2");
+	dlq_buf_json_key(&b, "Ab");
+	dlq_buf_adds(&b, "3");
+	dlq_buf_json_key(&b, "x-death");
+	dlq_buf_adds(&b, "4");
+	dlq_buf_json_key(&b, "q\"\n");
+	dlq_buf_adds(&b, "5");
+	dlq_buf_json_key(&b, "");
+	dlq_buf_adds(&b, "6}");
+	ck_assert_str_eq(b.data, "{\"a\":1,\"x_retry_count2\":2,\"Ab\":3,"
+	    "\"x-death\":4,\"q\\\"\\n\":5,\"\":6}");
+	ck_assert_uint_eq(b.len, strlen(b.data));
+	dlq_buf_release(&b);
+}
+END_TEST
+
 START_TEST(valid_utf8_is_kept_invalid_bytes_replaced)
 {
 	ck_assert_str_eq(esc("привет €", strlen("привет €")), "\"привет €\"");
@@ -168,6 +192,7 @@ suite(void)
 
 	tcase_add_test(tc, plain_text_is_quoted);
 	tcase_add_test(tc, quotes_backslashes_and_controls_are_escaped);
+	tcase_add_test(tc, keys_are_plain_or_escaped);
 	tcase_add_test(tc, valid_utf8_is_kept_invalid_bytes_replaced);
 	tcase_add_test(tc, utf8_prefix_never_cuts_a_character);
 	tcase_add_test(tc, special_bytes_are_found_at_every_offset);
