@@ -1,5 +1,6 @@
-/* check_cli.c - what an operator sees from dlq-worker's command line:
- * --check-config answers, exit codes, and no password in any output. */
+/* check_cli.c - what an operator sees from dlq-worker's and dlqctl's
+ * command lines: --check-config answers, exit codes, no password in any
+ * output, and `make run` on the embedded defaults. */
 #include <arpa/inet.h>
 #include <check.h>
 #include <netinet/in.h>
