@@ -271,7 +271,8 @@ meta_key(const struct dlq_alerter *a, const struct target *t,
 	return true;
 }
 
-/* A digest reached the webhook: its cut-off goes to the archive. */
+/* A digest reached the webhook (or the log): its cut-off goes to the
+ * archive. */
 static void
 remember_sent(struct dlq_alerter *a, const struct target *t)
 {
@@ -404,15 +405,15 @@ flush(struct dlq_alerter *a)
 			continue;
 		render(a, t);
 		left = end - dlq_now_ms();
-		if (t->cfg != NULL && (left < 100 ||
-		    post(a, t, (long)(left < a->cfg->alert_timeout_ms ? left :
-		    a->cfg->alert_timeout_ms), NULL, &r) != 0))
-			log_digest(a, t, true);
-		else {
-			if (t->cfg == NULL)
-				log_digest(a, t, false);
+		if (t->cfg == NULL) {
+			log_digest(a, t, false);
 			remember_sent(a, t);
-		}
+		} else if (left < 100 ||
+		    post(a, t, (long)(left < a->cfg->alert_timeout_ms ? left :
+		    a->cfg->alert_timeout_ms), NULL, &r) != 0)
+			log_digest(a, t, true);
+		else
+			remember_sent(a, t);
 		dlq_digest_clear(&t->inflight);
 	}
 }
