@@ -107,23 +107,41 @@ CONF
 	fi
 }
 
+# The node's Erlang VMs, found by their node name (a node still booting
+# has not written its pid file yet).
+node_pids() {
+	local pid
+	for pid in $(pgrep -f beam.smp || true); do
+		tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null |
+		    grep -qx "RABBITMQ_NODENAME=$node" && echo "$pid"
+	done
+	return 0
+}
+
+wait_gone() {	# $1: seconds; until the node's VMs have exited
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		[ -z "$(node_pids)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Returns once the VM has exited, not only its AMQP listener: a VM still
+# shutting down holds the distribution port, and a start would fail.
 stop() {
 	port_open || return 0
 	as_rabbitmq /usr/lib/rabbitmq/bin/rabbitmqctl -n "$node" stop \
 	    >/dev/null 2>&1 || true
-	wait_port closed 60
+	wait_gone 60
 }
 
 kill9() {
 	local pid
-	# the node's Erlang VMs, found by their node name (a node still
-	# booting has not written its pid file yet)
-	for pid in $(pgrep -f beam.smp || true); do
-		tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null |
-		    grep -qx "RABBITMQ_NODENAME=$node" &&
-		    kill -9 "$pid" 2>/dev/null || true
+	for pid in $(node_pids); do
+		kill -9 "$pid" 2>/dev/null || true
 	done
-	wait_port closed 30
+	wait_gone 30
 }
 
 # Only ever the private node's own directory.
