@@ -343,9 +343,12 @@ escalations(FILE *f, const cJSON *e)
 	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(e, "cases")) {
 		fprintf(f, "  #%-7lld ", (long long)n(c, "id"));
 		dlq_term_put(f, s(c, "queue"), -1, 28);
-		fprintf(f, " %-12s %s overdue  ", s(c, "kind"), dlq_format_age(n(c,
+		fprintf(f, " %-12s %s overdue", s(c, "kind"), dlq_format_age(n(c,
 		    "overdue_ms"), a, sizeof(a)));
-		put(f, strcmp(s(c, "owner"), "-") ? s(c, "owner") : "");
+		if (strcmp(s(c, "owner"), "-") != 0) {
+			fputs("  ", f);
+			put(f, s(c, "owner"));
+		}
 		fputc('\n', f);
 	}
 }
@@ -358,17 +361,17 @@ decisions(FILE *f, const cJSON *d)
 
 	fprintf(f, "decisions:\n");
 	if (n(t, "count") > 0)
-		fprintf(f, "  time to owner       p50 %s  p90 %s  max %s  (%lld "
+		fprintf(f, "  time to owner        p50 %s  p90 %s  max %s  (%lld "
 		    "cases)\n", dlq_format_age(n(t, "p50"), a, sizeof(a)),
 		    dlq_format_age(n(t, "p90"), b, sizeof(b)),
 		    dlq_format_age(n(t, "max"), c, sizeof(c)),
 		    (long long)n(t, "count"));
 	else
-		fprintf(f, "  time to owner       - (no case assigned yet)\n");
-	fprintf(f, "  oldest awaiting     %s\n", n(d,
+		fprintf(f, "  time to owner        - (no case assigned yet)\n");
+	fprintf(f, "  oldest awaiting      %s\n", n(d,
 	    "oldest_awaiting_decision_age_ms") < 0 ? "-" : dlq_format_age(n(d,
 	    "oldest_awaiting_decision_age_ms"), a, sizeof(a)));
-	fprintf(f, "  replays w/o evidence %lld\n  most dead cycles    %lld\n",
+	fprintf(f, "  replays w/o evidence %lld\n  most dead cycles     %lld\n",
 	    (long long)n(d, "replays_without_evidence"),
 	    (long long)n(d, "max_cycles_per_message"));
 }
@@ -378,13 +381,13 @@ redrive(FILE *f, const cJSON *r)
 {
 	const cJSON *e;
 
-	fprintf(f, "redrive:\n  left for humans     %lld\n",
+	fprintf(f, "redrive:\n  left for humans      %lld\n",
 	    (long long)n(r, "left_for_humans"));
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r, "outcomes"))
-		fprintf(f, "  %-19s %lld\n", e->string, (long long)e->valuedouble);
+		fprintf(f, "  %-20s %lld\n", e->string, (long long)e->valuedouble);
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r,
 	    "circuits_open"))
-		fprintf(f, "  circuit OPEN        %s (dlqctl redrive resume %s "
+		fprintf(f, "  circuit OPEN         %s (dlqctl redrive resume %s "
 		    "--reason TEXT)\n", e->valuestring, e->valuestring);
 }
 

@@ -36,6 +36,29 @@ struct cmd {
 	const char	*usage;
 };
 
+/* True when the command line has an argument at argv[at]; else says
+ * that the command needs `what`. */
+static bool
+has_arg(int at, int argc, char **argv, const char *what)
+{
+	if (at < argc)
+		return true;
+	fprintf(stderr, "dlqctl: %s needs %s\n", argv[0], what);
+	return false;
+}
+
+/* True when nothing is left on the command line from argv[from]; else
+ * names the first argument the command does not take. */
+static bool
+nothing_left(int from, int argc, char **argv)
+{
+	if (from >= argc)
+		return true;
+	fprintf(stderr, "dlqctl: %s: unexpected argument '%s'\n", argv[0],
+	    argv[from]);
+	return false;
+}
+
 static int
 cmd_topology_show(struct ctx *x, int argc, char **argv)
 {
@@ -43,8 +66,7 @@ cmd_topology_show(struct ctx *x, int argc, char **argv)
 	struct dlq_buf b;
 	size_t i;
 
-	(void)argv;
-	if (argc != 1)
+	if (!nothing_left(1, argc, argv))
 		return DLQ_EXIT_USAGE;
 	if (!x->json) {
 		for (i = 0; i < x->top->n_queues; i++)
@@ -88,8 +110,7 @@ cmd_topology_assert(struct ctx *x, int argc, char **argv)
 	struct dlq_assert_result res;
 	char why[512];
 
-	(void)argv;
-	if (argc != 1)
+	if (!nothing_left(1, argc, argv))
 		return DLQ_EXIT_USAGE;
 	if (dlq_topology_apply(&x->cfg, x->top, &res, why, sizeof(why)) !=
 	    DLQ_AMQP_OK) {
@@ -112,8 +133,7 @@ cmd_test_alert(struct ctx *x, int argc, char **argv)
 {
 	int failed;
 
-	(void)argv;
-	if (argc != 1)
+	if (!nothing_left(1, argc, argv))
 		return DLQ_EXIT_USAGE;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		return DLQ_EXIT_ERROR;
@@ -202,10 +222,8 @@ add_ids(cJSON *r, int argc, char **argv)
 	char *end;
 	int i;
 
-	if (optind >= argc) {
-		fprintf(stderr, "dlqctl: %s needs an archive id\n", argv[0]);
+	if (!has_arg(optind, argc, argv, "an archive id"))
 		return false;
-	}
 	sorted = calloc(n, sizeof(*sorted));
 	given = calloc(n, sizeof(*given));
 	for (i = optind; sorted != NULL && given != NULL && i < argc; i++) {
@@ -421,7 +439,8 @@ cmd_list(struct ctx *x, int argc, char **argv)
 	cJSON *r = dlq_ctl_request("list");
 
 	if (!parse_opts(r, argc, argv, "queue status class signature since "
-	    "limit message-id correlation-id") || optind != argc) {
+	    "limit message-id correlation-id") ||
+	    !nothing_left(optind, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -434,8 +453,8 @@ cmd_show(struct ctx *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("show"), *ids;
 
-	if (!parse_opts(r, argc, argv, "payload") || optind != argc - 1 ||
-	    !add_ids(r, argc, argv)) {
+	if (!parse_opts(r, argc, argv, "payload") ||
+	    !nothing_left(optind + 1, argc, argv) || !add_ids(r, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -448,8 +467,7 @@ cmd_show(struct ctx *x, int argc, char **argv)
 static int
 cmd_stats(struct ctx *x, int argc, char **argv)
 {
-	(void)argv;
-	if (argc != 1)
+	if (!nothing_left(1, argc, argv))
 		return DLQ_EXIT_USAGE;
 	return call(x, dlq_ctl_request("stats"), view_stats);
 }
@@ -459,7 +477,8 @@ cmd_groups(struct ctx *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("groups");
 
-	if (!parse_opts(r, argc, argv, "queue limit") || optind != argc) {
+	if (!parse_opts(r, argc, argv, "queue limit") ||
+	    !nothing_left(optind, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -566,7 +585,8 @@ cmd_purge(struct ctx *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("purge");
 
-	if (!parse_opts(r, argc, argv, "older-than") || optind != argc ||
+	if (!parse_opts(r, argc, argv, "older-than") ||
+	    !nothing_left(optind, argc, argv) ||
 	    !has_opts(r, argv[0], "older-than")) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
@@ -579,7 +599,8 @@ cmd_audit(struct ctx *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("audit");
 
-	if (!parse_opts(r, argc, argv, "since") || optind != argc) {
+	if (!parse_opts(r, argc, argv, "since") ||
+	    !nothing_left(optind, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -697,8 +718,7 @@ view_resumed(FILE *f, const cJSON *d, int64_t now)
 static int
 cmd_redrive_status(struct ctx *x, int argc, char **argv)
 {
-	(void)argv;
-	if (argc != 1)
+	if (!nothing_left(1, argc, argv))
 		return DLQ_EXIT_USAGE;
 	return call(x, dlq_ctl_request("redrive_status"), dlq_view_redrive);
 }
@@ -708,8 +728,10 @@ cmd_redrive_resume(struct ctx *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("redrive_resume");
 
-	if (!parse_opts(r, argc, argv, "reason") || optind != argc - 1 ||
-	    !has_opts(r, argv[0], "reason")) {
+	if (!parse_opts(r, argc, argv, "reason") ||
+	    !nothing_left(optind + 1, argc, argv) ||
+	    !has_opts(r, argv[0], "reason") ||
+	    !has_arg(optind, argc, argv, "a queue")) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -724,7 +746,7 @@ cmd_inject(struct ctx *x, int argc, char **argv)
 	int rc = DLQ_EXIT_USAGE;
 
 	if (!parse_opts(r, argc, argv, "queue count error retries") ||
-	    optind != argc || take_str(r, "queue") == NULL)
+	    !nothing_left(optind, argc, argv) || !has_opts(r, argv[0], "queue"))
 		goto out;
 	n = cJSON_GetObjectItem(r, "count");
 	k = cJSON_GetObjectItem(r, "retries");

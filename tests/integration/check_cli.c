@@ -291,6 +291,22 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		{ "dlqctl: assign needs --decision\n" },
 		{ "show", "--", "-h", NULL },
 		{ "dlqctl: '-h' is not an archive id\n" },
+		/* a word too many or too few is named */
+		{ "show", NULL },
+		{ "dlqctl: show needs an archive id\n" },
+		{ "show", "7", "8", NULL },
+		{ "dlqctl: show: unexpected argument '8'\n" },
+		{ "list", "orders", NULL },
+		{ "dlqctl: list: unexpected argument 'orders'\n" },
+		{ "topology", "show", "orders", NULL },
+		{ "dlqctl: topology show: unexpected argument 'orders'\n" },
+		{ "redrive", "resume", "--reason", "fixed", NULL },
+		{ "dlqctl: redrive resume needs a queue\n" },
+		{ "redrive", "resume", "orders", "payments", "--reason", "x",
+		    NULL },
+		{ "dlqctl: redrive resume: unexpected argument 'payments'\n" },
+		{ "inject", "--count", "3", NULL },
+		{ "dlqctl: inject needs --queue\n" },
 	};
 	const char *argv[10];
 	char *out, *err;
