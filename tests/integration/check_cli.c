@@ -412,8 +412,13 @@ remove_node(void)
 START_TEST(make_run_starts_a_broker_and_the_worker_on_embedded_defaults)
 {
 	char url[64], amqp[96], archive[300], sock[300], http[64], want[128];
+	/* the rest of the worker's variables blank (blank is unset), so
+	 * the caller's environment does not change the defaults */
 	const char *env[] = { amqp, archive, sock, http, "MAKEFLAGS=",
-	    "MAKELEVEL=", "MFLAGS=", NULL };
+	    "MAKELEVEL=", "MFLAGS=", "DLQ_ALERT_COOLDOWN_MS=",
+	    "DLQ_ALERT_WEBHOOK_FORMAT=", "DLQ_ALERT_WEBHOOK_URL=",
+	    "DLQ_LOG_LEVEL=", "DLQ_TOPOLOGY_FILE=", "RABBITMQ_DLQ_SUFFIX=",
+	    "RABBITMQ_MANAGEMENT_URL=", NULL };
 	struct h_worker w;
 	cJSON **ev, *list;
 	char *err, *out;
