@@ -1,4 +1,4 @@
-/* check_config.c - configuration: defaults, file, env, errors. */
+/* check_config.c - configuration: defaults, file, env, errors, the example. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -532,6 +532,81 @@ START_TEST(bad_redrive_settings_are_refused)
 }
 END_TEST
 
+/* A file read whole into a NUL-terminated string (malloc'd). */
+static char *
+slurp(const char *file)
+{
+	FILE *f = fopen(file, "r");
+	char *text;
+	long n;
+
+	ck_assert_msg(f != NULL, "%s: run the tests from the top directory",
+	    file);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	ck_assert_int_gt(n = ftell(f), 0);
+	rewind(f);
+	ck_assert_ptr_nonnull(text = malloc((size_t)n + 1));
+	ck_assert_uint_eq(fread(text, 1, (size_t)n, f), (size_t)n);
+	text[n] = '\0';
+	fclose(f);
+	return text;
+}
+
+/* Whether the example file sets `key` (or shows it commented out) in
+ * its `section = { ... };` block. */
+static bool
+example_has(const char *example, const char *section, const char *key)
+{
+	char open[64];
+	const char *at, *end, *line;
+	size_t n = strlen(key);
+
+	snprintf(open, sizeof(open), "\n%s = {", section);
+	if ((at = strstr(example, open)) == NULL ||
+	    (end = strstr(at, "\n};")) == NULL)
+		return false;
+	for (line = strchr(at + 1, '\n'); line != NULL && line < end;
+	    line = strchr(line + 1, '\n')) {
+		line += strspn(line, "\n #");
+		if (strncmp(line, key, n) == 0 &&
+		    line[n + strspn(line + n, " ")] == '=')
+			return true;
+	}
+	return false;
+}
+
+/* Every setting in the README's table is shown in the example
+ * configuration, in its section, so the file a user copies is complete;
+ * and the example is a valid configuration. */
+START_TEST(the_example_file_shows_every_setting_of_the_readme)
+{
+	char *readme = slurp("README.md");
+	char *example = slurp("config/dlq-worker.conf");
+	char section[32], key[64];
+	const char *row, *cell, *end;
+	int n = 0, len;
+
+	for (row = strstr(readme, "\n| `"); row != NULL;
+	    row = strstr(row + 1, "\n| `")) {
+		/* the first cell: `a.b`, or `a.b` / `a.c` / ... */
+		end = strstr(row + 3, " | ");
+		for (cell = row + 3; end != NULL && cell < end &&
+		    sscanf(cell, "`%31[a-z_].%63[a-z_]`%n", section, key,
+		    &len) == 2; cell += len + strspn(cell + len, " /")) {
+			ck_assert_msg(example_has(example, section, key),
+			    "config/dlq-worker.conf does not show %s.%s",
+			    section, key);
+			n++;
+		}
+	}
+	ck_assert_int_ge(n, 50);
+	ck_assert_int_eq(dlq_config_load(&c, "config/dlq-worker.conf",
+	    &errors), 0);
+	free(readme);
+	free(example);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -564,6 +639,7 @@ suite(void)
 	tcase_add_test(tc, numbers_too_large_for_32_bits_are_refused_not_wrapped);
 	tcase_add_test(tc, http_listen_must_be_an_ipv4_address);
 	tcase_add_test(tc, the_same_webhook_twice_is_refused);
+	tcase_add_test(tc, the_example_file_shows_every_setting_of_the_readme);
 	suite_add_tcase(s, tc);
 	return s;
 }
