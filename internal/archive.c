@@ -683,6 +683,15 @@ dlq_archive_commit(struct dlq_archive *a)
 	return 0;
 }
 
+bool
+dlq_archive_moved(struct dlq_archive *a)
+{
+	int moved = 0;
+
+	return sqlite3_file_control(a->db, "main", SQLITE_FCNTL_HAS_MOVED,
+	    &moved) == SQLITE_OK && moved != 0;
+}
+
 int
 dlq_archive_commit_hold(struct dlq_archive *a)
 {
@@ -691,6 +700,18 @@ dlq_archive_commit_hold(struct dlq_archive *a)
 		 * it with dlq_archive_rollback() */
 		if (!sqlite3_get_autocommit(a->db))
 			sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+		settle_hints(a, false);
+		return -1;
+	}
+	/* Committed into a file no longer at the path (deleted, or
+	 * replaced): the next start opens what is at the path, so these
+	 * records count as not written, and their deliveries stay unacked.
+	 * Checked after the commit, so that no window is left between the
+	 * check and the ack. */
+	if (dlq_archive_moved(a)) {
+		snprintf(err_text, sizeof(err_text), "the archive file was "
+		    "deleted or replaced while open (the worker exits; a "
+		    "restart opens the file at the path)");
 		settle_hints(a, false);
 		return -1;
 	}

@@ -211,6 +211,21 @@ stop_services(struct services *s)
 	dlq_archive_close(s->archive);
 }
 
+/* An archive file deleted or replaced under the worker: what it would
+ * write from now on is lost at the next start, so it stops (exit 1),
+ * and a restart (compose, systemd) opens the file at the path. Its
+ * consumers ack nothing more meanwhile (dlq_archive_commit_hold). */
+static bool
+archive_replaced(const struct dlq_config *c, struct services *s)
+{
+	if (!dlq_archive_moved(s->archive))
+		return false;
+	dlq_log(DLQ_LOG_ERR, "archive_replaced", "path", c->archive_path,
+	    "action", "exiting; dead letters not archived stay in their "
+	    "queues for the next start", NULL);
+	return true;
+}
+
 /* archive.retention_days: payloads and headers of resolved records go,
  * the records stay. Once at start, then daily. */
 static void
@@ -504,16 +519,18 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	dlq_buf_release(&line);
 
 	while ((sig = wait_signal(&set, c->threshold_check_ms < 1000 ?
-	    c->threshold_check_ms : 1000)) == 0) {
+	    c->threshold_check_ms : 1000)) == 0 &&
+	    !archive_replaced(c, &s)) {
 		apply_retention(c, &s);
 		check_thresholds(c, &s);
 	}
-	dlq_log(DLQ_LOG_INFO, "shutdown_started", "signal", signal_name(sig),
-	    NULL);
+	if (sig != 0)
+		dlq_log(DLQ_LOG_INFO, "shutdown_started", "signal",
+		    signal_name(sig), NULL);
 	if (pthread_create(&watcher, NULL, watch_second_signal, &set) == 0)
 		pthread_detach(watcher);
 	stop_services(&s);
 	curl_global_cleanup();
 	dlq_log(DLQ_LOG_INFO, "shutdown", NULL);
-	return DLQ_EXIT_OK;
+	return sig != 0 ? DLQ_EXIT_OK : DLQ_EXIT_ERROR;
 }

@@ -19,8 +19,9 @@ enum {
 	DLQ_EXIT_PERMISSION = 4,
 };
 
-/* Runs until a signal (or, with assert_only, until the topology has been
- * asserted once). Returns an exit code. */
+/* Runs until a signal, or until its archive file is deleted or replaced
+ * (exit 1), or, with assert_only, until the topology has been asserted
+ * once. Returns an exit code. */
 int	dlq_worker_run(const struct dlq_config *, const struct dlq_topology *,
 	    bool assert_only);
 

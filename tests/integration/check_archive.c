@@ -285,6 +285,46 @@ START_TEST(an_unwritable_archive_leaves_deliveries_in_the_queue)
 }
 END_TEST
 
+/* An operator deletes the archive under the running worker (or moves it
+ * away): what the worker would commit now goes into a file no start
+ * will open again. It acks nothing more, says so and exits 1; the
+ * dead letters wait in their queue, and the restart archives them in a
+ * new file at the path. */
+START_TEST(an_archive_deleted_under_the_worker_loses_nothing)
+{
+	struct h_rig f;
+	char path[300];
+	cJSON **ev;
+	int rows, distinct, n;
+	const char *const suffix[] = { "", "-wal", "-shm" };
+	size_t i;
+
+	start(&f, NULL);
+	die_in(&f, 0, 3, "before");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s%s", f.db, suffix[i]);
+		ck_assert_int_eq(unlink(path), 0);
+	}
+	die_in(&f, 0, 5, "after");
+	ck_assert_int_eq(h_worker_exit(&f.w, 30000), 1);
+	ev = h_worker_events(&f.w, "archive_replaced", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(h_jstr(ev[0], "path"), f.db);
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_worker_count(&f.w, "dead_letter"), 3);
+	/* none of the five was acked */
+	ck_assert(h_wait_count(f.dlq[0], 5, WAIT_MS));
+
+	h_rig_start(&f);
+	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
+	h_rig_stop(&f);
+	count_rows(f.db, &rows, &distinct);
+	ck_assert_int_eq(rows, 5);
+	ck_assert_int_eq(distinct, 5);
+}
+END_TEST
+
 static int64_t
 first_id(const char *cfg, const char *const *args)
 {
@@ -1231,6 +1271,7 @@ suite(void)
 	tcase_add_test(tc,
 	    an_upgraded_archive_recognises_redeliveries_of_its_old_records);
 	tcase_add_test(tc, an_unwritable_archive_leaves_deliveries_in_the_queue);
+	tcase_add_test(tc, an_archive_deleted_under_the_worker_loses_nothing);
 	tcase_add_test(tc, triage_commands_answer_what_the_archive_holds);
 	tcase_add_test(tc, a_selection_is_dropped_or_assigned_by_queue_and_class);
 	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);
