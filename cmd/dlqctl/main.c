@@ -1,6 +1,5 @@
 /* dlqctl - the operator's command line for dlq-monitor.
  * A table of commands, each short, each calling into internal/. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include "alert.h"
 #include "amqp.h"
 #include "buf.h"
+#include "ctlargs.h"
 #include "ctlclient.h"
 #include "ctlselect.h"
 #include "ctlview.h"
@@ -19,7 +19,6 @@
 #include "replayrun.h"
 #include "cli.h"
 #include "config.h"
-#include "control.h"
 #include "log.h"
 #include "topology.h"
 #include "worker.h"
@@ -36,29 +35,6 @@ struct cmd {
 	const char	*usage;
 };
 
-/* True when the command line has an argument at argv[at]; else says
- * that the command needs `what`. */
-static bool
-has_arg(int at, int argc, char **argv, const char *what)
-{
-	if (at < argc)
-		return true;
-	fprintf(stderr, "dlqctl: %s needs %s\n", argv[0], what);
-	return false;
-}
-
-/* True when nothing is left on the command line from argv[from]; else
- * names the first argument the command does not take. */
-static bool
-nothing_left(int from, int argc, char **argv)
-{
-	if (from >= argc)
-		return true;
-	fprintf(stderr, "dlqctl: %s: unexpected argument '%s'\n", argv[0],
-	    argv[from]);
-	return false;
-}
-
 static int
 cmd_topology_show(struct ctx *x, int argc, char **argv)
 {
@@ -66,7 +42,7 @@ cmd_topology_show(struct ctx *x, int argc, char **argv)
 	struct dlq_buf b;
 	size_t i;
 
-	if (!nothing_left(1, argc, argv))
+	if (!dlq_args_done(1, argc, argv))
 		return DLQ_EXIT_USAGE;
 	if (!x->json) {
 		for (i = 0; i < x->top->n_queues; i++)
@@ -110,7 +86,7 @@ cmd_topology_assert(struct ctx *x, int argc, char **argv)
 	struct dlq_assert_result res;
 	char why[512];
 
-	if (!nothing_left(1, argc, argv))
+	if (!dlq_args_done(1, argc, argv))
 		return DLQ_EXIT_USAGE;
 	if (dlq_topology_apply(&x->cfg, x->top, &res, why, sizeof(why)) !=
 	    DLQ_AMQP_OK) {
@@ -133,7 +109,7 @@ cmd_test_alert(struct ctx *x, int argc, char **argv)
 {
 	int failed;
 
-	if (!nothing_left(1, argc, argv))
+	if (!dlq_args_done(1, argc, argv))
 		return DLQ_EXIT_USAGE;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		return DLQ_EXIT_ERROR;
@@ -202,222 +178,6 @@ view_purged(FILE *f, const cJSON *d, int64_t now)
 	    cJSON_GetObjectItemCaseSensitive(d, "purged")->valuedouble);
 }
 
-static int
-cmp_id(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The remaining arguments as archive ids, in their order, each once: an
- * id given twice is one dead letter (replayed once, dropped once). */
-static bool
-add_ids(cJSON *r, int argc, char **argv)
-{
-	cJSON *ids = cJSON_AddArrayToObject(r, "ids");
-	long long *sorted, v, *at;
-	bool *given;
-	size_t n = (size_t)(argc - optind), k;
-	char *end;
-	int i;
-
-	if (!has_arg(optind, argc, argv, "an archive id"))
-		return false;
-	sorted = calloc(n, sizeof(*sorted));
-	given = calloc(n, sizeof(*given));
-	for (i = optind; sorted != NULL && given != NULL && i < argc; i++) {
-		errno = 0;
-		v = strtoll(argv[i], &end, 10);
-		if (*argv[i] == '\0' || *end != '\0' || errno == ERANGE ||
-		    v < 1 || v > DLQ_JSON_INT_MAX) {
-			fprintf(stderr, "dlqctl: '%s' is not an archive id\n",
-			    argv[i]);
-			break;
-		}
-		sorted[i - optind] = v;
-	}
-	if (i < argc) {
-		free(sorted);
-		free(given);
-		return false;
-	}
-	qsort(sorted, n, sizeof(*sorted), cmp_id);
-	for (i = optind; i < argc; i++) {
-		v = strtoll(argv[i], NULL, 10);
-		at = bsearch(&v, sorted, n, sizeof(*sorted), cmp_id);
-		for (k = (size_t)(at - sorted); k > 0 && sorted[k - 1] == v; k--)
-			;			/* the first of equal ones */
-		if (!given[k]) {
-			given[k] = true;
-			cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)v));
-		}
-	}
-	free(sorted);
-	free(given);
-	return true;
-}
-
-/* Every option a command may take, and the request key it fills. */
-enum kind { K_STR, K_DUR, K_COUNT, K_RATE, K_FLAG };
-
-static const struct opt {
-	const char	*name;
-	const char	*key;
-	enum kind	 kind;
-} opt_table[] = {
-	{ "queue",	"queue",	K_STR },
-	{ "status",	"status",	K_STR },
-	{ "class",	"class",	K_STR },
-	{ "signature",	"signature",	K_STR },
-	{ "message-id",	"message_id",	K_STR },
-	{ "correlation-id", "correlation_id", K_STR },
-	{ "since",	"since_ms",	K_DUR },
-	{ "limit",	"limit",	K_COUNT },
-	{ "payload",	"payload",	K_FLAG },
-	{ "owner",	"owner",	K_STR },
-	{ "decision",	"decision",	K_STR },
-	{ "escalate-in", "escalate_in_ms", K_DUR },
-	{ "evidence",	"evidence",	K_STR },
-	{ "reason",	"reason",	K_STR },
-	{ "yes",	"yes",		K_FLAG },
-	{ "older-than",	"older_than_ms", K_DUR },
-	{ "rate",	"rate",		K_RATE },
-	{ "to-exchange", "to_exchange",	K_STR },
-	{ "routing-key", "routing_key",	K_STR },
-	{ "reset-retries", "reset_retries", K_FLAG },
-	{ "execute",	"execute",	K_FLAG },
-	{ "force",	"force",	K_FLAG },
-	{ "from-queue",	"from_queue",	K_STR },
-	{ "count",	"count",	K_COUNT },
-	{ "error",	"error",	K_STR },
-	{ "retries",	"retries",	K_RATE },
-	{ "canary",	"canary",	K_COUNT },
-	{ "watch",	"watch_ms",	K_DUR },
-};
-
-#define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
-
-/* Whether `name` is a word of the space-separated `list`. */
-static bool
-named(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-	const char *p;
-
-	for (p = list; (p = strstr(p, name)) != NULL; p += n)
-		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-			return true;
-	return false;
-}
-
-/* Parses the command's options into `r`, accepting only the names in
- * `allowed` (space separated). Returns false on any usage error. */
-static bool
-parse_opts(cJSON *r, int argc, char **argv, const char *allowed)
-{
-	struct option longopts[NOPTS + 1];
-	const struct opt *o;
-	char *end;
-	long long v, max;
-	int64_t ms;
-	size_t i;
-	int ch;
-
-	for (i = 0; i < NOPTS; i++) {
-		longopts[i].name = opt_table[i].name;
-		longopts[i].has_arg = opt_table[i].kind == K_FLAG ? no_argument :
-		    required_argument;
-		longopts[i].flag = NULL;
-		longopts[i].val = 256 + (int)i;
-	}
-	memset(&longopts[NOPTS], 0, sizeof(longopts[NOPTS]));
-	optind = 0;	/* 0: glibc starts afresh (permuting) */
-	opterr = 0;	/* its messages name the command alone: ours below */
-	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (ch < 256) {
-			if (optopt >= 256)
-				fprintf(stderr, "dlqctl: --%s %s\n",
-				    opt_table[optopt - 256].name,
-				    opt_table[optopt - 256].kind == K_FLAG ?
-				    "takes no value" : "needs a value");
-			else if (optopt > 0)
-				fprintf(stderr, "dlqctl: %s: unknown option "
-				    "'-%c'\n", argv[0], optopt);
-			else
-				fprintf(stderr, "dlqctl: %s: unknown or "
-				    "ambiguous option '%s'\n", argv[0],
-				    argv[optind - 1]);
-			return false;
-		}
-		o = &opt_table[ch - 256];
-		if (!named(allowed, o->name)) {
-			fprintf(stderr, "dlqctl: %s does not take --%s\n", argv[0],
-			    o->name);
-			return false;
-		}
-		if (cJSON_HasObjectItem(r, o->key)) {
-			fprintf(stderr, "dlqctl: --%s given twice\n", o->name);
-			return false;
-		}
-		switch (o->kind) {
-		case K_STR:
-			if (optarg[strspn(optarg, " \t\r\n")] == '\0') {
-				fprintf(stderr, "dlqctl: --%s: empty\n", o->name);
-				return false;
-			}
-			cJSON_AddStringToObject(r, o->key, optarg);
-			break;
-		case K_FLAG:
-			cJSON_AddTrueToObject(r, o->key);
-			break;
-		case K_DUR:
-			/* a zero --since would select nothing, or
-			 * everything: neither is what was meant */
-			if ((ms = dlq_parse_duration(optarg)) <= 0) {
-				fprintf(stderr, "dlqctl: --%s: bad duration '%s' "
-				    "(e.g. 90s, 15m, 2h, 7d)\n", o->name, optarg);
-				return false;
-			}
-			cJSON_AddNumberToObject(r, o->key, (double)ms);
-			break;
-		case K_COUNT:
-		case K_RATE:
-			/* --limit: what the worker answers at most in one
-			 * list, groups, replay plan or selection */
-			max = strcmp(o->key, "limit") == 0 ? DLQ_SELECT_MAX :
-			    100000;
-			v = strtoll(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || v < (o->kind ==
-			    K_RATE ? 0 : 1) || v > max) {
-				fprintf(stderr, "dlqctl: --%s: expected %s..%lld, "
-				    "not '%s'\n", o->name, o->kind == K_RATE ? "0" :
-				    "1", max, optarg);
-				return false;
-			}
-			cJSON_AddNumberToObject(r, o->key, (double)v);
-			break;
-		}
-	}
-	return true;
-}
-
-/* True when `r` holds every option named in `names` (space separated);
- * else says which one the command needs. */
-static bool
-has_opts(const cJSON *r, const char *cmd, const char *names)
-{
-	size_t i;
-
-	for (i = 0; i < NOPTS; i++)
-		if (named(names, opt_table[i].name) &&
-		    !cJSON_HasObjectItem(r, opt_table[i].key)) {
-			fprintf(stderr, "dlqctl: %s needs --%s\n", cmd,
-			    opt_table[i].name);
-			return false;
-		}
-	return true;
-}
 
 /* A --queue that the topology does not know is most likely mistyped: the
  * answer (often empty) comes with a note saying so. */
@@ -438,9 +198,9 @@ cmd_list(struct ctx *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("list");
 
-	if (!parse_opts(r, argc, argv, "queue status class signature since "
+	if (!dlq_args_options(r, argc, argv, "queue status class signature since "
 	    "limit message-id correlation-id") ||
-	    !nothing_left(optind, argc, argv)) {
+	    !dlq_args_done(optind, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -453,8 +213,8 @@ cmd_show(struct ctx *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("show"), *ids;
 
-	if (!parse_opts(r, argc, argv, "payload") ||
-	    !nothing_left(optind + 1, argc, argv) || !add_ids(r, argc, argv)) {
+	if (!dlq_args_options(r, argc, argv, "payload") ||
+	    !dlq_args_done(optind + 1, argc, argv) || !dlq_args_ids(r, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -467,7 +227,7 @@ cmd_show(struct ctx *x, int argc, char **argv)
 static int
 cmd_stats(struct ctx *x, int argc, char **argv)
 {
-	if (!nothing_left(1, argc, argv))
+	if (!dlq_args_done(1, argc, argv))
 		return DLQ_EXIT_USAGE;
 	return call(x, dlq_ctl_request("stats"), view_stats);
 }
@@ -477,8 +237,8 @@ cmd_groups(struct ctx *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("groups");
 
-	if (!parse_opts(r, argc, argv, "queue limit") ||
-	    !nothing_left(optind, argc, argv)) {
+	if (!dlq_args_options(r, argc, argv, "queue limit") ||
+	    !dlq_args_done(optind, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -539,9 +299,9 @@ cmd_assign(struct ctx *x, int argc, char **argv)
 	int rc = DLQ_EXIT_USAGE;
 	bool done;
 
-	if (!parse_opts(r, argc, argv, "owner decision escalate-in evidence "
+	if (!dlq_args_options(r, argc, argv, "owner decision escalate-in evidence "
 	    "yes queue class signature since limit") || (optind < argc &&
-	    !add_ids(r, argc, argv)) || !has_opts(r, argv[0], "owner decision"))
+	    !dlq_args_ids(r, argc, argv)) || !dlq_args_require(r, argv[0], "owner decision"))
 		goto out;
 	if ((rc = ids_or_selection(x, r, "assign", copy, "assigned", &done)) !=
 	    DLQ_EXIT_OK || done)
@@ -560,9 +320,9 @@ cmd_drop(struct ctx *x, int argc, char **argv)
 	int n, rc = DLQ_EXIT_USAGE;
 	bool done;
 
-	if (!parse_opts(r, argc, argv, "reason yes queue class signature since "
-	    "limit") || (optind < argc && !add_ids(r, argc, argv)) ||
-	    !has_opts(r, argv[0], "reason"))
+	if (!dlq_args_options(r, argc, argv, "reason yes queue class signature since "
+	    "limit") || (optind < argc && !dlq_args_ids(r, argc, argv)) ||
+	    !dlq_args_require(r, argv[0], "reason"))
 		goto out;
 	if ((rc = ids_or_selection(x, r, "drop", copy, "dropped", &done)) !=
 	    DLQ_EXIT_OK || done)
@@ -585,9 +345,9 @@ cmd_purge(struct ctx *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("purge");
 
-	if (!parse_opts(r, argc, argv, "older-than") ||
-	    !nothing_left(optind, argc, argv) ||
-	    !has_opts(r, argv[0], "older-than")) {
+	if (!dlq_args_options(r, argc, argv, "older-than") ||
+	    !dlq_args_done(optind, argc, argv) ||
+	    !dlq_args_require(r, argv[0], "older-than")) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -599,20 +359,12 @@ cmd_audit(struct ctx *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("audit");
 
-	if (!parse_opts(r, argc, argv, "since") ||
-	    !nothing_left(optind, argc, argv)) {
+	if (!dlq_args_options(r, argc, argv, "since") ||
+	    !dlq_args_done(optind, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
 	return call(x, r, dlq_view_audit);
-}
-
-static const char *
-take_str(cJSON *r, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(r, k);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 static int
@@ -623,17 +375,17 @@ cmd_replay(struct ctx *x, int argc, char **argv)
 	int rc = DLQ_EXIT_USAGE;
 
 	memset(&o, 0, sizeof(o));
-	if (!parse_opts(r, argc, argv, "queue class signature since limit rate "
+	if (!dlq_args_options(r, argc, argv, "queue class signature since limit rate "
 	    "reason evidence to-exchange routing-key reset-retries execute "
 	    "force from-queue canary watch"))
 		goto out;
-	if (optind < argc && !add_ids(r, argc, argv))
+	if (optind < argc && !dlq_args_ids(r, argc, argv))
 		goto out;
-	o.reason = take_str(r, "reason");
-	o.evidence = take_str(r, "evidence");
-	o.to_exchange = take_str(r, "to_exchange");
-	o.routing_key = take_str(r, "routing_key");
-	o.from_queue = take_str(r, "from_queue");
+	o.reason = dlq_args_str(r, "reason");
+	o.evidence = dlq_args_str(r, "evidence");
+	o.to_exchange = dlq_args_str(r, "to_exchange");
+	o.routing_key = dlq_args_str(r, "routing_key");
+	o.from_queue = dlq_args_str(r, "from_queue");
 	o.execute = cJSON_IsTrue(cJSON_GetObjectItem(r, "execute"));
 	o.force = cJSON_IsTrue(cJSON_GetObjectItem(r, "force"));
 	o.reset_retries = cJSON_IsTrue(cJSON_GetObjectItem(r, "reset_retries"));
@@ -688,15 +440,15 @@ cmd_replay(struct ctx *x, int argc, char **argv)
 		cJSON_AddItemReferenceToObject(o.select, "ids",
 		    cJSON_GetObjectItem(r, "ids"));
 	else {
-		if (take_str(r, "queue"))
+		if (dlq_args_str(r, "queue"))
 			cJSON_AddStringToObject(o.select, "queue",
-			    take_str(r, "queue"));
-		if (take_str(r, "class"))
+			    dlq_args_str(r, "queue"));
+		if (dlq_args_str(r, "class"))
 			cJSON_AddStringToObject(o.select, "class",
-			    take_str(r, "class"));
-		if (take_str(r, "signature"))
+			    dlq_args_str(r, "class"));
+		if (dlq_args_str(r, "signature"))
 			cJSON_AddStringToObject(o.select, "signature",
-			    take_str(r, "signature"));
+			    dlq_args_str(r, "signature"));
 		if ((v = cJSON_GetObjectItem(r, "since_ms")) != NULL)
 			cJSON_AddNumberToObject(o.select, "since_ms",
 			    v->valuedouble);
@@ -718,7 +470,7 @@ view_resumed(FILE *f, const cJSON *d, int64_t now)
 static int
 cmd_redrive_status(struct ctx *x, int argc, char **argv)
 {
-	if (!nothing_left(1, argc, argv))
+	if (!dlq_args_done(1, argc, argv))
 		return DLQ_EXIT_USAGE;
 	return call(x, dlq_ctl_request("redrive_status"), dlq_view_redrive);
 }
@@ -728,10 +480,10 @@ cmd_redrive_resume(struct ctx *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("redrive_resume");
 
-	if (!parse_opts(r, argc, argv, "reason") ||
-	    !nothing_left(optind + 1, argc, argv) ||
-	    !has_opts(r, argv[0], "reason") ||
-	    !has_arg(optind, argc, argv, "a queue")) {
+	if (!dlq_args_options(r, argc, argv, "reason") ||
+	    !dlq_args_done(optind + 1, argc, argv) ||
+	    !dlq_args_require(r, argv[0], "reason") ||
+	    !dlq_args_has(optind, argc, argv, "a queue")) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
@@ -745,14 +497,14 @@ cmd_inject(struct ctx *x, int argc, char **argv)
 	cJSON *r = cJSON_CreateObject(), *n, *k;
 	int rc = DLQ_EXIT_USAGE;
 
-	if (!parse_opts(r, argc, argv, "queue count error retries") ||
-	    !nothing_left(optind, argc, argv) || !has_opts(r, argv[0], "queue"))
+	if (!dlq_args_options(r, argc, argv, "queue count error retries") ||
+	    !dlq_args_done(optind, argc, argv) || !dlq_args_require(r, argv[0], "queue"))
 		goto out;
 	n = cJSON_GetObjectItem(r, "count");
 	k = cJSON_GetObjectItem(r, "retries");
-	rc = dlq_inject(&x->cfg, x->top, take_str(r, "queue"),
-	    n ? (int)n->valuedouble : 10, take_str(r, "error") ?
-	    take_str(r, "error") : "upstream timeout after 30000 ms (demo)",
+	rc = dlq_inject(&x->cfg, x->top, dlq_args_str(r, "queue"),
+	    n ? (int)n->valuedouble : 10, dlq_args_str(r, "error") ?
+	    dlq_args_str(r, "error") : "upstream timeout after 30000 ms (demo)",
 	    k ? (int)k->valuedouble : 0, stdout) == 0 ? DLQ_EXIT_OK :
 	    DLQ_EXIT_ERROR;
 out:
@@ -864,61 +616,6 @@ unknown_command(int argc, char **argv)
 			fprintf(stderr, "usage: dlqctl %s\n", cmds[i].usage);
 }
 
-/* Whether the word `arg` is an option of opt_table whose value is the
- * next word: in "--reason -h" the -h is the reason. An option may be
- * abbreviated, as getopt_long allows; an ambiguous one is an error
- * there and takes nothing here. */
-static bool
-value_follows(const char *arg)
-{
-	const struct opt *found = NULL;
-	size_t i, n;
-
-	if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0' ||
-	    strchr(arg, '=') != NULL)
-		return false;
-	arg += 2;
-	n = strlen(arg);
-	for (i = 0; i < NOPTS; i++) {
-		if (strncmp(opt_table[i].name, arg, n) != 0)
-			continue;
-		if (opt_table[i].name[n] == '\0') {
-			found = &opt_table[i];
-			break;
-		}
-		if (found != NULL)
-			return false;
-		found = &opt_table[i];
-	}
-	return found != NULL && found->kind != K_FLAG;
-}
-
-/* Takes --json out of a command's words and says whether --help or -h
- * is among them: only where an option stands, not as an option's value
- * nor after "--". argv[0] is the command's first word. */
-static bool
-take_global_options(int *argc, char **argv, bool *json)
-{
-	bool help = false;
-	int i;
-
-	for (i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++) {
-		if (value_follows(argv[i])) {
-			i++;
-		} else if (strcmp(argv[i], "--json") == 0) {
-			*json = true;
-			memmove(&argv[i], &argv[i + 1],
-			    (size_t)(*argc - i - 1) * sizeof(*argv));
-			(*argc)--;
-			i--;
-		} else if (strcmp(argv[i], "--help") == 0 ||
-		    strcmp(argv[i], "-h") == 0) {
-			help = true;
-		}
-	}
-	return help;
-}
-
 /* `dlqctl help [COMMAND]` and `dlqctl COMMAND --help` (or -h, `asked`):
  * the usage on stdout, exit 0, without a configuration. Returns -1 when
  * the command line asks for no help. */
@@ -984,7 +681,7 @@ main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	/* --json and --help are also accepted after the command */
-	asked = take_global_options(&argc, argv, &x.json);
+	asked = dlq_args_take_global(&argc, argv, &x.json);
 	if ((rc = help(argc, argv, asked)) != -1)
 		return rc;
 	if ((cmd = lookup(argc, argv, &used)) == NULL) {

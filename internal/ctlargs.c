@@ -1,0 +1,319 @@
+/* ctlargs.c - dlqctl's command words: a command's options into its
+ * request (each checked: a duration, a count in range, a text that is
+ * not blank, given once), archive ids, and what a command line misses or
+ * has too much of. Every problem is said on stderr as "dlqctl: ...". */
+#include "ctlargs.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control.h"
+#include "ctlclient.h"
+#include "ctlselect.h"
+
+/* Every option a command may take, and the request key it fills. */
+enum kind { K_STR, K_DUR, K_COUNT, K_RATE, K_FLAG };
+
+static const struct opt {
+	const char	*name;
+	const char	*key;
+	enum kind	 kind;
+} opt_table[] = {
+	{ "queue",	"queue",	K_STR },
+	{ "status",	"status",	K_STR },
+	{ "class",	"class",	K_STR },
+	{ "signature",	"signature",	K_STR },
+	{ "message-id",	"message_id",	K_STR },
+	{ "correlation-id", "correlation_id", K_STR },
+	{ "since",	"since_ms",	K_DUR },
+	{ "limit",	"limit",	K_COUNT },
+	{ "payload",	"payload",	K_FLAG },
+	{ "owner",	"owner",	K_STR },
+	{ "decision",	"decision",	K_STR },
+	{ "escalate-in", "escalate_in_ms", K_DUR },
+	{ "evidence",	"evidence",	K_STR },
+	{ "reason",	"reason",	K_STR },
+	{ "yes",	"yes",		K_FLAG },
+	{ "older-than",	"older_than_ms", K_DUR },
+	{ "rate",	"rate",		K_RATE },
+	{ "to-exchange", "to_exchange",	K_STR },
+	{ "routing-key", "routing_key",	K_STR },
+	{ "reset-retries", "reset_retries", K_FLAG },
+	{ "execute",	"execute",	K_FLAG },
+	{ "force",	"force",	K_FLAG },
+	{ "from-queue",	"from_queue",	K_STR },
+	{ "count",	"count",	K_COUNT },
+	{ "error",	"error",	K_STR },
+	{ "retries",	"retries",	K_RATE },
+	{ "canary",	"canary",	K_COUNT },
+	{ "watch",	"watch_ms",	K_DUR },
+};
+
+#define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
+
+/* Whether `name` is a word of the space-separated `list`. */
+static bool
+named(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = list; (p = strstr(p, name)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+/* Parses the command's options into `r`, accepting only the names in
+ * `allowed` (space separated). Returns false on any usage error. */
+bool
+dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
+{
+	struct option longopts[NOPTS + 1];
+	const struct opt *o;
+	char *end;
+	long long v, max;
+	int64_t ms;
+	size_t i;
+	int ch;
+
+	for (i = 0; i < NOPTS; i++) {
+		longopts[i].name = opt_table[i].name;
+		longopts[i].has_arg = opt_table[i].kind == K_FLAG ? no_argument :
+		    required_argument;
+		longopts[i].flag = NULL;
+		longopts[i].val = 256 + (int)i;
+	}
+	memset(&longopts[NOPTS], 0, sizeof(longopts[NOPTS]));
+	optind = 0;	/* 0: glibc starts afresh (permuting) */
+	opterr = 0;	/* its messages name the command alone: ours below */
+	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (ch < 256) {
+			if (optopt >= 256)
+				fprintf(stderr, "dlqctl: --%s %s\n",
+				    opt_table[optopt - 256].name,
+				    opt_table[optopt - 256].kind == K_FLAG ?
+				    "takes no value" : "needs a value");
+			else if (optopt > 0)
+				fprintf(stderr, "dlqctl: %s: unknown option "
+				    "'-%c'\n", argv[0], optopt);
+			else
+				fprintf(stderr, "dlqctl: %s: unknown or "
+				    "ambiguous option '%s'\n", argv[0],
+				    argv[optind - 1]);
+			return false;
+		}
+		o = &opt_table[ch - 256];
+		if (!named(allowed, o->name)) {
+			fprintf(stderr, "dlqctl: %s does not take --%s\n", argv[0],
+			    o->name);
+			return false;
+		}
+		if (cJSON_HasObjectItem(r, o->key)) {
+			fprintf(stderr, "dlqctl: --%s given twice\n", o->name);
+			return false;
+		}
+		switch (o->kind) {
+		case K_STR:
+			if (optarg[strspn(optarg, " \t\r\n")] == '\0') {
+				fprintf(stderr, "dlqctl: --%s: empty\n", o->name);
+				return false;
+			}
+			cJSON_AddStringToObject(r, o->key, optarg);
+			break;
+		case K_FLAG:
+			cJSON_AddTrueToObject(r, o->key);
+			break;
+		case K_DUR:
+			/* a zero --since would select nothing, or
+			 * everything: neither is what was meant */
+			if ((ms = dlq_parse_duration(optarg)) <= 0) {
+				fprintf(stderr, "dlqctl: --%s: bad duration '%s' "
+				    "(e.g. 90s, 15m, 2h, 7d)\n", o->name, optarg);
+				return false;
+			}
+			cJSON_AddNumberToObject(r, o->key, (double)ms);
+			break;
+		case K_COUNT:
+		case K_RATE:
+			/* --limit: what the worker answers at most in one
+			 * list, groups, replay plan or selection */
+			max = strcmp(o->key, "limit") == 0 ? DLQ_SELECT_MAX :
+			    100000;
+			v = strtoll(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || v < (o->kind ==
+			    K_RATE ? 0 : 1) || v > max) {
+				fprintf(stderr, "dlqctl: --%s: expected %s..%lld, "
+				    "not '%s'\n", o->name, o->kind == K_RATE ? "0" :
+				    "1", max, optarg);
+				return false;
+			}
+			cJSON_AddNumberToObject(r, o->key, (double)v);
+			break;
+		}
+	}
+	return true;
+}
+
+/* True when `r` holds every option named in `names` (space separated);
+ * else says which one the command needs. */
+bool
+dlq_args_require(const cJSON *r, const char *cmd, const char *names)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTS; i++)
+		if (named(names, opt_table[i].name) &&
+		    !cJSON_HasObjectItem(r, opt_table[i].key)) {
+			fprintf(stderr, "dlqctl: %s needs --%s\n", cmd,
+			    opt_table[i].name);
+			return false;
+		}
+	return true;
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The remaining arguments as archive ids, in their order, each once: an
+ * id given twice is one dead letter (replayed once, dropped once). */
+bool
+dlq_args_ids(cJSON *r, int argc, char **argv)
+{
+	cJSON *ids = cJSON_AddArrayToObject(r, "ids");
+	long long *sorted, v, *at;
+	bool *given;
+	size_t n = (size_t)(argc - optind), k;
+	char *end;
+	int i;
+
+	if (!dlq_args_has(optind, argc, argv, "an archive id"))
+		return false;
+	sorted = calloc(n, sizeof(*sorted));
+	given = calloc(n, sizeof(*given));
+	for (i = optind; sorted != NULL && given != NULL && i < argc; i++) {
+		errno = 0;
+		v = strtoll(argv[i], &end, 10);
+		if (*argv[i] == '\0' || *end != '\0' || errno == ERANGE ||
+		    v < 1 || v > DLQ_JSON_INT_MAX) {
+			fprintf(stderr, "dlqctl: '%s' is not an archive id\n",
+			    argv[i]);
+			break;
+		}
+		sorted[i - optind] = v;
+	}
+	if (i < argc) {
+		free(sorted);
+		free(given);
+		return false;
+	}
+	qsort(sorted, n, sizeof(*sorted), cmp_id);
+	for (i = optind; i < argc; i++) {
+		v = strtoll(argv[i], NULL, 10);
+		at = bsearch(&v, sorted, n, sizeof(*sorted), cmp_id);
+		for (k = (size_t)(at - sorted); k > 0 && sorted[k - 1] == v; k--)
+			;			/* the first of equal ones */
+		if (!given[k]) {
+			given[k] = true;
+			cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)v));
+		}
+	}
+	free(sorted);
+	free(given);
+	return true;
+}
+
+/* True when the command line has an argument at argv[at]; else says
+ * that the command needs `what`. */
+bool
+dlq_args_has(int at, int argc, char **argv, const char *what)
+{
+	if (at < argc)
+		return true;
+	fprintf(stderr, "dlqctl: %s needs %s\n", argv[0], what);
+	return false;
+}
+
+/* True when nothing is left on the command line from argv[from]; else
+ * names the first argument the command does not take. */
+bool
+dlq_args_done(int from, int argc, char **argv)
+{
+	if (from >= argc)
+		return true;
+	fprintf(stderr, "dlqctl: %s: unexpected argument '%s'\n", argv[0],
+	    argv[from]);
+	return false;
+}
+
+const char *
+dlq_args_str(cJSON *r, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(r, k);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Whether the word `arg` is an option of opt_table whose value is the
+ * next word: in "--reason -h" the -h is the reason. An option may be
+ * abbreviated, as getopt_long allows; an ambiguous one is an error
+ * there and takes nothing here. */
+static bool
+value_follows(const char *arg)
+{
+	const struct opt *found = NULL;
+	size_t i, n;
+
+	if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0' ||
+	    strchr(arg, '=') != NULL)
+		return false;
+	arg += 2;
+	n = strlen(arg);
+	for (i = 0; i < NOPTS; i++) {
+		if (strncmp(opt_table[i].name, arg, n) != 0)
+			continue;
+		if (opt_table[i].name[n] == '\0') {
+			found = &opt_table[i];
+			break;
+		}
+		if (found != NULL)
+			return false;
+		found = &opt_table[i];
+	}
+	return found != NULL && found->kind != K_FLAG;
+}
+
+/* Takes --json out of a command's words and says whether --help or -h
+ * is among them: only where an option stands, not as an option's value
+ * nor after "--". argv[0] is the command's first word. */
+bool
+dlq_args_take_global(int *argc, char **argv, bool *json)
+{
+	bool help = false;
+	int i;
+
+	for (i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++) {
+		if (value_follows(argv[i])) {
+			i++;
+		} else if (strcmp(argv[i], "--json") == 0) {
+			*json = true;
+			memmove(&argv[i], &argv[i + 1],
+			    (size_t)(*argc - i - 1) * sizeof(*argv));
+			(*argc)--;
+			i--;
+		} else if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0) {
+			help = true;
+		}
+	}
+	return help;
+}

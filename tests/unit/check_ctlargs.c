@@ -1,0 +1,270 @@
+/* check_ctlargs.c - dlqctl's command words: options into a request,
+ * archive ids, what a command line misses or has too much of. */
+#include <check.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../check_main.h"
+#include "ctlargs.h"
+
+#define MAXW	16
+
+/* What the parser says goes to stderr: during a test, fd 2 is a
+ * temporary file. */
+static FILE *err;
+static int saved_fd2;
+
+static void
+setup(void)
+{
+	ck_assert_ptr_nonnull(err = tmpfile());
+	fflush(stderr);
+	ck_assert_int_ne(saved_fd2 = dup(2), -1);
+	ck_assert_int_ne(dup2(fileno(err), 2), -1);
+}
+
+static void
+teardown(void)
+{
+	fflush(stderr);
+	dup2(saved_fd2, 2);
+	close(saved_fd2);
+	fclose(err);
+}
+
+/* What was said on stderr since the last call. */
+static const char *
+said(void)
+{
+	static char text[1024];
+	off_t n;
+
+	fflush(stderr);
+	n = lseek(2, 0, SEEK_CUR);
+	ck_assert_int_ge(n, 0);
+	if (n >= (off_t)sizeof(text))
+		n = sizeof(text) - 1;
+	ck_assert_int_eq(pread(2, text, (size_t)n, 0), n);
+	text[n] = '\0';
+	ck_assert_int_eq(ftruncate(2, 0), 0);
+	ck_assert_int_eq(lseek(2, 0, SEEK_SET), 0);
+	return text;
+}
+
+/* A command line of words (NULL ended), copied: getopt permutes it. */
+struct line {
+	char	*argv[MAXW];
+	char	 words[MAXW][64];
+	int	 argc;
+};
+
+static void
+words(struct line *l, const char *const *w)
+{
+	memset(l, 0, sizeof(*l));
+	for (; w[l->argc] != NULL; l->argc++) {
+		snprintf(l->words[l->argc], sizeof(l->words[0]), "%s",
+		    w[l->argc]);
+		l->argv[l->argc] = l->words[l->argc];
+	}
+}
+
+/* Parses `w` with the options `allowed`; the request (or NULL when the
+ * parse failed). */
+static cJSON *
+parse(struct line *l, const char *const *w, const char *allowed)
+{
+	cJSON *r = cJSON_CreateObject();
+
+	words(l, w);
+	if (dlq_args_options(r, l->argc, l->argv, allowed))
+		return r;
+	cJSON_Delete(r);
+	return NULL;
+}
+
+static double
+num(const cJSON *r, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, k);
+
+	ck_assert_msg(cJSON_IsNumber(v), "%s is not a number", k);
+	return v->valuedouble;
+}
+
+START_TEST(options_fill_the_request_with_checked_values)
+{
+	struct line l;
+	cJSON *r = parse(&l, (const char *[]){ "replay", "7", "--limit", "5",
+	    "--since", "2h", "--execute", "--reason", "fixed in 2.4.1",
+	    "--rate", "0", NULL }, "limit since execute reason rate");
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_double_eq(num(r, "limit"), 5);
+	ck_assert_double_eq(num(r, "since_ms"), 7200000);
+	ck_assert_double_eq(num(r, "rate"), 0);
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(r, "execute")));
+	ck_assert_str_eq(dlq_args_str(r, "reason"), "fixed in 2.4.1");
+	ck_assert_ptr_null(dlq_args_str(r, "owner"));
+	/* the word that is not an option is left at optind */
+	ck_assert_int_eq(optind, l.argc - 1);
+	ck_assert_str_eq(l.argv[optind], "7");
+	ck_assert(dlq_args_done(optind + 1, l.argc, l.argv));
+	ck_assert_str_eq(said(), "");
+	ck_assert(!dlq_args_done(optind, l.argc, l.argv));
+	ck_assert_str_eq(said(), "dlqctl: replay: unexpected argument '7'\n");
+	cJSON_Delete(r);
+}
+END_TEST
+
+START_TEST(bad_option_values_are_refused)
+{
+	static const char *const bad[][4] = {
+		{ "--limit", "0", "--limit: expected 1..10000, not '0'" },
+		{ "--limit", "10001", "--limit: expected 1..10000, not '10001'" },
+		{ "--limit", "5x", "--limit: expected 1..10000, not '5x'" },
+		{ "--since", "0s", "--since: bad duration '0s'" },
+		{ "--since", "soon", "--since: bad duration 'soon'" },
+		{ "--reason", " \t", "--reason: empty" },
+		{ "--rate", "-1", "--rate: expected 0..100000, not '-1'" },
+		{ "--owner", "a", "list does not take --owner" },
+		{ "--nope", "a", "list: unknown or ambiguous option '--nope'" },
+		{ "--execute=yes", NULL, "--execute takes no value" },
+		{ "--limit", NULL, "--limit needs a value" },
+	};
+	const char *msg;
+	struct line l;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(parse(&l, (const char *[]){ "list", bad[i][0],
+		    bad[i][1], NULL }, "limit since reason rate execute") ==
+		    NULL, "%s %s accepted", bad[i][0], bad[i][1] ? bad[i][1] :
+		    "");
+		msg = said();
+		ck_assert_msg(strncmp(msg, "dlqctl: ", 8) == 0 &&
+		    strstr(msg, bad[i][2]) != NULL, "want '%s', said '%s'",
+		    bad[i][2], msg);
+	}
+}
+END_TEST
+
+START_TEST(an_option_given_twice_is_refused)
+{
+	struct line l;
+
+	ck_assert_ptr_null(parse(&l, (const char *[]){ "assign", "--owner",
+	    "a", "--owner", "b", NULL }, "owner"));
+	ck_assert_str_eq(said(), "dlqctl: --owner given twice\n");
+}
+END_TEST
+
+START_TEST(required_options_are_named)
+{
+	struct line l;
+	cJSON *r = parse(&l, (const char *[]){ "assign", "--owner", "a",
+	    NULL }, "owner decision");
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert(dlq_args_require(r, "assign", "owner"));
+	ck_assert(!dlq_args_require(r, "assign", "owner decision"));
+	ck_assert_str_eq(said(), "dlqctl: assign needs --decision\n");
+	cJSON_Delete(r);
+}
+END_TEST
+
+START_TEST(ids_keep_their_order_and_come_once)
+{
+	struct line l;
+	cJSON *r = parse(&l, (const char *[]){ "drop", "5", "3", "--reason",
+	    "dup", "5", "9", "3", NULL }, "reason");
+	const cJSON *ids;
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert(dlq_args_ids(r, l.argc, l.argv));
+	ids = cJSON_GetObjectItem(r, "ids");
+	ck_assert_int_eq(cJSON_GetArraySize(ids), 3);
+	ck_assert_double_eq(cJSON_GetArrayItem(ids, 0)->valuedouble, 5);
+	ck_assert_double_eq(cJSON_GetArrayItem(ids, 1)->valuedouble, 3);
+	ck_assert_double_eq(cJSON_GetArrayItem(ids, 2)->valuedouble, 9);
+	cJSON_Delete(r);
+}
+END_TEST
+
+START_TEST(what_is_not_an_id_is_refused)
+{
+	static const char *const bad[] = { "0", "-1", "abc", "7x", "",
+	    "99999999999999999999", "1000000000000000" };
+	struct line l;
+	char want[128];
+	cJSON *r;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = parse(&l, (const char *[]){ "show", "--", bad[i], NULL },
+		    "");
+		ck_assert_ptr_nonnull(r);
+		ck_assert_msg(!dlq_args_ids(r, l.argc, l.argv), "'%s' taken",
+		    bad[i]);
+		snprintf(want, sizeof(want), "dlqctl: '%s' is not an archive "
+		    "id\n", bad[i]);
+		ck_assert_str_eq(said(), want);
+		cJSON_Delete(r);
+	}
+	r = parse(&l, (const char *[]){ "show", NULL }, "");
+	ck_assert(!dlq_args_ids(r, l.argc, l.argv));	/* none at all */
+	ck_assert_str_eq(said(), "dlqctl: show needs an archive id\n");
+	ck_assert(!dlq_args_has(optind, l.argc, l.argv, "a queue"));
+	ck_assert_str_eq(said(), "dlqctl: show needs a queue\n");
+	cJSON_Delete(r);
+}
+END_TEST
+
+/* --json and --help count where an option stands, not as a value. */
+START_TEST(global_options_are_taken_only_where_an_option_stands)
+{
+	struct line l;
+	bool json = false;
+
+	words(&l, (const char *[]){ "assign", "7", "--owner", "--json",
+	    "--json", "--decision", "-h", NULL });
+	ck_assert(!dlq_args_take_global(&l.argc, l.argv, &json));
+	ck_assert(json);
+	ck_assert_int_eq(l.argc, 6);	/* the second --json went */
+	ck_assert_str_eq(l.argv[3], "--json");	/* the owner's name */
+
+	json = false;
+	words(&l, (const char *[]){ "list", "--help", NULL });
+	ck_assert(dlq_args_take_global(&l.argc, l.argv, &json));
+	ck_assert(!json);
+
+	/* an abbreviated option takes its value too; nothing after -- */
+	words(&l, (const char *[]){ "assign", "--own", "-h", "--", "--json",
+	    NULL });
+	ck_assert(!dlq_args_take_global(&l.argc, l.argv, &json));
+	ck_assert(!json);
+	ck_assert_int_eq(l.argc, 5);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("ctlargs");
+	TCase *tc = tcase_create("words");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, options_fill_the_request_with_checked_values);
+	tcase_add_test(tc, bad_option_values_are_refused);
+	tcase_add_test(tc, an_option_given_twice_is_refused);
+	tcase_add_test(tc, required_options_are_named);
+	tcase_add_test(tc, ids_keep_their_order_and_come_once);
+	tcase_add_test(tc, what_is_not_an_id_is_refused);
+	tcase_add_test(tc, global_options_are_taken_only_where_an_option_stands);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)
