@@ -84,6 +84,7 @@ struct dlq_monitor {
 	bool			 burst;		/* replace the connection */
 	unsigned		 epoch;		/* releases before it opened */
 	bool			 archive_failing;
+	bool			 checked_shared;	/* other consumers */
 	bool			 busy;		/* counted in busy_consumers */
 	atomic_bool		 connected;
 	atomic_uint_fast64_t	 acked;
@@ -445,6 +446,36 @@ poll_batch(struct dlq_monitor *m, amqp_connection_state_t conn, int ms)
 	return took ? STEP_OK : st;
 }
 
+/* At the first subscription: a DLQ that has consumers already shares
+ * its dead letters with them (most often a second dlq-worker), and this
+ * archive misses the ones they take. Said, not prevented: the other
+ * consumer may be this worker's predecessor, whose connection the broker
+ * has not yet seen close. A queue that is not there fails as the
+ * consume would. */
+static amqp_rpc_reply_t
+check_shared(struct dlq_monitor *m, amqp_connection_state_t conn)
+{
+	amqp_queue_declare_ok_t *ok;
+	amqp_rpc_reply_t r;
+
+	ok = amqp_queue_declare(conn, DLQ_AMQP_CHANNEL,
+	    amqp_cstring_bytes(m->q->dlq_name), 1, 0, 0, 0, amqp_empty_table);
+	r = amqp_get_rpc_reply(conn);
+	if (ok == NULL || r.reply_type != AMQP_RESPONSE_NORMAL)
+		return r;
+	m->checked_shared = true;
+	if (ok->consumer_count > 0 &&
+	    dlq_log_begin(&m->line, DLQ_LOG_WARN, "consumer_shared")) {
+		dlq_log_str(&m->line, "dlq", m->q->dlq_name);
+		dlq_log_int(&m->line, "consumers", ok->consumer_count);
+		dlq_log_str(&m->line, "advice", "another consumer takes dead "
+		    "letters from this queue (a second dlq-worker?): the ones "
+		    "it takes are not in this archive");
+		dlq_log_end(&m->line);
+	}
+	return r;
+}
+
 static int
 subscribe(struct dlq_monitor *m, amqp_connection_state_t conn)
 {
@@ -454,6 +485,8 @@ subscribe(struct dlq_monitor *m, amqp_connection_state_t conn)
 
 	amqp_basic_qos(conn, DLQ_AMQP_CHANNEL, 0, (uint16_t)m->cfg->prefetch, 0);
 	r = amqp_get_rpc_reply(conn);
+	if (r.reply_type == AMQP_RESPONSE_NORMAL && !m->checked_shared)
+		r = check_shared(m, conn);
 	if (r.reply_type == AMQP_RESPONSE_NORMAL) {
 		ok = amqp_basic_consume(conn, DLQ_AMQP_CHANNEL,
 		    amqp_cstring_bytes(m->q->dlq_name), amqp_empty_bytes, 0, 0,

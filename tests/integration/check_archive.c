@@ -325,6 +325,39 @@ START_TEST(an_archive_deleted_under_the_worker_loses_nothing)
 }
 END_TEST
 
+/* A second worker with its own archive on the same DLQs splits the dead
+ * letters between the two archives: the one that starts second says so,
+ * per DLQ, and still runs (it may be the first one's replacement). */
+START_TEST(a_second_worker_on_the_same_dlqs_is_told_it_shares_them)
+{
+	struct h_rig f;
+	struct h_worker w2;
+	char archive[300], sock[300];
+	cJSON **ev;
+	int i, n;
+
+	start(&f, NULL);
+	snprintf(archive, sizeof(archive), "DLQ_ARCHIVE_PATH=%s",
+	    h_tmp_path("second.db"));
+	snprintf(sock, sizeof(sock), "DLQ_CONTROL_SOCKET=%s",
+	    h_tmp_path("second.sock"));
+	h_worker_start(&w2, (const char *[]){ "-c", f.cfg, NULL },
+	    (const char *[]){ archive, sock, NULL });
+	ck_assert(h_worker_wait(&w2, "consumer_started", f.n, WAIT_MS));
+	ev = h_worker_events(&w2, "consumer_shared", &n);
+	ck_assert_int_eq(n, f.n);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(h_jnum(ev[i], "consumers"), 1);
+		ck_assert(strcmp(h_jstr(ev[i], "dlq"), f.dlq[0]) == 0 ||
+		    strcmp(h_jstr(ev[i], "dlq"), f.dlq[1]) == 0);
+	}
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_worker_stop(&w2, 10000, NULL), 0);
+	ck_assert_int_eq(h_worker_count(&f.w, "consumer_shared"), 0);
+	h_rig_stop(&f);
+}
+END_TEST
+
 static int64_t
 first_id(const char *cfg, const char *const *args)
 {
@@ -1272,6 +1305,7 @@ suite(void)
 	    an_upgraded_archive_recognises_redeliveries_of_its_old_records);
 	tcase_add_test(tc, an_unwritable_archive_leaves_deliveries_in_the_queue);
 	tcase_add_test(tc, an_archive_deleted_under_the_worker_loses_nothing);
+	tcase_add_test(tc, a_second_worker_on_the_same_dlqs_is_told_it_shares_them);
 	tcase_add_test(tc, triage_commands_answer_what_the_archive_holds);
 	tcase_add_test(tc, a_selection_is_dropped_or_assigned_by_queue_and_class);
 	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);
