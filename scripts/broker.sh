@@ -133,7 +133,7 @@ stop() {
 	port_open || return 0
 	as_rabbitmq /usr/lib/rabbitmq/bin/rabbitmqctl -n "$node" stop \
 	    >/dev/null 2>&1 || true
-	wait_gone 60
+	wait_port closed 60 && wait_gone 60
 }
 
 kill9() {
@@ -141,7 +141,7 @@ kill9() {
 	for pid in $(node_pids); do
 		kill -9 "$pid" 2>/dev/null || true
 	done
-	wait_gone 30
+	wait_port closed 30 && wait_gone 30
 }
 
 # Only ever the private node's own directory.
