@@ -2,7 +2,8 @@
  * stored once (as the AMQP table) and rendered as JSON on reading, hints
  * stored once and referred to by id, also across a rolled-back batch;
  * numbers kept across restarts, the signatures held and the backlog of
- * unannounced dead letters read back for the digest.
+ * unannounced dead letters read back for the digest; a commit into a
+ * file gone from its path fails.
  * A real SQLite file in a temporary directory; no broker. */
 #include <check.h>
 #include <stdio.h>
@@ -240,6 +241,29 @@ START_TEST(a_record_without_a_hint_has_none)
 }
 END_TEST
 
+/* A commit into a file that is no longer at the archive's path fails,
+ * so its deliveries are not acked; a file moved back is fine again. */
+START_TEST(a_commit_into_a_file_gone_from_its_path_fails)
+{
+	char moved[128];
+
+	ck_assert(!dlq_archive_moved(a));
+	snprintf(moved, sizeof(moved), "%s/elsewhere.db", dir);
+	ck_assert_int_eq(rename(path, moved), 0);
+	ck_assert(dlq_archive_moved(a));
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	ck_assert_int_gt(put("m-1", NULL), 0);
+	ck_assert_int_eq(dlq_archive_commit(a), -1);
+	ck_assert_ptr_nonnull(strstr(dlq_archive_errmsg(a),
+	    "deleted or replaced while open"));
+	ck_assert_int_eq(rename(moved, path), 0);
+	ck_assert(!dlq_archive_moved(a));
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	ck_assert_int_gt(put("m-2", NULL), 0);
+	ck_assert_int_eq(dlq_archive_commit(a), 0);
+}
+END_TEST
+
 /* What the worker keeps across restarts (a webhook's last digest time)
  * is set, replaced, and there for the next handle. */
 START_TEST(a_kept_number_survives_a_new_handle)
@@ -418,6 +442,7 @@ archive_suite(void)
 	tcase_add_test(tc, a_hint_is_stored_once_and_referred_to);
 	tcase_add_test(tc, a_hint_of_a_rolled_back_batch_is_not_remembered);
 	tcase_add_test(tc, a_record_without_a_hint_has_none);
+	tcase_add_test(tc, a_commit_into_a_file_gone_from_its_path_fails);
 	tcase_add_test(tc, a_kept_number_survives_a_new_handle);
 	tcase_add_test(tc, signatures_are_listed_once_each);
 	tcase_add_test(tc, the_backlog_is_the_unresolved_since_the_cut_off);
