@@ -686,10 +686,16 @@ dlq_archive_commit(struct dlq_archive *a)
 bool
 dlq_archive_moved(struct dlq_archive *a)
 {
-	int moved = 0;
+	int moved = 0, wal = 0;
 
-	return sqlite3_file_control(a->db, "main", SQLITE_FCNTL_HAS_MOVED,
-	    &moved) == SQLITE_OK && moved != 0;
+	if (sqlite3_file_control(a->db, "main", SQLITE_FCNTL_HAS_MOVED,
+	    &moved) == SQLITE_OK && moved != 0)
+		return true;
+	/* SQLite's own test covers the database file only. Without the
+	 * WAL, the frames not yet checkpointed are gone at a crash; a
+	 * clean close still checkpoints them from the open file. */
+	return sqlite3_file_control(a->db, "main", DLQ_VFS_FCNTL_WAL_MOVED,
+	    &wal) == SQLITE_OK && wal != 0;
 }
 
 int
@@ -704,14 +710,16 @@ dlq_archive_commit_hold(struct dlq_archive *a)
 		return -1;
 	}
 	/* Committed into a file no longer at the path (deleted, or
-	 * replaced): the next start opens what is at the path, so these
-	 * records count as not written, and their deliveries stay unacked.
+	 * replaced; or its WAL): the next start opens what is at the path,
+	 * so these records count as not written (a clean close may still
+	 * checkpoint them; their redeliveries are then recognised), and
+	 * their deliveries stay unacked.
 	 * Checked after the commit, so that no window is left between the
 	 * check and the ack. */
 	if (dlq_archive_moved(a)) {
-		snprintf(err_text, sizeof(err_text), "the archive file was "
-		    "deleted or replaced while open (the worker exits; a "
-		    "restart opens the file at the path)");
+		snprintf(err_text, sizeof(err_text), "the archive file (or "
+		    "its -wal) was deleted or replaced while open (the worker "
+		    "exits; a restart opens the file at the path)");
 		settle_hints(a, false);
 		return -1;
 	}

@@ -28,6 +28,8 @@
  * a time (SQLite's rule), so a run needs no lock of its own. */
 #include "vfs.h"
 
+#include <sys/stat.h>
+
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -57,6 +59,9 @@ struct vfile {
 	struct vfile	*wal;		/* database: its open WAL */
 	struct vfile	*db;		/* WAL: its database */
 	struct vfile	*next;		/* list of open databases */
+	const char	*path;		/* WAL: its name, and the file it */
+	dev_t		 dev;		/* was at open (path NULL when */
+	ino_t		 ino;		/* unknown) */
 };
 
 static sqlite3_vfs *real_vfs;
@@ -221,6 +226,16 @@ v_check_reserved_lock(sqlite3_file *file, int *out)
 	return f->real->pMethods->xCheckReservedLock(f->real, out);
 }
 
+/* Whether the WAL file open in `w` is no longer the one at its path. */
+static bool
+wal_moved(const struct vfile *w)
+{
+	struct stat st;
+
+	return w->path != NULL && (stat(w->path, &st) != 0 ||
+	    st.st_dev != w->dev || st.st_ino != w->ino);
+}
+
 static int
 v_file_control(sqlite3_file *file, int op, void *arg)
 {
@@ -231,6 +246,10 @@ v_file_control(sqlite3_file *file, int op, void *arg)
 		free_run(&f->run);
 		if (f->wal != NULL)
 			free_run(&f->wal->run);
+		return rc;
+	}
+	if (op == DLQ_VFS_FCNTL_WAL_MOVED) {
+		*(int *)arg = f->wal != NULL && wal_moved(f->wal);
 		return rc;
 	}
 	return rc != SQLITE_OK ? rc :
@@ -371,6 +390,7 @@ v_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags,
     int *out_flags)
 {
 	struct vfile *f = (struct vfile *)file;
+	struct stat st;
 	int rc;
 
 	(void)vfs;
@@ -386,6 +406,11 @@ v_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags,
 	}
 	f->base.pMethods = &methods;
 	link_file(f, name, flags);
+	if ((flags & SQLITE_OPEN_WAL) && name != NULL && stat(name, &st) == 0) {
+		f->path = name;
+		f->dev = st.st_dev;
+		f->ino = st.st_ino;
+	}
 	return SQLITE_OK;
 }
 

@@ -3,7 +3,7 @@
  * stored once and referred to by id, also across a rolled-back batch;
  * numbers kept across restarts, the signatures held and the backlog of
  * unannounced dead letters read back for the digest; a commit into a
- * file gone from its path fails.
+ * file or WAL gone from its path fails.
  * A real SQLite file in a temporary directory; no broker. */
 #include <check.h>
 #include <stdio.h>
@@ -264,6 +264,26 @@ START_TEST(a_commit_into_a_file_gone_from_its_path_fails)
 }
 END_TEST
 
+/* The same for its WAL: without it, what was not checkpointed yet is
+ * gone at a crash. */
+START_TEST(a_commit_into_a_wal_gone_from_its_path_fails)
+{
+	char wal[128];
+
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	ck_assert_int_gt(put("m-1", NULL), 0);
+	ck_assert_int_eq(dlq_archive_commit(a), 0);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	ck_assert_int_eq(unlink(wal), 0);
+	ck_assert(dlq_archive_moved(a));
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	ck_assert_int_gt(put("m-2", NULL), 0);
+	ck_assert_int_eq(dlq_archive_commit(a), -1);
+	ck_assert_ptr_nonnull(strstr(dlq_archive_errmsg(a),
+	    "deleted or replaced while open"));
+}
+END_TEST
+
 /* What the worker keeps across restarts (a webhook's last digest time)
  * is set, replaced, and there for the next handle. */
 START_TEST(a_kept_number_survives_a_new_handle)
@@ -443,6 +463,7 @@ archive_suite(void)
 	tcase_add_test(tc, a_hint_of_a_rolled_back_batch_is_not_remembered);
 	tcase_add_test(tc, a_record_without_a_hint_has_none);
 	tcase_add_test(tc, a_commit_into_a_file_gone_from_its_path_fails);
+	tcase_add_test(tc, a_commit_into_a_wal_gone_from_its_path_fails);
 	tcase_add_test(tc, a_kept_number_survives_a_new_handle);
 	tcase_add_test(tc, signatures_are_listed_once_each);
 	tcase_add_test(tc, the_backlog_is_the_unresolved_since_the_cut_off);
