@@ -200,7 +200,13 @@ dlq_args_ids(cJSON *r, int argc, char **argv)
 		return false;
 	sorted = calloc(n, sizeof(*sorted));
 	given = calloc(n, sizeof(*given));
-	for (i = optind; sorted != NULL && given != NULL && i < argc; i++) {
+	if (sorted == NULL || given == NULL) {
+		fprintf(stderr, "dlqctl: out of memory\n");
+		free(sorted);
+		free(given);
+		return false;
+	}
+	for (i = optind; i < argc; i++) {
 		errno = 0;
 		v = strtoll(argv[i], &end, 10);
 		if (*argv[i] == '\0' || *end != '\0' || errno == ERANGE ||
