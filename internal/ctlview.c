@@ -337,7 +337,7 @@ escalations(FILE *f, const cJSON *e)
 	char a[32];
 
 	fprintf(f, "escalations:\n  past escalate-at without a decision  %lld\n"
-	    "  open without owner past owner SLA   %lld\n",
+	    "  open without owner past owner SLA    %lld\n",
 	    (long long)n(e, "past_escalate_at"), (long long)n(e,
 	    "unowned_past_sla"));
 	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(e, "cases")) {

@@ -126,9 +126,14 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 			return -1;
 		}
 	}
-	fprintf(out, "published %d messages to %s; failing each %d time%s "
-	    "through %s, then rejecting\n", count, name, retries,
-	    retries == 1 ? "" : "s", q->retry_name ? q->retry_name : "-");
+	if (retries == 0)
+		fprintf(out, "published %d message%s to %s; rejecting each "
+		    "at once\n", count, count == 1 ? "" : "s", name);
+	else
+		fprintf(out, "published %d message%s to %s; failing each %d "
+		    "time%s through %s, then rejecting\n", count,
+		    count == 1 ? "" : "s", name, retries,
+		    retries == 1 ? "" : "s", q->retry_name);
 	deadline = dlq_now_ms() + (int64_t)retries * q->retry_delay_ms +
 	    WAIT_EXTRA_MS;
 	while (dead < count && held < HOLD_MAX && dlq_now_ms() < deadline) {

@@ -301,10 +301,12 @@ print_plan(const cJSON *plan, bool json)
 		    cJSON_IsString(rk) ? rk->valuestring : "-");
 		printf("%-8lld %-9s ", (long long)cJSON_GetObjectItem(i,
 		    "id")->valuedouble, ok ? "yes" : "no");
-		dlq_term_put(stdout, tgt, -1, 40);
-		putchar(' ');
-		dlq_term_put(stdout, cJSON_IsString(why) ? why->valuestring : "",
-		    -1, 0);
+		if (cJSON_IsString(why) && why->valuestring[0] != '\0') {
+			dlq_term_put(stdout, tgt, -1, 40);
+			putchar(' ');
+			dlq_term_put(stdout, why->valuestring, -1, 0);
+		} else
+			dlq_term_put(stdout, tgt, -1, 0);
 		putchar('\n');
 		yes += ok;
 		n++;
@@ -752,7 +754,8 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	amqp_message_t msg;
 	struct tally t;
 	uint64_t tag;
-	char why[512], me[64], res[200], what[400];
+	char why[512], me[64], res[300], what[400];
+	bool unread = false;	/* stopped by a failed read, not the end */
 	int rc;
 
 	snprintf(what, sizeof(what), "replay --from-queue %s%s", o->from_queue,
@@ -789,15 +792,21 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		if (r.reply_type != AMQP_RESPONSE_NORMAL) {
 			fprintf(stderr, "dlqctl: cannot read %s: %s\n",
 			    o->from_queue, dlq_amqp_reply_text(r, why, sizeof(why)));
+			unread = true;
 			break;
 		}
 		if (r.reply.id != AMQP_BASIC_GET_OK_METHOD)
 			break;		/* empty */
 		ok = r.reply.decoded;
 		tag = ok->delivery_tag;
-		if (amqp_read_message(conn, DLQ_AMQP_CHANNEL, &msg, 0).reply_type
-		    != AMQP_RESPONSE_NORMAL)
+		r = amqp_read_message(conn, DLQ_AMQP_CHANNEL, &msg, 0);
+		if (r.reply_type != AMQP_RESPONSE_NORMAL) {
+			fprintf(stderr, "dlqctl: cannot read a message of %s: "
+			    "%s\n", o->from_queue, dlq_amqp_reply_text(r, why,
+			    sizeof(why)));
+			unread = true;
 			break;
+		}
 		t.done++;
 		if (replay_live(c, o, pub, k, &msg, ok->routing_key, &t, me) &&
 		    (conn = dlq_publisher_conn(pub)) != NULL)
@@ -811,9 +820,12 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		amqp_basic_nack(conn, DLQ_AMQP_CHANNEL, 0, 1, 1);
 	t.total = t.done;
 	rc = summary(&t, o->json);
+	if (unread && rc == DLQ_EXIT_OK)
+		rc = DLQ_EXIT_ERROR;
 	snprintf(res, sizeof(res), "examined %zu: %s %zu, refused %zu, failed "
-	    "%zu, unknown %zu", t.done, t.dry ? "eligible" : "published",
-	    t.published, t.refused, t.failed, t.unknown);
+	    "%zu, unknown %zu%s", t.done, t.dry ? "eligible" : "published",
+	    t.published, t.refused, t.failed, t.unknown, unread ?
+	    "; stopped: the queue could not be read" : "");
 	if (note(c, o, what, res, &t, why, sizeof(why), NULL, 0) !=
 	    DLQ_EXIT_OK)
 		fprintf(stderr, "dlqctl: could not audit the result: %s\n", why);

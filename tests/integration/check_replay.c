@@ -618,7 +618,7 @@ END_TEST
 START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 {
 	struct h_rig f;
-	char w[160], wdlq[170], *out;
+	char w[160], wdlq[170], *out, *err;
 	amqp_table_entry_t args[2], e;
 	amqp_table_t at = { 2, args }, h = { 1, &e };
 	amqp_message_t m;
@@ -683,6 +683,16 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 	cJSON_Delete(j);
 	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(w), 0, 0);
 	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(wdlq), 0, 0);
+
+	/* a queue that cannot be read is a failed run, not an empty one */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "replay", "--from-queue", wdlq, NULL }, NULL, &out, &err),
+	    1);
+	ck_assert_ptr_nonnull(strstr(out, "eligible 0,"));
+	ck_assert_ptr_nonnull(strstr(err, "cannot read"));
+	ck_assert_ptr_nonnull(strstr(err, "404 NOT_FOUND"));
+	free(out);
+	free(err);
 	h_rig_stop(&f);
 }
 END_TEST
