@@ -16,6 +16,7 @@
 #include "redact.h"
 #include "replay.h"
 #include "replaysend.h"
+#include "replaytarget.h"
 #include "termtext.h"
 #include "worker.h"
 
@@ -271,21 +272,35 @@ add_options(cJSON *r, const struct dlq_replay_opts *o)
 		cJSON_AddTrueToObject(r, "reset_retries");
 }
 
+/* The plan of a dry run, and where its eligible messages would go as
+ * the broker sees it now. */
 static void
-print_plan(const cJSON *plan, bool json)
+print_plan(const struct dlq_config *c, const cJSON *plan, bool json)
 {
 	const cJSON *i, *why;
-	char *text;
+	cJSON *targets, *out;
+	char *text, problem[512];
 	int yes = 0, n = 0;
 
+	targets = dlq_replay_targets(c, plan, problem, sizeof(problem));
 	if (json) {
-		text = cJSON_PrintUnformatted(plan);
-		printf("{\"dry_run\":true,\"plan\":%s}\n", text);
+		out = cJSON_CreateObject();
+		cJSON_AddTrueToObject(out, "dry_run");
+		cJSON_AddItemReferenceToObject(out, "plan", (cJSON *)plan);
+		if (targets != NULL)
+			cJSON_AddItemToObject(out, "targets", targets);
+		else
+			cJSON_AddStringToObject(out, "targets_not_looked_at",
+			    problem);
+		text = cJSON_PrintUnformatted(out);
+		puts(text);
 		cJSON_free(text);
+		cJSON_Delete(out);
 		return;
 	}
 	if (cJSON_GetArraySize(plan) == 0) {
 		printf("no dead letters match: nothing to replay\n");
+		cJSON_Delete(targets);
 		return;
 	}
 	printf("%-8s %-9s %-40s %s\n", "ID", "ELIGIBLE", "TARGET", "WHY NOT");
@@ -313,6 +328,11 @@ print_plan(const cJSON *plan, bool json)
 	}
 	printf("dry run: %d of %d would be replayed; nothing was published "
 	    "(add --execute --reason TEXT)\n", yes, n);
+	if (targets != NULL)
+		dlq_replay_targets_print(stdout, targets);
+	else
+		printf("targets not looked at: %s\n", problem);
+	cJSON_Delete(targets);
 }
 
 /* Ids claimed per request: one archive transaction per chunk. With a
@@ -589,7 +609,7 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		return rc;	/* usage, permission, ... */
 	}
 	if (!o->execute) {
-		print_plan(cJSON_GetObjectItem(plan, "data"), o->json);
+		print_plan(c, cJSON_GetObjectItem(plan, "data"), o->json);
 		cJSON_Delete(plan);
 		return DLQ_EXIT_OK;
 	}

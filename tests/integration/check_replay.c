@@ -383,6 +383,96 @@ START_TEST(a_deleted_target_fails_and_stays_replayable)
 }
 END_TEST
 
+/* The entry of a dry run's targets for this exchange and routing key. */
+static const cJSON *
+target_of(const cJSON *dry, const char *exchange, const char *key)
+{
+	const cJSON *t;
+
+	cJSON_ArrayForEach(t, get(dry, "targets"))
+		if (strcmp(get(t, "exchange")->valuestring, exchange) == 0 &&
+		    strcmp(get(t, "routing_key")->valuestring, key) == 0)
+			return t;
+	ck_abort_msg("no target %s/%s", exchange, key);
+	return NULL;
+}
+
+START_TEST(a_dry_run_looks_at_where_its_messages_would_go)
+{
+	struct h_rig f;
+	char a[24], b[24], missing[160], *out, *err;
+	amqp_connection_state_t probe;
+	const cJSON *t;
+	cJSON *j;
+	int rc;
+
+	start(&f, NULL);
+	snprintf(a, sizeof(a), "%lld", (long long)die_in(&f, 0, 1, "timeout",
+	    0));
+	snprintf(b, sizeof(b), "%lld", (long long)die_in(&f, 1, 1, "timeout",
+	    1));
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.q[1]), 0, 0);
+	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
+	    AMQP_RESPONSE_NORMAL);
+	h_publish(f.c, "", f.q[0], "{}", 2, "waiting", NULL);
+	ck_assert(h_wait_count(f.q[0], 1, WAIT_MS));
+
+	/* targets are looked at in the order given: the channel the
+	 * missing queue's 404 closed is opened again for the next */
+	j = replay(f.cfg, &rc, (const char *[]){ b, a, NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(cJSON_GetArraySize(get(j, "targets")), 2);
+	t = target_of(j, "", f.q[0]);
+	ck_assert(cJSON_IsTrue(get(t, "exists")));
+	ck_assert_int_eq((int)get(t, "count")->valuedouble, 1);
+	ck_assert_int_eq((int)get(t, "messages")->valuedouble, 1);
+	ck_assert_int_eq((int)get(t, "consumers")->valuedouble, 0);
+	t = target_of(j, "", f.q[1]);
+	ck_assert(cJSON_IsFalse(get(t, "exists")));
+	ck_assert_ptr_nonnull(strstr(get(t, "problem")->valuestring,
+	    "no queue"));
+	cJSON_Delete(j);
+
+	/* as an operator reads it */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "replay", a, b, NULL }, NULL, &out, &err), 0);
+	ck_assert_ptr_nonnull(strstr(out, "queue exists: 1 ready, no "
+	    "consumer"));
+	ck_assert_ptr_nonnull(strstr(out, "these would fail"));
+	ck_assert_str_eq(err, "");
+	free(out);
+	free(err);
+
+	/* another exchange: it exists or not */
+	snprintf(missing, sizeof(missing), "%s_missing", f.prefix);
+	j = replay(f.cfg, &rc, (const char *[]){ a, b, "--to-exchange",
+	    missing, "--routing-key", "k", NULL });
+	t = target_of(j, missing, "k");
+	ck_assert_int_eq((int)get(t, "count")->valuedouble, 2);
+	ck_assert(cJSON_IsFalse(get(t, "exists")));
+	ck_assert_ptr_nonnull(strstr(get(t, "problem")->valuestring,
+	    "no exchange"));
+	cJSON_Delete(j);
+	j = replay(f.cfg, &rc, (const char *[]){ a, "--to-exchange", f.exch,
+	    "--routing-key", "k", NULL });
+	t = target_of(j, f.exch, "k");
+	ck_assert(cJSON_IsTrue(get(t, "exists")));
+	ck_assert_ptr_null(get(t, "consumers"));
+	cJSON_Delete(j);
+
+	/* nothing was published, created or taken */
+	ck_assert_int_eq(h_count(f.q[0]), 1);
+	ck_assert_int_eq(h_count(f.q[1]), -1);
+	probe = h_connect();
+	amqp_exchange_declare(probe, 1, amqp_cstring_bytes(missing),
+	    amqp_empty_bytes, 1, 0, 0, 0, amqp_empty_table);
+	ck_assert_int_eq(amqp_get_rpc_reply(probe).reply_type,
+	    AMQP_RESPONSE_SERVER_EXCEPTION);
+	amqp_destroy_connection(probe);
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* A chunk is published before its confirms are awaited: a basic.return
  * in the middle of it must fail its own message and no other. */
 START_TEST(returns_in_a_pipelined_chunk_fail_only_their_own_messages)
@@ -787,6 +877,7 @@ suite(void)
 	tcase_add_test(tc, a_body_of_many_frames_is_archived_and_replayed_whole);
 	tcase_add_test(tc, two_replays_at_once_publish_one_message);
 	tcase_add_test(tc, a_deleted_target_fails_and_stays_replayable);
+	tcase_add_test(tc, a_dry_run_looks_at_where_its_messages_would_go);
 	tcase_add_test(tc, returns_in_a_pipelined_chunk_fail_only_their_own_messages);
 	tcase_add_test(tc, the_policy_refuses_with_its_reasons);
 	tcase_add_test(tc, evidence_is_required_recorded_shown_and_counted);
