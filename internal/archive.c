@@ -11,6 +11,7 @@
 #include "archive.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <openssl/evp.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "redact.h"
@@ -471,6 +473,22 @@ make_parent(const char *path)
 	free(copy);
 }
 
+/* A new archive is for the worker's user alone: it holds payloads
+ * (personal data) that viewers must not read. SQLite would create it
+ * 0644 less the umask; its -wal and -shm take the database file's
+ * mode. An existing file keeps the mode it has (the worker warns about
+ * one others can read: archive_readable). */
+static void
+create_private(const char *path)
+{
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    S_IRUSR | S_IWUSR);
+	if (fd != -1)
+		close(fd);	/* an empty file is an empty database */
+}
+
 /* Before SQLite initialises: no memory statistics (nothing reads them),
  * which would take a global mutex around every allocation. */
 static void
@@ -530,6 +548,7 @@ dlq_archive_open(const struct dlq_config *c)
 	    (a->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL)
 		goto fail;
 	make_parent(c->archive_path);
+	create_private(c->archive_path);
 	if (sqlite3_open_v2(c->archive_path, &a->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	    dlq_vfs_name()) != SQLITE_OK) {

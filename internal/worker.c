@@ -409,27 +409,54 @@ check_thresholds(const struct dlq_config *c, struct services *s)
 	note_escalations(c, s, now);
 }
 
+/* Whether users other than the worker's may open the file at `path`:
+ * others have any access, or a group other than the worker's has. Its
+ * mode goes into `mode` ("0644"). */
+static bool
+open_to_others(const char *path, char *mode, size_t n)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return false;
+	snprintf(mode, n, "%04o", (unsigned)(st.st_mode & 07777));
+	return (st.st_mode & S_IRWXO) != 0 ||
+	    ((st.st_mode & S_IRWXG) != 0 && st.st_gid != getegid());
+}
+
 /* A config file that holds a secret should be readable by the worker's
  * user only: say so at start (the secret itself is never printed). */
 static void
 check_secrets_file(const struct dlq_config *c)
 {
-	struct stat st;
 	char mode[8];
 	bool secret;
 
-	if (c->path == NULL || stat(c->path, &st) != 0 ||
-	    (st.st_mode & (S_IRWXG | S_IRWXO)) == 0)
+	if (c->path == NULL || !open_to_others(c->path, mode, sizeof(mode)))
 		return;
 	secret = c->n_targets > 0 || strcmp(c->broker.password, "guest") != 0 ||
 	    (c->management_url != NULL &&
 	    dlq_url_has_userinfo(c->management_url));
 	if (!secret)
 		return;
-	snprintf(mode, sizeof(mode), "%04o", (unsigned)(st.st_mode & 07777));
 	dlq_log(DLQ_LOG_WARN, "config_insecure", "path", c->path, "mode", mode,
 	    "advice", "the file holds a password or webhook URL: chmod 600 "
 	    "(or 640 with the worker's group)", NULL);
+}
+
+/* The archive holds payloads that viewers must not read: say so at
+ * start when its file is open to others (a new one is created 0600). */
+static void
+check_archive_file(const struct dlq_config *c)
+{
+	char mode[8];
+
+	if (!open_to_others(c->archive_path, mode, sizeof(mode)))
+		return;
+	dlq_log(DLQ_LOG_WARN, "archive_readable", "path", c->archive_path,
+	    "mode", mode, "advice", "the archive holds payloads (personal "
+	    "data) that only operators may read: chmod 600 it and its -wal "
+	    "and -shm files (or 640 with the worker's group)", NULL);
 }
 
 /* After the first SIGTERM / SIGINT / SIGHUP the worker drains; a second
@@ -512,6 +539,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 		curl_global_cleanup();
 		return DLQ_EXIT_ERROR;
 	}
+	check_archive_file(c);
 	if (dlq_log_begin(&line, DLQ_LOG_INFO, "worker_started")) {
 		dlq_log_int(&line, "consumers", (int64_t)s.n_mons);
 		dlq_log_end(&line);

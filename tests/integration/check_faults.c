@@ -5,6 +5,7 @@
  * down. */
 #include <check.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -156,6 +157,15 @@ contains(const char *hay, const char *needle)
 	return strstr(hay, needle) != NULL;
 }
 
+static int
+stat_mode(const char *path)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	return (int)(st.st_mode & 07777);
+}
+
 START_TEST(no_secret_or_masked_value_in_logs_or_webhooks)
 {
 	struct h_rig f;
@@ -205,6 +215,9 @@ START_TEST(no_secret_or_masked_value_in_logs_or_webhooks)
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
 	log = h_slurp(f.w.log);
 	ck_assert(contains(log, "\"event\":\"config_insecure\""));
+	/* the archive holds the payloads: a new one is the worker's alone */
+	ck_assert_int_eq(stat_mode(f.db), 0600);
+	ck_assert(!contains(log, "archive_readable"));
 	for (i = 0; i < h_receiver_count(r) + 1; i++) {
 		struct h_request q = { 0 };
 		const char *text = log;
@@ -245,6 +258,40 @@ count_fds(pid_t pid)
 	closedir(dir);
 	return n;
 }
+
+START_TEST(an_archive_others_can_read_is_warned_about)
+{
+	struct h_rig f;
+	cJSON **ev;
+	char *log;
+	int n;
+
+	setup_only(&f, NULL);
+	close(open(f.db, O_WRONLY | O_CREAT | O_EXCL, 0600));
+	ck_assert_int_eq(chmod(f.db, 0644), 0);
+	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL }, NULL);
+	ck_assert(h_worker_wait(&f.w, "worker_started", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "archive_readable", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(h_jstr(ev[0], "path"), f.db);
+	ck_assert_str_eq(h_jstr(ev[0], "mode"), "0644");
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	ck_assert_int_eq(stat_mode(f.db), 0644);	/* warned, not changed */
+
+	/* readable by the worker's own group only: nothing to say */
+	ck_assert_int_eq(chown(f.db, (uid_t)-1, getegid()), 0);
+	ck_assert_int_eq(chmod(f.db, 0640), 0);
+	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL }, NULL);
+	ck_assert(h_worker_wait(&f.w, "worker_started", 1, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	log = h_slurp(f.w.log);
+	ck_assert(contains(log, "\"event\":\"worker_started\""));
+	ck_assert(!contains(log, "archive_readable"));
+	free(log);
+	h_close(f.c);
+}
+END_TEST
 
 START_TEST(control_socket_abuse_leaks_no_descriptors)
 {
@@ -675,6 +722,7 @@ suite(void)
 	tcase_add_test(tc, a_broker_killed_mid_drain_loses_and_doubles_nothing);
 	tcase_add_test(tc, sigterm_under_load_finishes_cleanly_and_twice_exits_at_once);
 	tcase_add_test(tc, no_secret_or_masked_value_in_logs_or_webhooks);
+	tcase_add_test(tc, an_archive_others_can_read_is_warned_about);
 	tcase_add_test(tc, control_socket_abuse_leaks_no_descriptors);
 	tcase_add_test(tc, a_vhost_the_broker_refuses_is_an_error_not_a_retry);
 	tcase_add_test(tc, a_broker_not_up_is_waited_for_until_stopped);
