@@ -47,7 +47,49 @@ struct tally {
 	int64_t	 start_ms;
 	cJSON	*results;
 	cJSON	*canary;	/* NULL: no canary; else what it showed */
+	cJSON	*targets;	/* a dry run: where the eligible would go */
+	char	 unseen[256];	/* why they could not be looked at, or "" */
 };
+
+/* The string `key` of `o`, or "". */
+static const char *
+str_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* A dry run's targets, looked at on the broker. */
+static void
+look_targets(const struct dlq_config *c, struct tally *t)
+{
+	if (dlq_replay_targets_look(c, t->targets, t->unseen,
+	    sizeof(t->unseen)) == 0)
+		t->unseen[0] = '\0';
+}
+
+static void
+targets_json(const struct tally *t, cJSON *out)
+{
+	if (t->targets == NULL)
+		return;
+	if (t->unseen[0] != '\0')
+		cJSON_AddStringToObject(out, "targets_not_looked_at", t->unseen);
+	else
+		cJSON_AddItemReferenceToObject(out, "targets", t->targets);
+}
+
+static void
+targets_text(const struct tally *t)
+{
+	if (t->targets == NULL)
+		return;
+	if (t->unseen[0] != '\0')
+		printf("targets not looked at: %s\n", t->unseen);
+	else
+		dlq_replay_targets_print(stdout, t->targets);
+}
 
 /* Counts a refusal by its reason; an executing run also keeps what was
  * refused (archive id, or a live delivery's message id) and why, for the
@@ -191,6 +233,7 @@ summary(const struct tally *t, bool json)
 		cJSON_AddItemReferenceToObject(j, "results", t->results);
 		if (t->canary != NULL)
 			cJSON_AddItemReferenceToObject(j, "canary", t->canary);
+		targets_json(t, j);
 		text = cJSON_PrintUnformatted(j);
 		puts(text);
 		cJSON_free(text);
@@ -221,6 +264,7 @@ summary(const struct tally *t, bool json)
 		}
 		if (t->canary != NULL)
 			print_canary(t->canary);
+		targets_text(t);
 	}
 	if (t->failed || t->unknown || t->blocked)
 		return DLQ_EXIT_ERROR;
@@ -277,62 +321,60 @@ add_options(cJSON *r, const struct dlq_replay_opts *o)
 static void
 print_plan(const struct dlq_config *c, const cJSON *plan, bool json)
 {
-	const cJSON *i, *why;
-	cJSON *targets, *out;
-	char *text, problem[512];
+	const cJSON *i, *why, *ex, *rk;
+	struct tally t;
+	cJSON *out;
+	char *text, tgt[300];
 	int yes = 0, n = 0;
 
-	targets = dlq_replay_targets(c, plan, problem, sizeof(problem));
+	memset(&t, 0, sizeof(t));
+	t.targets = cJSON_CreateArray();
+	cJSON_ArrayForEach(i, plan)
+		if (cJSON_IsTrue(cJSON_GetObjectItem(i, "eligible")))
+			dlq_replay_targets_add(t.targets, str_of(i, "exchange"),
+			    str_of(i, "routing_key"));
+	look_targets(c, &t);
 	if (json) {
 		out = cJSON_CreateObject();
 		cJSON_AddTrueToObject(out, "dry_run");
 		cJSON_AddItemReferenceToObject(out, "plan", (cJSON *)plan);
-		if (targets != NULL)
-			cJSON_AddItemToObject(out, "targets", targets);
-		else
-			cJSON_AddStringToObject(out, "targets_not_looked_at",
-			    problem);
+		targets_json(&t, out);
 		text = cJSON_PrintUnformatted(out);
 		puts(text);
 		cJSON_free(text);
 		cJSON_Delete(out);
-		return;
-	}
-	if (cJSON_GetArraySize(plan) == 0) {
+	} else if (cJSON_GetArraySize(plan) == 0)
 		printf("no dead letters match: nothing to replay\n");
-		cJSON_Delete(targets);
-		return;
-	}
-	printf("%-8s %-9s %-40s %s\n", "ID", "ELIGIBLE", "TARGET", "WHY NOT");
-	cJSON_ArrayForEach(i, plan) {
-		bool ok = cJSON_IsTrue(cJSON_GetObjectItem(i, "eligible"));
-		const cJSON *ex = cJSON_GetObjectItem(i, "exchange");
-		const cJSON *rk = cJSON_GetObjectItem(i, "routing_key");
-		char tgt[300];
+	else {
+		printf("%-8s %-9s %-40s %s\n", "ID", "ELIGIBLE", "TARGET",
+		    "WHY NOT");
+		cJSON_ArrayForEach(i, plan) {
+			bool ok = cJSON_IsTrue(cJSON_GetObjectItem(i,
+			    "eligible"));
 
-		why = cJSON_GetObjectItem(i, "why");
-		snprintf(tgt, sizeof(tgt), "%s/%s", cJSON_IsString(ex) &&
-		    ex->valuestring[0] ? ex->valuestring : "(default)",
-		    cJSON_IsString(rk) ? rk->valuestring : "-");
-		printf("%-8lld %-9s ", (long long)cJSON_GetObjectItem(i,
-		    "id")->valuedouble, ok ? "yes" : "no");
-		if (cJSON_IsString(why) && why->valuestring[0] != '\0') {
-			dlq_term_put(stdout, tgt, -1, 40);
-			putchar(' ');
-			dlq_term_put(stdout, why->valuestring, -1, 0);
-		} else
-			dlq_term_put(stdout, tgt, -1, 0);
-		putchar('\n');
-		yes += ok;
-		n++;
+			ex = cJSON_GetObjectItem(i, "exchange");
+			rk = cJSON_GetObjectItem(i, "routing_key");
+			why = cJSON_GetObjectItem(i, "why");
+			snprintf(tgt, sizeof(tgt), "%s/%s", cJSON_IsString(ex) &&
+			    ex->valuestring[0] ? ex->valuestring : "(default)",
+			    cJSON_IsString(rk) ? rk->valuestring : "-");
+			printf("%-8lld %-9s ", (long long)cJSON_GetObjectItem(i,
+			    "id")->valuedouble, ok ? "yes" : "no");
+			if (cJSON_IsString(why) && why->valuestring[0] != '\0') {
+				dlq_term_put(stdout, tgt, -1, 40);
+				putchar(' ');
+				dlq_term_put(stdout, why->valuestring, -1, 0);
+			} else
+				dlq_term_put(stdout, tgt, -1, 0);
+			putchar('\n');
+			yes += ok;
+			n++;
+		}
+		printf("dry run: %d of %d would be replayed; nothing was "
+		    "published (add --execute --reason TEXT)\n", yes, n);
+		targets_text(&t);
 	}
-	printf("dry run: %d of %d would be replayed; nothing was published "
-	    "(add --execute --reason TEXT)\n", yes, n);
-	if (targets != NULL)
-		dlq_replay_targets_print(stdout, targets);
-	else
-		printf("targets not looked at: %s\n", problem);
-	cJSON_Delete(targets);
+	cJSON_Delete(t.targets);
 }
 
 /* Ids claimed per request: one archive transaction per chunk. With a
@@ -735,6 +777,8 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	}
 	if (!o->execute) {
 		t->published++;
+		dlq_replay_targets_add(t->targets, o->to_exchange ?
+		    o->to_exchange : "", o->routing_key ? o->routing_key : queue);
 		return false;
 	}
 	pace(t, o->rate);
@@ -800,6 +844,8 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	t.results = cJSON_CreateArray();
 	if (o->execute)
 		t.refusals = cJSON_CreateArray();
+	else
+		t.targets = cJSON_CreateArray();
 	t.total = (size_t)o->limit;
 	t.start_ms = dlq_now_ms();
 	/* Ineligible deliveries stay unacked until the end, so that basic.get
@@ -839,6 +885,8 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	if ((conn = dlq_publisher_conn(pub)) != NULL)
 		amqp_basic_nack(conn, DLQ_AMQP_CHANNEL, 0, 1, 1);
 	t.total = t.done;
+	if (t.targets != NULL)
+		look_targets(c, &t);
 	rc = summary(&t, o->json);
 	if (unread && rc == DLQ_EXIT_OK)
 		rc = DLQ_EXIT_ERROR;
@@ -851,6 +899,7 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		fprintf(stderr, "dlqctl: could not audit the result: %s\n", why);
 	cJSON_Delete(t.refusals);
 	cJSON_Delete(t.results);
+	cJSON_Delete(t.targets);
 	dlq_publisher_close(pub);
 	dlq_classify_free(k);
 	return rc;

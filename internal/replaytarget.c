@@ -8,8 +8,6 @@
 #include "amqp.h"
 #include "termtext.h"
 
-#define TARGETS_MAX	100	/* distinct targets looked at */
-
 static const char *
 str(const cJSON *o, const char *key)
 {
@@ -18,25 +16,27 @@ str(const cJSON *o, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-/* The entry of `targets` for this exchange and routing key, made when
- * new (NULL past TARGETS_MAX). */
-static cJSON *
-entry(cJSON *targets, const char *ex, const char *rk)
+void
+dlq_replay_targets_add(cJSON *targets, const char *exchange,
+    const char *routing_key)
 {
-	cJSON *t;
+	cJSON *t, *count;
 
 	cJSON_ArrayForEach(t, targets)
-		if (strcmp(str(t, "exchange"), ex) == 0 &&
-		    strcmp(str(t, "routing_key"), rk) == 0)
-			return t;
-	if (cJSON_GetArraySize(targets) >= TARGETS_MAX)
-		return NULL;
-	t = cJSON_CreateObject();
-	cJSON_AddStringToObject(t, "exchange", ex);
-	cJSON_AddStringToObject(t, "routing_key", rk);
-	cJSON_AddNumberToObject(t, "count", 0);
-	cJSON_AddItemToArray(targets, t);
-	return t;
+		if (strcmp(str(t, "exchange"), exchange) == 0 &&
+		    strcmp(str(t, "routing_key"), routing_key) == 0)
+			break;
+	if (t == NULL) {
+		if (cJSON_GetArraySize(targets) >= DLQ_REPLAY_TARGETS_MAX)
+			return;
+		t = cJSON_CreateObject();
+		cJSON_AddStringToObject(t, "exchange", exchange);
+		cJSON_AddStringToObject(t, "routing_key", routing_key);
+		cJSON_AddNumberToObject(t, "count", 0);
+		cJSON_AddItemToArray(targets, t);
+	}
+	count = cJSON_GetObjectItem(t, "count");
+	cJSON_SetNumberValue(count, count->valuedouble + 1);
 }
 
 /* Looks at one target. Returns -1 when the connection is no longer
@@ -82,36 +82,24 @@ look(amqp_connection_state_t conn, cJSON *t)
 	return -1;
 }
 
-cJSON *
-dlq_replay_targets(const struct dlq_config *c, const cJSON *plan, char *why,
-    size_t n)
+int
+dlq_replay_targets_look(const struct dlq_config *c, cJSON *targets,
+    char *why, size_t n)
 {
 	amqp_connection_state_t conn;
 	enum dlq_amqp_status st;
-	const cJSON *i;
-	cJSON *targets, *t, *count;
+	cJSON *t;
 
-	targets = cJSON_CreateArray();
-	cJSON_ArrayForEach(i, plan) {
-		if (!cJSON_IsTrue(cJSON_GetObjectItem(i, "eligible")) ||
-		    (t = entry(targets, str(i, "exchange"),
-		    str(i, "routing_key"))) == NULL)
-			continue;
-		count = cJSON_GetObjectItem(t, "count");
-		cJSON_SetNumberValue(count, count->valuedouble + 1);
-	}
 	if (cJSON_GetArraySize(targets) == 0)
-		return targets;
+		return 0;
 	if ((conn = dlq_amqp_connect(c, "dlqctl replay (dry run)", &st, why,
-	    n)) == NULL) {
-		cJSON_Delete(targets);
-		return NULL;
-	}
+	    n)) == NULL)
+		return -1;
 	cJSON_ArrayForEach(t, targets)
 		if (look(conn, t) == -1)
 			break;
 	dlq_amqp_close(conn);
-	return targets;
+	return 0;
 }
 
 void

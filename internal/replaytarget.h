@@ -10,17 +10,24 @@
 
 #include "config.h"
 
-/* The distinct targets of the eligible entries of `plan` (each entry
- * with "eligible", "exchange" and "routing_key"), looked at on the
- * broker. Returns an array of objects: exchange, routing_key, count (of
- * the plan's messages going there), exists (absent when it could not be
- * told), for a queue messages and consumers, and problem (text) when
- * something is wrong. NULL with why in `why` when the broker could not
- * be asked at all. */
-cJSON	*dlq_replay_targets(const struct dlq_config *, const cJSON *plan,
+/* Distinct targets kept (more are not counted, nor looked at). */
+#define DLQ_REPLAY_TARGETS_MAX	100
+
+/* Counts one message going to `exchange` ("": the default exchange)
+ * with `routing_key` in `targets`, an array of objects: exchange,
+ * routing_key, count. */
+void	 dlq_replay_targets_add(cJSON *targets, const char *exchange,
+	    const char *routing_key);
+
+/* Looks at each target on the broker and adds to its object: exists
+ * (absent when it could not be told), for a queue messages and
+ * consumers, and problem (text) when something is wrong. Returns -1
+ * with why in `why` when the broker could not be asked at all. */
+int	 dlq_replay_targets_look(const struct dlq_config *, cJSON *targets,
 	    char *why, size_t n);
 
-/* Prints them as lines under "targets:", terminal-safe. */
+/* Prints them as a table (TARGET, MESSAGES, ON THE BROKER), terminal-
+ * safe; nothing when there are none. */
 void	 dlq_replay_targets_print(FILE *, const cJSON *targets);
 
 #endif

@@ -736,6 +736,12 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 	j = replay(f.cfg, &rc, (const char *[]){ "--from-queue", wdlq, NULL });
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq((int)get(j, "eligible")->valuedouble, 2);
+	/* the two eligible would go back to their work queue, which is
+	 * there */
+	ck_assert_int_eq(cJSON_GetArraySize(get(j, "targets")), 1);
+	ck_assert_int_eq((int)get(target_of(j, "", w), "count")->valuedouble,
+	    2);
+	ck_assert(cJSON_IsTrue(get(target_of(j, "", w), "exists")));
 	cJSON_Delete(j);
 	ck_assert(h_wait_count(wdlq, 4, WAIT_MS));
 	ck_assert_int_eq(h_count(w), 0);
