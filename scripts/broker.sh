@@ -90,7 +90,11 @@ CONF
 	echo '[].' > "$base/advanced.config"
 	chown -R rabbitmq:rabbitmq "$base"
 	echo "broker: starting node $node on port $port (data in $base)" >&2
-	as_rabbitmq setsid /usr/lib/rabbitmq/bin/rabbitmq-server \
+	# runuser's PAM session resets the open-files limit to 1024; a node
+	# needs one handle per queue it recovers (the test node collects a
+	# few hundred over a day of runs when kept between them)
+	as_rabbitmq bash -c 'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+	    exec setsid /usr/lib/rabbitmq/bin/rabbitmq-server' \
 	    > "$base/log/startup.log" 2>&1 < /dev/null &
 	if ! wait_port open 90; then
 		echo "broker: node did not open port $port within 90 s; log:" >&2
@@ -112,7 +116,7 @@ CONF
 node_pids() {
 	local pid
 	for pid in $(pgrep -f beam.smp || true); do
-		tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null |
+		tr '\0' '\n' 2>/dev/null < "/proc/$pid/environ" |
 		    grep -qx "RABBITMQ_NODENAME=$node" && echo "$pid"
 	done
 	return 0
