@@ -705,16 +705,19 @@ dlq_archive_commit(struct dlq_archive *a)
 bool
 dlq_archive_moved(struct dlq_archive *a)
 {
-	int moved = 0, wal = 0;
+	int moved = 0, side = 0;
 
 	if (sqlite3_file_control(a->db, "main", SQLITE_FCNTL_HAS_MOVED,
 	    &moved) == SQLITE_OK && moved != 0)
 		return true;
 	/* SQLite's own test covers the database file only. Without the
 	 * WAL, the frames not yet checkpointed are gone at a crash; a
-	 * clean close still checkpoints them from the open file. */
-	return sqlite3_file_control(a->db, "main", DLQ_VFS_FCNTL_WAL_MOVED,
-	    &wal) == SQLITE_OK && wal != 0;
+	 * clean close still checkpoints them from the open file. Without
+	 * the -shm, another process that opens the archive (a backup)
+	 * makes a new one, believes itself alone, and may checkpoint and
+	 * remove the WAL the worker still writes. */
+	return sqlite3_file_control(a->db, "main", DLQ_VFS_FCNTL_SIDE_MOVED,
+	    &side) == SQLITE_OK && side != 0;
 }
 
 int
@@ -737,8 +740,8 @@ dlq_archive_commit_hold(struct dlq_archive *a)
 	 * check and the ack. */
 	if (dlq_archive_moved(a)) {
 		snprintf(err_text, sizeof(err_text), "the archive file (or "
-		    "its -wal) was deleted or replaced while open (the worker "
-		    "exits; a restart opens the file at the path)");
+		    "its -wal or -shm) was deleted or replaced while open (the "
+		    "worker exits; a restart opens the file at the path)");
 		settle_hints(a, false);
 		return -1;
 	}

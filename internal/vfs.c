@@ -33,6 +33,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,9 @@ struct vfile {
 	const char	*path;		/* WAL: its name, and the file it */
 	dev_t		 dev;		/* was at open (path NULL when */
 	ino_t		 ino;		/* unknown) */
+	char		*shm_path;	/* database: its -shm file, and the */
+	dev_t		 shm_dev;	/* file it was when first mapped */
+	ino_t		 shm_ino;	/* (NULL when unknown) */
 };
 
 static sqlite3_vfs *real_vfs;
@@ -226,14 +230,14 @@ v_check_reserved_lock(sqlite3_file *file, int *out)
 	return f->real->pMethods->xCheckReservedLock(f->real, out);
 }
 
-/* Whether the WAL file open in `w` is no longer the one at its path. */
+/* Whether the file at `path` is no longer the one it was. */
 static bool
-wal_moved(const struct vfile *w)
+moved(const char *path, dev_t dev, ino_t ino)
 {
 	struct stat st;
 
-	return w->path != NULL && (stat(w->path, &st) != 0 ||
-	    st.st_dev != w->dev || st.st_ino != w->ino);
+	return path != NULL && (stat(path, &st) != 0 || st.st_dev != dev ||
+	    st.st_ino != ino);
 }
 
 static int
@@ -248,8 +252,10 @@ v_file_control(sqlite3_file *file, int op, void *arg)
 			free_run(&f->wal->run);
 		return rc;
 	}
-	if (op == DLQ_VFS_FCNTL_WAL_MOVED) {
-		*(int *)arg = f->wal != NULL && wal_moved(f->wal);
+	if (op == DLQ_VFS_FCNTL_SIDE_MOVED) {
+		*(int *)arg = (f->wal != NULL && moved(f->wal->path,
+		    f->wal->dev, f->wal->ino)) || moved(f->shm_path,
+		    f->shm_dev, f->shm_ino);
 		return rc;
 	}
 	return rc != SQLITE_OK ? rc :
@@ -272,6 +278,30 @@ v_device_characteristics(sqlite3_file *file)
 	return f->real->pMethods->xDeviceCharacteristics(f->real);
 }
 
+/* The -shm file a database's first mapping opened (the default VFS
+ * names it after the database), to tell later whether it is still the
+ * file at that path. */
+static void
+note_shm(struct vfile *f)
+{
+	struct stat st;
+	size_t n;
+
+	if (f->shm_path != NULL || f->name == NULL)
+		return;
+	n = strlen(f->name) + sizeof("-shm");
+	if ((f->shm_path = malloc(n)) == NULL)
+		return;
+	snprintf(f->shm_path, n, "%s-shm", f->name);
+	if (stat(f->shm_path, &st) != 0) {
+		free(f->shm_path);
+		f->shm_path = NULL;
+		return;
+	}
+	f->shm_dev = st.st_dev;
+	f->shm_ino = st.st_ino;
+}
+
 static int
 v_shm_map(sqlite3_file *file, int page, int size, int extend,
     void volatile **p)
@@ -279,8 +309,12 @@ v_shm_map(sqlite3_file *file, int page, int size, int extend,
 	struct vfile *f = (struct vfile *)file;
 	int rc = settle(f);
 
-	return rc != SQLITE_OK ? rc :
-	    f->real->pMethods->xShmMap(f->real, page, size, extend, p);
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = f->real->pMethods->xShmMap(f->real, page, size, extend, p);
+	if (rc == SQLITE_OK && *p != NULL)
+		note_shm(f);
+	return rc;
 }
 
 static int
@@ -310,6 +344,8 @@ v_shm_unmap(sqlite3_file *file, int delete_flag)
 	struct vfile *f = (struct vfile *)file;
 	int rc = settle(f);
 
+	free(f->shm_path);
+	f->shm_path = NULL;
 	return rc != SQLITE_OK ? rc :
 	    f->real->pMethods->xShmUnmap(f->real, delete_flag);
 }
@@ -333,6 +369,7 @@ v_close(sqlite3_file *file)
 		}
 	pthread_mutex_unlock(&open_lock);
 	free_run(&f->run);
+	free(f->shm_path);
 	rc2 = f->real->pMethods->xClose(f->real);
 	return rc != SQLITE_OK ? rc : rc2;
 }

@@ -16,8 +16,8 @@ const char *dlq_vfs_name(void);
  * the memory that held its runs (allocated again by the next write). */
 #define DLQ_VFS_FCNTL_RELEASE	0x646c7101
 /* File control opcode, on "main": sets the int at arg to 1 when the WAL
- * file the connection has open is no longer the file at its path
- * (deleted or replaced), else 0. */
-#define DLQ_VFS_FCNTL_WAL_MOVED	0x646c7102
+ * or the -shm file the connection has open is no longer the file at its
+ * path (deleted or replaced), else 0. */
+#define DLQ_VFS_FCNTL_SIDE_MOVED	0x646c7102
 
 #endif

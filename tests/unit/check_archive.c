@@ -264,23 +264,38 @@ START_TEST(a_commit_into_a_file_gone_from_its_path_fails)
 }
 END_TEST
 
-/* The same for its WAL: without it, what was not checkpointed yet is
- * gone at a crash. */
-START_TEST(a_commit_into_a_wal_gone_from_its_path_fails)
+/* After a commit, the file at path + `suffix` is deleted: the archive
+ * says it moved, and the next commit fails as not durable. */
+static void
+commit_fails_without(const char *suffix)
 {
-	char wal[128];
+	char side[128];
 
 	ck_assert_int_eq(dlq_archive_begin(a), 0);
 	ck_assert_int_gt(put("m-1", NULL), 0);
 	ck_assert_int_eq(dlq_archive_commit(a), 0);
-	snprintf(wal, sizeof(wal), "%s-wal", path);
-	ck_assert_int_eq(unlink(wal), 0);
+	ck_assert(!dlq_archive_moved(a));
+	snprintf(side, sizeof(side), "%s%s", path, suffix);
+	ck_assert_int_eq(unlink(side), 0);
 	ck_assert(dlq_archive_moved(a));
 	ck_assert_int_eq(dlq_archive_begin(a), 0);
 	ck_assert_int_gt(put("m-2", NULL), 0);
 	ck_assert_int_eq(dlq_archive_commit(a), -1);
 	ck_assert_ptr_nonnull(strstr(dlq_archive_errmsg(a),
 	    "deleted or replaced while open"));
+}
+
+/* Without its WAL, what was not checkpointed yet is gone at a crash. */
+START_TEST(a_commit_into_a_wal_gone_from_its_path_fails)
+{
+	commit_fails_without("-wal");
+}
+END_TEST
+
+/* Without it, a backup opening the archive would make its own. */
+START_TEST(a_commit_with_its_shm_gone_from_its_path_fails)
+{
+	commit_fails_without("-shm");
 }
 END_TEST
 
@@ -464,6 +479,7 @@ archive_suite(void)
 	tcase_add_test(tc, a_record_without_a_hint_has_none);
 	tcase_add_test(tc, a_commit_into_a_file_gone_from_its_path_fails);
 	tcase_add_test(tc, a_commit_into_a_wal_gone_from_its_path_fails);
+	tcase_add_test(tc, a_commit_with_its_shm_gone_from_its_path_fails);
 	tcase_add_test(tc, a_kept_number_survives_a_new_handle);
 	tcase_add_test(tc, signatures_are_listed_once_each);
 	tcase_add_test(tc, the_backlog_is_the_unresolved_since_the_cut_off);
