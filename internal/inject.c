@@ -134,6 +134,7 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 		    "time%s through %s, then rejecting\n", count,
 		    count == 1 ? "" : "s", name, retries,
 		    retries == 1 ? "" : "s", q->retry_name);
+	fflush(out);	/* the wait may be long: say it now, even to a pipe */
 	deadline = dlq_now_ms() + (int64_t)retries * q->retry_delay_ms +
 	    WAIT_EXTRA_MS;
 	while (dead < count && held < HOLD_MAX && dlq_now_ms() < deadline) {
