@@ -732,7 +732,7 @@ dlq_archive_commit_hold(struct dlq_archive *a)
 		return -1;
 	}
 	/* Committed into a file no longer at the path (deleted, or
-	 * replaced; or its WAL): the next start opens what is at the path,
+	 * replaced; or its WAL or -shm): the next start opens what is at the path,
 	 * so these records count as not written (a clean close may still
 	 * checkpoint them; their redeliveries are then recognised), and
 	 * their deliveries stay unacked.

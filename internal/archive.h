@@ -68,10 +68,11 @@ int	dlq_archive_commit(struct dlq_archive *);	/* 0, or -1 rolled back */
  * then calls dlq_archive_rollback(), which ends the turn. */
 int	dlq_archive_commit_hold(struct dlq_archive *);
 void	dlq_archive_rollback(struct dlq_archive *);
-/* Whether the file at the archive's path, or its WAL, is no longer the
- * one this handle has open (deleted, renamed or replaced): what it
- * writes then is lost at the next start (for the WAL: at a crash).
- * commit_hold fails in that case. */
+/* Whether the file at the archive's path, or its WAL or -shm, is no
+ * longer the one this handle has open (deleted, renamed or replaced):
+ * what it writes then is lost at the next start (for the WAL: at a
+ * crash; for the -shm: when another process checkpoints). commit_hold
+ * fails in that case. */
 bool	dlq_archive_moved(struct dlq_archive *);
 
 /* The last error, for the caller's log line; valid until the next call. */

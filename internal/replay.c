@@ -60,6 +60,14 @@ dlq_replay_eligible(const struct dlq_replay_policy *p,
 }
 
 void
+dlq_replay_target_name(const char *exchange, const char *routing_key,
+    char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/%s", exchange[0] ? exchange : "(default)",
+	    routing_key);
+}
+
+void
 dlq_replay_policy_json(const struct dlq_replay_policy *p, struct dlq_buf *b)
 {
 	size_t i;

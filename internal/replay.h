@@ -40,6 +40,11 @@ bool	dlq_replay_eligible(const struct dlq_replay_policy *,
 void	dlq_replay_policy_json(const struct dlq_replay_policy *,
 	    struct dlq_buf *);
 
+/* Where a replay goes, as operators read it: "exchange/routing-key",
+ * "(default)/queue" for the default exchange. */
+void	dlq_replay_target_name(const char *exchange, const char *routing_key,
+	    char *buf, size_t n);
+
 /* The headers to send: `orig` minus the broker-owned ones (and
  * x-retry-count when `reset_retries`), plus the replay headers. Entries
  * point into `orig` and `extra` (5 entries the caller provides), both of

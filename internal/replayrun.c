@@ -321,7 +321,7 @@ add_options(cJSON *r, const struct dlq_replay_opts *o)
 static void
 print_plan(const struct dlq_config *c, const cJSON *plan, bool json)
 {
-	const cJSON *i, *why, *ex, *rk;
+	const cJSON *i, *why, *rk;
 	struct tally t;
 	cJSON *out;
 	char *text, tgt[300];
@@ -352,12 +352,11 @@ print_plan(const struct dlq_config *c, const cJSON *plan, bool json)
 			bool ok = cJSON_IsTrue(cJSON_GetObjectItem(i,
 			    "eligible"));
 
-			ex = cJSON_GetObjectItem(i, "exchange");
 			rk = cJSON_GetObjectItem(i, "routing_key");
 			why = cJSON_GetObjectItem(i, "why");
-			snprintf(tgt, sizeof(tgt), "%s/%s", cJSON_IsString(ex) &&
-			    ex->valuestring[0] ? ex->valuestring : "(default)",
-			    cJSON_IsString(rk) ? rk->valuestring : "-");
+			dlq_replay_target_name(str_of(i, "exchange"),
+			    cJSON_IsString(rk) ? rk->valuestring : "-", tgt,
+			    sizeof(tgt));
 			printf("%-8lld %-9s ", (long long)cJSON_GetObjectItem(i,
 			    "id")->valuedouble, ok ? "yes" : "no");
 			if (cJSON_IsString(why) && why->valuestring[0] != '\0') {

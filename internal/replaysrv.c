@@ -394,7 +394,7 @@ claim_one(sqlite3 *db, struct claim_sql *q, const struct dlq_config *c,
 	dlq_buf_init(&policy);
 	dlq_replay_policy_json(&p, &policy);
 	target(req, &r, &ex, &rk);
-	snprintf(tgt, sizeof(tgt), "%s/%s", ex[0] ? ex : "(default)", rk);
+	dlq_replay_target_name(ex, rk, tgt, sizeof(tgt));
 	sqlite3_bind_int64(q->mark, 1, id);
 	if (step_done(q->mark) == -1)
 		goto out;

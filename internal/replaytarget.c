@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "amqp.h"
+#include "replay.h"
 #include "termtext.h"
 
 static const char *
@@ -113,8 +114,8 @@ dlq_replay_targets_print(FILE *f, const cJSON *targets)
 		return;
 	fprintf(f, "%-40s %-9s %s\n", "TARGET", "MESSAGES", "ON THE BROKER");
 	cJSON_ArrayForEach(t, targets) {
-		snprintf(target, sizeof(target), "%s/%s", str(t, "exchange")[0] ?
-		    str(t, "exchange") : "(default)", str(t, "routing_key"));
+		dlq_replay_target_name(str(t, "exchange"), str(t, "routing_key"),
+		    target, sizeof(target));
 		dlq_term_put(f, target, -1, 40);
 		fprintf(f, " %-9lld ", (long long)cJSON_GetObjectItem(t,
 		    "count")->valuedouble);

@@ -50,6 +50,13 @@ struct run {
 	sqlite3_int64	 off;		/* file offset of buf[0] */
 };
 
+/* Which file a path named when it was looked at. */
+struct ident {
+	const char	*path;		/* NULL: not known */
+	dev_t		 dev;
+	ino_t		 ino;
+};
+
 struct vfile {
 	sqlite3_file	 base;		/* pMethods: ours */
 	sqlite3_file	*real;		/* the default VFS's file, after us */
@@ -60,12 +67,9 @@ struct vfile {
 	struct vfile	*wal;		/* database: its open WAL */
 	struct vfile	*db;		/* WAL: its database */
 	struct vfile	*next;		/* list of open databases */
-	const char	*path;		/* WAL: its name, and the file it */
-	dev_t		 dev;		/* was at open (path NULL when */
-	ino_t		 ino;		/* unknown) */
-	char		*shm_path;	/* database: its -shm file, and the */
-	dev_t		 shm_dev;	/* file it was when first mapped */
-	ino_t		 shm_ino;	/* (NULL when unknown) */
+	struct ident	 opened;	/* WAL: the file at its name at open */
+	struct ident	 shm;		/* database: its -shm file at the
+					 * first mapping (path: ours) */
 };
 
 static sqlite3_vfs *real_vfs;
@@ -230,14 +234,28 @@ v_check_reserved_lock(sqlite3_file *file, int *out)
 	return f->real->pMethods->xCheckReservedLock(f->real, out);
 }
 
-/* Whether the file at `path` is no longer the one it was. */
-static bool
-moved(const char *path, dev_t dev, ino_t ino)
+/* Notes which file `path` (kept, not copied) names now; unknown when
+ * it names none. */
+static void
+ident_take(struct ident *id, const char *path)
 {
 	struct stat st;
 
-	return path != NULL && (stat(path, &st) != 0 || st.st_dev != dev ||
-	    st.st_ino != ino);
+	id->path = path != NULL && stat(path, &st) == 0 ? path : NULL;
+	if (id->path != NULL) {
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+	}
+}
+
+/* Whether a known file is no longer the one at its path. */
+static bool
+ident_moved(const struct ident *id)
+{
+	struct stat st;
+
+	return id->path != NULL && (stat(id->path, &st) != 0 ||
+	    st.st_dev != id->dev || st.st_ino != id->ino);
 }
 
 static int
@@ -253,9 +271,8 @@ v_file_control(sqlite3_file *file, int op, void *arg)
 		return rc;
 	}
 	if (op == DLQ_VFS_FCNTL_SIDE_MOVED) {
-		*(int *)arg = (f->wal != NULL && moved(f->wal->path,
-		    f->wal->dev, f->wal->ino)) || moved(f->shm_path,
-		    f->shm_dev, f->shm_ino);
+		*(int *)arg = (f->wal != NULL && ident_moved(&f->wal->opened)) ||
+		    ident_moved(&f->shm);
 		return rc;
 	}
 	return rc != SQLITE_OK ? rc :
@@ -284,22 +301,18 @@ v_device_characteristics(sqlite3_file *file)
 static void
 note_shm(struct vfile *f)
 {
-	struct stat st;
+	char *path;
 	size_t n;
 
-	if (f->shm_path != NULL || f->name == NULL)
+	if (f->shm.path != NULL || f->name == NULL)
 		return;
 	n = strlen(f->name) + sizeof("-shm");
-	if ((f->shm_path = malloc(n)) == NULL)
+	if ((path = malloc(n)) == NULL)
 		return;
-	snprintf(f->shm_path, n, "%s-shm", f->name);
-	if (stat(f->shm_path, &st) != 0) {
-		free(f->shm_path);
-		f->shm_path = NULL;
-		return;
-	}
-	f->shm_dev = st.st_dev;
-	f->shm_ino = st.st_ino;
+	snprintf(path, n, "%s-shm", f->name);
+	ident_take(&f->shm, path);
+	if (f->shm.path == NULL)
+		free(path);
 }
 
 static int
@@ -344,8 +357,8 @@ v_shm_unmap(sqlite3_file *file, int delete_flag)
 	struct vfile *f = (struct vfile *)file;
 	int rc = settle(f);
 
-	free(f->shm_path);
-	f->shm_path = NULL;
+	free((char *)f->shm.path);
+	f->shm.path = NULL;
 	return rc != SQLITE_OK ? rc :
 	    f->real->pMethods->xShmUnmap(f->real, delete_flag);
 }
@@ -369,7 +382,7 @@ v_close(sqlite3_file *file)
 		}
 	pthread_mutex_unlock(&open_lock);
 	free_run(&f->run);
-	free(f->shm_path);
+	free((char *)f->shm.path);
 	rc2 = f->real->pMethods->xClose(f->real);
 	return rc != SQLITE_OK ? rc : rc2;
 }
@@ -427,7 +440,6 @@ v_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags,
     int *out_flags)
 {
 	struct vfile *f = (struct vfile *)file;
-	struct stat st;
 	int rc;
 
 	(void)vfs;
@@ -443,11 +455,8 @@ v_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags,
 	}
 	f->base.pMethods = &methods;
 	link_file(f, name, flags);
-	if ((flags & SQLITE_OPEN_WAL) && name != NULL && stat(name, &st) == 0) {
-		f->path = name;
-		f->dev = st.st_dev;
-		f->ino = st.st_ino;
-	}
+	if (flags & SQLITE_OPEN_WAL)
+		ident_take(&f->opened, name);
 	return SQLITE_OK;
 }
 

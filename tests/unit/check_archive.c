@@ -3,7 +3,7 @@
  * stored once and referred to by id, also across a rolled-back batch;
  * numbers kept across restarts, the signatures held and the backlog of
  * unannounced dead letters read back for the digest; a commit into a
- * file or WAL gone from its path fails.
+ * file, WAL or -shm gone from its path fails.
  * A real SQLite file in a temporary directory; no broker. */
 #include <check.h>
 #include <stdio.h>
