@@ -588,11 +588,13 @@ START_TEST(the_example_file_shows_every_setting_of_the_readme)
 
 	for (row = strstr(readme, "\n| `"); row != NULL;
 	    row = strstr(row + 1, "\n| `")) {
-		/* the first cell: `a.b`, or `a.b` / `a.c` / ... */
+		/* the first cell: `a.b`, or `a.b` / `a.c` / ... (not
+		 * `a.b = x`: %n is reached only past the closing quote) */
 		end = strstr(row + 3, " | ");
 		for (cell = row + 3; end != NULL && cell < end &&
-		    sscanf(cell, "`%31[a-z_].%63[a-z_]`%n", section, key,
-		    &len) == 2; cell += len + strspn(cell + len, " /")) {
+		    (len = 0, sscanf(cell, "`%31[a-z_].%63[a-z_]`%n", section,
+		    key, &len)) == 2 && len > 0;
+		    cell += len + strspn(cell + len, " /")) {
 			ck_assert_msg(example_has(example, section, key),
 			    "config/dlq-worker.conf does not show %s.%s",
 			    section, key);
