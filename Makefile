@@ -16,7 +16,7 @@ SAN ?=
 B ?= build$(if $(SAN),/san-$(subst $(comma),-,$(SAN)))
 
 CC ?= cc
-PKGS := librabbitmq libcurl libcjson libconfig sqlite3 libcrypto libmicrohttpd
+PKGS := librabbitmq libcurl libcjson libconfig sqlite3 libssl libcrypto libmicrohttpd
 OPT ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wformat=2 -Wno-format-nonliteral

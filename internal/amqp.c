@@ -3,6 +3,9 @@
 
 #include <amqp_ssl_socket.h>
 #include <amqp_tcp_socket.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +103,78 @@ dlq_amqp_reopen_channel(amqp_connection_state_t conn)
 	    0 : -1;
 }
 
+/* Why the broker's certificate failed verification: OpenSSL's first
+ * complaint about its chain during this thread's last TLS handshake
+ * (rabbitmq-c only says that it failed). */
+static __thread int cert_error;
+
+static int
+note_cert_error(int ok, X509_STORE_CTX *x)
+{
+	if (!ok && cert_error == X509_V_OK)
+		cert_error = X509_STORE_CTX_get_error(x);
+	return ok;
+}
+
+/* A TLS socket that trusts the configured CA file, or the system's CAs
+ * (rabbitmq-c 0.11 loads none by itself), and verifies the broker's
+ * certificate and host name unless told not to. */
+static amqp_socket_t *
+tls_socket(const struct dlq_config *c, amqp_connection_state_t conn,
+    enum dlq_amqp_status *status, char *why, size_t whylen)
+{
+	amqp_socket_t *sock;
+	SSL_CTX *ctx;
+
+	if ((sock = amqp_ssl_socket_new(conn)) == NULL)
+		return NULL;
+	ERR_clear_error();
+	amqp_ssl_socket_set_verify_peer(sock, c->tls_verify);
+	amqp_ssl_socket_set_verify_hostname(sock, c->tls_verify);
+	ctx = amqp_ssl_socket_get_context(sock);
+	/* rabbitmq-c checks the result after the handshake: the mode stays
+	 * SSL_VERIFY_NONE, the callback only listens */
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, note_cert_error);
+	if (c->tls_ca_cert != NULL) {
+		if (amqp_ssl_socket_set_cacert(sock, c->tls_ca_cert) !=
+		    AMQP_STATUS_OK) {
+			const char *e = ERR_reason_error_string(
+			    ERR_peek_last_error());
+			snprintf(why, whylen, "cannot load CA file %s: %s",
+			    c->tls_ca_cert, e != NULL ? e : "not PEM");
+			*status = DLQ_AMQP_FATAL;
+			return NULL;
+		}
+	} else if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
+		snprintf(why, whylen, "cannot load the system's CA "
+		    "certificates (set rabbitmq.tls_ca_cert)");
+		*status = DLQ_AMQP_FATAL;
+		return NULL;
+	}
+	cert_error = X509_V_OK;
+	return sock;
+}
+
+/* A certificate that fails verification will not pass at the next try:
+ * the configuration or the broker's certificate has to change. */
+static void
+cert_refused(const struct dlq_config *c, int rc, char *why, size_t whylen)
+{
+	if (rc == AMQP_STATUS_SSL_HOSTNAME_VERIFY_FAILED)
+		snprintf(why, whylen, "the broker's certificate at %s:%d is "
+		    "not for the host name '%s': connect by a name the "
+		    "certificate holds", c->broker.host, c->broker.port,
+		    c->broker.host);
+	else
+		snprintf(why, whylen, "the broker's certificate at %s:%d is "
+		    "not trusted: %s (trusted: %s%s)", c->broker.host,
+		    c->broker.port, cert_error != X509_V_OK ?
+		    X509_verify_cert_error_string(cert_error) :
+		    "no certificate", c->tls_ca_cert != NULL ? "the CAs in " :
+		    "the system's CAs; rabbitmq.tls_ca_cert names a CA file",
+		    c->tls_ca_cert != NULL ? c->tls_ca_cert : "");
+}
+
 static enum dlq_amqp_status
 login_status(amqp_rpc_reply_t r)
 {
@@ -127,27 +202,22 @@ dlq_amqp_connect(const struct dlq_config *c, const char *name,
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
-	if (c->broker.tls) {
-		sock = amqp_ssl_socket_new(conn);
-		if (sock != NULL) {
-			amqp_ssl_socket_set_verify_peer(sock, c->tls_verify);
-			amqp_ssl_socket_set_verify_hostname(sock, c->tls_verify);
-			if (c->tls_ca_cert != NULL &&
-			    amqp_ssl_socket_set_cacert(sock, c->tls_ca_cert)) {
-				snprintf(why, whylen, "cannot load CA file %s",
-				    c->tls_ca_cert);
-				*status = DLQ_AMQP_FATAL;
-				goto fail;
-			}
-		}
-	} else
-		sock = amqp_tcp_socket_new(conn);
+	sock = c->broker.tls ? tls_socket(c, conn, status, why, whylen) :
+	    amqp_tcp_socket_new(conn);
 	if (sock == NULL) {
-		snprintf(why, whylen, "cannot create socket");
+		if (*status != DLQ_AMQP_FATAL)
+			snprintf(why, whylen, "cannot create socket");
 		goto fail;
 	}
-	if ((rc = amqp_socket_open_noblock(sock, c->broker.host, c->broker.port,
-	    &tv)) != AMQP_STATUS_OK) {
+	rc = amqp_socket_open_noblock(sock, c->broker.host, c->broker.port,
+	    &tv);
+	if (rc == AMQP_STATUS_SSL_PEER_VERIFY_FAILED ||
+	    rc == AMQP_STATUS_SSL_HOSTNAME_VERIFY_FAILED) {
+		cert_refused(c, rc, why, whylen);
+		*status = DLQ_AMQP_FATAL;
+		goto fail;
+	}
+	if (rc != AMQP_STATUS_OK) {
 		snprintf(why, whylen, "cannot connect to %s:%d: %s",
 		    c->broker.host, c->broker.port, amqp_error_string2(rc));
 		goto fail;

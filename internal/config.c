@@ -22,6 +22,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include "confint.h"
 #include "termtext.h"
@@ -297,6 +298,15 @@ check_str(const struct opt *o, const char *v)
 		if (strlen(v) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 			return "too long for a Unix socket path (at most 107 "
 			    "bytes)";
+		return NULL;
+	}
+	if (strcmp(o->name, "tls_ca_cert") == 0) {
+		if (*v == '\0')
+			return "must not be empty (leave the setting out for "
+			    "the system's CAs)";
+		if (dlq_term_has_control(v, false))
+			return "must not contain control characters (a trailing "
+			    "newline?)";
 		return NULL;
 	}
 	if (strcmp(o->name, "dlq_suffix") == 0) {
@@ -950,6 +960,30 @@ resolve_relative(char **p, const char *cfgpath)
 	*p = r;
 }
 
+/* The CA file is read at each connection; one that cannot be read is
+ * said at the start, where it is set. */
+static int
+check_ca_file(const char *file, const config_setting_t *s, const char *path,
+    struct dlq_buf *errors)
+{
+	char where[PATH_MAX + 16];
+	struct stat st;
+	const char *why = NULL;
+
+	if (access(file, R_OK) != 0)
+		why = strerror(errno);
+	else if (stat(file, &st) == 0 && !S_ISREG(st.st_mode))
+		why = "not a regular file";
+	if (why == NULL)
+		return 0;
+	where_of(s, path, where, sizeof(where));
+	dlq_buf_printf(errors, "%s: rabbitmq.tls_ca_cert: cannot read '",
+	    where);
+	dlq_term_add(errors, file);
+	dlq_buf_printf(errors, "': %s\n", why);
+	return -1;
+}
+
 FILE *
 dlq_config_fopen(const char *path, struct dlq_buf *errors)
 {
@@ -1001,6 +1035,11 @@ load_file(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 			rc = -1;
 		else if (strcmp(key, "topology.file") == 0)
 			resolve_relative(&c->topology_file, path);
+		else if (strcmp(key, "rabbitmq.tls_ca_cert") == 0) {
+			resolve_relative(&c->tls_ca_cert, path);
+			if (check_ca_file(c->tls_ca_cert, s, path, errors) == -1)
+				rc = -1;
+		}
 	}
 out:
 	config_destroy(&cf);

@@ -444,6 +444,24 @@ check_secrets_file(const struct dlq_config *c)
 	    "(or 640 with the worker's group)", NULL);
 }
 
+/* tls_verify = false: TLS without knowing whom it talks to. Whoever sits
+ * on the path can pose as the broker (or the management API) and read
+ * the password and every dead letter. Said at each start. */
+static void
+check_tls_verify(const struct dlq_config *c)
+{
+	bool https = c->management_url != NULL &&
+	    strncmp(c->management_url, "https://", 8) == 0;
+
+	if (c->tls_verify || (!c->broker.tls && !https))
+		return;
+	dlq_log(DLQ_LOG_WARN, "tls_unverified", "advice", "rabbitmq."
+	    "tls_verify = false: the broker's certificate and host name are "
+	    "not checked, so a man in the middle can read the password and "
+	    "the dead letters; set rabbitmq.tls_ca_cert to the broker's CA "
+	    "instead", NULL);
+}
+
 /* The archive holds payloads that viewers must not read: say so at
  * start when its file is open to others (a new one is created 0600). */
 static void
@@ -522,6 +540,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	}
 	dlq_buf_release(&line);
 	check_secrets_file(c);
+	check_tls_verify(c);
 
 	if ((rc = assert_topology(c, t, &set, &res)) != 0)
 		return rc < 0 ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;

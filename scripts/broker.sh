@@ -6,11 +6,15 @@
 #   scripts/broker.sh kill  [PORT]   kill -9 the node (fault tests)
 #   scripts/broker.sh reset [PORT]   stop it, delete its data, start afresh
 #   scripts/broker.sh ctl   PORT ARGS...   rabbitmqctl against the node
+#   scripts/broker.sh ca    [PORT]   path of the CA file of its TLS listener
 #
 # BROKER_MANAGEMENT_PORT=P (at start or reset) also enables the management
 # plugin, its HTTP API on 127.0.0.1:P, with statistics collected every
 # second instead of every 5 (what `dlqctl stats` reads a queue's traffic
 # from: rabbitmq.management_url).
+# BROKER_TLS_PORT=P (at start or reset) also opens an amqps:// listener on
+# 127.0.0.1:P, with a certificate for the host name "localhost" (only)
+# signed by a CA made for the node (`ca` prints its file's path).
 #
 # The node has its own name, ports and directories (owned by the rabbitmq
 # user, as Debian's broker runs as that user), so it never disturbs a
@@ -58,6 +62,28 @@ wait_port() {	# $1: open|closed, $2: seconds
 	return 1
 }
 
+# A CA and a server certificate for "localhost", made once per node
+# data directory (a restart keeps them; a reset makes new ones).
+make_certificates() {
+	local d="$base/tls"
+	[ -f "$d/server.pem" ] && return 0
+	command -v openssl >/dev/null || {
+		echo "broker: openssl is not installed (run scripts/deps.sh test)" >&2
+		exit 1
+	}
+	mkdir -p "$d"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=dlq-monitor test CA" \
+	    -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null
+	openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
+	    -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
+	printf 'subjectAltName = DNS:localhost\n' > "$d/server.ext"
+	openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
+	    -CAcreateserial -days 30 -extfile "$d/server.ext" \
+	    -out "$d/server.pem" 2>/dev/null
+	chmod 0644 "$d/ca.pem" "$d/server.pem"
+	chmod 0600 "$d/ca.key" "$d/server.key"
+}
+
 start() {
 	local i
 	if port_open; then
@@ -87,6 +113,17 @@ CONF
 	else
 		echo '[].' > "$base/enabled_plugins"
 	fi
+	if [ -n "${BROKER_TLS_PORT:-}" ]; then
+		make_certificates
+		cat >> "$base/rabbitmq.conf" <<CONF
+listeners.ssl.1 = 127.0.0.1:$BROKER_TLS_PORT
+ssl_options.cacertfile = $base/tls/ca.pem
+ssl_options.certfile = $base/tls/server.pem
+ssl_options.keyfile = $base/tls/server.key
+ssl_options.verify = verify_none
+ssl_options.fail_if_no_peer_cert = false
+CONF
+	fi
 	echo '[].' > "$base/advanced.config"
 	chown -R rabbitmq:rabbitmq "$base"
 	echo "broker: starting node $node on port $port (data in $base)" >&2
@@ -102,6 +139,9 @@ CONF
 		exit 1
 	fi
 	echo "broker: ready on amqp://guest:guest@localhost:$port/" >&2
+	if [ -n "${BROKER_TLS_PORT:-}" ]; then
+		echo "broker: TLS on amqps://guest:guest@localhost:$BROKER_TLS_PORT/ (CA: $base/tls/ca.pem)" >&2
+	fi
 	if [ -n "${BROKER_MANAGEMENT_PORT:-}" ]; then
 		for ((i = 0; i < 300; i++)); do
 			port_open "$BROKER_MANAGEMENT_PORT" && break
@@ -161,6 +201,7 @@ start) start ;;
 reset) reset ;;
 stop) stop ;;
 kill) kill9 ;;
+ca) echo "$base/tls/ca.pem" ;;
 ctl) shift 2; as_rabbitmq /usr/lib/rabbitmq/bin/rabbitmqctl -n "$node" "$@" ;;
-*) sed -n '2,17p' "$0" >&2; exit 2 ;;
+*) sed -n '2,21p' "$0" >&2; exit 2 ;;
 esac

@@ -15,6 +15,7 @@ if [ "${1:-}" = test ]; then
 		check libsubunit-dev		# unit tests
 		valgrind			# make check-valgrind
 		docker-compose			# checks docker-compose.yml
+		openssl				# the test node's TLS certificates
 		clang libclang-rt-14-dev	# make fuzz (libFuzzer)
 	)
 fi

@@ -358,6 +358,67 @@ START_TEST(a_vhost_the_broker_refuses_is_an_error_not_a_retry)
 }
 END_TEST
 
+/* --assert-only against the TLS listener with `url` and `settings` (and
+ * `env` when not NULL); its exit status, the output in *out. */
+static int
+assert_over_tls(const char *url, const char *settings, const char *env,
+    char **out)
+{
+	static const char *const q[] = { "tq", NULL };
+	const char *cfg;
+
+	h_set_broker(url, settings);
+	cfg = h_setup("tls", q, NULL);
+	return h_run((const char *[]){ h_bin("dlq-worker"), "-c", cfg,
+	    "--assert-only", NULL }, (const char *[]){ env, NULL }, out);
+}
+
+/* A broker certificate that fails verification is a configuration error
+ * said at once (retrying cannot fix it): not signed by a trusted CA, or
+ * not for the host name connected to. Without rabbitmq.tls_ca_cert the
+ * system's CAs are trusted (SSL_CERT_FILE stands in for them here). */
+START_TEST(a_broker_certificate_that_fails_verification_stops_the_start)
+{
+	char ca[512], ip_url[256], env[600], *out;
+	const char *host = strstr(h_tls_url(), "@localhost:");
+	int rc;
+
+	ck_assert_ptr_nonnull(host);
+	snprintf(ca, sizeof(ca), "tls_ca_cert = \"%s\";", h_tls_ca());
+	snprintf(ip_url, sizeof(ip_url), "%.*s@127.0.0.1:%s",
+	    (int)(host - h_tls_url()), h_tls_url(), host + strlen("@localhost:"));
+	snprintf(env, sizeof(env), "SSL_CERT_FILE=%s", h_tls_ca());
+
+	rc = assert_over_tls(h_tls_url(), "", NULL, &out);
+	ck_assert_msg(rc == 1, "exit %d: %s", rc, out);
+	ck_assert_ptr_nonnull(strstr(out, "\"event\":\"broker_refused\""));
+	ck_assert_ptr_nonnull(strstr(out, "certificate at localhost:"));
+	ck_assert_ptr_nonnull(strstr(out, "is not trusted: "));
+	ck_assert_ptr_nonnull(strstr(out, "rabbitmq.tls_ca_cert"));
+	ck_assert_ptr_null(strstr(out, "broker_unavailable"));
+	free(out);
+
+	rc = assert_over_tls(h_tls_url(), "", env, &out);
+	ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+	ck_assert_ptr_nonnull(strstr(out, "\"event\":\"topology_asserted\""));
+	free(out);
+
+	rc = assert_over_tls(ip_url, ca, NULL, &out);
+	ck_assert_msg(rc == 1, "exit %d: %s", rc, out);
+	ck_assert_ptr_nonnull(strstr(out, "\"event\":\"broker_refused\""));
+	ck_assert_ptr_nonnull(strstr(out, "not for the host name '127.0.0.1'"));
+	ck_assert_ptr_null(strstr(out, "tls_unverified"));
+	free(out);
+
+	/* told not to verify: it connects, and says what that risks */
+	rc = assert_over_tls(ip_url, "tls_verify = false;", NULL, &out);
+	ck_assert_msg(rc == 0, "exit %d: %s", rc, out);
+	ck_assert_ptr_nonnull(strstr(out, "\"event\":\"tls_unverified\""));
+	ck_assert_ptr_nonnull(strstr(out, "\"event\":\"topology_asserted\""));
+	free(out);
+}
+END_TEST
+
 /* A broker that is not up yet (nothing listens on its port): the worker
  * waits with backoff, says so with the delay as a number, and a SIGTERM
  * ends the wait at once. */
@@ -725,6 +786,8 @@ suite(void)
 	tcase_add_test(tc, an_archive_others_can_read_is_warned_about);
 	tcase_add_test(tc, control_socket_abuse_leaks_no_descriptors);
 	tcase_add_test(tc, a_vhost_the_broker_refuses_is_an_error_not_a_retry);
+	tcase_add_test(tc,
+	    a_broker_certificate_that_fails_verification_stops_the_start);
 	tcase_add_test(tc, a_broker_not_up_is_waited_for_until_stopped);
 	tcase_add_test(tc, a_dlq_missing_at_start_is_consumed_once_declared);
 	suite_add_tcase(s, tc);

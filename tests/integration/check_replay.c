@@ -253,12 +253,12 @@ START_TEST(a_replay_is_the_original_message_marked_as_a_replay)
 }
 END_TEST
 
-/* The worker's connections negotiate 64 KiB frames: a body of many
- * frames, binary with NUL bytes, is archived whole and replayed byte for
- * byte. */
-START_TEST(a_body_of_many_frames_is_archived_and_replayed_whole)
+/* A binary body of many 64 KiB frames (the size the worker's connections
+ * negotiate), with NUL bytes, dies in the rig's first queue, is archived
+ * whole and replayed byte for byte with its message id. */
+static void
+many_frames_round_trip(struct h_rig *f, const char *message_id)
 {
-	struct h_rig f;
 	size_t i, n = 300 * 1000;
 	unsigned char *body = malloc(n);
 	amqp_message_t m;
@@ -268,11 +268,11 @@ START_TEST(a_body_of_many_frames_is_archived_and_replayed_whole)
 
 	for (i = 0; i < n; i++)
 		body[i] = (unsigned char)(i * 7 % 251);
-	start(&f, NULL);
-	h_publish(f.c, f.exch, f.q[0], body, n, "big-1", NULL);
-	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
-	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	h_publish(f->c, f->exch, f->q[0], body, n, message_id, NULL);
+	ck_assert_int_eq(h_reject(f->c, f->q[0], 1, WAIT_MS), 1);
+	ck_assert(h_worker_wait(&f->w, "dead_letter", 1, WAIT_MS));
+	ck_assert(h_wait_count(f->dlq[0], 0, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &j, (const char *[]){ "list",
 	    NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
 	ck_assert_int_eq((int)get(cJSON_GetArrayItem(j, 0), "payload_bytes")->
@@ -280,17 +280,70 @@ START_TEST(a_body_of_many_frames_is_archived_and_replayed_whole)
 	snprintf(id, sizeof(id), "%d",
 	    (int)get(cJSON_GetArrayItem(j, 0), "id")->valuedouble);
 	cJSON_Delete(j);
-	j = replay(f.cfg, &rc, (const char *[]){ id, "--execute", "--reason",
+	j = replay(f->cfg, &rc, (const char *[]){ id, "--execute", "--reason",
 	    "many frames", NULL });
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
 	cJSON_Delete(j);
-	ck_assert(h_get(f.c, f.q[0], &m, WAIT_MS));
+	ck_assert(h_get(f->c, f->q[0], &m, WAIT_MS));
 	ck_assert_uint_eq(m.body.len, n);
 	ck_assert(memcmp(m.body.bytes, body, n) == 0);
-	ck_assert(bytes_eq(m.properties.message_id, "big-1"));
+	ck_assert(bytes_eq(m.properties.message_id, message_id));
 	amqp_destroy_message(&m);
 	free(body);
+}
+
+START_TEST(a_body_of_many_frames_is_archived_and_replayed_whole)
+{
+	struct h_rig f;
+
+	start(&f, NULL);
+	many_frames_round_trip(&f, "big-1");
+	h_rig_stop(&f);
+}
+END_TEST
+
+/* Connections the broker lists with the client-given name `conn`: how
+ * many, and how many of them are TLS. */
+static int
+tls_connections(const char *conn, int *tls)
+{
+	char port[16], *out, *line, *save;
+	int n = 0;
+
+	snprintf(port, sizeof(port), "%d", h_port());
+	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash",
+	    "scripts/broker.sh", "ctl", port, "list_connections", "-q", "ssl",
+	    "client_properties", NULL }, NULL, &out), 0);
+	*tls = 0;
+	for (line = strtok_r(out, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (strstr(line, conn) == NULL)
+			continue;
+		n++;
+		*tls += strncmp(line, "true\t", 5) == 0;
+	}
+	free(out);
+	return n;
+}
+
+/* amqps:// with the broker's CA: the consumer and the replay's publisher
+ * both talk TLS, and a body of many frames (many TLS records) crosses
+ * whole both ways. */
+START_TEST(dead_letters_are_read_and_replayed_over_tls)
+{
+	struct h_rig f;
+	char more[512], conn[256];
+	int tls;
+
+	snprintf(more, sizeof(more), "tls_ca_cert = \"%s\";", h_tls_ca());
+	h_set_broker(h_tls_url(), more);
+	start(&f, NULL);
+	snprintf(conn, sizeof(conn), "{\"connection_name\",\"dlq-worker %s\"}",
+	    f.dlq[0]);
+	ck_assert_int_eq(tls_connections(conn, &tls), 1);
+	ck_assert_int_eq(tls, 1);
+	many_frames_round_trip(&f, "tls-1");
 	h_rig_stop(&f);
 }
 END_TEST
@@ -881,6 +934,7 @@ suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, a_replay_is_the_original_message_marked_as_a_replay);
 	tcase_add_test(tc, a_body_of_many_frames_is_archived_and_replayed_whole);
+	tcase_add_test(tc, dead_letters_are_read_and_replayed_over_tls);
 	tcase_add_test(tc, two_replays_at_once_publish_one_message);
 	tcase_add_test(tc, a_deleted_target_fails_and_stays_replayable);
 	tcase_add_test(tc, a_dry_run_looks_at_where_its_messages_would_go);

@@ -69,6 +69,32 @@ h_mgmt_url(void)
 }
 
 const char *
+h_tls_url(void)
+{
+	static char url[96];
+	const char *u = getenv("DLQ_TEST_AMQPS_URL");
+
+	if (u != NULL)
+		return u;
+	snprintf(url, sizeof(url), "amqps://guest:guest@localhost:%d/",
+	    h_port() + 1000);
+	return url;
+}
+
+const char *
+h_tls_ca(void)
+{
+	static char path[128];
+	const char *p = getenv("DLQ_TEST_TLS_CA");
+
+	if (p != NULL)
+		return p;
+	snprintf(path, sizeof(path), "/var/tmp/dlq-monitor-rabbitmq-%d/tls/"
+	    "ca.pem", h_port());
+	return path;
+}
+
+const char *
 h_bin(const char *name)
 {
 	static char path[4][512];
@@ -342,11 +368,19 @@ h_socket(const char *prefix)
 }
 
 static int heartbeat_s = 5;
+static char broker_url[256], broker_more[512];
 
 void
 h_set_heartbeat(int seconds)
 {
 	heartbeat_s = seconds;
+}
+
+void
+h_set_broker(const char *url, const char *settings)
+{
+	snprintf(broker_url, sizeof(broker_url), "%s", url);
+	snprintf(broker_more, sizeof(broker_more), "%s", settings);
 }
 
 const char *
@@ -381,8 +415,10 @@ h_setup(const char *prefix, const char *const *queues, const char *extra)
 		    h_socket(prefix), extra ? extra : "");
 	off = (size_t)snprintf(cfg, sizeof(cfg),
 	    "rabbitmq = { url = \"%s\"; prefetch = 50; heartbeat = %d;\n"
-	    "  reconnect_min_ms = 100; reconnect_max_ms = 1000; };\n"
-	    "topology = { file = \"%s\"; };\n", h_url(), heartbeat_s, tpath);
+	    "  reconnect_min_ms = 100; reconnect_max_ms = 1000; %s };\n"
+	    "topology = { file = \"%s\"; };\n",
+	    broker_url[0] ? broker_url : h_url(), heartbeat_s, broker_more,
+	    tpath);
 	if (!own_archive)
 		off += (size_t)snprintf(cfg + off, sizeof(cfg) - off,
 		    "archive = { path = \"%s/%s.db\"; };\n", tmpdir(), prefix);

@@ -21,6 +21,11 @@ int		 h_port(void);
  * test.sh enables it on the AMQP port + 10000). */
 const char	*h_mgmt_url(void);
 const char	*h_bin(const char *name);	/* path of build/<name> */
+/* The test broker's TLS listener (DLQ_TEST_AMQPS_URL; scripts/test.sh
+ * opens it on the AMQP port + 1000, its certificate for "localhost"
+ * only) and the CA that signed its certificate (DLQ_TEST_TLS_CA). */
+const char	*h_tls_url(void);
+const char	*h_tls_ca(void);
 
 /* A fresh name: "t<pid>_<seq>_<stem>". Static buffer per call slot. */
 void		 h_name(char *out, size_t n, const char *stem);
@@ -55,6 +60,9 @@ const char	*h_setup(const char *prefix, const char *const *queues,
 		    const char *extra);
 /* rabbitmq.heartbeat of the configs h_setup() writes next (5 s). */
 void		 h_set_heartbeat(int seconds);
+/* The broker URL of the configs h_setup() writes next (the test broker's
+ * by default) and more settings for their rabbitmq group. */
+void		 h_set_broker(const char *url, const char *settings);
 const char	*h_write_file(const char *stem, const char *text);
 /* A path in the test's private temporary directory (static slot). */
 const char	*h_tmp_path(const char *name);

@@ -438,6 +438,46 @@ START_TEST(topology_path_is_relative_to_the_config_file)
 }
 END_TEST
 
+/* The CA file is found next to the config file, and one that cannot be
+ * read is refused on its line, not at the first connection. */
+START_TEST(the_tls_ca_file_is_relative_to_the_config_file_and_readable)
+{
+	char conf[256], ca[300];
+	const char *slash;
+
+	write_conf("# ca\nrabbitmq = {\n  tls_ca_cert = \"dlq-test-ca.pem\";\n};\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	snprintf(conf, sizeof(conf), "%s", path);
+	ck_assert_msg(strstr(err(), ":3: rabbitmq.tls_ca_cert: cannot read "
+	    "'/tmp/dlq-test-ca.pem': No such file or directory") != NULL,
+	    "%s", err());
+	dlq_config_release(&c);
+	dlq_buf_release(&errors);
+
+	slash = strrchr(conf, '/');
+	snprintf(ca, sizeof(ca), "%.*s/dlq-test-ca.pem", (int)(slash - conf),
+	    conf);
+	fclose(fopen(ca, "w"));
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), 0);
+	ck_assert_str_eq(c.tls_ca_cert, ca);
+	dlq_config_release(&c);
+	unlink(ca);
+
+	unlink(path);
+	write_conf("rabbitmq = { tls_ca_cert = \"/tmp\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	ck_assert_ptr_nonnull(strstr(err(), "cannot read '/tmp': not a "
+	    "regular file"));
+	dlq_config_release(&c);
+	dlq_buf_release(&errors);
+	unlink(path);
+	write_conf("rabbitmq = { tls_ca_cert = \"\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	ck_assert_ptr_nonnull(strstr(err(), "must not be empty (leave the "
+	    "setting out for the system's CAs)"));
+}
+END_TEST
+
 START_TEST(classification_rules_are_checked)
 {
 	char want[160];
@@ -630,6 +670,8 @@ suite(void)
 	tcase_add_test(tc, control_characters_in_paths_are_refused_and_shown_escaped);
 	tcase_add_test(tc, a_dlq_suffix_with_a_control_character_is_refused);
 	tcase_add_test(tc, topology_path_is_relative_to_the_config_file);
+	tcase_add_test(tc,
+	    the_tls_ca_file_is_relative_to_the_config_file_and_readable);
 	tcase_add_test(tc, classification_rules_are_checked);
 	tcase_add_test(tc, url_mask_hides_only_the_password);
 	tcase_add_test(tc, userinfo_is_found_before_the_host_only);
