@@ -3,9 +3,11 @@
 
 #include <amqp_ssl_socket.h>
 #include <amqp_tcp_socket.h>
+#include <arpa/inet.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +118,24 @@ note_cert_error(int ok, X509_STORE_CTX *x)
 	return ok;
 }
 
+/* The broker's certificate must be for the URL's host: OpenSSL checks
+ * it during the chain's verification, an IP address against the
+ * certificate's IP addresses (rabbitmq-c's own check knows host names
+ * only, and would refuse a certificate issued for 10.0.0.5). */
+static int
+expect_host(SSL_CTX *ctx, const char *host)
+{
+	X509_VERIFY_PARAM *p = SSL_CTX_get0_param(ctx);
+	unsigned char addr[16];
+
+	X509_VERIFY_PARAM_set_hostflags(p,
+	    X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+	if (inet_pton(AF_INET, host, addr) == 1 ||
+	    inet_pton(AF_INET6, host, addr) == 1)
+		return X509_VERIFY_PARAM_set1_ip_asc(p, host) == 1 ? 0 : -1;
+	return X509_VERIFY_PARAM_set1_host(p, host, 0) == 1 ? 0 : -1;
+}
+
 /* A TLS socket that trusts the configured CA file, or the system's CAs
  * (rabbitmq-c 0.11 loads none by itself), and verifies the broker's
  * certificate and host name unless told not to. */
@@ -130,8 +150,14 @@ tls_socket(const struct dlq_config *c, amqp_connection_state_t conn,
 		return NULL;
 	ERR_clear_error();
 	amqp_ssl_socket_set_verify_peer(sock, c->tls_verify);
-	amqp_ssl_socket_set_verify_hostname(sock, c->tls_verify);
+	amqp_ssl_socket_set_verify_hostname(sock, false);
 	ctx = amqp_ssl_socket_get_context(sock);
+	if (c->tls_verify && expect_host(ctx, c->broker.host) == -1) {
+		snprintf(why, whylen, "cannot verify host name '%s'",
+		    c->broker.host);
+		*status = DLQ_AMQP_FATAL;
+		return NULL;
+	}
 	/* rabbitmq-c checks the result after the handshake: the mode stays
 	 * SSL_VERIFY_NONE, the callback only listens */
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, note_cert_error);
@@ -158,9 +184,10 @@ tls_socket(const struct dlq_config *c, amqp_connection_state_t conn,
 /* A certificate that fails verification will not pass at the next try:
  * the configuration or the broker's certificate has to change. */
 static void
-cert_refused(const struct dlq_config *c, int rc, char *why, size_t whylen)
+cert_refused(const struct dlq_config *c, char *why, size_t whylen)
 {
-	if (rc == AMQP_STATUS_SSL_HOSTNAME_VERIFY_FAILED)
+	if (cert_error == X509_V_ERR_HOSTNAME_MISMATCH ||
+	    cert_error == X509_V_ERR_IP_ADDRESS_MISMATCH)
 		snprintf(why, whylen, "the broker's certificate at %s:%d is "
 		    "not for the host name '%s': connect by a name the "
 		    "certificate holds", c->broker.host, c->broker.port,
@@ -211,9 +238,8 @@ dlq_amqp_connect(const struct dlq_config *c, const char *name,
 	}
 	rc = amqp_socket_open_noblock(sock, c->broker.host, c->broker.port,
 	    &tv);
-	if (rc == AMQP_STATUS_SSL_PEER_VERIFY_FAILED ||
-	    rc == AMQP_STATUS_SSL_HOSTNAME_VERIFY_FAILED) {
-		cert_refused(c, rc, why, whylen);
+	if (rc == AMQP_STATUS_SSL_PEER_VERIFY_FAILED) {
+		cert_refused(c, why, whylen);
 		*status = DLQ_AMQP_FATAL;
 		goto fail;
 	}

@@ -13,8 +13,9 @@
 # second instead of every 5 (what `dlqctl stats` reads a queue's traffic
 # from: rabbitmq.management_url).
 # BROKER_TLS_PORT=P (at start or reset) also opens an amqps:// listener on
-# 127.0.0.1:P, with a certificate for the host name "localhost" (only)
-# signed by a CA made for the node (`ca` prints its file's path).
+# 127.0.0.1:P, with a certificate for localhost and 127.0.0.1 signed by a
+# CA made for the node (`ca` prints its file's path; elsewhere.pem and
+# elsewhere.key next to it are a certificate for another host name).
 #
 # The node has its own name, ports and directories (owned by the rabbitmq
 # user, as Debian's broker runs as that user), so it never disturbs a
@@ -62,11 +63,25 @@ wait_port() {	# $1: open|closed, $2: seconds
 	return 1
 }
 
-# A CA and a server certificate for "localhost", made once per node
-# data directory (a restart keeps them; a reset makes new ones).
+# A certificate signed by the node's CA: $1 file stem, $2 its names.
+sign() {
+	local d="$base/tls"
+	openssl req -newkey rsa:2048 -nodes -subj "/CN=$1" \
+	    -keyout "$d/$1.key" -out "$d/$1.csr" 2>/dev/null
+	printf 'subjectAltName = %s\n' "$2" > "$d/$1.ext"
+	openssl x509 -req -in "$d/$1.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
+	    -CAcreateserial -days 30 -extfile "$d/$1.ext" \
+	    -out "$d/$1.pem" 2>/dev/null
+	rm -f "$d/$1.csr" "$d/$1.ext"
+}
+
+# A CA, the node's certificate (for localhost and 127.0.0.1) and one for
+# another host, elsewhere.example (for a stand-in TLS server in the
+# tests: its key is readable by all), made once per node data directory
+# (a restart keeps them; a reset makes new ones).
 make_certificates() {
 	local d="$base/tls"
-	[ -f "$d/server.pem" ] && return 0
+	[ -f "$d/elsewhere.pem" ] && return 0
 	command -v openssl >/dev/null || {
 		echo "broker: openssl is not installed (run scripts/deps.sh test)" >&2
 		exit 1
@@ -74,13 +89,9 @@ make_certificates() {
 	mkdir -p "$d"
 	openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=dlq-monitor test CA" \
 	    -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null
-	openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
-	    -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
-	printf 'subjectAltName = DNS:localhost\n' > "$d/server.ext"
-	openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
-	    -CAcreateserial -days 30 -extfile "$d/server.ext" \
-	    -out "$d/server.pem" 2>/dev/null
-	chmod 0644 "$d/ca.pem" "$d/server.pem"
+	sign server "DNS:localhost, IP:127.0.0.1"
+	sign elsewhere "DNS:elsewhere.example"
+	chmod 0644 "$d/ca.pem" "$d/server.pem" "$d/elsewhere.pem" "$d/elsewhere.key"
 	chmod 0600 "$d/ca.key" "$d/server.key"
 }
 

@@ -723,6 +723,28 @@ h_free_port(void)
 	return port;
 }
 
+bool
+h_wait_listening(int port, int timeout_ms)
+{
+	struct sockaddr_in a;
+	int64_t end = h_now_ms() + timeout_ms;
+	int fd, rc;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons((uint16_t)port);
+	do {
+		ck_assert_int_ge(fd = socket(AF_INET, SOCK_STREAM, 0), 0);
+		rc = connect(fd, (struct sockaddr *)&a, sizeof(a));
+		close(fd);
+		if (rc == 0)
+			return true;
+		nap(50);
+	} while (h_now_ms() < end);
+	return false;
+}
+
 void
 h_rig_name(struct h_rig *r, const char *stem, int n)
 {

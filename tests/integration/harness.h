@@ -22,8 +22,8 @@ int		 h_port(void);
 const char	*h_mgmt_url(void);
 const char	*h_bin(const char *name);	/* path of build/<name> */
 /* The test broker's TLS listener (DLQ_TEST_AMQPS_URL; scripts/test.sh
- * opens it on the AMQP port + 1000, its certificate for "localhost"
- * only) and the CA that signed its certificate (DLQ_TEST_TLS_CA). */
+ * opens it on the AMQP port + 1000, its certificate for localhost and
+ * 127.0.0.1) and the CA that signed its certificate (DLQ_TEST_TLS_CA). */
 const char	*h_tls_url(void);
 const char	*h_tls_ca(void);
 
@@ -161,6 +161,9 @@ int64_t		 h_jnum(const cJSON *, const char *key);
 char		*h_slurp(const char *path);
 /* A loopback TCP port nothing listens on (the kernel's pick, released). */
 int		 h_free_port(void);
+/* Whether something accepts connections on the loopback `port` within
+ * `timeout_ms` (it is connected to once, and the connection closed). */
+bool		 h_wait_listening(int port, int timeout_ms);
 int64_t		 h_now_ms(void);
 
 #endif
