@@ -10,6 +10,7 @@
 
 #include "amqp.h"
 #include "buf.h"
+#include "webhook.h"
 
 /* More than an answer about one queue with its samples. */
 #define ANSWER_MAX	(1u << 20)
@@ -21,6 +22,7 @@ struct dlq_mgmt {
 	char			*vhost;		/* URL-escaped */
 	int64_t			 deadline_ms;
 	char			 host[128];	/* what errors may show */
+	char			 errbuf[CURL_ERROR_SIZE];
 	struct dlq_buf		 url;
 	struct dlq_buf		 now, window;	/* the two answers */
 };
@@ -120,6 +122,7 @@ dlq_mgmt_open(const struct dlq_config *cfg, int64_t deadline_ms)
 	curl_easy_setopt(m->h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(m->h, CURLOPT_USERAGENT, "dlq-monitor");
 	curl_easy_setopt(m->h, CURLOPT_WRITEFUNCTION, keep);
+	curl_easy_setopt(m->h, CURLOPT_ERRORBUFFER, m->errbuf);
 	if (!dlq_url_has_userinfo(cfg->management_url)) {
 		curl_easy_setopt(m->h, CURLOPT_USERNAME, cfg->broker.user);
 		curl_easy_setopt(m->h, CURLOPT_PASSWORD, cfg->broker.password);
@@ -185,9 +188,11 @@ get(struct dlq_mgmt *m, const char *queue, const char *query,
 	if (rc == CURLE_WRITE_ERROR)
 		snprintf(why, whylen, "management API at %s: the answer is "
 		    "larger than %u KiB", m->host, ANSWER_MAX >> 10);
-	else if (rc != CURLE_OK)
-		snprintf(why, whylen, "management API at %s: %s", m->host,
-		    curl_easy_strerror(rc));
+	else if (rc != CURLE_OK) {
+		char e[CURL_ERROR_SIZE];
+		dlq_curl_error(rc, m->errbuf, e, sizeof(e));
+		snprintf(why, whylen, "management API at %s: %s", m->host, e);
+	}
 	else if (status != 200)
 		snprintf(why, whylen, "management API at %s answered HTTP %ld%s",
 		    m->host, status, status == 401 ? " (the broker user's "

@@ -65,12 +65,24 @@ dlq_webhook_body(struct dlq_buf *body, const char *text, size_t len)
 	dlq_buf_addc(body, '}');
 }
 
+void
+dlq_curl_error(CURLcode rc, const char *errbuf, char *out, size_t n)
+{
+	bool tls = rc == CURLE_PEER_FAILED_VERIFICATION ||
+	    rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_SSL_CACERT_BADFILE ||
+	    rc == CURLE_SSL_CERTPROBLEM;
+
+	snprintf(out, n, "%s", tls && errbuf[0] != '\0' ? errbuf :
+	    curl_easy_strerror(rc));
+}
+
 int
 dlq_webhook_post(CURL *h, const char *url, const struct dlq_buf *body,
     long timeout_ms, const atomic_bool *abort, struct dlq_webhook_result *r)
 {
 	struct curl_slist *hdrs = NULL;
 	struct call call = { r, abort };
+	char errbuf[CURL_ERROR_SIZE] = "";
 	CURLcode rc;
 
 	memset(r, 0, sizeof(*r));
@@ -92,15 +104,18 @@ dlq_webhook_post(CURL *h, const char *url, const struct dlq_buf *body,
 	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress);
 	curl_easy_setopt(h, CURLOPT_XFERINFODATA, &call);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 
 	rc = curl_easy_perform(h);
 	curl_slist_free_all(hdrs);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);	/* it goes now */
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	if (rc == CURLE_ABORTED_BY_CALLBACK) {
+		snprintf(r->error, sizeof(r->error), "aborted at shutdown");
+		return -1;
+	}
 	if (rc != CURLE_OK) {
-		/* curl's messages name the host at most, never the path */
-		snprintf(r->error, sizeof(r->error), "%s",
-		    rc == CURLE_ABORTED_BY_CALLBACK ? "aborted at shutdown" :
-		    curl_easy_strerror(rc));
+		dlq_curl_error(rc, errbuf, r->error, sizeof(r->error));
 		return -1;
 	}
 	if (r->status < 200 || r->status > 299) {

@@ -30,6 +30,12 @@ int	dlq_webhook_post(CURL *, const char *url, const struct dlq_buf *body,
 	    long timeout_ms, const atomic_bool *abort,
 	    struct dlq_webhook_result *);
 
+/* Why a transfer failed, for a log: curl's own words for `rc`, or for a
+ * TLS failure its detail from `errbuf` (CURLOPT_ERRORBUFFER), e.g. "SSL
+ * certificate problem: certificate has expired" (host names at most,
+ * never a path). */
+void	dlq_curl_error(CURLcode rc, const char *errbuf, char *out, size_t n);
+
 /* What an on-call reader should know about a failed status: for the
  * 4xx that no retry cures (all but 408, 425, 429), ": " and a hint;
  * else "". */

@@ -15,7 +15,8 @@
 # BROKER_TLS_PORT=P (at start or reset) also opens an amqps:// listener on
 # 127.0.0.1:P, with a certificate for localhost and 127.0.0.1 signed by a
 # CA made for the node (`ca` prints its file's path; elsewhere.pem and
-# elsewhere.key next to it are a certificate for another host name).
+# elsewhere.key next to it are a certificate for another host name), and
+# with the management plugin its API over https too, on its port + 1000.
 #
 # The node has its own name, ports and directories (owned by the rabbitmq
 # user, as Debian's broker runs as that user), so it never disturbs a
@@ -134,6 +135,15 @@ ssl_options.keyfile = $base/tls/server.key
 ssl_options.verify = verify_none
 ssl_options.fail_if_no_peer_cert = false
 CONF
+		if [ -n "${BROKER_MANAGEMENT_PORT:-}" ]; then
+			cat >> "$base/rabbitmq.conf" <<CONF
+management.ssl.ip = 127.0.0.1
+management.ssl.port = $((BROKER_MANAGEMENT_PORT + 1000))
+management.ssl.cacertfile = $base/tls/ca.pem
+management.ssl.certfile = $base/tls/server.pem
+management.ssl.keyfile = $base/tls/server.key
+CONF
+		fi
 	fi
 	echo '[].' > "$base/advanced.config"
 	chown -R rabbitmq:rabbitmq "$base"
@@ -159,6 +169,13 @@ CONF
 			sleep 0.1
 		done
 		echo "broker: management API on http://127.0.0.1:$BROKER_MANAGEMENT_PORT/" >&2
+		if [ -n "${BROKER_TLS_PORT:-}" ]; then
+			for ((i = 0; i < 100; i++)); do
+				port_open $((BROKER_MANAGEMENT_PORT + 1000)) && break
+				sleep 0.1
+			done
+			echo "broker: and on https://localhost:$((BROKER_MANAGEMENT_PORT + 1000))/" >&2
+		fi
 	fi
 }
 

@@ -15,14 +15,15 @@ make -s all tests
 # holding thousands of them restarts slowly (the fault tests restart it).
 # With the management API (port + 10000), where stats read a queue's
 # traffic; the fault tests' restarts keep it through the environment.
-# And a TLS listener (port + 1000) with a CA made for the node, for the
-# amqps:// tests.
+# And TLS listeners (AMQP and management, each on its port + 1000) with a
+# CA made for the node, for the amqps:// and https:// tests.
 export BROKER_MANAGEMENT_PORT=$((port + 10000))
 export BROKER_TLS_PORT=$((port + 1000))
 scripts/broker.sh reset "$port"
 export DLQ_TEST_AMQP_URL="amqp://guest:guest@localhost:${port}/"
 export DLQ_TEST_MANAGEMENT_URL="http://127.0.0.1:${BROKER_MANAGEMENT_PORT}/"
 export DLQ_TEST_AMQPS_URL="amqps://guest:guest@localhost:${BROKER_TLS_PORT}/"
+export DLQ_TEST_MANAGEMENT_TLS_URL="https://localhost:$((BROKER_MANAGEMENT_PORT + 1000))/"
 DLQ_TEST_TLS_CA=$(scripts/broker.sh ca "$port")
 export DLQ_TEST_TLS_CA
 

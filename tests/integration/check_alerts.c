@@ -660,6 +660,31 @@ START_TEST(test_alert_reports_each_target)
 }
 END_TEST
 
+/* A webhook behind a certificate the machine does not trust (the test
+ * broker's TLS listener stands in: the handshake is what fails): the
+ * failure says why in OpenSSL's words, and never shows the URL's path. */
+START_TEST(an_untrusted_webhook_certificate_is_named)
+{
+	const char *queues[] = { "unused", NULL };
+	char extra[400], prefix[64], *out;
+	const char *cfg;
+	int rc;
+
+	h_name(prefix, sizeof(prefix), "tc");
+	snprintf(extra, sizeof(extra), "alert = { webhook_url = "
+	    "\"https://localhost:%d/services/T0/B0/Secr3tPath\"; };",
+	    atoi(strrchr(h_tls_url(), ':') + 1));
+	cfg = h_setup(prefix, queues, extra);
+	rc = h_run((const char *[]){ h_bin("dlqctl"), "-c", cfg, "test-alert",
+	    NULL }, NULL, &out);
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(strncmp(out, "localhost (plain): failed: SSL certificate "
+	    "problem: ", 52) == 0, "%s", out);
+	ck_assert_ptr_null(strstr(out, "Secr3tPath"));
+	free(out);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -684,6 +709,7 @@ suite(void)
 	tcase_add_test(tc,
 	    a_logged_digest_lost_to_a_crash_is_logged_after_the_restart);
 	tcase_add_test(tc, test_alert_reports_each_target);
+	tcase_add_test(tc, an_untrusted_webhook_certificate_is_named);
 	suite_add_tcase(s, tc);
 	return s;
 }

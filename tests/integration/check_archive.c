@@ -1170,9 +1170,11 @@ START_TEST(stats_tell_the_share_of_a_queues_traffic_that_died)
 	struct h_rig f;
 	const cJSON *t, *row = NULL;
 	cJSON *j = NULL;
-	char url[128], *port, *log;
+	char url[128], ca[300], *port, *log;
 	int64_t deadline;
 
+	snprintf(ca, sizeof(ca), "tls_ca_cert = \"%s\";", h_tls_ca());
+	h_set_broker(h_url(), ca);
 	start(&f, NULL);
 	/* 10 published by a connection that stays open (the broker counts a
 	 * channel's publishes per queue when it collects statistics), 4 of
@@ -1209,6 +1211,13 @@ START_TEST(stats_tell_the_share_of_a_queues_traffic_that_died)
 	ck_assert_double_eq_tol(get(row, "share")->valuedouble, 0.4, 1e-9);
 	ck_assert_int_eq(cJSON_GetArraySize(get(t, "queues")), 1);
 	ck_assert_int_eq(h_jnum(t, "window_ms"), 3600000);
+	cJSON_Delete(j);
+
+	/* the same over https, trusting the CA of rabbitmq.tls_ca_cert */
+	t = traffic_with(&f, h_mgmt_tls_url(), &j);
+	ck_assert_msg(cJSON_IsTrue(get(t, "reported")), "%s", h_jstr(t, "why"));
+	ck_assert_ptr_nonnull(row = traffic_row(t, f.q[0]));
+	ck_assert_int_eq(h_jnum(row, "published"), 10);
 	cJSON_Delete(j);
 
 	/* refused credentials: named as such, the password nowhere */

@@ -82,6 +82,18 @@ h_tls_url(void)
 }
 
 const char *
+h_mgmt_tls_url(void)
+{
+	static char url[64];
+	const char *u = getenv("DLQ_TEST_MANAGEMENT_TLS_URL");
+
+	if (u != NULL)
+		return u;
+	snprintf(url, sizeof(url), "https://localhost:%d/", h_port() + 11000);
+	return url;
+}
+
+const char *
 h_tls_ca(void)
 {
 	static char path[128];

@@ -25,6 +25,9 @@ const char	*h_bin(const char *name);	/* path of build/<name> */
  * opens it on the AMQP port + 1000, its certificate for localhost and
  * 127.0.0.1) and the CA that signed its certificate (DLQ_TEST_TLS_CA). */
 const char	*h_tls_url(void);
+/* Its management API over https (DLQ_TEST_MANAGEMENT_TLS_URL; the
+ * management port + 1000), with the same certificate. */
+const char	*h_mgmt_tls_url(void);
 const char	*h_tls_ca(void);
 
 /* A fresh name: "t<pid>_<seq>_<stem>". Static buffer per call slot. */
