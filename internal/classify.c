@@ -29,6 +29,10 @@ static const struct dlq_rule_cfg defaults[] = {
 	{ NULL, "expired", NULL, "expired", "The message outlived its TTL; it "
 	    "is usually no longer wanted (an expired OTP must not go out). Drop "
 	    "it with a reason unless the business still needs it.", NULL },
+	{ NULL, "maxlen", NULL, "transient", "The queue was full (its "
+	    "x-max-length or x-max-length-bytes): the message was pushed out "
+	    "before anyone processed it. Replay it once the consumers have "
+	    "caught up.", NULL },
 	{ "(^|[^0-9])429([^0-9]|$)|too many requests|rate.?limit|throttl",
 	    NULL, NULL, "rate_limited", "The receiver throttled us. Wait for "
 	    "its quota to recover, then replay in a small batch with --rate.",
@@ -57,6 +61,12 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "contract", "The two sides disagree on the message format or a "
 	    "provider answered something unknown. Check recent releases.",
 	    NULL },
+	/* after the error texts: a consumer that requeues seldom says why */
+	{ NULL, "delivery_limit", NULL, "unknown", "Its consumers gave it "
+	    "back (requeued) until the quorum queue's delivery limit: they "
+	    "crash, time out or requeue on an error with this very message. "
+	    "Find their error for this message id first; replayed unchanged, "
+	    "it will loop again.", NULL },
 };
 
 #define NDEFAULTS	(sizeof(defaults) / sizeof(defaults[0]))

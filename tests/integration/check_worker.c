@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../check_main.h"
 #include "harness.h"
@@ -238,6 +239,73 @@ START_TEST(retry_then_reject_shows_both_deaths)
 }
 END_TEST
 
+/* Gets one message from `queue` and gives it back (nack, requeue): a
+ * consumer that keeps failing on it. False when none came. */
+static bool
+get_and_requeue(amqp_connection_state_t c, const char *queue)
+{
+	amqp_rpc_reply_t r;
+	amqp_message_t m;
+	uint64_t tag;
+	int64_t end = h_now_ms() + WAIT_MS;
+
+	do {
+		r = amqp_basic_get(c, 1, amqp_cstring_bytes(queue), 0);
+		ck_assert_int_eq(r.reply_type, AMQP_RESPONSE_NORMAL);
+		if (r.reply.id == AMQP_BASIC_GET_OK_METHOD) {
+			tag = ((amqp_basic_get_ok_t *)r.reply.decoded)->
+			    delivery_tag;
+			ck_assert_int_eq(amqp_read_message(c, 1, &m, 0).
+			    reply_type, AMQP_RESPONSE_NORMAL);
+			amqp_destroy_message(&m);
+			ck_assert_int_eq(amqp_basic_nack(c, 1, tag, 0, 1), 0);
+			return true;
+		}
+		usleep(20 * 1000);
+	} while (h_now_ms() < end);
+	return false;
+}
+
+/* A quorum queue with a delivery limit dead-letters a message its
+ * consumers keep requeueing: the worker archives it once, with the
+ * reason the broker gives (delivery_limit) and the hint for it. The
+ * broker does not carry x-delivery-count over into the dead letter. */
+START_TEST(a_quorum_queue_past_its_delivery_limit_dead_letters_once)
+{
+	struct h_rig f;
+	cJSON **ev, *x, *j;
+	char id[24];
+	int i, n;
+
+	h_set_topology("defaults = { type = \"quorum\"; delivery_limit = 2; };");
+	h_rig_name(&f, "qq", 1);
+	h_rig_setup(&f, NULL);
+	h_rig_start(&f);
+	h_publish(f.c, f.exch, f.q[0], "{\"order\":1}", 11, "qq-1", NULL);
+	for (i = 0; i < 3; i++)
+		ck_assert_msg(get_and_requeue(f.c, f.q[0]), "delivery %d", i + 1);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	ck_assert(h_wait_count(f.q[0], 0, WAIT_MS));
+	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
+	ev = h_worker_events(&f.w, "dead_letter", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(str(ev[0], "message_id"), "qq-1");
+	ck_assert_str_eq(str(ev[0], "queue"), f.q[0]);
+	x = cJSON_GetArrayItem(item(ev[0], "x_death"), 0);
+	ck_assert_str_eq(str(x, "reason"), "delivery_limit");
+	ck_assert_str_eq(str(x, "queue"), f.q[0]);
+	ck_assert_ptr_null(item(ev[0], "x_delivery_count"));
+	ck_assert_str_eq(str(ev[0], "class"), "unknown");
+	snprintf(id, sizeof(id), "%d", (int)num(ev[0], "id"));
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    id, NULL }), 0);
+	ck_assert_ptr_nonnull(strstr(str(j, "hint"), "delivery limit"));
+	cJSON_Delete(j);
+	h_rig_stop(&f);
+}
+END_TEST
+
 START_TEST(poison_deliveries_are_logged_and_acked)
 {
 	struct fixture f;
@@ -430,6 +498,8 @@ suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, rejected_messages_are_logged_once_each);
 	tcase_add_test(tc, retry_then_reject_shows_both_deaths);
+	tcase_add_test(tc,
+	    a_quorum_queue_past_its_delivery_limit_dead_letters_once);
 	tcase_add_test(tc, a_hangup_stops_the_worker_cleanly);
 	tcase_add_test(tc, poison_deliveries_are_logged_and_acked);
 	tcase_add_test(tc, a_consumer_replaces_its_connection_after_a_burst);

@@ -380,12 +380,18 @@ h_socket(const char *prefix)
 }
 
 static int heartbeat_s = 5;
-static char broker_url[256], broker_more[512];
+static char broker_url[256], broker_more[512], topology_more[256];
 
 void
 h_set_heartbeat(int seconds)
 {
 	heartbeat_s = seconds;
+}
+
+void
+h_set_topology(const char *settings)
+{
+	snprintf(topology_more, sizeof(topology_more), "%s", settings);
 }
 
 void
@@ -405,7 +411,7 @@ h_setup(const char *prefix, const char *const *queues, const char *extra)
 
 	off = (size_t)snprintf(top, sizeof(top),
 	    "work_exchange = \"%s_x\";\ndead_letter_exchange = \"%s_dlx\";\n"
-	    "queues = (\n", prefix, prefix);
+	    "%s\nqueues = (\n", prefix, prefix, topology_more);
 	for (; *queues != NULL; queues++) {
 		colon = strchr(*queues, ':');
 		snprintf(name, sizeof(name), "%.*s",

@@ -66,6 +66,9 @@ void		 h_set_heartbeat(int seconds);
 /* The broker URL of the configs h_setup() writes next (the test broker's
  * by default) and more settings for their rabbitmq group. */
 void		 h_set_broker(const char *url, const char *settings);
+/* More settings for the topology files h_setup() writes next, e.g.
+ * defaults = { type = "quorum"; }; */
+void		 h_set_topology(const char *settings);
 const char	*h_write_file(const char *stem, const char *text);
 /* A path in the test's private temporary directory (static slot). */
 const char	*h_tmp_path(const char *name);

@@ -53,6 +53,9 @@ START_TEST(defaults_cover_the_seed_failures)
 		{ "rejected", "unknown provider code 7781", "contract" },
 		{ "rejected", "incompatible event version 3", "contract" },
 		{ "expired", "whatever happened", "expired" },
+		{ "maxlen", "", "transient" },
+		{ "delivery_limit", "", "unknown" },
+		{ "delivery_limit", "HTTP 503 from smsc", "transient" },
 		{ "rejected", "something odd", "unknown" },
 		{ "rejected", "", "unknown" },
 		{ "rejected", "order 4290001 failed", "unknown" },
@@ -63,6 +66,23 @@ START_TEST(defaults_cover_the_seed_failures)
 		ck_assert_msg(strcmp(class_of(cases[i].reason, cases[i].error),
 		    cases[i].class) == 0, "%s: got %s, want %s", cases[i].error,
 		    class_of(cases[i].reason, cases[i].error), cases[i].class);
+}
+END_TEST
+
+/* Deaths the broker causes with no error text to go by: the hint says
+ * what happened instead of the generic one. */
+START_TEST(broker_reasons_get_their_own_hint)
+{
+	struct dlq_classification c;
+
+	dlq_classify(k, "message_send", "delivery_limit", "", &c);
+	ck_assert_str_eq(c.class, "unknown");
+	ck_assert_ptr_nonnull(strstr(c.hint, "quorum queue's delivery limit"));
+	dlq_classify(k, "message_send", "maxlen", "", &c);
+	ck_assert_str_eq(c.class, "transient");
+	ck_assert_ptr_nonnull(strstr(c.hint, "The queue was full"));
+	dlq_classify(k, "message_send", "rejected", "", &c);
+	ck_assert_ptr_null(strstr(c.hint, "delivery limit"));
 }
 END_TEST
 
@@ -101,6 +121,7 @@ suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, defaults_cover_the_seed_failures);
+	tcase_add_test(tc, broker_reasons_get_their_own_hint);
 	tcase_add_test(tc, configured_rules_come_first);
 	suite_add_tcase(s, tc);
 	return s;
