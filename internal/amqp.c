@@ -8,6 +8,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,9 +137,54 @@ expect_host(SSL_CTX *ctx, const char *host)
 	return X509_VERIFY_PARAM_set1_host(p, host, 0) == 1 ? 0 : -1;
 }
 
-/* A TLS socket that trusts the configured CA file, or the system's CAs
- * (rabbitmq-c 0.11 loads none by itself), and verifies the broker's
- * certificate and host name unless told not to. */
+/* The CAs a broker's certificate is checked against: the configured CA
+ * file, or the system's (rabbitmq-c 0.11 loads none by itself). Loaded
+ * once and shared by every connection's SSL_CTX: the system's bundle of
+ * some 140 CAs in each of 37 would take 30 MiB. */
+static pthread_mutex_t trust_lock = PTHREAD_MUTEX_INITIALIZER;
+static X509_STORE *trust;
+static char *trust_file;		/* the file `trust` holds; NULL: the
+					   system's CAs */
+
+static int
+trust_cas(SSL_CTX *ctx, const char *file, char *why, size_t whylen)
+{
+	X509_STORE *s;
+	const char *e;
+	int rc = 0;
+
+	pthread_mutex_lock(&trust_lock);
+	if (trust == NULL || (file == NULL) != (trust_file == NULL) ||
+	    (file != NULL && strcmp(file, trust_file) != 0)) {
+		if ((s = X509_STORE_new()) == NULL ||
+		    (file != NULL ? X509_STORE_load_file(s, file) :
+		    X509_STORE_set_default_paths(s)) != 1) {
+			e = ERR_reason_error_string(ERR_peek_last_error());
+			if (file != NULL)
+				snprintf(why, whylen, "cannot load CA file %s: "
+				    "%s", file, e != NULL ? e : "not PEM");
+			else
+				snprintf(why, whylen, "cannot load the "
+				    "system's CA certificates (set rabbitmq."
+				    "tls_ca_cert)");
+			X509_STORE_free(s);
+			rc = -1;
+			goto out;
+		}
+		X509_STORE_free(trust);
+		free(trust_file);
+		trust = s;
+		trust_file = file != NULL ? strdup(file) : NULL;
+	}
+	SSL_CTX_set1_cert_store(ctx, trust);
+out:
+	pthread_mutex_unlock(&trust_lock);
+	return rc;
+}
+
+/* A TLS socket that trusts the configured CA file, or the system's CAs,
+ * and verifies the broker's certificate and host name unless told not
+ * to. */
 static amqp_socket_t *
 tls_socket(const struct dlq_config *c, amqp_connection_state_t conn,
     enum dlq_amqp_status *status, char *why, size_t whylen)
@@ -161,19 +207,9 @@ tls_socket(const struct dlq_config *c, amqp_connection_state_t conn,
 	/* rabbitmq-c checks the result after the handshake: the mode stays
 	 * SSL_VERIFY_NONE, the callback only listens */
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, note_cert_error);
-	if (c->tls_ca_cert != NULL) {
-		if (amqp_ssl_socket_set_cacert(sock, c->tls_ca_cert) !=
-		    AMQP_STATUS_OK) {
-			const char *e = ERR_reason_error_string(
-			    ERR_peek_last_error());
-			snprintf(why, whylen, "cannot load CA file %s: %s",
-			    c->tls_ca_cert, e != NULL ? e : "not PEM");
-			*status = DLQ_AMQP_FATAL;
-			return NULL;
-		}
-	} else if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
-		snprintf(why, whylen, "cannot load the system's CA "
-		    "certificates (set rabbitmq.tls_ca_cert)");
+	/* an idle consumer's connection gives its TLS buffers back */
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	if (trust_cas(ctx, c->tls_ca_cert, why, whylen) == -1) {
 		*status = DLQ_AMQP_FATAL;
 		return NULL;
 	}

@@ -394,9 +394,10 @@ stand_in_tls_server(struct h_worker *w, int port)
 
 /* A broker certificate that fails verification is a configuration error
  * said at once (retrying cannot fix it): not signed by a trusted CA, or
- * not for the host connected to. A certificate for the IP address
- * connected to is accepted. Without rabbitmq.tls_ca_cert the system's
- * CAs are trusted (SSL_CERT_FILE stands in for them here). */
+ * not for the host connected to; so is a CA file without a certificate.
+ * A certificate for the IP address connected to is accepted. Without
+ * rabbitmq.tls_ca_cert the system's CAs are trusted (SSL_CERT_FILE
+ * stands in for them here). */
 START_TEST(a_broker_certificate_that_fails_verification_stops_the_start)
 {
 	char ca[512], url[256], env[600], *out;
@@ -439,6 +440,15 @@ START_TEST(a_broker_certificate_that_fails_verification_stops_the_start)
 	ck_assert_ptr_null(strstr(out, "tls_unverified"));
 	free(out);
 	h_worker_stop(&other, 5000, NULL);
+
+	/* a CA file that holds no certificate */
+	snprintf(ca, sizeof(ca), "tls_ca_cert = \"%s\";",
+	    h_write_file("not-a-ca.pem", "not a certificate\n"));
+	rc = assert_over_tls(h_tls_url(), ca, NULL, &out);
+	ck_assert_msg(rc == 1, "exit %d: %s", rc, out);
+	ck_assert_ptr_nonnull(strstr(out, "\"event\":\"broker_refused\""));
+	ck_assert_ptr_nonnull(strstr(out, "not-a-ca.pem: no certificate"));
+	free(out);
 
 	/* told not to verify: it connects, and says what that risks */
 	rc = assert_over_tls(h_tls_url(), "tls_verify = false;", NULL, &out);
