@@ -182,9 +182,43 @@ out:
 	return rc;
 }
 
+/* An encrypted key file would make OpenSSL ask for its pass phrase on
+ * the terminal, at every connection of every consumer: refused instead,
+ * and said so. */
+static __thread bool pass_phrase_asked;
+
+static int
+no_pass_phrase(char *buf, int size, int rwflag, void *arg)
+{
+	(void)buf, (void)size, (void)rwflag, (void)arg;
+	pass_phrase_asked = true;
+	return -1;
+}
+
+/* The client certificate and key, for a broker that verifies its
+ * clients (ssl_options.verify = verify_peer). */
+static int
+present_certificate(const struct dlq_config *c, amqp_socket_t *sock,
+    SSL_CTX *ctx, char *why, size_t whylen)
+{
+	const char *e;
+
+	SSL_CTX_set_default_passwd_cb(ctx, no_pass_phrase);
+	pass_phrase_asked = false;
+	if (amqp_ssl_socket_set_key(sock, c->tls_cert, c->tls_key) ==
+	    AMQP_STATUS_OK)
+		return 0;
+	e = pass_phrase_asked ? "the key is encrypted, and no pass phrase "
+	    "can be given: store it decrypted, readable by the worker's user "
+	    "only" : ERR_reason_error_string(ERR_peek_last_error());
+	snprintf(why, whylen, "cannot use client certificate %s with key %s: "
+	    "%s", c->tls_cert, c->tls_key, e != NULL ? e : "not PEM");
+	return -1;
+}
+
 /* A TLS socket that trusts the configured CA file, or the system's CAs,
  * and verifies the broker's certificate and host name unless told not
- * to. */
+ * to; it presents a client certificate when one is configured. */
 static amqp_socket_t *
 tls_socket(const struct dlq_config *c, amqp_connection_state_t conn,
     enum dlq_amqp_status *status, char *why, size_t whylen)
@@ -209,7 +243,9 @@ tls_socket(const struct dlq_config *c, amqp_connection_state_t conn,
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, note_cert_error);
 	/* an idle consumer's connection gives its TLS buffers back */
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
-	if (trust_cas(ctx, c->tls_ca_cert, why, whylen) == -1) {
+	if (trust_cas(ctx, c->tls_ca_cert, why, whylen) == -1 ||
+	    (c->tls_cert != NULL &&
+	    present_certificate(c, sock, ctx, why, whylen) == -1)) {
 		*status = DLQ_AMQP_FATAL;
 		return NULL;
 	}

@@ -74,6 +74,10 @@ static const struct opt opts[] = {
 	    OFF(management_url), 0, 0, 0, NULL, NULL },
 	{ "rabbitmq", "tls_ca_cert", NULL, OPT_STR, OFF(tls_ca_cert),
 	    0, 0, 0, NULL, NULL },
+	{ "rabbitmq", "tls_cert", NULL, OPT_STR, OFF(tls_cert),
+	    0, 0, 0, NULL, NULL },
+	{ "rabbitmq", "tls_key", NULL, OPT_STR, OFF(tls_key),
+	    0, 0, 0, NULL, NULL },
 	{ "rabbitmq", "tls_verify", NULL, OPT_BOOL, OFF(tls_verify),
 	    0, 1, 1, NULL, NULL },
 	{ "topology", "file", "DLQ_TOPOLOGY_FILE", OPT_STR, OFF(topology_file),
@@ -300,10 +304,12 @@ check_str(const struct opt *o, const char *v)
 			    "bytes)";
 		return NULL;
 	}
-	if (strcmp(o->name, "tls_ca_cert") == 0) {
+	if (strncmp(o->name, "tls_", 4) == 0) {		/* file names */
 		if (*v == '\0')
-			return "must not be empty (leave the setting out for "
-			    "the system's CAs)";
+			return strcmp(o->name, "tls_ca_cert") == 0 ?
+			    "must not be empty (leave the setting out for the "
+			    "system's CAs)" : "must not be empty (leave the "
+			    "setting out for no client certificate)";
 		if (dlq_term_has_control(v, false))
 			return "must not contain control characters (a trailing "
 			    "newline?)";
@@ -960,11 +966,11 @@ resolve_relative(char **p, const char *cfgpath)
 	*p = r;
 }
 
-/* The CA file is read at each connection; one that cannot be read is
+/* The TLS files are read at each connection; one that cannot be read is
  * said at the start, where it is set. */
 static int
-check_ca_file(const char *file, const config_setting_t *s, const char *path,
-    struct dlq_buf *errors)
+check_tls_file(const char *key, const char *file, const config_setting_t *s,
+    const char *path, struct dlq_buf *errors)
 {
 	char where[PATH_MAX + 16];
 	struct stat st;
@@ -977,8 +983,7 @@ check_ca_file(const char *file, const config_setting_t *s, const char *path,
 	if (why == NULL)
 		return 0;
 	where_of(s, path, where, sizeof(where));
-	dlq_buf_printf(errors, "%s: rabbitmq.tls_ca_cert: cannot read '",
-	    where);
+	dlq_buf_printf(errors, "%s: %s: cannot read '", where, key);
 	dlq_term_add(errors, file);
 	dlq_buf_printf(errors, "': %s\n", why);
 	return -1;
@@ -1035,9 +1040,11 @@ load_file(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 			rc = -1;
 		else if (strcmp(key, "topology.file") == 0)
 			resolve_relative(&c->topology_file, path);
-		else if (strcmp(key, "rabbitmq.tls_ca_cert") == 0) {
-			resolve_relative(&c->tls_ca_cert, path);
-			if (check_ca_file(c->tls_ca_cert, s, path, errors) == -1)
+		else if (strncmp(key, "rabbitmq.tls_", 13) == 0 &&
+		    o->kind == OPT_STR) {
+			char **file = field(c, o);
+			resolve_relative(file, path);
+			if (check_tls_file(key, *file, s, path, errors) == -1)
 				rc = -1;
 		}
 	}
@@ -1149,6 +1156,12 @@ dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 		    "must not exceed rabbitmq.reconnect_max_ms (%lld)\n",
 		    path ? path : "(defaults)", (long long)c->reconnect_min_ms,
 		    (long long)c->reconnect_max_ms);
+		rc = -1;
+	}
+	if ((c->tls_cert == NULL) != (c->tls_key == NULL)) {
+		dlq_buf_printf(errors, "%s: rabbitmq.tls_cert and rabbitmq."
+		    "tls_key go together (a client certificate and its key)\n",
+		    path ? path : "(defaults)");
 		rc = -1;
 	}
 	if (rc == 0 && (build_targets(c) == -1 ||

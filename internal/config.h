@@ -79,6 +79,8 @@ struct dlq_config {
 	int64_t			 reconnect_max_ms;
 	char			*management_url;	/* secret; NULL: not asked */
 	char			*tls_ca_cert;	/* NULL: system default */
+	char			*tls_cert;	/* client certificate (chain) */
+	char			*tls_key;	/* its private key */
 	bool			 tls_verify;
 
 	/* topology */

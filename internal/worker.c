@@ -444,6 +444,21 @@ check_secrets_file(const struct dlq_config *c)
 	    "(or 640 with the worker's group)", NULL);
 }
 
+/* The same for the TLS client key. */
+static void
+check_key_file(const struct dlq_config *c)
+{
+	char mode[8];
+
+	if (c->tls_key == NULL || !open_to_others(c->tls_key, mode,
+	    sizeof(mode)))
+		return;
+	dlq_log(DLQ_LOG_WARN, "config_insecure", "path", c->tls_key, "mode",
+	    mode, "advice", "the file holds the TLS client key "
+	    "(rabbitmq.tls_key): chmod 600 (or 640 with the worker's group)",
+	    NULL);
+}
+
 /* tls_verify = false: TLS without knowing whom it talks to. Whoever sits
  * on the path can pose as the broker (or the management API) and read
  * the password and every dead letter. Said at each start. */
@@ -540,6 +555,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	}
 	dlq_buf_release(&line);
 	check_secrets_file(c);
+	check_key_file(c);
 	check_tls_verify(c);
 
 	if ((rc = assert_topology(c, t, &set, &res)) != 0)

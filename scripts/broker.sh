@@ -14,8 +14,9 @@
 # from: rabbitmq.management_url).
 # BROKER_TLS_PORT=P (at start or reset) also opens an amqps:// listener on
 # 127.0.0.1:P, with a certificate for localhost and 127.0.0.1 signed by a
-# CA made for the node (`ca` prints its file's path; elsewhere.pem and
-# elsewhere.key next to it are a certificate for another host name), and
+# CA made for the node (`ca` prints its file's path; next to it
+# elsewhere.pem and .key are a certificate for another host name,
+# dlq-worker.pem and .key a client certificate the node accepts), and
 # with the management plugin its API over https too, on its port + 1000.
 #
 # The node has its own name, ports and directories (owned by the rabbitmq
@@ -64,7 +65,7 @@ wait_port() {	# $1: open|closed, $2: seconds
 	return 1
 }
 
-# A certificate signed by the node's CA: $1 file stem, $2 its names.
+# A certificate signed by the node's CA: $1 its file stem and CN, $2 its names.
 sign() {
 	local d="$base/tls"
 	openssl req -newkey rsa:2048 -nodes -subj "/CN=$1" \
@@ -76,13 +77,15 @@ sign() {
 	rm -f "$d/$1.csr" "$d/$1.ext"
 }
 
-# A CA, the node's certificate (for localhost and 127.0.0.1) and one for
+# A CA, the node's certificate (for localhost and 127.0.0.1), one for
 # another host, elsewhere.example (for a stand-in TLS server in the
-# tests: its key is readable by all), made once per node data directory
-# (a restart keeps them; a reset makes new ones).
+# tests), and a client certificate, dlq-worker (the node asks clients
+# for one and checks it when given; the two test keys are readable by
+# all), made once per node data directory (a restart keeps them; a reset
+# makes new ones).
 make_certificates() {
 	local d="$base/tls"
-	[ -f "$d/elsewhere.pem" ] && return 0
+	[ -f "$d/dlq-worker.pem" ] && return 0
 	command -v openssl >/dev/null || {
 		echo "broker: openssl is not installed (run scripts/deps.sh test)" >&2
 		exit 1
@@ -92,7 +95,9 @@ make_certificates() {
 	    -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null
 	sign server "DNS:localhost, IP:127.0.0.1"
 	sign elsewhere "DNS:elsewhere.example"
-	chmod 0644 "$d/ca.pem" "$d/server.pem" "$d/elsewhere.pem" "$d/elsewhere.key"
+	sign dlq-worker "DNS:dlq-worker"
+	chmod 0644 "$d/ca.pem" "$d/server.pem" "$d/elsewhere.pem" "$d/elsewhere.key" \
+	    "$d/dlq-worker.pem" "$d/dlq-worker.key"
 	chmod 0600 "$d/ca.key" "$d/server.key"
 }
 
@@ -132,7 +137,7 @@ listeners.ssl.1 = 127.0.0.1:$BROKER_TLS_PORT
 ssl_options.cacertfile = $base/tls/ca.pem
 ssl_options.certfile = $base/tls/server.pem
 ssl_options.keyfile = $base/tls/server.key
-ssl_options.verify = verify_none
+ssl_options.verify = verify_peer
 ssl_options.fail_if_no_peer_cert = false
 CONF
 		if [ -n "${BROKER_MANAGEMENT_PORT:-}" ]; then

@@ -459,6 +459,53 @@ START_TEST(a_broker_certificate_that_fails_verification_stops_the_start)
 }
 END_TEST
 
+/* A broker that asks its clients for a certificate gets the configured
+ * one (scripts/broker.sh makes it next to the CA); a key file others can
+ * read is warned about, as the config file would be; an encrypted one is
+ * refused at start, never a pass phrase prompt. */
+START_TEST(a_client_certificate_is_presented_to_the_broker)
+{
+	const char *ca = h_tls_ca(), *slash = strrchr(ca, '/');
+	char more[1200], conn[256], subject[256], key[512], plain[512], *out;
+	struct h_rig f;
+	cJSON **ev;
+	int n;
+
+	snprintf(more, sizeof(more), "tls_ca_cert = \"%s\"; tls_cert = "
+	    "\"%.*s/dlq-worker.pem\"; tls_key = \"%.*s/dlq-worker.key\";",
+	    ca, (int)(slash - ca), ca, (int)(slash - ca), ca);
+	h_set_broker(h_tls_url(), more);
+	h_rig_name(&f, "mtls", 1);
+	h_rig_setup(&f, NULL);
+	h_rig_start(&f);
+	snprintf(conn, sizeof(conn), "dlq-worker %s", f.dlq[0]);
+	ck_assert_int_eq(h_connection_info(conn, "peer_cert_subject", subject,
+	    sizeof(subject)), 1);
+	ck_assert_str_eq(subject, "CN=dlq-worker");
+	ev = h_worker_events(&f.w, "config_insecure", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_ptr_nonnull(strstr(h_jstr(ev[0], "path"), "/dlq-worker.key"));
+	ck_assert_str_eq(h_jstr(ev[0], "mode"), "0644");
+	h_events_free(ev, n);
+	h_rig_stop(&f);
+
+	/* an encrypted key: no pass phrase is asked for, the start stops */
+	snprintf(key, sizeof(key), "%s", h_tmp_path("encrypted.key"));
+	snprintf(plain, sizeof(plain), "%.*s/dlq-worker.key", (int)(slash - ca),
+	    ca);
+	ck_assert_int_eq(h_run((const char *[]){ "/usr/bin/openssl", "pkey",
+	    "-in", plain, "-aes256", "-passout", "pass:s3cret", "-out", key,
+	    NULL }, NULL, &out), 0);
+	free(out);
+	snprintf(more, sizeof(more), "tls_ca_cert = \"%s\"; tls_cert = "
+	    "\"%.*s/dlq-worker.pem\"; tls_key = \"%s\";", ca,
+	    (int)(slash - ca), ca, key);
+	ck_assert_int_eq(assert_over_tls(h_tls_url(), more, NULL, &out), 1);
+	ck_assert_msg(strstr(out, "the key is encrypted") != NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
 /* A broker that is not up yet (nothing listens on its port): the worker
  * waits with backoff, says so with the delay as a number, and a SIGTERM
  * ends the wait at once. */
@@ -828,6 +875,7 @@ suite(void)
 	tcase_add_test(tc, a_vhost_the_broker_refuses_is_an_error_not_a_retry);
 	tcase_add_test(tc,
 	    a_broker_certificate_that_fails_verification_stops_the_start);
+	tcase_add_test(tc, a_client_certificate_is_presented_to_the_broker);
 	tcase_add_test(tc, a_broker_not_up_is_waited_for_until_stopped);
 	tcase_add_test(tc, a_dlq_missing_at_start_is_consumed_once_declared);
 	suite_add_tcase(s, tc);

@@ -741,6 +741,31 @@ h_free_port(void)
 	return port;
 }
 
+int
+h_connection_info(const char *name, const char *column, char *value,
+    size_t n)
+{
+	char port[16], want[300], *out, *line, *save;
+	int found = 0;
+
+	snprintf(port, sizeof(port), "%d", h_port());
+	snprintf(want, sizeof(want), "{\"connection_name\",\"%s\"}", name);
+	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash",
+	    "scripts/broker.sh", "ctl", port, "list_connections", "-q", column,
+	    "client_properties", NULL }, NULL, &out), 0);
+	value[0] = '\0';
+	for (line = strtok_r(out, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (strstr(line, want) == NULL)
+			continue;
+		if (found++ == 0)
+			snprintf(value, n, "%.*s", (int)strcspn(line, "\t"),
+			    line);
+	}
+	free(out);
+	return found;
+}
+
 bool
 h_wait_listening(int port, int timeout_ms)
 {

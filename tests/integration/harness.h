@@ -167,6 +167,11 @@ int64_t		 h_jnum(const cJSON *, const char *key);
 char		*h_slurp(const char *path);
 /* A loopback TCP port nothing listens on (the kernel's pick, released). */
 int		 h_free_port(void);
+/* How many connections the test broker lists with the client-given
+ * name `name` (rabbitmqctl list_connections); the first one's `column`
+ * (e.g. ssl, peer_cert_subject) into `value`. */
+int		 h_connection_info(const char *name, const char *column,
+		    char *value, size_t n);
 /* Whether something accepts connections on the loopback `port` within
  * `timeout_ms` (it is connected to once, and the connection closed). */
 bool		 h_wait_listening(int port, int timeout_ms);

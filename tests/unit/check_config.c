@@ -478,6 +478,33 @@ START_TEST(the_tls_ca_file_is_relative_to_the_config_file_and_readable)
 }
 END_TEST
 
+/* A client certificate without its key (or the other way round) is a
+ * mistake said at start; both files must be readable. */
+START_TEST(a_client_certificate_needs_its_key)
+{
+	write_conf("rabbitmq = { tls_cert = \"/etc/hostname\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	ck_assert_msg(strstr(err(), "rabbitmq.tls_cert and rabbitmq.tls_key "
+	    "go together") != NULL, "%s", err());
+	dlq_config_release(&c);
+	dlq_buf_release(&errors);
+	unlink(path);
+	write_conf("rabbitmq = {\n tls_cert = \"/etc/hostname\";\n"
+	    " tls_key = \"/nonexistent.key\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	ck_assert_msg(strstr(err(), ":3: rabbitmq.tls_key: cannot read "
+	    "'/nonexistent.key': No such file or directory") != NULL, "%s",
+	    err());
+	dlq_config_release(&c);
+	dlq_buf_release(&errors);
+	unlink(path);
+	write_conf("rabbitmq = { tls_cert = \"/etc/hostname\"; "
+	    "tls_key = \"/etc/hostname\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), 0);
+	ck_assert_str_eq(c.tls_key, "/etc/hostname");
+}
+END_TEST
+
 START_TEST(classification_rules_are_checked)
 {
 	char want[160];
@@ -672,6 +699,7 @@ suite(void)
 	tcase_add_test(tc, topology_path_is_relative_to_the_config_file);
 	tcase_add_test(tc,
 	    the_tls_ca_file_is_relative_to_the_config_file_and_readable);
+	tcase_add_test(tc, a_client_certificate_needs_its_key);
 	tcase_add_test(tc, classification_rules_are_checked);
 	tcase_add_test(tc, url_mask_hides_only_the_password);
 	tcase_add_test(tc, userinfo_is_found_before_the_host_only);
