@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -140,22 +141,42 @@ expect_host(SSL_CTX *ctx, const char *host)
 /* The CAs a broker's certificate is checked against: the configured CA
  * file, or the system's (rabbitmq-c 0.11 loads none by itself). Loaded
  * once and shared by every connection's SSL_CTX: the system's bundle of
- * some 140 CAs in each of 37 would take 30 MiB. */
+ * some 140 CAs in each of 37 would take 30 MiB. A CA file that changed
+ * (a rotation) is loaded again for the next connection. */
 static pthread_mutex_t trust_lock = PTHREAD_MUTEX_INITIALIZER;
 static X509_STORE *trust;
 static char *trust_file;		/* the file `trust` holds; NULL: the
 					   system's CAs */
+static struct stat trust_stat;		/* trust_file when it was loaded */
+
+static bool
+same_file(const char *file)
+{
+	struct stat st;
+
+	if ((file == NULL) != (trust_file == NULL))
+		return false;
+	if (file == NULL)
+		return true;
+	return strcmp(file, trust_file) == 0 && stat(file, &st) == 0 &&
+	    st.st_dev == trust_stat.st_dev && st.st_ino == trust_stat.st_ino &&
+	    st.st_size == trust_stat.st_size &&
+	    st.st_mtim.tv_sec == trust_stat.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == trust_stat.st_mtim.tv_nsec;
+}
 
 static int
 trust_cas(SSL_CTX *ctx, const char *file, char *why, size_t whylen)
 {
 	X509_STORE *s;
+	struct stat st;
 	const char *e;
 	int rc = 0;
 
 	pthread_mutex_lock(&trust_lock);
-	if (trust == NULL || (file == NULL) != (trust_file == NULL) ||
-	    (file != NULL && strcmp(file, trust_file) != 0)) {
+	if (trust == NULL || !same_file(file)) {
+		if (file == NULL || stat(file, &st) != 0)
+			memset(&st, 0, sizeof(st));
 		if ((s = X509_STORE_new()) == NULL ||
 		    (file != NULL ? X509_STORE_load_file(s, file) :
 		    X509_STORE_set_default_paths(s)) != 1) {
@@ -175,6 +196,7 @@ trust_cas(SSL_CTX *ctx, const char *file, char *why, size_t whylen)
 		free(trust_file);
 		trust = s;
 		trust_file = file != NULL ? strdup(file) : NULL;
+		trust_stat = st;
 	}
 	SSL_CTX_set1_cert_store(ctx, trust);
 out:

@@ -506,6 +506,75 @@ START_TEST(a_client_certificate_is_presented_to_the_broker)
 }
 END_TEST
 
+/* Puts `text` in place of the file at `path` at once (write, rename), as
+ * a rotation does. */
+static void
+replace_file(const char *path, const char *text)
+{
+	char tmp[600];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	ck_assert_ptr_nonnull(f = fopen(tmp, "w"));
+	ck_assert_int_ge(fputs(text, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(rename(tmp, path), 0);
+}
+
+/* A CA file changed while the worker runs (a rotation) is read again
+ * for the next connection: with a CA that did not sign the broker's
+ * certificate the consumer cannot reconnect, and says why; with the
+ * right one back it can. */
+START_TEST(a_rotated_ca_file_is_read_again_for_the_next_connection)
+{
+	char *right = h_slurp(h_tls_ca()), *wrong, *out, more[600], port[16];
+	char file[512], other[512], key[512];
+	struct h_rig f;
+	cJSON **ev;
+	int i, n;
+	bool said = false;
+
+	snprintf(file, sizeof(file), "%s", h_tmp_path("rotating-ca.pem"));
+	snprintf(other, sizeof(other), "%s", h_tmp_path("other-ca.pem"));
+	snprintf(key, sizeof(key), "%s", h_tmp_path("other-ca.key"));
+	replace_file(file, right);
+	ck_assert_int_eq(h_run((const char *[]){ "/usr/bin/openssl", "req",
+	    "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+	    "/CN=another CA", "-keyout", key, "-out", other, NULL }, NULL,
+	    &out), 0);
+	free(out);
+	wrong = h_slurp(other);
+	snprintf(more, sizeof(more), "tls_ca_cert = \"%s\";", file);
+	h_set_broker(h_tls_url(), more);
+	h_rig_name(&f, "rot", 1);
+	h_rig_setup(&f, NULL);
+	h_rig_start(&f);
+
+	replace_file(file, wrong);
+	snprintf(port, sizeof(port), "%d", h_port());
+	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash",
+	    "scripts/broker.sh", "ctl", port, "close_all_connections",
+	    "CA rotation test", NULL }, NULL, &out), 0);
+	free(out);
+	for (i = 1; !said && h_worker_wait(&f.w, "consumer_reconnecting", i,
+	    WAIT_MS); i++) {
+		ev = h_worker_events(&f.w, "consumer_reconnecting", &n);
+		said = strstr(h_jstr(ev[n - 1], "error"), "is not trusted: ") !=
+		    NULL;
+		h_events_free(ev, n);
+	}
+	ck_assert_msg(said, "no reconnect said the certificate is not trusted");
+	ck_assert_int_eq(h_worker_count(&f.w, "consumer_started"), 1);
+
+	replace_file(file, right);
+	ck_assert(h_worker_wait(&f.w, "consumer_started", 2, WAIT_MS));
+	free(right);
+	free(wrong);
+	h_close(f.c);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+}
+END_TEST
+
 /* A broker that is not up yet (nothing listens on its port): the worker
  * waits with backoff, says so with the delay as a number, and a SIGTERM
  * ends the wait at once. */
@@ -876,6 +945,8 @@ suite(void)
 	tcase_add_test(tc,
 	    a_broker_certificate_that_fails_verification_stops_the_start);
 	tcase_add_test(tc, a_client_certificate_is_presented_to_the_broker);
+	tcase_add_test(tc,
+	    a_rotated_ca_file_is_read_again_for_the_next_connection);
 	tcase_add_test(tc, a_broker_not_up_is_waited_for_until_stopped);
 	tcase_add_test(tc, a_dlq_missing_at_start_is_consumed_once_declared);
 	suite_add_tcase(s, tc);
