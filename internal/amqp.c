@@ -316,6 +316,7 @@ dlq_amqp_connect(const struct dlq_config *c, const char *name,
 	struct timeval rpc = { RPC_TIMEOUT_S, 0 };
 	amqp_rpc_reply_t r;
 	char tmp[256];
+	bool external;
 	int rc;
 
 	*status = DLQ_AMQP_RETRY;
@@ -361,13 +362,21 @@ dlq_amqp_connect(const struct dlq_config *c, const char *name,
 	props_t.num_entries = 4;
 	props_t.entries = props;
 
-	r = amqp_login_with_properties(conn, c->broker.vhost, 0, FRAME_MAX,
+	/* EXTERNAL: the broker takes the user from the client certificate
+	 * and ignores the identity sent (rabbitmq-c cannot send an empty
+	 * one: the URL's user goes) */
+	external = strcmp(c->auth, "external") == 0;
+	r = external ? amqp_login_with_properties(conn, c->broker.vhost, 0,
+	    FRAME_MAX, (int)c->heartbeat_s, &props_t,
+	    AMQP_SASL_METHOD_EXTERNAL, c->broker.user) :
+	    amqp_login_with_properties(conn, c->broker.vhost, 0, FRAME_MAX,
 	    (int)c->heartbeat_s, &props_t, AMQP_SASL_METHOD_PLAIN,
 	    c->broker.user, c->broker.password);
 	if (r.reply_type != AMQP_RESPONSE_NORMAL) {
 		*status = login_status(r);
 		snprintf(why, whylen, "login to %s:%d vhost %s as %s failed: %s",
 		    c->broker.host, c->broker.port, c->broker.vhost,
+		    external ? "the client certificate's user" :
 		    c->broker.user, dlq_amqp_reply_text(r, tmp, sizeof(tmp)));
 		goto fail;
 	}

@@ -78,6 +78,8 @@ static const struct opt opts[] = {
 	    0, 0, 0, NULL, NULL },
 	{ "rabbitmq", "tls_key", NULL, OPT_STR, OFF(tls_key),
 	    0, 0, 0, NULL, NULL },
+	{ "rabbitmq", "auth", NULL, OPT_STR, OFF(auth), 0, 0, 0, "plain",
+	    NULL },
 	{ "rabbitmq", "tls_verify", NULL, OPT_BOOL, OFF(tls_verify),
 	    0, 1, 1, NULL, NULL },
 	{ "topology", "file", "DLQ_TOPOLOGY_FILE", OPT_STR, OFF(topology_file),
@@ -315,6 +317,10 @@ check_str(const struct opt *o, const char *v)
 			    "newline?)";
 		return NULL;
 	}
+	if (strcmp(o->name, "auth") == 0)
+		return strcmp(v, "plain") == 0 || strcmp(v, "external") == 0 ?
+		    NULL : "expected plain (the URL's user and password) or "
+		    "external (the client certificate)";
 	if (strcmp(o->name, "dlq_suffix") == 0) {
 		if (*v == '\0' || strlen(v) > 64)
 			return "must be 1 to 64 characters";
@@ -1169,6 +1175,14 @@ dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 		rc = -1;
 	if (rc == 0 && dlq_config_parse_url(c->url, &c->broker, &why) == -1) {
 		dlq_buf_printf(errors, "rabbitmq.url: %s\n", why);
+		rc = -1;
+	}
+	if (rc == 0 && strcmp(c->auth, "external") == 0 &&
+	    (!c->broker.tls || c->tls_cert == NULL)) {
+		dlq_buf_printf(errors, "%s: rabbitmq.auth = \"external\" needs "
+		    "an amqps:// URL and rabbitmq.tls_cert (the broker takes "
+		    "the user from the client certificate)\n",
+		    path ? path : "(defaults)");
 		rc = -1;
 	}
 	if (c->url != NULL)

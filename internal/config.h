@@ -81,6 +81,7 @@ struct dlq_config {
 	char			*tls_ca_cert;	/* NULL: system default */
 	char			*tls_cert;	/* client certificate (chain) */
 	char			*tls_key;	/* its private key */
+	char			*auth;		/* "plain" or "external" */
 	bool			 tls_verify;
 
 	/* topology */

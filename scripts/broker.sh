@@ -16,8 +16,9 @@
 # 127.0.0.1:P, with a certificate for localhost and 127.0.0.1 signed by a
 # CA made for the node (`ca` prints its file's path; next to it
 # elsewhere.pem and .key are a certificate for another host name,
-# dlq-worker.pem and .key a client certificate the node accepts), and
-# with the management plugin its API over https too, on its port + 1000.
+# dlq-worker.pem and .key a client certificate the node accepts; its CN
+# names the user for the EXTERNAL mechanism), and with the management
+# plugin its API over https too, on its port + 1000.
 #
 # The node has its own name, ports and directories (owned by the rabbitmq
 # user, as Debian's broker runs as that user), so it never disturbs a
@@ -102,7 +103,7 @@ make_certificates() {
 }
 
 start() {
-	local i
+	local i plugins=()
 	if port_open; then
 		echo "broker: something already answers on port $port" >&2
 		return 0
@@ -121,17 +122,17 @@ disk_free_limit.absolute = 50MB
 log.file.level = warning
 CONF
 	if [ -n "${BROKER_MANAGEMENT_PORT:-}" ]; then
-		echo '[rabbitmq_management].' > "$base/enabled_plugins"
+		plugins+=(rabbitmq_management)
 		cat >> "$base/rabbitmq.conf" <<CONF
 management.tcp.ip = 127.0.0.1
 management.tcp.port = $BROKER_MANAGEMENT_PORT
 collect_statistics_interval = 1000
 CONF
-	else
-		echo '[].' > "$base/enabled_plugins"
 	fi
 	if [ -n "${BROKER_TLS_PORT:-}" ]; then
 		make_certificates
+		# EXTERNAL: a client certificate's CN names the user
+		plugins+=(rabbitmq_auth_mechanism_ssl)
 		cat >> "$base/rabbitmq.conf" <<CONF
 listeners.ssl.1 = 127.0.0.1:$BROKER_TLS_PORT
 ssl_options.cacertfile = $base/tls/ca.pem
@@ -139,6 +140,10 @@ ssl_options.certfile = $base/tls/server.pem
 ssl_options.keyfile = $base/tls/server.key
 ssl_options.verify = verify_peer
 ssl_options.fail_if_no_peer_cert = false
+auth_mechanisms.1 = PLAIN
+auth_mechanisms.2 = AMQPLAIN
+auth_mechanisms.3 = EXTERNAL
+ssl_cert_login_from = common_name
 CONF
 		if [ -n "${BROKER_MANAGEMENT_PORT:-}" ]; then
 			cat >> "$base/rabbitmq.conf" <<CONF
@@ -150,6 +155,7 @@ management.ssl.keyfile = $base/tls/server.key
 CONF
 		fi
 	fi
+	echo "[$(IFS=,; echo "${plugins[*]}")]." > "$base/enabled_plugins"
 	echo '[].' > "$base/advanced.config"
 	chown -R rabbitmq:rabbitmq "$base"
 	echo "broker: starting node $node on port $port (data in $base)" >&2

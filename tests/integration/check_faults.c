@@ -521,6 +521,76 @@ replace_file(const char *path, const char *text)
 	ck_assert_int_eq(rename(tmp, path), 0);
 }
 
+/* rabbitmqctl against the test node; its output (malloc'd) or NULL. */
+static int
+broker_ctl(const char *const *args, char **out)
+{
+	const char *argv[12] = { "/bin/bash", "scripts/broker.sh", "ctl" };
+	char port[16];
+	int i;
+
+	snprintf(port, sizeof(port), "%d", h_port());
+	argv[3] = port;
+	for (i = 0; args[i] != NULL && i < 7; i++)
+		argv[4 + i] = args[i];
+	argv[4 + i] = NULL;
+	return h_run(argv, NULL, out);
+}
+
+/* rabbitmq.auth = "external": the broker takes the user from the client
+ * certificate's CN (the test node's ssl_cert_login_from), whatever the
+ * URL says; a certificate naming no user is refused at start. */
+START_TEST(a_client_certificate_logs_in_by_itself)
+{
+	const char *ca = h_tls_ca(), *slash = strrchr(ca, '/');
+	const char *host = strstr(h_tls_url(), "@localhost:");
+	char more[1200], url[256], conn[256], v[64], *out;
+	struct h_rig f;
+
+	broker_ctl((const char *[]){ "delete_user", "dlq-worker", NULL },
+	    &out);	/* left by an earlier run that failed */
+	free(out);
+	ck_assert_int_eq(broker_ctl((const char *[]){ "add_user", "dlq-worker",
+	    "unused-Pw1", NULL }, &out), 0);
+	free(out);
+	ck_assert_int_eq(broker_ctl((const char *[]){ "clear_password",
+	    "dlq-worker", NULL }, &out), 0);
+	free(out);
+	ck_assert_int_eq(broker_ctl((const char *[]){ "set_permissions", "-p",
+	    "/", "dlq-worker", ".*", ".*", ".*", NULL }, &out), 0);
+	free(out);
+	snprintf(url, sizeof(url), "amqps://nobody:wrong%s", host);
+	snprintf(more, sizeof(more), "auth = \"external\"; tls_ca_cert = "
+	    "\"%s\"; tls_cert = \"%.*s/dlq-worker.pem\"; tls_key = "
+	    "\"%.*s/dlq-worker.key\";", ca, (int)(slash - ca), ca,
+	    (int)(slash - ca), ca);
+	h_set_broker(url, more);
+	h_rig_name(&f, "ext", 1);
+	h_rig_setup(&f, NULL);
+	h_rig_start(&f);
+	snprintf(conn, sizeof(conn), "dlq-worker %s", f.dlq[0]);
+	ck_assert_int_eq(h_connection_info(conn, "user", v, sizeof(v)), 1);
+	ck_assert_str_eq(v, "dlq-worker");
+	ck_assert_int_eq(h_connection_info(conn, "auth_mechanism", v,
+	    sizeof(v)), 1);
+	ck_assert_str_eq(v, "EXTERNAL");
+	h_rig_stop(&f);
+
+	snprintf(more, sizeof(more), "auth = \"external\"; tls_ca_cert = "
+	    "\"%s\"; tls_cert = \"%.*s/elsewhere.pem\"; tls_key = "
+	    "\"%.*s/elsewhere.key\";", ca, (int)(slash - ca), ca,
+	    (int)(slash - ca), ca);
+	ck_assert_int_eq(assert_over_tls(url, more, NULL, &out), 1);
+	ck_assert_msg(strstr(out, "\"event\":\"broker_refused\"") != NULL &&
+	    strstr(out, "as the client certificate's user failed: ") != NULL &&
+	    strstr(out, "EXTERNAL") != NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(broker_ctl((const char *[]){ "delete_user",
+	    "dlq-worker", NULL }, &out), 0);
+	free(out);
+}
+END_TEST
+
 /* A CA file changed while the worker runs (a rotation) is read again
  * for the next connection: with a CA that did not sign the broker's
  * certificate the consumer cannot reconnect, and says why; with the
@@ -636,22 +706,6 @@ START_TEST(a_broker_killed_mid_drain_loses_and_doubles_nothing)
 	    -1);
 }
 END_TEST
-
-/* rabbitmqctl against the test node; its output (malloc'd) or NULL. */
-static int
-broker_ctl(const char *const *args, char **out)
-{
-	const char *argv[12] = { "/bin/bash", "scripts/broker.sh", "ctl" };
-	char port[16];
-	int i;
-
-	snprintf(port, sizeof(port), "%d", h_port());
-	argv[3] = port;
-	for (i = 0; args[i] != NULL && i < 7; i++)
-		argv[4 + i] = args[i];
-	argv[4 + i] = NULL;
-	return h_run(argv, NULL, out);
-}
 
 static bool
 memory_alarm_on(void)
@@ -945,6 +999,7 @@ suite(void)
 	tcase_add_test(tc,
 	    a_broker_certificate_that_fails_verification_stops_the_start);
 	tcase_add_test(tc, a_client_certificate_is_presented_to_the_broker);
+	tcase_add_test(tc, a_client_certificate_logs_in_by_itself);
 	tcase_add_test(tc,
 	    a_rotated_ca_file_is_read_again_for_the_next_connection);
 	tcase_add_test(tc, a_broker_not_up_is_waited_for_until_stopped);

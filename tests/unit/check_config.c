@@ -502,6 +502,34 @@ START_TEST(a_client_certificate_needs_its_key)
 	    "tls_key = \"/etc/hostname\"; };\n");
 	ck_assert_int_eq(dlq_config_load(&c, path, &errors), 0);
 	ck_assert_str_eq(c.tls_key, "/etc/hostname");
+	ck_assert_str_eq(c.auth, "plain");
+}
+END_TEST
+
+/* auth = "external" logs in with the client certificate: it needs one,
+ * over amqps://. */
+START_TEST(external_auth_needs_a_client_certificate_over_tls)
+{
+	write_conf("rabbitmq = { auth = \"extrenal\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	ck_assert_ptr_nonnull(strstr(err(), "rabbitmq.auth: bad value "
+	    "'extrenal': expected plain"));
+	dlq_config_release(&c);
+	dlq_buf_release(&errors);
+	unlink(path);
+	write_conf("rabbitmq = { url = \"amqp://localhost/\"; auth = "
+	    "\"external\"; tls_cert = \"/etc/hostname\"; tls_key = "
+	    "\"/etc/hostname\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	ck_assert_ptr_nonnull(strstr(err(), "rabbitmq.auth = \"external\" "
+	    "needs an amqps:// URL and rabbitmq.tls_cert"));
+	dlq_config_release(&c);
+	dlq_buf_release(&errors);
+	unlink(path);
+	write_conf("rabbitmq = { url = \"amqps://localhost/\"; auth = "
+	    "\"external\"; tls_cert = \"/etc/hostname\"; tls_key = "
+	    "\"/etc/hostname\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), 0);
 }
 END_TEST
 
@@ -700,6 +728,7 @@ suite(void)
 	tcase_add_test(tc,
 	    the_tls_ca_file_is_relative_to_the_config_file_and_readable);
 	tcase_add_test(tc, a_client_certificate_needs_its_key);
+	tcase_add_test(tc, external_auth_needs_a_client_certificate_over_tls);
 	tcase_add_test(tc, classification_rules_are_checked);
 	tcase_add_test(tc, url_mask_hides_only_the_password);
 	tcase_add_test(tc, userinfo_is_found_before_the_host_only);
