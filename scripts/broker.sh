@@ -242,5 +242,5 @@ stop) stop ;;
 kill) kill9 ;;
 ca) echo "$base/tls/ca.pem" ;;
 ctl) shift 2; as_rabbitmq /usr/lib/rabbitmq/bin/rabbitmqctl -n "$node" "$@" ;;
-*) sed -n '2,21p' "$0" >&2; exit 2 ;;
+*) sed -n '2,25p' "$0" >&2; exit 2 ;;
 esac
