@@ -56,54 +56,54 @@ h_port(void)
 	return p ? atoi(p + 1) : 5699;
 }
 
+/* The environment's `var`, else `fmt` with the test broker's port plus
+ * `offset` (scripts/test.sh's layout), kept in `buf`. */
+static const char *
+env_or_port(const char *var, char *buf, size_t n, const char *fmt,
+    int offset)
+{
+	const char *v = getenv(var);
+
+	if (v != NULL)
+		return v;
+	snprintf(buf, n, fmt, h_port() + offset);
+	return buf;
+}
+
 const char *
 h_mgmt_url(void)
 {
 	static char url[64];
-	const char *u = getenv("DLQ_TEST_MANAGEMENT_URL");
 
-	if (u != NULL)
-		return u;
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", h_port() + 10000);
-	return url;
+	return env_or_port("DLQ_TEST_MANAGEMENT_URL", url, sizeof(url),
+	    "http://127.0.0.1:%d/", 10000);
 }
 
 const char *
 h_tls_url(void)
 {
 	static char url[96];
-	const char *u = getenv("DLQ_TEST_AMQPS_URL");
 
-	if (u != NULL)
-		return u;
-	snprintf(url, sizeof(url), "amqps://guest:guest@localhost:%d/",
-	    h_port() + 1000);
-	return url;
+	return env_or_port("DLQ_TEST_AMQPS_URL", url, sizeof(url),
+	    "amqps://guest:guest@localhost:%d/", 1000);
 }
 
 const char *
 h_mgmt_tls_url(void)
 {
 	static char url[64];
-	const char *u = getenv("DLQ_TEST_MANAGEMENT_TLS_URL");
 
-	if (u != NULL)
-		return u;
-	snprintf(url, sizeof(url), "https://localhost:%d/", h_port() + 11000);
-	return url;
+	return env_or_port("DLQ_TEST_MANAGEMENT_TLS_URL", url, sizeof(url),
+	    "https://localhost:%d/", 11000);
 }
 
 const char *
 h_tls_ca(void)
 {
 	static char path[128];
-	const char *p = getenv("DLQ_TEST_TLS_CA");
 
-	if (p != NULL)
-		return p;
-	snprintf(path, sizeof(path), "/var/tmp/dlq-monitor-rabbitmq-%d/tls/"
-	    "ca.pem", h_port());
-	return path;
+	return env_or_port("DLQ_TEST_TLS_CA", path, sizeof(path),
+	    "/var/tmp/dlq-monitor-rabbitmq-%d/tls/ca.pem", 0);
 }
 
 const char *
