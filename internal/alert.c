@@ -226,8 +226,7 @@ post(struct dlq_alerter *a, struct target *t, long timeout_ms,
 
 	dlq_buf_reset(&a->body);
 	dlq_webhook_body(&a->body, a->text.data, a->text.len);
-	rc = dlq_webhook_post(t->curl, t->cfg->url, &a->body, timeout_ms, abort,
-	    r);
+	rc = dlq_webhook_post(t->curl, t->cfg, &a->body, timeout_ms, abort, r);
 	dlq_metrics_alert(t->host, rc == 0);
 	if (rc == 0 && dlq_log_begin(&a->line, DLQ_LOG_INFO, "alert_sent")) {
 		dlq_log_str(&a->line, "target", t->host);
@@ -593,7 +592,7 @@ dlq_alert_test(const struct dlq_config *c, FILE *out)
 		    c->targets[i].format == DLQ_FORMAT_PLAIN ? "" : "*");
 		dlq_webhook_body(&body, text.data, text.len);
 		dlq_url_host(c->targets[i].url, host, sizeof(host));
-		if (dlq_webhook_post(h, c->targets[i].url, &body,
+		if (dlq_webhook_post(h, &c->targets[i], &body,
 		    (long)c->alert_timeout_ms, NULL, &r) == 0)
 			fprintf(out, "%s (%s): HTTP %ld ok\n", host,
 			    dlq_alert_format_name(c->targets[i].format), r.status);

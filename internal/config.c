@@ -90,6 +90,8 @@ static const struct opt opts[] = {
 	    OFF(webhook_url), 0, 0, 0, NULL, NULL },
 	{ "alert", "webhook_format", "DLQ_ALERT_WEBHOOK_FORMAT", OPT_STR,
 	    OFF(webhook_format), 0, 0, 0, "auto", NULL },
+	{ "alert", "webhook_ca_cert", "DLQ_ALERT_WEBHOOK_CA_CERT", OPT_STR,
+	    OFF(webhook_ca_cert), 0, 0, 0, NULL, NULL },
 	{ "alert", "targets", NULL, OPT_TARGETS, OFF(extra_targets),
 	    0, 0, 0, NULL, NULL },
 	{ "alert", "cooldown_ms", "DLQ_ALERT_COOLDOWN_MS", OPT_INT,
@@ -224,6 +226,15 @@ is_secret(const struct opt *o)
 	    || strcmp(o->name, "management_url") == 0;
 }
 
+/* A file name read at each connection (CA, certificate, key): relative
+ * to the config file, checked readable at load. */
+static bool
+is_file(const struct opt *o)
+{
+	return o->kind == OPT_STR && (strncmp(o->name, "tls_", 4) == 0 ||
+	    strcmp(o->name, "webhook_ca_cert") == 0);
+}
+
 /* Checks a webhook or management URL; NULL when fine, else the reason.
  * A value pasted from a file or a secret often ends in a newline: curl
  * would refuse it at the first digest, hours later. */
@@ -306,9 +317,9 @@ check_str(const struct opt *o, const char *v)
 			    "bytes)";
 		return NULL;
 	}
-	if (strncmp(o->name, "tls_", 4) == 0) {		/* file names */
+	if (is_file(o)) {
 		if (*v == '\0')
-			return strcmp(o->name, "tls_ca_cert") == 0 ?
+			return strstr(o->name, "ca_cert") != NULL ?
 			    "must not be empty (leave the setting out for the "
 			    "system's CAs)" : "must not be empty (leave the "
 			    "setting out for no client certificate)";
@@ -451,6 +462,49 @@ where_of(const config_setting_t *s, const char *path, char *out, size_t n)
 	    (unsigned)config_setting_source_line(s));
 }
 
+/* A relative file name (topology, TLS files) is taken relative to the
+ * config file. */
+static void
+resolve_relative(char **p, const char *cfgpath)
+{
+	const char *slash;
+	char *r;
+	size_t dirlen;
+
+	if (*p == NULL || (*p)[0] == '/' || (slash = strrchr(cfgpath, '/')) == NULL)
+		return;
+	dirlen = (size_t)(slash - cfgpath);
+	if ((r = malloc(dirlen + 1 + strlen(*p) + 1)) == NULL)
+		return;
+	memcpy(r, cfgpath, dirlen);
+	r[dirlen] = '/';
+	strcpy(r + dirlen + 1, *p);
+	free(*p);
+	*p = r;
+}
+
+/* The TLS files are read at each connection; one that cannot be read is
+ * said at the start, where it is set (`where`: "file:line" or the env
+ * var). */
+static int
+check_tls_file(const char *key, const char *file, const char *where,
+    struct dlq_buf *errors)
+{
+	struct stat st;
+	const char *why = NULL;
+
+	if (access(file, R_OK) != 0)
+		why = strerror(errno);
+	else if (stat(file, &st) == 0 && !S_ISREG(st.st_mode))
+		why = "not a regular file";
+	if (why == NULL)
+		return 0;
+	dlq_buf_printf(errors, "%s: %s: cannot read '", where, key);
+	dlq_term_add(errors, file);
+	dlq_buf_printf(errors, "': %s\n", why);
+	return -1;
+}
+
 static void
 targets_release(struct dlq_target *t, size_t n)
 {
@@ -460,19 +514,51 @@ targets_release(struct dlq_target *t, size_t n)
 		if (t[i].url != NULL)
 			explicit_bzero(t[i].url, strlen(t[i].url));
 		free(t[i].url);
+		free(t[i].ca_cert);
 	}
 	free(t);
 }
 
-/* alert.targets = ( { url = "https://..."; format = "slack"; }, ... ) */
+/* A target's ca_cert: a readable file, relative to the config file. */
+static int
+read_target_ca(struct dlq_target *t, const config_setting_t *e,
+    const char *path, const char *where, struct dlq_buf *errors)
+{
+	const char *v;
+
+	if (!config_setting_lookup_string(e, "ca_cert", &v)) {
+		if (config_setting_get_member(e, "ca_cert") == NULL)
+			return 0;
+		dlq_buf_printf(errors, "%s: alert.targets: ca_cert must be a "
+		    "string (a PEM file name)\n", where);
+		return -1;
+	}
+	if (*v == '\0' || dlq_term_has_control(v, false)) {
+		dlq_buf_printf(errors, "%s: alert.targets: ca_cert %s\n", where,
+		    *v == '\0' ? "must not be empty (leave it out for the "
+		    "system's CAs)" : "must not contain control characters (a "
+		    "trailing newline?)");
+		return -1;
+	}
+	t->ca_cert = strdup(v);
+	resolve_relative(&t->ca_cert, path);
+	return check_tls_file("alert.targets: ca_cert", t->ca_cert, where,
+	    errors);
+}
+
+/* alert.targets = ( { url = "https://..."; format = "slack";
+ * ca_cert = "internal-ca.pem"; }, ... ) */
 static int
 read_targets(struct dlq_config *c, const config_setting_t *list,
     const char *path, struct dlq_buf *errors)
 {
+	static const char *const members[] = { "url", "format", "ca_cert",
+	    NULL };
 	const config_setting_t *e, *m;
-	const char *url, *fmt, *why;
+	const char *url, *fmt, *why, *const *k;
 	char where[PATH_MAX + 16];
 	unsigned i, n = (unsigned)config_setting_length(list), j;
+	struct dlq_target *t;
 	int rc = 0;
 
 	targets_release(c->extra_targets, c->n_extra_targets);
@@ -496,23 +582,29 @@ read_targets(struct dlq_config *c, const config_setting_t *list,
 			rc = -1;
 			continue;
 		}
-		for (j = 0; (m = config_setting_get_elem(e, j)) != NULL; j++)
-			if (strcmp(config_setting_name(m), "url") != 0 &&
-			    strcmp(config_setting_name(m), "format") != 0) {
+		for (j = 0; (m = config_setting_get_elem(e, j)) != NULL; j++) {
+			for (k = members; *k != NULL &&
+			    strcmp(config_setting_name(m), *k) != 0; k++)
+				;
+			if (*k == NULL) {
 				dlq_buf_printf(errors, "%s: alert.targets: unknown "
-				    "setting '%s'\n", where, config_setting_name(m));
+				    "setting '%s' (url, format, ca_cert)\n", where,
+				    config_setting_name(m));
 				rc = -1;
 			}
-		c->extra_targets[c->n_extra_targets].format = DLQ_FORMAT_AUTO;
+		}
+		t = &c->extra_targets[c->n_extra_targets++];
+		t->url = strdup(url);
+		t->format = DLQ_FORMAT_AUTO;
 		if (config_setting_lookup_string(e, "format", &fmt) &&
-		    dlq_alert_format_parse(fmt,
-		    &c->extra_targets[c->n_extra_targets].format) == -1) {
+		    dlq_alert_format_parse(fmt, &t->format) == -1) {
 			dlq_buf_printf(errors, "%s: alert.targets: bad format "
 			    "'%s': expected auto, slack, google_chat or plain\n",
 			    where, fmt);
 			rc = -1;
 		}
-		c->extra_targets[c->n_extra_targets++].url = strdup(url);
+		if (read_target_ca(t, e, path, where, errors) == -1)
+			rc = -1;
 	}
 	return rc;
 }
@@ -952,49 +1044,6 @@ check_unknown(const config_t *cf, const char *path, struct dlq_buf *errors)
 	return rc;
 }
 
-/* A relative topology path is taken relative to the config file. */
-static void
-resolve_relative(char **p, const char *cfgpath)
-{
-	const char *slash;
-	char *r;
-	size_t dirlen;
-
-	if (*p == NULL || (*p)[0] == '/' || (slash = strrchr(cfgpath, '/')) == NULL)
-		return;
-	dirlen = (size_t)(slash - cfgpath);
-	if ((r = malloc(dirlen + 1 + strlen(*p) + 1)) == NULL)
-		return;
-	memcpy(r, cfgpath, dirlen);
-	r[dirlen] = '/';
-	strcpy(r + dirlen + 1, *p);
-	free(*p);
-	*p = r;
-}
-
-/* The TLS files are read at each connection; one that cannot be read is
- * said at the start, where it is set. */
-static int
-check_tls_file(const char *key, const char *file, const config_setting_t *s,
-    const char *path, struct dlq_buf *errors)
-{
-	char where[PATH_MAX + 16];
-	struct stat st;
-	const char *why = NULL;
-
-	if (access(file, R_OK) != 0)
-		why = strerror(errno);
-	else if (stat(file, &st) == 0 && !S_ISREG(st.st_mode))
-		why = "not a regular file";
-	if (why == NULL)
-		return 0;
-	where_of(s, path, where, sizeof(where));
-	dlq_buf_printf(errors, "%s: %s: cannot read '", where, key);
-	dlq_term_add(errors, file);
-	dlq_buf_printf(errors, "': %s\n", why);
-	return -1;
-}
-
 FILE *
 dlq_config_fopen(const char *path, struct dlq_buf *errors)
 {
@@ -1046,11 +1095,12 @@ load_file(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 			rc = -1;
 		else if (strcmp(key, "topology.file") == 0)
 			resolve_relative(&c->topology_file, path);
-		else if (strncmp(key, "rabbitmq.tls_", 13) == 0 &&
-		    o->kind == OPT_STR) {
+		else if (is_file(o)) {
 			char **file = field(c, o);
+			char where[PATH_MAX + 16];
 			resolve_relative(file, path);
-			if (check_tls_file(key, *file, s, path, errors) == -1)
+			where_of(s, path, where, sizeof(where));
+			if (check_tls_file(key, *file, where, errors) == -1)
 				rc = -1;
 		}
 	}
@@ -1075,6 +1125,14 @@ load_env(struct dlq_config *c, struct dlq_buf *errors)
 		if (o->kind != OPT_INT) {
 			if (apply_str(c, o, v, o->env, errors) == -1)
 				rc = -1;
+			else if (is_file(o)) {
+				char key[128];
+				snprintf(key, sizeof(key), "%s.%s", o->group,
+				    o->name);
+				if (check_tls_file(key, *(char **)field(c, o),
+				    o->env, errors) == -1)
+					rc = -1;
+			}
 			continue;
 		}
 		/* digits, maybe after a minus, as in the file: strtoll
@@ -1103,10 +1161,15 @@ build_targets(struct dlq_config *c)
 	if (c->webhook_url != NULL) {
 		dlq_alert_format_parse(c->webhook_format, &f);
 		c->targets[n].url = strdup(c->webhook_url);
+		if (c->webhook_ca_cert != NULL)
+			c->targets[n].ca_cert = strdup(c->webhook_ca_cert);
 		c->targets[n++].format = f;
 	}
 	for (i = 0; i < c->n_extra_targets; i++) {
 		c->targets[n].url = strdup(c->extra_targets[i].url);
+		if (c->extra_targets[i].ca_cert != NULL)
+			c->targets[n].ca_cert =
+			    strdup(c->extra_targets[i].ca_cert);
 		c->targets[n++].format = c->extra_targets[i].format;
 	}
 	for (i = 0; i < n; i++)
@@ -1262,9 +1325,7 @@ dlq_config_release(struct dlq_config *c)
 	targets_release(c->extra_targets, c->n_extra_targets);
 	rules_release(c->rules, c->n_rules);
 	policies_release(c->replay_queues, c->n_replay_queues);
-	for (size_t i = 0; i < c->n_targets; i++)
-		free(c->targets[i].url);
-	free(c->targets);
+	targets_release(c->targets, c->n_targets);
 	free(c->path);
 	free(c->url_safe);
 	dlq_broker_release(&c->broker);

@@ -32,6 +32,7 @@ enum dlq_alert_format {
 struct dlq_target {
 	char			*url;		/* secret: log dlq_url_host() only */
 	enum dlq_alert_format	 format;	/* never AUTO after load */
+	char			*ca_cert;	/* PEM CAs; NULL: the system's */
 };
 
 /* classify.rules: one configured classification rule. */
@@ -91,6 +92,7 @@ struct dlq_config {
 	/* alert */
 	char			*webhook_url;	/* secret; NULL: log only */
 	char			*webhook_format;	/* of webhook_url */
+	char			*webhook_ca_cert;	/* of webhook_url */
 	struct dlq_target	*targets;	/* webhook_url first, then */
 	size_t			 n_targets;	/* alert.targets; 0: log only */
 	struct dlq_target	*extra_targets;	/* alert.targets as read */

@@ -77,8 +77,9 @@ dlq_curl_error(CURLcode rc, const char *errbuf, char *out, size_t n)
 }
 
 int
-dlq_webhook_post(CURL *h, const char *url, const struct dlq_buf *body,
-    long timeout_ms, const atomic_bool *abort, struct dlq_webhook_result *r)
+dlq_webhook_post(CURL *h, const struct dlq_target *t,
+    const struct dlq_buf *body, long timeout_ms, const atomic_bool *abort,
+    struct dlq_webhook_result *r)
 {
 	struct curl_slist *hdrs = NULL;
 	struct call call = { r, abort };
@@ -88,7 +89,15 @@ dlq_webhook_post(CURL *h, const char *url, const struct dlq_buf *body,
 	memset(r, 0, sizeof(*r));
 	curl_easy_reset(h);
 	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_URL, t->url);
+	if (t->ca_cert != NULL) {
+		curl_easy_setopt(h, CURLOPT_CAINFO, t->ca_cert);
+		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+#if LIBCURL_VERSION_NUM >= 0x075700
+		/* curl would keep the file's CAs for a day */
+		curl_easy_setopt(h, CURLOPT_CA_CACHE_TIMEOUT, 0L);
+#endif
+	}
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "config.h"
 
 struct dlq_webhook_result {
 	long	 status;		/* HTTP status, 0: none */
@@ -24,9 +25,13 @@ struct dlq_webhook_result {
 /* Appends {"text": <text>} to `body`. */
 void	dlq_webhook_body(struct dlq_buf *body, const char *text, size_t len);
 
-/* POSTs `body` to `url`. `abort` (may be NULL) cuts the transfer short
- * when it becomes true. Returns 0 on a 2xx answer, -1 otherwise. */
-int	dlq_webhook_post(CURL *, const char *url, const struct dlq_buf *body,
+/* POSTs `body` to the target's URL, its certificate checked against the
+ * target's ca_cert when set (read at each new connection, so a replaced
+ * file counts from the next one), else the system's CAs. `abort` (may be
+ * NULL) cuts the transfer short when it becomes true. Returns 0 on a 2xx
+ * answer, -1 otherwise. */
+int	dlq_webhook_post(CURL *, const struct dlq_target *,
+	    const struct dlq_buf *body,
 	    long timeout_ms, const atomic_bool *abort,
 	    struct dlq_webhook_result *);
 

@@ -19,20 +19,26 @@ struct fixture {
 	struct h_receiver	*r;
 };
 
-/* A worker on three fresh queues whose alerts go to the receiver with
- * the alert group `alert`, a printf format taking up to two receiver
- * URLs (different paths). */
+/* A worker on three fresh queues whose alerts go to the receiver `r`
+ * with the alert group `alert`, a printf format taking up to two
+ * receiver URLs (different paths). */
 static void
-start(struct fixture *f, const char *alert)
+start_with(struct fixture *f, struct h_receiver *r, const char *alert)
 {
 	char extra[1024];
 
-	f->r = h_receiver_start();
+	f->r = r;
 	h_rig_name(&f->rig, "al", 3);
 	snprintf(extra, sizeof(extra), alert, h_receiver_url(f->r, SLACK_PATH),
 	    h_receiver_url(f->r, GCHAT_PATH));
 	h_rig_setup(&f->rig, extra);
 	h_rig_start(&f->rig);
+}
+
+static void
+start(struct fixture *f, const char *alert)
+{
+	start_with(f, h_receiver_start(), alert);
 }
 
 static void
@@ -660,28 +666,72 @@ START_TEST(test_alert_reports_each_target)
 }
 END_TEST
 
-/* A webhook behind a certificate the machine does not trust (the test
- * broker's TLS listener stands in: the handshake is what fails): the
- * failure says why in OpenSSL's words, and never shows the URL's path. */
-START_TEST(an_untrusted_webhook_certificate_is_named)
+/* Webhooks behind a private CA (a receiver with the test node's
+ * certificate, signed by its CA): a target without the CA fails and
+ * says why in OpenSSL's words, never showing the URL's path; with the
+ * CA (alert.webhook_ca_cert for the first target, ca_cert in
+ * alert.targets) the test digest arrives. */
+START_TEST(a_webhook_behind_a_private_ca_needs_its_ca_cert)
 {
 	const char *queues[] = { "unused", NULL };
-	char extra[400], prefix[64], *out;
+	struct h_receiver *r = h_receiver_start_tls(h_tls_file("server.pem"),
+	    h_tls_file("server.key"));
+	char extra[1200], prefix[64], *out;
 	const char *cfg;
+	struct h_request q;
 	int rc;
 
 	h_name(prefix, sizeof(prefix), "tc");
-	snprintf(extra, sizeof(extra), "alert = { webhook_url = "
-	    "\"https://localhost:%d/services/T0/B0/Secr3tPath\"; };",
-	    atoi(strrchr(h_tls_url(), ':') + 1));
+	snprintf(extra, sizeof(extra), "alert = { webhook_url = \"%s\"; "
+	    "webhook_ca_cert = \"%s\"; targets = ( { url = \"%s\"; }, "
+	    "{ url = \"%s\"; ca_cert = \"%s\"; } ); };",
+	    h_receiver_url(r, "/first"), h_tls_ca(),
+	    h_receiver_url(r, "/services/T0/B0/Secr3tPath"),
+	    h_receiver_url(r, "/third"), h_tls_ca());
 	cfg = h_setup(prefix, queues, extra);
 	rc = h_run((const char *[]){ h_bin("dlqctl"), "-c", cfg, "test-alert",
 	    NULL }, NULL, &out);
 	ck_assert_int_eq(rc, 1);
-	ck_assert_msg(strncmp(out, "localhost (plain): failed: SSL certificate "
-	    "problem: ", 52) == 0, "%s", out);
+	ck_assert_msg(strncmp(out, "localhost (plain): HTTP 200 ok\n"
+	    "localhost (plain): failed: SSL certificate problem: unable to "
+	    "get local issuer certificate\n"
+	    "localhost (plain): HTTP 200 ok\n", 1000) == 0, "%s", out);
 	ck_assert_ptr_null(strstr(out, "Secr3tPath"));
 	free(out);
+	ck_assert_int_eq(h_receiver_count(r), 2);
+	ck_assert_int_eq(h_receiver_connections(r), 3);
+	q = h_receiver_get(r, 0);
+	ck_assert_str_eq(q.path, "/first");
+	ck_assert_ptr_nonnull(strstr(q.body, "TEST dlq-monitor on "));
+	free(q.body);
+	q = h_receiver_get(r, 1);
+	ck_assert_str_eq(q.path, "/third");
+	free(q.body);
+	h_receiver_stop(r);
+}
+END_TEST
+
+/* The worker's digests reach a webhook behind a private CA. */
+START_TEST(digests_reach_a_webhook_behind_a_private_ca)
+{
+	struct fixture f;
+	char alert[600];
+	cJSON **ev;
+	int n;
+
+	snprintf(alert, sizeof(alert), "alert = { webhook_url = \"%%s\"; "
+	    "webhook_ca_cert = \"%s\"; cooldown_ms = 0; } # %%s unused",
+	    h_tls_ca());
+	start_with(&f, h_receiver_start_tls(h_tls_file("server.pem"),
+	    h_tls_file("server.key")), alert);
+	die_in(&f, 0, 2, "behind a private CA %d");
+	ck_assert(h_receiver_wait(f.r, 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "alert_sent", 1, WAIT_MS));
+	ev = h_worker_events(&f.rig.w, "alert_sent", &n);
+	ck_assert_str_eq(h_jstr(ev[0], "target"), "localhost");
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "alert_failed"), 0);
+	stop(&f);
 }
 END_TEST
 
@@ -709,7 +759,8 @@ suite(void)
 	tcase_add_test(tc,
 	    a_logged_digest_lost_to_a_crash_is_logged_after_the_restart);
 	tcase_add_test(tc, test_alert_reports_each_target);
-	tcase_add_test(tc, an_untrusted_webhook_certificate_is_named);
+	tcase_add_test(tc, a_webhook_behind_a_private_ca_needs_its_ca_cert);
+	tcase_add_test(tc, digests_reach_a_webhook_behind_a_private_ca);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -107,6 +107,19 @@ h_tls_ca(void)
 }
 
 const char *
+h_tls_file(const char *name)
+{
+	static char path[4][256];
+	static int slot;
+	const char *ca = h_tls_ca(), *slash = strrchr(ca, '/');
+	char *p = path[slot++ % 4];
+
+	snprintf(p, 256, "%.*s/%s", slash ? (int)(slash - ca) : 1,
+	    slash ? ca : ".", name);
+	return p;
+}
+
+const char *
 h_bin(const char *name)
 {
 	static char path[4][512];

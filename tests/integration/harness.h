@@ -29,6 +29,10 @@ const char	*h_tls_url(void);
  * management port + 1000), with the same certificate. */
 const char	*h_mgmt_tls_url(void);
 const char	*h_tls_ca(void);
+/* Another file next to that CA (scripts/broker.sh makes them): the
+ * node's own server.pem and .key, elsewhere.pem and .key (for another
+ * host name), dlq-worker.pem and .key (a client). Static, 4 slots. */
+const char	*h_tls_file(const char *name);
 
 /* A fresh name: "t<pid>_<seq>_<stem>". Static buffer per call slot. */
 void		 h_name(char *out, size_t n, const char *stem);

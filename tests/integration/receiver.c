@@ -1,11 +1,13 @@
 /* receiver.c - see receiver.h. A deliberately small HTTP/1.1 server:
- * one request per connection (it answers Connection: close). */
+ * one request per connection (it answers Connection: close), over TLS
+ * (OpenSSL) when started with a certificate. */
 #include "receiver.h"
 
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -24,6 +26,7 @@
 struct h_receiver {
 	int		 fd;
 	int		 port;
+	SSL_CTX		*tls;		/* NULL: plain HTTP */
 	pthread_t	 thread;
 	pthread_mutex_t	 mu;
 	atomic_bool	 stop;
@@ -48,19 +51,54 @@ h_wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* One accepted connection: its socket, and its TLS session if any. */
+struct conn {
+	int	 fd;
+	SSL	*ssl;
+};
+
+/* Up to `n` bytes, waiting at most 3 s; <= 0: closed, failed or quiet. */
+static ssize_t
+conn_read(struct conn *c, char *buf, size_t n)
+{
+	struct pollfd p = { c->fd, POLLIN, 0 };
+
+	if ((c->ssl == NULL || SSL_pending(c->ssl) == 0) &&
+	    poll(&p, 1, 3000) <= 0)
+		return -1;
+	if (c->ssl == NULL)
+		return read(c->fd, buf, n);
+	return SSL_read(c->ssl, buf, n > INT32_MAX ? INT32_MAX : (int)n);
+}
+
+static void
+conn_write(struct conn *c, const char *s, size_t n)
+{
+	if (c->ssl != NULL ? SSL_write(c->ssl, s, (int)n) <= 0 :
+	    write(c->fd, s, n) < 0)
+		perror("receiver write");
+}
+
+static void
+conn_close(struct conn *c)
+{
+	if (c->ssl != NULL) {
+		SSL_shutdown(c->ssl);
+		SSL_free(c->ssl);
+	}
+	close(c->fd);
+}
+
 /* Reads one request; returns the body (malloc'd) or NULL. */
 static char *
-read_request(int fd, char *path, size_t pathlen)
+read_request(struct conn *c, char *path, size_t pathlen)
 {
 	char *buf = malloc(1 << 20), *end, *cl;
 	size_t len = 0, want = 0, head = 0;
 	ssize_t n;
-	struct pollfd p = { fd, POLLIN, 0 };
 
 	while (len < (1 << 20) - 1) {
-		if (poll(&p, 1, 3000) <= 0)
-			break;
-		if ((n = read(fd, buf + len, (1 << 20) - 1 - len)) <= 0)
+		if ((n = conn_read(c, buf + len, (1 << 20) - 1 - len)) <= 0)
 			break;
 		len += (size_t)n;
 		buf[len] = '\0';
@@ -83,7 +121,7 @@ read_request(int fd, char *path, size_t pathlen)
 }
 
 static void
-serve(struct h_receiver *r, int c)
+serve(struct h_receiver *r, struct conn *c)
 {
 	char path[256] = "", resp[256], extra[64];
 	char *body = read_request(c, path, sizeof(path));
@@ -107,7 +145,8 @@ serve(struct h_receiver *r, int c)
 		body = NULL;
 	}
 	if (hang && r->n_hung < MAX_HUNG) {
-		r->hung[r->n_hung++] = c;
+		ck_assert_ptr_null(c->ssl);	/* hanging is plain HTTP's */
+		r->hung[r->n_hung++] = c->fd;
 		pthread_mutex_unlock(&r->mu);
 		free(body);
 		return;
@@ -120,9 +159,8 @@ serve(struct h_receiver *r, int c)
 		    retry_after);
 	snprintf(resp, sizeof(resp), "HTTP/1.1 %d Status\r\nContent-Length: 2"
 	    "\r\n%sConnection: close\r\n\r\nok", status, extra);
-	if (write(c, resp, strlen(resp)) < 0)
-		perror("receiver write");
-	close(c);
+	conn_write(c, resp, strlen(resp));
+	conn_close(c);
 }
 
 static void *
@@ -130,25 +168,44 @@ run(void *arg)
 {
 	struct h_receiver *r = arg;
 	struct pollfd p = { r->fd, POLLIN, 0 };
-	int c;
+	struct timeval quiet = { 3, 0 };	/* a handshake that stalls */
+	struct conn c;
 
 	while (!r->stop) {
 		if (poll(&p, 1, 50) <= 0)
 			continue;
-		if ((c = accept(r->fd, NULL, NULL)) >= 0)
-			serve(r, c);
+		if ((c.fd = accept(r->fd, NULL, NULL)) < 0)
+			continue;
+		c.ssl = NULL;
+		if (r->tls != NULL) {
+			setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &quiet,
+			    sizeof(quiet));
+			c.ssl = SSL_new(r->tls);
+			SSL_set_fd(c.ssl, c.fd);
+			if (SSL_accept(c.ssl) != 1) {	/* e.g. refused by the
+							 * client: counted */
+				pthread_mutex_lock(&r->mu);
+				r->connections++;
+				pthread_mutex_unlock(&r->mu);
+				SSL_free(c.ssl);
+				close(c.fd);
+				continue;
+			}
+		}
+		serve(r, &c);
 	}
 	return NULL;
 }
 
-struct h_receiver *
-h_receiver_start(void)
+static struct h_receiver *
+receiver_start(SSL_CTX *tls)
 {
 	struct h_receiver *r = calloc(1, sizeof(*r));
 	struct sockaddr_in a;
 	socklen_t alen = sizeof(a);
 
 	ck_assert_ptr_nonnull(r);
+	r->tls = tls;
 	pthread_mutex_init(&r->mu, NULL);
 	r->fd = socket(AF_INET, SOCK_STREAM, 0);
 	memset(&a, 0, sizeof(a));
@@ -162,6 +219,24 @@ h_receiver_start(void)
 	return r;
 }
 
+struct h_receiver *
+h_receiver_start(void)
+{
+	return receiver_start(NULL);
+}
+
+struct h_receiver *
+h_receiver_start_tls(const char *cert, const char *key)
+{
+	SSL_CTX *tls = SSL_CTX_new(TLS_server_method());
+
+	ck_assert_ptr_nonnull(tls);
+	ck_assert_int_eq(SSL_CTX_use_certificate_chain_file(tls, cert), 1);
+	ck_assert_int_eq(SSL_CTX_use_PrivateKey_file(tls, key,
+	    SSL_FILETYPE_PEM), 1);
+	return receiver_start(tls);
+}
+
 void
 h_receiver_stop(struct h_receiver *r)
 {
@@ -170,6 +245,7 @@ h_receiver_stop(struct h_receiver *r)
 	r->stop = true;
 	pthread_join(r->thread, NULL);
 	close(r->fd);
+	SSL_CTX_free(r->tls);
 	for (i = 0; i < r->n_hung; i++)
 		close(r->hung[i]);
 	for (i = 0; i < r->n_req; i++)
@@ -191,7 +267,10 @@ h_receiver_url(const struct h_receiver *r, const char *path)
 	static int slot;
 	char *u = urls[slot++ % 4];
 
-	snprintf(u, 300, "http://127.0.0.1:%d%s", r->port, path);
+	if (r->tls != NULL)	/* the name its certificate holds */
+		snprintf(u, 300, "https://localhost:%d%s", r->port, path);
+	else
+		snprintf(u, 300, "http://127.0.0.1:%d%s", r->port, path);
 	return u;
 }
 

@@ -20,6 +20,10 @@ struct h_request {
 };
 
 struct h_receiver *h_receiver_start(void);
+/* The same over TLS with this certificate (chain) and key: its URLs are
+ * https://localhost:PORT/...; a refused handshake counts as a
+ * connection, not a request. */
+struct h_receiver *h_receiver_start_tls(const char *cert, const char *key);
 void	h_receiver_stop(struct h_receiver *);
 int	h_receiver_port(const struct h_receiver *);
 /* URL for `path` ("/hook/x"), static buffer per slot. */

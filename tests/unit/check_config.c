@@ -30,7 +30,8 @@ setup(void)
 {
 	static const char *vars[] = { "RABBITMQ_URL", "RABBITMQ_DLQ_SUFFIX",
 	    "DLQ_ALERT_WEBHOOK_URL", "DLQ_ALERT_COOLDOWN_MS", "DLQ_LOG_LEVEL",
-	    "DLQ_TOPOLOGY_FILE", "DLQ_ARCHIVE_PATH", NULL };
+	    "DLQ_TOPOLOGY_FILE", "DLQ_ARCHIVE_PATH",
+	    "DLQ_ALERT_WEBHOOK_CA_CERT", NULL };
 	const char **v;
 
 	for (v = vars; *v != NULL; v++)
@@ -481,6 +482,56 @@ START_TEST(the_tls_ca_file_is_relative_to_the_config_file_and_readable)
 }
 END_TEST
 
+/* A webhook's CA file: alert.webhook_ca_cert (or its env var) for the
+ * first target, ca_cert in alert.targets for the others; relative to the
+ * config file, readable, refused on its line otherwise. */
+START_TEST(a_webhook_ca_file_goes_with_its_target)
+{
+	write_conf("alert = {\n webhook_url = \"https://chat.example/a\";\n"
+	    " webhook_ca_cert = \"dlq-test-no-ca.pem\";\n targets = (\n"
+	    "  { url = \"https://chat.example/b\"; ca_cert = \"\"; },\n"
+	    "  { url = \"https://chat.example/c\"; ca_cert = 3; },\n"
+	    "  { url = \"https://chat.example/d\"; ca_cert = \"/tmp\"; "
+	    "cacert = \"x\"; } ); };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	ck_assert_msg(strstr(err(), ":3: alert.webhook_ca_cert: cannot read "
+	    "'/tmp/dlq-test-no-ca.pem': No such file or directory\n") != NULL,
+	    "%s", err());
+	ck_assert_msg(strstr(err(), ":5: alert.targets: ca_cert must not be "
+	    "empty (leave it out for the system's CAs)\n") != NULL, "%s",
+	    err());
+	ck_assert_msg(strstr(err(), ":6: alert.targets: ca_cert must be a "
+	    "string (a PEM file name)\n") != NULL, "%s", err());
+	ck_assert_msg(strstr(err(), ":7: alert.targets: ca_cert: cannot read "
+	    "'/tmp': not a regular file\n") != NULL, "%s", err());
+	ck_assert_msg(strstr(err(), ":7: alert.targets: unknown setting "
+	    "'cacert' (url, format, ca_cert)\n") != NULL, "%s", err());
+
+	/* relative to the config file's directory, /tmp */
+	ck_assert_int_eq(load_next("alert = {\n webhook_url = "
+	    "\"https://chat.example/a\";\n webhook_ca_cert = "
+	    "\"../etc/hostname\";\n targets = ( { url = "
+	    "\"https://chat.example/b\"; ca_cert = \"../etc/passwd\"; }, "
+	    "{ url = \"https://chat.example/c\"; } ); };\n"), 0);
+	ck_assert_uint_eq(c.n_targets, 3);
+	ck_assert_str_eq(c.targets[0].ca_cert, "/tmp/../etc/hostname");
+	ck_assert_str_eq(c.targets[1].ca_cert, "/tmp/../etc/passwd");
+	ck_assert_ptr_null(c.targets[2].ca_cert);
+
+	/* the env var: as given, and checked the same way */
+	setenv("DLQ_ALERT_WEBHOOK_CA_CERT", "/nonexistent/ca.pem", 1);
+	ck_assert_int_eq(load_next("alert = { webhook_url = "
+	    "\"https://chat.example/a\"; };\n"), -1);
+	ck_assert_str_eq(err(), "DLQ_ALERT_WEBHOOK_CA_CERT: "
+	    "alert.webhook_ca_cert: cannot read '/nonexistent/ca.pem': No "
+	    "such file or directory\n");
+	setenv("DLQ_ALERT_WEBHOOK_CA_CERT", "/etc/hostname", 1);
+	ck_assert_int_eq(load_next("alert = { webhook_url = "
+	    "\"https://chat.example/a\"; };\n"), 0);
+	ck_assert_str_eq(c.targets[0].ca_cert, "/etc/hostname");
+}
+END_TEST
+
 /* A client certificate without its key (or the other way round) is a
  * mistake said at start; both files must be readable. */
 START_TEST(a_client_certificate_needs_its_key)
@@ -714,6 +765,7 @@ suite(void)
 	tcase_add_test(tc, topology_path_is_relative_to_the_config_file);
 	tcase_add_test(tc,
 	    the_tls_ca_file_is_relative_to_the_config_file_and_readable);
+	tcase_add_test(tc, a_webhook_ca_file_goes_with_its_target);
 	tcase_add_test(tc, a_client_certificate_needs_its_key);
 	tcase_add_test(tc, external_auth_needs_a_client_certificate_over_tls);
 	tcase_add_test(tc, classification_rules_are_checked);
