@@ -387,16 +387,12 @@ assert_over_tls(const char *url, const char *settings, const char *env,
 static void
 stand_in_tls_server(struct h_worker *w, int port)
 {
-	const char *ca = h_tls_ca(), *slash = strrchr(ca, '/');
-	char accept[32], cert[512], key[512];
+	char accept[32];
 
 	snprintf(accept, sizeof(accept), "127.0.0.1:%d", port);
-	snprintf(cert, sizeof(cert), "%.*s/elsewhere.pem", (int)(slash - ca),
-	    ca);
-	snprintf(key, sizeof(key), "%.*s/elsewhere.key", (int)(slash - ca),
-	    ca);
 	h_spawn(w, "/usr/bin/openssl", (const char *[]){ "s_server", "-quiet",
-	    "-accept", accept, "-cert", cert, "-key", key, NULL }, NULL);
+	    "-accept", accept, "-cert", h_tls_file("elsewhere.pem"), "-key",
+	    h_tls_file("elsewhere.key"), NULL }, NULL);
 	ck_assert(h_wait_listening(port, 10000));
 }
 
@@ -459,15 +455,15 @@ END_TEST
  * refused at start, never a pass phrase prompt. */
 START_TEST(a_client_certificate_is_presented_to_the_broker)
 {
-	const char *ca = h_tls_ca(), *slash = strrchr(ca, '/');
-	char more[1200], conn[256], subject[256], key[512], plain[512], *out;
+	const char *ca = h_tls_ca();
+	char more[1200], conn[256], subject[256], key[512], *out;
 	struct h_rig f;
 	cJSON **ev;
 	int n;
 
 	snprintf(more, sizeof(more), "tls_ca_cert = \"%s\"; tls_cert = "
-	    "\"%.*s/dlq-worker.pem\"; tls_key = \"%.*s/dlq-worker.key\";",
-	    ca, (int)(slash - ca), ca, (int)(slash - ca), ca);
+	    "\"%s\"; tls_key = \"%s\";", ca, h_tls_file("dlq-worker.pem"),
+	    h_tls_file("dlq-worker.key"));
 	h_set_broker(h_tls_url(), more);
 	h_rig_name(&f, "mtls", 1);
 	h_rig_setup(&f, NULL);
@@ -485,15 +481,13 @@ START_TEST(a_client_certificate_is_presented_to_the_broker)
 
 	/* an encrypted key: no pass phrase is asked for, the start stops */
 	snprintf(key, sizeof(key), "%s", h_tmp_path("encrypted.key"));
-	snprintf(plain, sizeof(plain), "%.*s/dlq-worker.key", (int)(slash - ca),
-	    ca);
 	ck_assert_int_eq(h_run((const char *[]){ "/usr/bin/openssl", "pkey",
-	    "-in", plain, "-aes256", "-passout", "pass:s3cret", "-out", key,
+	    "-in", h_tls_file("dlq-worker.key"), "-aes256", "-passout", "pass:s3cret", "-out", key,
 	    NULL }, NULL, &out), 0);
 	free(out);
 	snprintf(more, sizeof(more), "tls_ca_cert = \"%s\"; tls_cert = "
-	    "\"%.*s/dlq-worker.pem\"; tls_key = \"%s\";", ca,
-	    (int)(slash - ca), ca, key);
+	    "\"%s\"; tls_key = \"%s\";", ca, h_tls_file("dlq-worker.pem"),
+	    key);
 	out = assert_over_tls(h_tls_url(), more, NULL, 1);
 	ck_assert_msg(strstr(out, "the key is encrypted") != NULL, "%s", out);
 	free(out);
@@ -536,7 +530,7 @@ broker_ctl(const char *const *args, char **out)
  * URL says; a certificate naming no user is refused at start. */
 START_TEST(a_client_certificate_logs_in_by_itself)
 {
-	const char *ca = h_tls_ca(), *slash = strrchr(ca, '/');
+	const char *ca = h_tls_ca();
 	const char *host = strstr(h_tls_url(), "@localhost:");
 	char more[1200], url[256], conn[256], v[64], *out;
 	struct h_rig f;
@@ -555,9 +549,8 @@ START_TEST(a_client_certificate_logs_in_by_itself)
 	free(out);
 	snprintf(url, sizeof(url), "amqps://nobody:wrong%s", host);
 	snprintf(more, sizeof(more), "auth = \"external\"; tls_ca_cert = "
-	    "\"%s\"; tls_cert = \"%.*s/dlq-worker.pem\"; tls_key = "
-	    "\"%.*s/dlq-worker.key\";", ca, (int)(slash - ca), ca,
-	    (int)(slash - ca), ca);
+	    "\"%s\"; tls_cert = \"%s\"; tls_key = \"%s\";", ca,
+	    h_tls_file("dlq-worker.pem"), h_tls_file("dlq-worker.key"));
 	h_set_broker(url, more);
 	h_rig_name(&f, "ext", 1);
 	h_rig_setup(&f, NULL);
@@ -571,9 +564,8 @@ START_TEST(a_client_certificate_logs_in_by_itself)
 	h_rig_stop(&f);
 
 	snprintf(more, sizeof(more), "auth = \"external\"; tls_ca_cert = "
-	    "\"%s\"; tls_cert = \"%.*s/elsewhere.pem\"; tls_key = "
-	    "\"%.*s/elsewhere.key\";", ca, (int)(slash - ca), ca,
-	    (int)(slash - ca), ca);
+	    "\"%s\"; tls_cert = \"%s\"; tls_key = \"%s\";", ca,
+	    h_tls_file("elsewhere.pem"), h_tls_file("elsewhere.key"));
 	out = assert_over_tls(url, more, NULL, 1);
 	ck_assert_msg(strstr(out, "as the client certificate's user failed: ")
 	    != NULL &&
