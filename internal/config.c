@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libconfig.h>
 #include <limits.h>
 #include <stddef.h>
@@ -1110,27 +1111,107 @@ out:
 	return rc;
 }
 
+#define ENV_FILE_MAX	(64 * 1024)
+
+/* The value of `var` from the file `file` names (VAR_FILE, the way Docker
+ * and Kubernetes hand out secrets): its trailing newlines dropped, into
+ * `out` (size ENV_FILE_MAX + 1). Returns 0, or -1 with the reason in
+ * `errors` (never the content: it is most often a secret). */
+static int
+read_env_file(const char *var, const char *file, char *out,
+    struct dlq_buf *errors)
+{
+	const char *why = NULL;
+	struct stat st;
+	size_t len = 0;
+	ssize_t got;
+	int fd;
+
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) == -1)
+		why = strerror(errno);
+	else if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (st.st_size > ENV_FILE_MAX)
+		why = "larger than 64 KiB";
+	else if ((got = read(fd, out, ENV_FILE_MAX)) < 0)
+		why = strerror(errno);
+	else
+		len = (size_t)got <= ENV_FILE_MAX ? (size_t)got : ENV_FILE_MAX;
+	if (fd != -1)
+		close(fd);
+	while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == '\r'))
+		len--;
+	out[len] = '\0';
+	if (why == NULL && len == 0)
+		why = "empty";
+	else if (why == NULL && strlen(out) != len)
+		why = "holds a NUL byte";
+	if (why == NULL)
+		return 0;
+	dlq_buf_printf(errors, "%s: '", var);
+	dlq_term_add(errors, file);
+	dlq_buf_printf(errors, "': %s\n", why);
+	return -1;
+}
+
+/* One variable's value: VAR, or the content of the file VAR_FILE names;
+ * `where` gets the name it came from. NULL: neither is set (an empty
+ * variable counts as unset); `bad` is set when it could not be read. */
+static const char *
+env_value(const struct opt *o, char *buf, char *where, size_t wn,
+    bool *bad, struct dlq_buf *errors)
+{
+	const char *v = getenv(o->env), *file;
+
+	snprintf(where, wn, "%s_FILE", o->env);
+	file = getenv(where);
+	*bad = false;
+	if (file == NULL || *file == '\0') {
+		snprintf(where, wn, "%s", o->env);
+		return v == NULL || *v == '\0' ? NULL : v;
+	}
+	if (v != NULL && *v != '\0') {
+		dlq_buf_printf(errors, "%s and %s_FILE are both set: one of them "
+		    "must go\n", o->env, o->env);
+		*bad = true;
+		return NULL;
+	}
+	if (read_env_file(where, file, buf, errors) == -1) {
+		*bad = true;
+		return NULL;
+	}
+	return buf;
+}
+
 static int
 load_env(struct dlq_config *c, struct dlq_buf *errors)
 {
 	const struct opt *o;
 	const char *v;
-	char *end;
+	char *end, *buf, where[96];
 	long long n;
+	bool bad;
 	int rc = 0;
 
+	if ((buf = malloc(ENV_FILE_MAX + 1)) == NULL)
+		return -1;
 	for (o = opts; o < opts + NOPTS; o++) {
-		if (o->env == NULL || (v = getenv(o->env)) == NULL || *v == '\0')
+		if (o->env == NULL)
+			continue;
+		v = env_value(o, buf, where, sizeof(where), &bad, errors);
+		if (bad)
+			rc = -1;
+		if (v == NULL)
 			continue;
 		if (o->kind != OPT_INT) {
-			if (apply_str(c, o, v, o->env, errors) == -1)
+			if (apply_str(c, o, v, where, errors) == -1)
 				rc = -1;
 			else if (is_file(o)) {
 				char key[128];
 				snprintf(key, sizeof(key), "%s.%s", o->group,
 				    o->name);
 				if (check_tls_file(key, *(char **)field(c, o),
-				    o->env, errors) == -1)
+				    where, errors) == -1)
 					rc = -1;
 			}
 			continue;
@@ -1140,11 +1221,13 @@ load_env(struct dlq_config *c, struct dlq_buf *errors)
 		 * clamped, and are out of range below. */
 		n = strtoll(v, &end, 10);
 		if (!isdigit((unsigned char)v[v[0] == '-']) || *end != '\0') {
-			report(errors, o->env, o, v, "not an integer");
+			report(errors, where, o, v, "not an integer");
 			rc = -1;
-		} else if (apply_int(c, o, n, o->env, v, errors) == -1)
+		} else if (apply_int(c, o, n, where, v, errors) == -1)
 			rc = -1;
 	}
+	explicit_bzero(buf, ENV_FILE_MAX + 1);
+	free(buf);
 	return rc;
 }
 

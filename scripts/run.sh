@@ -9,7 +9,11 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 make -s all
 
-url=${RABBITMQ_URL:-amqp://guest:guest@localhost:5672/}
+url=${RABBITMQ_URL:-}
+if [ -z "$url" ] && [ -n "${RABBITMQ_URL_FILE:-}" ]; then
+	url=$(cat "$RABBITMQ_URL_FILE" 2>/dev/null || true)	# a secret file
+fi
+url=${url:-amqp://guest:guest@localhost:5672/}
 hostport=${url#*://}
 hostport=${hostport#*@}
 hostport=${hostport%%/*}

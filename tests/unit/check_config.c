@@ -1,5 +1,6 @@
 /* check_config.c - configuration: defaults, file, env, errors, the example. */
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +34,13 @@ setup(void)
 	    "DLQ_TOPOLOGY_FILE", "DLQ_ARCHIVE_PATH",
 	    "DLQ_ALERT_WEBHOOK_CA_CERT", NULL };
 	const char **v;
+	char file[64];
 
-	for (v = vars; *v != NULL; v++)
+	for (v = vars; *v != NULL; v++) {
 		unsetenv(*v);
+		snprintf(file, sizeof(file), "%s_FILE", *v);
+		unsetenv(file);
+	}
 	dlq_buf_init(&errors);
 	path[0] = '\0';
 }
@@ -532,6 +537,84 @@ START_TEST(a_webhook_ca_file_goes_with_its_target)
 }
 END_TEST
 
+/* A secret file, as Docker and Kubernetes mount them: VAR_FILE names the
+ * file holding VAR's value (trailing newline dropped); errors name the
+ * _FILE variable and never show the content. */
+START_TEST(a_variable_can_come_from_a_file)
+{
+	char secret[64], hook[64];
+	int fd;
+
+	snprintf(secret, sizeof(secret), "/tmp/check_config_url_XXXXXX");
+	ck_assert_int_ge(fd = mkstemp(secret), 0);
+	ck_assert_int_eq(write(fd, "amqps://u:s3cr%40t@mq.example/prod\n", 35),
+	    35);
+	close(fd);
+	setenv("RABBITMQ_URL_FILE", secret, 1);
+	setenv("DLQ_ALERT_COOLDOWN_MS_FILE", secret, 1);	/* not a number */
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_msg(strncmp(err(), "DLQ_ALERT_COOLDOWN_MS_FILE: alert."
+	    "cooldown_ms: bad value 'amqps://u:", 60) == 0, "%s", err());
+	unsetenv("DLQ_ALERT_COOLDOWN_MS_FILE");
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
+	ck_assert_str_eq(c.broker.host, "mq.example");
+	ck_assert_str_eq(c.broker.password, "s3cr@t");
+	ck_assert_str_eq(c.broker.vhost, "prod");
+	dlq_config_release(&c);
+
+	/* both ways at once: which one was meant? */
+	setenv("RABBITMQ_URL", "amqp://localhost/", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_str_eq(err(), "RABBITMQ_URL and RABBITMQ_URL_FILE are both "
+	    "set: one of them must go\n");
+	unsetenv("RABBITMQ_URL");
+	unlink(secret);
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_msg(strstr(err(), "RABBITMQ_URL_FILE: '/tmp/check_config_url_")
+	    == err() && strstr(err(), "': No such file or directory\n") != NULL,
+	    "%s", err());
+	unsetenv("RABBITMQ_URL_FILE");
+
+	/* a bad secret is named by its variable, its content never shown */
+	snprintf(hook, sizeof(hook), "/tmp/check_config_hook_XXXXXX");
+	ck_assert_int_ge(fd = mkstemp(hook), 0);
+	ck_assert_int_eq(write(fd, "ftp://hooks.example/T0/s3cr3tP4th\r\n",
+	    35), 35);
+	close(fd);
+	setenv("DLQ_ALERT_WEBHOOK_URL_FILE", hook, 1);
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_str_eq(err(), "DLQ_ALERT_WEBHOOK_URL_FILE: alert.webhook_url: "
+	    "must start with http:// or https://\n");
+	/* empty, a directory */
+	ck_assert_int_eq(truncate(hook, 0), 0);
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_msg(strstr(err(), "': empty\n") != NULL, "%s", err());
+	ck_assert_int_ge(fd = open(hook, O_WRONLY), 0);
+	ck_assert_int_eq(write(fd, "http://a\0b", 10), 10);
+	close(fd);
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_msg(strstr(err(), "': holds a NUL byte\n") != NULL, "%s",
+	    err());
+	unlink(hook);
+	setenv("DLQ_ALERT_WEBHOOK_URL_FILE", "/tmp", 1);
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_str_eq(err(), "DLQ_ALERT_WEBHOOK_URL_FILE: '/tmp': not a "
+	    "regular file\n");
+}
+END_TEST
+
 /* A client certificate without its key (or the other way round) is a
  * mistake said at start; both files must be readable. */
 START_TEST(a_client_certificate_needs_its_key)
@@ -766,6 +849,7 @@ suite(void)
 	tcase_add_test(tc,
 	    the_tls_ca_file_is_relative_to_the_config_file_and_readable);
 	tcase_add_test(tc, a_webhook_ca_file_goes_with_its_target);
+	tcase_add_test(tc, a_variable_can_come_from_a_file);
 	tcase_add_test(tc, a_client_certificate_needs_its_key);
 	tcase_add_test(tc, external_auth_needs_a_client_certificate_over_tls);
 	tcase_add_test(tc, classification_rules_are_checked);
