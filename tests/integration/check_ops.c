@@ -447,12 +447,22 @@ END_TEST
 
 START_TEST(the_compose_file_is_valid)
 {
-	char *out;
+	char *out, *worker, *logging;
 	int rc;
 
 	rc = h_run((const char *[]){ "/usr/bin/docker-compose", "-f",
 	    "docker-compose.yml", "config", "-q", NULL }, NULL, &out);
 	ck_assert_msg(rc == 0, "docker-compose config: %s", out);
+	free(out);
+	/* a flood's log lines must not fill the host's disk: the worker's
+	 * log is rotated (as docker-compose reads the file) */
+	rc = h_run((const char *[]){ "/usr/bin/docker-compose", "-f",
+	    "docker-compose.yml", "config", NULL }, NULL, &out);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(worker = strstr(out, "\n  worker:\n"));
+	ck_assert_ptr_nonnull(logging = strstr(worker, "\n    logging:\n"
+	    "      driver: json-file\n      options:\n"));
+	ck_assert_ptr_nonnull(strstr(logging, "\n        max-size: 50m\n"));
 	free(out);
 }
 END_TEST
