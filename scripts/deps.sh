@@ -16,6 +16,7 @@ if [ "${1:-}" = test ]; then
 		valgrind			# make check-valgrind
 		docker-compose			# checks docker-compose.yml
 		openssl				# the test node's TLS certificates
+		systemd				# systemd-analyze checks the unit
 		clang libclang-rt-14-dev	# make fuzz (libFuzzer)
 	)
 fi

@@ -2,6 +2,7 @@
  * alerts, dlqctl inject, the compose file and the image's libraries. */
 #include <check.h>
 #include <ctype.h>
+#include <limits.h>
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -467,6 +468,32 @@ START_TEST(the_compose_file_is_valid)
 }
 END_TEST
 
+/* systemd reads the unit without a warning (its programs taken from the
+ * build: verify wants them executable). */
+START_TEST(the_systemd_unit_is_valid)
+{
+	char *unit = h_slurp("config/dlq-worker.service"), *out, *p, *q;
+	char bin[PATH_MAX], path[PATH_MAX];
+	FILE *f;
+	int rc;
+
+	ck_assert_ptr_nonnull(unit);
+	ck_assert_ptr_nonnull(realpath(h_bin("dlq-worker"), bin));
+	*strrchr(bin, '/') = '\0';
+	snprintf(path, sizeof(path), "%s", h_tmp_path("dlq-worker.service"));
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	for (p = unit; (q = strstr(p, "/usr/local/bin/")) != NULL; p = q + 15)
+		fprintf(f, "%.*s%s/", (int)(q - p), p, bin);
+	fputs(p, f);
+	fclose(f);
+	free(unit);
+	rc = h_run((const char *[]){ "/usr/bin/systemd-analyze", "verify",
+	    path, NULL }, NULL, &out);
+	ck_assert_msg(rc == 0 && *out == '\0', "systemd-analyze: %s", out);
+	free(out);
+}
+END_TEST
+
 /* Whether `word` stands in `text` between blanks or line ends. */
 static bool
 has_word(const char *text, const char *word)
@@ -535,6 +562,7 @@ suite(void)
 	tcase_add_test(tc, escalations_show_in_stats_metrics_and_once_in_the_digest);
 	tcase_add_test(tc, inject_makes_real_dead_letters);
 	tcase_add_test(tc, the_compose_file_is_valid);
+	tcase_add_test(tc, the_systemd_unit_is_valid);
 	tcase_add_test(tc, the_image_installs_every_library_the_binaries_need);
 	suite_add_tcase(s, tc);
 	return s;
