@@ -3,6 +3,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+#include "archive.h"
 
 #define UNRESOLVED	"('open','assigned','replaying')"
 
@@ -414,19 +417,55 @@ dlq_cases_drop(sqlite3 *db, const int64_t *ids, size_t n, const char *reason,
 	    out);
 }
 
+#define PURGEABLE	" status IN ('replayed', 'discarded') AND received_at < ?1" \
+			" AND purged_at IS NULL"
+
 int
 dlq_cases_purge(sqlite3 *db, int64_t cutoff_ms, int64_t now_ms,
-    struct dlq_buf *out)
+    bool (*go_on)(void), struct dlq_buf *out)
 {
-	const struct param p[] = { INT(cutoff_ms), INT(now_ms) };
-	int changes;
+	struct param p[] = { INT(cutoff_ms), INT(now_ms), INT(0), INT(0) };
+	const struct timespec pause = { 0, 2 * 1000 * 1000 };
+	sqlite3_stmt *st;
+	int64_t lo, hi, from;
+	long long purged = 0;
+	int changes, rc;
 
-	if (exec_changes(db, "UPDATE dead_letters SET payload = NULL,"
-	    " headers_json = NULL, headers_amqp = NULL, purged_at = ?2"
-	    " WHERE status IN ('replayed', 'discarded') AND received_at < ?1"
-	    " AND purged_at IS NULL", p, 2, &changes) == -1)
+	/* the id range to walk, read outside any write */
+	if ((st = prepare(db, "SELECT min(id), max(id) FROM dead_letters WHERE"
+	    PURGEABLE, p, 1)) == NULL)
 		return fail(db, out);
-	dlq_buf_printf(out, "{\"purged\":%d}", changes);
+	rc = sqlite3_step(st);
+	lo = sqlite3_column_int64(st, 0);
+	hi = sqlite3_column_int64(st, 1);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_NULL)
+		hi = lo - 1;	/* nothing to purge */
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return fail(db, out);
+	for (from = lo; from <= hi; from += DLQ_PURGE_CHUNK) {
+		p[2] = INT(from);
+		p[3] = INT(from + DLQ_PURGE_CHUNK - 1);
+		dlq_archive_writer_lock();
+		rc = exec_changes(db, "UPDATE dead_letters SET payload = NULL,"
+		    " headers_json = NULL, headers_amqp = NULL, purged_at = ?2"
+		    " WHERE id BETWEEN ?3 AND ?4 AND" PURGEABLE, p, 4, &changes);
+		dlq_archive_writer_unlock();
+		if (rc == -1)
+			return fail(db, out);
+		purged += changes;
+		if (from + DLQ_PURGE_CHUNK > hi)
+			break;
+		if (go_on != NULL && !go_on()) {
+			dlq_buf_printf(out, "{\"purged\":%lld,\"interrupted\":"
+			    "true}", purged);
+			return DLQ_CASE_OK;
+		}
+		/* a mutex is not fair: without a pause this loop would take
+		 * it back before a waiting consumer runs */
+		nanosleep(&pause, NULL);
+	}
+	dlq_buf_printf(out, "{\"purged\":%lld}", purged);
 	return DLQ_CASE_OK;
 }
 

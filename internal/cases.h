@@ -61,9 +61,16 @@ int	dlq_cases_drop(sqlite3 *, const int64_t *ids, size_t n,
 	    const char *reason, const char *actor, int64_t now_ms,
 	    struct dlq_buf *out);
 /* Deletes payloads and headers of resolved records received before
- * `cutoff_ms`; answers {"purged":N}. */
+ * `cutoff_ms`; answers {"purged":N}. It goes DLQ_PURGE_CHUNK ids at a
+ * time, each a transaction taking its turn among the process's writers
+ * (dlq_archive_writer_lock): consumers commit between two, however large
+ * the purge. The caller must not hold the writer lock. `go_on` (may be
+ * NULL) is asked between chunks; when it says no, the purge stops there
+ * and answers {"purged":N,"interrupted":true}: the rest is for the next
+ * purge. */
+#define DLQ_PURGE_CHUNK	5000
 int	dlq_cases_purge(sqlite3 *, int64_t cutoff_ms, int64_t now_ms,
-	    struct dlq_buf *out);
+	    bool (*go_on)(void), struct dlq_buf *out);
 
 /* Dead letters of replayed messages that came back: replay_of in the JSON
  * array `ids_json`, received since `since_ms`. */

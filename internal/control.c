@@ -433,7 +433,7 @@ cmd_purge(struct req *r)
 		return A_USAGE;
 	}
 	return from_case(r, dlq_cases_purge(r->db, dlq_wall_ms() - older,
-	    dlq_wall_ms(), r->data));
+	    dlq_wall_ms(), NULL, r->data));
 }
 
 static enum answer
@@ -555,11 +555,16 @@ cmd_redrive_resume(struct req *r)
 	return a;
 }
 
+/* How a command writes: not at all; in one turn among the process's
+ * writers with its audit entry; or in turns of its own (a purge, chunk by
+ * chunk, so that consumers commit in between), the audit entry after. */
+enum writes { W_NONE, W_ONE_TURN, W_OWN_TURNS };
+
 struct command {
 	const char	*name;
 	const char	*label;		/* in messages */
 	enum dlq_role	 role;
-	bool		 mutating;
+	enum writes	 writes;
 	enum answer	(*run)(struct req *);
 };
 
@@ -567,25 +572,29 @@ static enum answer cmd_show_plain(struct req *r) { return cmd_show(r, false); }
 static enum answer cmd_show_payload(struct req *r) { return cmd_show(r, true); }
 
 static const struct command commands[] = {
-	{ "ping", "ping",	DLQ_ROLE_VIEWER,	false,	cmd_ping },
-	{ "list", "list",	DLQ_ROLE_VIEWER,	false,	cmd_list },
-	{ "show", "show",	DLQ_ROLE_VIEWER,	false,	cmd_show_plain },
-	{ "", "show --payload",	DLQ_ROLE_OPERATOR,	false,	cmd_show_payload },
-	{ "stats", "stats",	DLQ_ROLE_VIEWER,	false,	cmd_stats },
-	{ "groups", "groups",	DLQ_ROLE_VIEWER,	false,	cmd_groups },
-	{ "audit", "audit",	DLQ_ROLE_VIEWER,	false,	cmd_audit },
-	{ "assign", "assign",	DLQ_ROLE_OPERATOR,	true,	cmd_assign },
-	{ "drop", "drop",	DLQ_ROLE_OPERATOR,	true,	cmd_drop },
-	{ "purge", "purge",	DLQ_ROLE_ADMIN,		true,	cmd_purge },
-	{ "replay_plan", "replay", DLQ_ROLE_OPERATOR,	false,	cmd_replay_plan },
-	{ "replay_claim", "replay", DLQ_ROLE_OPERATOR,	true,	cmd_replay_claim },
-	{ "replay_finish", "replay", DLQ_ROLE_OPERATOR, true,	cmd_replay_finish },
-	{ "audit_note", "replay", DLQ_ROLE_OPERATOR,	true,	cmd_audit_note },
-	{ "replay_returns", "replay", DLQ_ROLE_OPERATOR, false,
+	{ "ping", "ping", DLQ_ROLE_VIEWER, W_NONE, cmd_ping },
+	{ "list", "list", DLQ_ROLE_VIEWER, W_NONE, cmd_list },
+	{ "show", "show", DLQ_ROLE_VIEWER, W_NONE, cmd_show_plain },
+	{ "", "show --payload", DLQ_ROLE_OPERATOR, W_NONE, cmd_show_payload },
+	{ "stats", "stats", DLQ_ROLE_VIEWER, W_NONE, cmd_stats },
+	{ "groups", "groups", DLQ_ROLE_VIEWER, W_NONE, cmd_groups },
+	{ "audit", "audit", DLQ_ROLE_VIEWER, W_NONE, cmd_audit },
+	{ "assign", "assign", DLQ_ROLE_OPERATOR, W_ONE_TURN, cmd_assign },
+	{ "drop", "drop", DLQ_ROLE_OPERATOR, W_ONE_TURN, cmd_drop },
+	{ "purge", "purge", DLQ_ROLE_ADMIN, W_OWN_TURNS, cmd_purge },
+	{ "replay_plan", "replay", DLQ_ROLE_OPERATOR, W_NONE,
+	    cmd_replay_plan },
+	{ "replay_claim", "replay", DLQ_ROLE_OPERATOR, W_ONE_TURN,
+	    cmd_replay_claim },
+	{ "replay_finish", "replay", DLQ_ROLE_OPERATOR, W_ONE_TURN,
+	    cmd_replay_finish },
+	{ "audit_note", "replay", DLQ_ROLE_OPERATOR, W_ONE_TURN,
+	    cmd_audit_note },
+	{ "replay_returns", "replay", DLQ_ROLE_OPERATOR, W_NONE,
 	    cmd_replay_returns },
-	{ "redrive_status", "redrive status", DLQ_ROLE_VIEWER, false,
+	{ "redrive_status", "redrive status", DLQ_ROLE_VIEWER, W_NONE,
 	    cmd_redrive_status },
-	{ "redrive_resume", "redrive resume", DLQ_ROLE_OPERATOR, true,
+	{ "redrive_resume", "redrive resume", DLQ_ROLE_OPERATOR, W_ONE_TURN,
 	    cmd_redrive_resume },
 };
 
@@ -641,7 +650,7 @@ dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
 	r.user = user;
 	r.data = &data;
 	/* a mutation and its audit entry wait their turn among the writers */
-	if (c->mutating && db != NULL)
+	if (c->writes == W_ONE_TURN && db != NULL)
 		dlq_archive_writer_lock();
 	if (role < c->role) {
 		snprintf(r.err, sizeof(r.err), "%s needs the %s role; %s is %s",
@@ -653,7 +662,7 @@ dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
 		a = A_ERROR;
 	} else {
 		a = c->run(&r);
-		if (a == A_OK || (c->mutating && data.len > 0)) {
+		if (a == A_OK || (c->writes != W_NONE && data.len > 0)) {
 			dlq_buf_printf(out, "{\"ok\":%s,\"data\":",
 			    a == A_OK ? "true" : "false");
 			dlq_buf_add(out, data.data ? data.data : "null",
@@ -668,7 +677,9 @@ dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
 		} else
 			answer_error(out, codes[a], r.err);
 	}
-	if (c->mutating && db != NULL) {
+	if (c->writes != W_NONE && db != NULL) {
+		if (c->writes == W_OWN_TURNS)
+			dlq_archive_writer_lock();
 		cJSON_DeleteItemFromObjectCaseSensitive(j, "cmd");
 		args = cJSON_PrintUnformatted(j);
 		if (role < c->role)

@@ -226,8 +226,20 @@ archive_replaced(const struct dlq_config *c, struct services *s)
 	return true;
 }
 
+/* Whether no stop signal waits: a purge goes on between its chunks until
+ * one does (then the main loop takes it at once). */
+static bool
+no_stop_pending(void)
+{
+	sigset_t p;
+
+	return sigpending(&p) != 0 || !(sigismember(&p, SIGTERM) == 1 ||
+	    sigismember(&p, SIGINT) == 1 || sigismember(&p, SIGHUP) == 1);
+}
+
 /* archive.retention_days: payloads and headers of resolved records go,
- * the records stay. Once at start, then daily. */
+ * the records stay. Once at start, then daily; a stop signal interrupts
+ * it (the rest goes at the next start). */
 static void
 apply_retention(const struct dlq_config *c, struct services *s)
 {
@@ -240,16 +252,16 @@ apply_retention(const struct dlq_config *c, struct services *s)
 		return;
 	s->next_retention_ms = now + 86400000;
 	dlq_buf_init(&out);
-	dlq_archive_writer_lock();
 	rc = dlq_cases_purge(dlq_archive_db(s->archive), now -
-	    c->retention_days * 86400000, now, &out);
-	dlq_archive_writer_unlock();
+	    c->retention_days * 86400000, now, no_stop_pending, &out);
 	if (rc == DLQ_CASE_OK && sscanf(out.data, "{\"purged\":%lld}",
 	    &purged) == 1) {
 		dlq_buf_init(&line);
 		if (dlq_log_begin(&line, DLQ_LOG_INFO, "retention_applied")) {
 			dlq_log_int(&line, "days", c->retention_days);
 			dlq_log_int(&line, "purged", purged);
+			if (strstr(out.data, "\"interrupted\"") != NULL)
+				dlq_log_bool(&line, "interrupted", true);
 			dlq_log_end(&line);
 		}
 		dlq_buf_release(&line);

@@ -417,6 +417,92 @@ START_TEST(the_backlog_is_the_unresolved_since_the_cut_off)
 }
 END_TEST
 
+/* Reads one number from the archive. */
+static long long
+number(const char *sql)
+{
+	sqlite3_stmt *st;
+	long long n;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(dlq_archive_db(a), sql, -1, &st,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+static int go_on_calls;
+
+/* Lets a purge go on after its first chunk, not after its second. */
+static bool
+go_on_twice(void)
+{
+	return ++go_on_calls < 2;
+}
+
+/* A purge goes chunk by chunk through ids (gaps included): every old
+ * resolved payload goes, in as many transactions as chunks, and nothing
+ * else is touched: open and assigned records, newer ones, ones purged
+ * before (their purged_at kept). Stopped between two chunks, it keeps
+ * what it did; the next purge does the rest. */
+START_TEST(a_purge_walks_every_chunk_and_touches_nothing_else)
+{
+	struct dlq_buf out;
+	char expect[64];
+	long long want;
+
+	/* ids 1..12000 and 30001..30500 (a gap of more than a chunk):
+	 * statuses in turn, old up to id 11000, a few purged at time 7 */
+	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(a), "BEGIN;"
+	    " WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c"
+	    " WHERE x < 12500) INSERT INTO dead_letters (id, fingerprint, dlq,"
+	    " queue, reason, class, signature, payload, payload_bytes,"
+	    " headers_json, received_at, status, purged_at)"
+	    " SELECT CASE WHEN x > 12000 THEN x + 18000 ELSE x END,"
+	    " randomblob(32), 'q.dlq', 'q', 'rejected', 'transient',"
+	    " '000000000001', x'00ff', 2, '{}',"
+	    " CASE WHEN x <= 11000 OR x > 12000 THEN 1000 ELSE 5000 END,"
+	    " CASE x % 4 WHEN 0 THEN 'open' WHEN 1 THEN 'replayed'"
+	    " WHEN 2 THEN 'discarded' ELSE 'assigned' END,"
+	    " CASE WHEN x % 1000 = 1 THEN 7 END FROM c; COMMIT", NULL, NULL,
+	    NULL), SQLITE_OK);
+	want = number("SELECT count(*) FROM dead_letters WHERE status IN"
+	    " ('replayed', 'discarded') AND received_at < 2000 AND purged_at"
+	    " IS NULL");
+	ck_assert_int_gt(want, DLQ_PURGE_CHUNK);	/* more than one */
+	ck_assert_int_eq(DLQ_PURGE_CHUNK, 5000);	/* the counts below */
+	dlq_buf_init(&out);
+	ck_assert_int_eq(dlq_cases_purge(dlq_archive_db(a), 2000, 9000,
+	    go_on_twice, &out), DLQ_CASE_OK);
+	/* two chunks, ids 1..10000: half resolved, 10 of them purged before */
+	ck_assert_str_eq(out.data, "{\"purged\":4990,\"interrupted\":true}");
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_cases_purge(dlq_archive_db(a), 2000, 9000, NULL,
+	    &out), DLQ_CASE_OK);
+	snprintf(expect, sizeof(expect), "{\"purged\":%lld}", want - 4990);
+	ck_assert_str_eq(out.data, expect);
+	dlq_buf_release(&out);
+	ck_assert_int_eq(number("SELECT count(*) FROM dead_letters WHERE"
+	    " purged_at = 9000"), want);
+	ck_assert_int_eq(number("SELECT count(*) FROM dead_letters WHERE"
+	    " purged_at = 9000 AND (payload IS NOT NULL OR headers_json IS NOT"
+	    " NULL OR status NOT IN ('replayed', 'discarded') OR received_at"
+	    " >= 2000)"), 0);
+	/* untouched: the unresolved, the newer, the purged before */
+	ck_assert_int_eq(number("SELECT count(*) FROM dead_letters WHERE"
+	    " payload IS NOT NULL"), 12500 - want);
+	ck_assert_int_eq(number("SELECT count(*) FROM dead_letters WHERE"
+	    " purged_at = 7"), 13);
+	/* again: nothing left */
+	dlq_buf_init(&out);
+	ck_assert_int_eq(dlq_cases_purge(dlq_archive_db(a), 2000, 9500, NULL,
+	    &out), DLQ_CASE_OK);
+	ck_assert_str_eq(out.data, "{\"purged\":0}");
+	dlq_buf_release(&out);
+}
+END_TEST
+
 /* A masking rule added later covers the records archived before it:
  * what the case queries and the digest backlog read back is masked with
  * the rules of the handle reading it. */
@@ -484,6 +570,7 @@ archive_suite(void)
 	tcase_add_test(tc, signatures_are_listed_once_each);
 	tcase_add_test(tc, the_backlog_is_the_unresolved_since_the_cut_off);
 	tcase_add_test(tc, error_texts_read_back_are_masked_with_the_rules_of_now);
+	tcase_add_test(tc, a_purge_walks_every_chunk_and_touches_nothing_else);
 	suite_add_tcase(s, tc);
 	return s;
 }
