@@ -2,25 +2,56 @@
 #include "ctlclient.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "amqp.h"
 #include "worker.h"
 
 #define RESPONSE_MAX	(256 * 1024 * 1024)
+
+static int64_t timeout_ms = DLQ_CTL_TIMEOUT_MS;
+
+void
+dlq_ctl_set_timeout(int64_t ms)
+{
+	timeout_ms = ms;
+}
+
+/* Waits until `fd` can be read or the call's time is up (0: it is). */
+static int
+wait_answer(int fd, int64_t deadline)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	int64_t left;
+	int rc;
+
+	do {
+		left = deadline - dlq_now_ms();
+		if (timeout_ms > 0 && left <= 0)
+			return 0;
+		rc = poll(&p, 1, timeout_ms == 0 ? -1 :
+		    left > 60000 ? 60000 : (int)left);
+	} while (rc == 0 || (rc < 0 && errno == EINTR));
+	return rc;
+}
 
 cJSON *
 dlq_ctl_call(const char *path, const cJSON *request, char *why, size_t whylen)
 {
 	struct sockaddr_un sa;
 	struct dlq_buf in;
-	char buf[65536], *text;
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+	int64_t deadline = dlq_now_ms() + timeout_ms;
+	char buf[65536], *text, wait[16];
 	cJSON *answer = NULL;
-	ssize_t n;
+	ssize_t n = 0;
 	size_t len, off = 0;
 	int fd;
 
@@ -31,7 +62,10 @@ dlq_ctl_call(const char *path, const cJSON *request, char *why, size_t whylen)
 		return NULL;
 	}
 	strcpy(sa.sun_path, path);
+	/* connecting to a worker whose backlog is full, and sending to one
+	 * that does not read, wait no longer than the answer would */
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0 ||
 	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		snprintf(why, whylen, "cannot reach dlq-worker at %s: %s (is "
 		    "it running? control.socket / DLQ_CONTROL_SOCKET)", path,
@@ -53,7 +87,8 @@ dlq_ctl_call(const char *path, const cJSON *request, char *why, size_t whylen)
 	}
 	free(text);
 	dlq_buf_init(&in);
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+	while (off == len + 1 && wait_answer(fd, deadline) > 0 &&
+	    (n = read(fd, buf, sizeof(buf))) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -65,8 +100,14 @@ dlq_ctl_call(const char *path, const cJSON *request, char *why, size_t whylen)
 			break;
 	}
 	close(fd);
-	if (in.len == 0 || (answer = cJSON_ParseWithLength(in.data, in.len)) ==
-	    NULL)
+	if (timeout_ms > 0 && dlq_now_ms() >= deadline &&
+	    memchr(in.data ? in.data : "", '\n', in.len) == NULL)
+		snprintf(why, whylen, "no answer from dlq-worker at %s within "
+		    "%s: busy with a long request (a purge?) or stuck; "
+		    "dlqctl --timeout DUR waits longer", path,
+		    dlq_format_age(timeout_ms, wait, sizeof(wait)));
+	else if (in.len == 0 ||
+	    (answer = cJSON_ParseWithLength(in.data, in.len)) == NULL)
 		snprintf(why, whylen, "no valid answer from dlq-worker at %s",
 		    path);
 	dlq_buf_release(&in);

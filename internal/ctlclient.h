@@ -9,8 +9,17 @@
 
 #include "buf.h"
 
+/* How long a call waits for the worker at most (connecting, sending,
+ * the answer), unless set: a worker that is stuck or busy must not hang
+ * an operator's command line. */
+#define DLQ_CTL_TIMEOUT_MS	(2 * 60 * 1000)
+
+/* Sets that time, in ms; 0: no limit. Before the first call. */
+void	dlq_ctl_set_timeout(int64_t ms);
+
 /* Sends `request` (a JSON object, no newline) and parses the answer.
- * NULL on a transport failure, with the reason in `why`. */
+ * NULL on a transport failure or when no answer came in time, with the
+ * reason in `why`. */
 cJSON	*dlq_ctl_call(const char *socket_path, const cJSON *request,
 	    char *why, size_t whylen);
 

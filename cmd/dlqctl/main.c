@@ -548,7 +548,7 @@ usage(FILE *f)
 {
 	size_t i;
 
-	fputs("usage: dlqctl [-c FILE] [--json] COMMAND [ARGS]\n"
+	fputs("usage: dlqctl [-c FILE] [--json] [--timeout DUR] COMMAND [ARGS]\n"
 	    "       dlqctl help [COMMAND]   (or COMMAND --help)\n"
 	    "DUR is a number with a unit: 500ms, 90s, 15m, 2h, 7d, 1w\n", f);
 	for (i = 0; i < NCMDS; i++)
@@ -658,6 +658,7 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -666,6 +667,7 @@ main(int argc, char **argv)
 	const char *path = NULL;
 	struct ctx x = { .json = false };
 	int ch, used = 0, rc;
+	int64_t timeout;
 	bool asked;
 
 	/* "+": options after the command belong to the command */
@@ -673,6 +675,14 @@ main(int argc, char **argv)
 		switch (ch) {
 		case 'c': path = optarg; break;
 		case 'j': x.json = true; break;
+		case 't':
+			if ((timeout = dlq_parse_duration(optarg)) == -1) {
+				fprintf(stderr, "dlqctl: --timeout: bad duration "
+				    "'%s' (e.g. 30s, 10m; 0s: no limit)\n", optarg);
+				return DLQ_EXIT_USAGE;
+			}
+			dlq_ctl_set_timeout(timeout);
+			break;
 		case 'h': usage(stdout); return DLQ_EXIT_OK;
 		case 'V': puts("dlqctl " DLQ_VERSION); return DLQ_EXIT_OK;
 		default: usage(stderr); return DLQ_EXIT_USAGE;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "../check_main.h"
@@ -199,7 +200,8 @@ START_TEST(dlqctl_help_prints_the_usage_asked_for)
 		"usage: dlqctl list [--queue Q] ",
 		"usage: dlqctl topology show\n",
 		"usage: dlqctl topology show\nusage: dlqctl topology assert\n",
-		"usage: dlqctl [-c FILE] [--json] COMMAND [ARGS]\n"
+		"usage: dlqctl [-c FILE] [--json] [--timeout DUR] COMMAND "
+		    "[ARGS]\n"
 		    "       dlqctl help [COMMAND]",
 	};
 	const char *argv[8];
@@ -325,6 +327,46 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		free(out);
 		free(err);
 	}
+}
+END_TEST
+
+/* A worker that takes the connection and never answers (stuck, or busy
+ * with a long purge) does not hang the operator's command line: dlqctl
+ * gives up after --timeout (2 min by default) and says why. */
+START_TEST(dlqctl_gives_up_on_a_worker_that_never_answers)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *env[2];
+	char var[160], *out, *err;
+	int64_t t0;
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s",
+	    h_tmp_path("stuck.sock"));
+	ck_assert_int_ge(fd = socket(AF_UNIX, SOCK_STREAM, 0), 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(fd, 8), 0);	/* never accepted, never read */
+	snprintf(var, sizeof(var), "DLQ_CONTROL_SOCKET=%s", sa.sun_path);
+	env[0] = var;
+	env[1] = NULL;
+	t0 = h_now_ms();
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
+	    "--timeout", "1s", "stats", NULL }, env, &out, &err), 1);
+	ck_assert_int_ge(h_now_ms() - t0, 1000);
+	ck_assert_str_eq(out, "");
+	ck_assert_msg(strstr(err, "dlqctl: no answer from dlq-worker at ") ==
+	    err && strstr(err, " within 1s: busy with a long request (a "
+	    "purge?) or stuck; dlqctl --timeout DUR waits longer\n") != NULL,
+	    "%s", err);
+	free(out);
+	free(err);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
+	    "--timeout", "soon", "stats", NULL }, env, &out, &err), 2);
+	ck_assert_str_eq(err, "dlqctl: --timeout: bad duration 'soon' (e.g. "
+	    "30s, 10m; 0s: no limit)\n");
+	free(out);
+	free(err);
+	close(fd);
 }
 END_TEST
 
@@ -490,6 +532,7 @@ suite(void)
 	tcase_add_test(tc, dlqctl_names_what_a_mistyped_command_could_be);
 	tcase_add_test(tc, dlqctl_says_what_a_command_line_is_missing);
 	tcase_add_test(tc, dlqctl_help_prints_the_usage_asked_for);
+	tcase_add_test(tc, dlqctl_gives_up_on_a_worker_that_never_answers);
 	suite_add_tcase(s, tc);
 	/* a broker node's start and stop: up to a minute on a busy machine */
 	tc = tcase_create("run");
