@@ -447,8 +447,11 @@ dlq_cases_purge(sqlite3 *db, int64_t cutoff_ms, int64_t now_ms,
 		p[2] = INT(from);
 		p[3] = INT(from + DLQ_PURGE_CHUNK - 1);
 		dlq_archive_writer_lock();
-		rc = exec_changes(db, "UPDATE dead_letters SET payload = NULL,"
-		    " headers_json = NULL, headers_amqp = NULL, purged_at = ?2"
+		/* by rowid: the status index would walk every purgeable
+		 * record for each chunk */
+		rc = exec_changes(db, "UPDATE dead_letters NOT INDEXED SET"
+		    " payload = NULL, headers_json = NULL, headers_amqp = NULL,"
+		    " purged_at = ?2"
 		    " WHERE id BETWEEN ?3 AND ?4 AND" PURGEABLE, p, 4, &changes);
 		dlq_archive_writer_unlock();
 		if (rc == -1)
