@@ -548,7 +548,8 @@ usage(FILE *f)
 {
 	size_t i;
 
-	fputs("usage: dlqctl [-c FILE] [--json] [--timeout DUR] COMMAND [ARGS]\n"
+	fputs("usage: dlqctl [-c FILE] [--json] [--timeout DUR] COMMAND "
+	    "[ARGS]\n"
 	    "       dlqctl help [COMMAND]   (or COMMAND --help)\n"
 	    "DUR is a number with a unit: 500ms, 90s, 15m, 2h, 7d, 1w\n", f);
 	for (i = 0; i < NCMDS; i++)
