@@ -9,6 +9,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +17,11 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "log.h"
+
 #define CONNECT_TIMEOUT_S	10
 #define RPC_TIMEOUT_S		30
+#define MAX_NODES		17	/* the URL's and 16 of rabbitmq.hosts */
 /* rabbitmq-c opens a connection with a 64 KiB output buffer and
  * reallocates it to the negotiated frame size. Once a flood has left
  * malloc with free memory, growing it copies the 64 KiB into a new block,
@@ -111,6 +115,15 @@ dlq_amqp_reopen_channel(amqp_connection_state_t conn)
  * complaint about its chain during this thread's last TLS handshake
  * (rabbitmq-c only says that it failed). */
 static __thread int cert_error;
+
+/* A node of the cluster: the URL's host, or one of rabbitmq.hosts. */
+struct node {
+	char	host[256];
+	int	port;
+};
+
+/* The node the last connection reached: the next one tries it first. */
+static atomic_uint preferred;
 
 static int
 note_cert_error(int ok, X509_STORE_CTX *x)
@@ -242,8 +255,9 @@ present_certificate(const struct dlq_config *c, amqp_socket_t *sock,
  * and verifies the broker's certificate and host name unless told not
  * to; it presents a client certificate when one is configured. */
 static amqp_socket_t *
-tls_socket(const struct dlq_config *c, amqp_connection_state_t conn,
-    enum dlq_amqp_status *status, char *why, size_t whylen)
+tls_socket(const struct dlq_config *c, const char *host,
+    amqp_connection_state_t conn, enum dlq_amqp_status *status, char *why,
+    size_t whylen)
 {
 	amqp_socket_t *sock;
 	SSL_CTX *ctx;
@@ -254,9 +268,8 @@ tls_socket(const struct dlq_config *c, amqp_connection_state_t conn,
 	amqp_ssl_socket_set_verify_peer(sock, c->tls_verify);
 	amqp_ssl_socket_set_verify_hostname(sock, false);
 	ctx = amqp_ssl_socket_get_context(sock);
-	if (c->tls_verify && expect_host(ctx, c->broker.host) == -1) {
-		snprintf(why, whylen, "cannot verify host name '%s'",
-		    c->broker.host);
+	if (c->tls_verify && expect_host(ctx, host) == -1) {
+		snprintf(why, whylen, "cannot verify host name '%s'", host);
 		*status = DLQ_AMQP_FATAL;
 		return NULL;
 	}
@@ -278,22 +291,37 @@ tls_socket(const struct dlq_config *c, amqp_connection_state_t conn,
 /* A certificate that fails verification will not pass at the next try:
  * the configuration or the broker's certificate has to change. */
 static void
-cert_refused(const struct dlq_config *c, char *why, size_t whylen)
+cert_refused(const struct dlq_config *c, const struct node *n, char *why,
+    size_t whylen)
 {
 	if (cert_error == X509_V_ERR_HOSTNAME_MISMATCH ||
 	    cert_error == X509_V_ERR_IP_ADDRESS_MISMATCH)
 		snprintf(why, whylen, "the broker's certificate at %s:%d is "
 		    "not for the host name '%s': connect by a name the "
-		    "certificate holds", c->broker.host, c->broker.port,
-		    c->broker.host);
+		    "certificate holds", n->host, n->port, n->host);
 	else
 		snprintf(why, whylen, "the broker's certificate at %s:%d is "
-		    "not trusted: %s (trusted: %s%s)", c->broker.host,
-		    c->broker.port, cert_error != X509_V_OK ?
+		    "not trusted: %s (trusted: %s%s)", n->host, n->port,
+		    cert_error != X509_V_OK ?
 		    X509_verify_cert_error_string(cert_error) :
 		    "no certificate", c->tls_ca_cert != NULL ? "the CAs in " :
 		    "the system's CAs; rabbitmq.tls_ca_cert names a CA file",
 		    c->tls_ca_cert != NULL ? c->tls_ca_cert : "");
+}
+
+/* The nodes to connect to: the URL's, then rabbitmq.hosts. */
+static size_t
+nodes(const struct dlq_config *c, struct node *out, size_t max)
+{
+	size_t n = 0, i;
+
+	snprintf(out[n].host, sizeof(out[n].host), "%s", c->broker.host);
+	out[n++].port = c->broker.port;
+	for (i = 0; i < c->hosts.n && n < max; i++)
+		if (dlq_config_host_port(c->hosts.v[i], c->broker.port,
+		    out[n].host, sizeof(out[n].host), &out[n].port) == NULL)
+			n++;
+	return n;
 }
 
 static enum dlq_amqp_status
@@ -304,9 +332,13 @@ login_status(amqp_rpc_reply_t r)
 	return DLQ_AMQP_RETRY;
 }
 
-amqp_connection_state_t
-dlq_amqp_connect(const struct dlq_config *c, const char *name,
-    enum dlq_amqp_status *status, char *why, size_t whylen)
+/* A connection to node `n`: socket (TLS as configured), login, channel.
+ * NULL with the reason in `why`; `status` FATAL when trying again cannot
+ * help (a refused certificate or login, a configuration error). */
+static amqp_connection_state_t
+connect_node(const struct dlq_config *c, const char *name,
+    const struct node *n, enum dlq_amqp_status *status, char *why,
+    size_t whylen)
 {
 	amqp_connection_state_t conn;
 	amqp_socket_t *sock;
@@ -324,23 +356,22 @@ dlq_amqp_connect(const struct dlq_config *c, const char *name,
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
-	sock = c->broker.tls ? tls_socket(c, conn, status, why, whylen) :
-	    amqp_tcp_socket_new(conn);
+	sock = c->broker.tls ? tls_socket(c, n->host, conn, status, why,
+	    whylen) : amqp_tcp_socket_new(conn);
 	if (sock == NULL) {
 		if (*status != DLQ_AMQP_FATAL)
 			snprintf(why, whylen, "cannot create socket");
 		goto fail;
 	}
-	rc = amqp_socket_open_noblock(sock, c->broker.host, c->broker.port,
-	    &tv);
+	rc = amqp_socket_open_noblock(sock, n->host, n->port, &tv);
 	if (rc == AMQP_STATUS_SSL_PEER_VERIFY_FAILED) {
-		cert_refused(c, why, whylen);
+		cert_refused(c, n, why, whylen);
 		*status = DLQ_AMQP_FATAL;
 		goto fail;
 	}
 	if (rc != AMQP_STATUS_OK) {
-		snprintf(why, whylen, "cannot connect to %s:%d: %s",
-		    c->broker.host, c->broker.port, amqp_error_string2(rc));
+		snprintf(why, whylen, "cannot connect to %s:%d: %s", n->host,
+		    n->port, amqp_error_string2(rc));
 		goto fail;
 	}
 	amqp_set_handshake_timeout(conn, &tv);
@@ -375,7 +406,7 @@ dlq_amqp_connect(const struct dlq_config *c, const char *name,
 	if (r.reply_type != AMQP_RESPONSE_NORMAL) {
 		*status = login_status(r);
 		snprintf(why, whylen, "login to %s:%d vhost %s as %s failed: %s",
-		    c->broker.host, c->broker.port, c->broker.vhost,
+		    n->host, n->port, c->broker.vhost,
 		    external ? "the client certificate's user" :
 		    c->broker.user, dlq_amqp_reply_text(r, tmp, sizeof(tmp)));
 		goto fail;
@@ -383,14 +414,53 @@ dlq_amqp_connect(const struct dlq_config *c, const char *name,
 	amqp_channel_open(conn, DLQ_AMQP_CHANNEL);
 	r = amqp_get_rpc_reply(conn);
 	if (r.reply_type != AMQP_RESPONSE_NORMAL) {
-		snprintf(why, whylen, "cannot open channel: %s",
-		    dlq_amqp_reply_text(r, tmp, sizeof(tmp)));
+		snprintf(why, whylen, "cannot open channel on %s:%d: %s",
+		    n->host, n->port, dlq_amqp_reply_text(r, tmp, sizeof(tmp)));
 		goto fail;
 	}
 	*status = DLQ_AMQP_OK;
 	return conn;
 fail:
 	amqp_destroy_connection(conn);
+	return NULL;
+}
+
+/* Tries the nodes: the one the last connection reached first, then the
+ * others in order, until one takes the connection. A node that does not
+ * is passed over (broker_failover says so when another one did), unless
+ * trying again cannot help anywhere (a refused certificate or login). */
+amqp_connection_state_t
+dlq_amqp_connect(const struct dlq_config *c, const char *name,
+    enum dlq_amqp_status *status, char *why, size_t whylen)
+{
+	struct node all[MAX_NODES];
+	size_t n = nodes(c, all, MAX_NODES), k, i, used = 0;
+	unsigned first = atomic_load(&preferred);
+	amqp_connection_state_t conn;
+	char tried[1024] = "", node[300];
+
+	for (k = 0; k < n; k++) {
+		i = (first + k) % n;
+		conn = connect_node(c, name, &all[i], status, why, whylen);
+		if (conn != NULL) {
+			atomic_store(&preferred, (unsigned)i);
+			if (k > 0) {
+				snprintf(node, sizeof(node), "%s:%d",
+				    all[i].host, all[i].port);
+				dlq_log(DLQ_LOG_INFO, "broker_failover",
+				    "connection", name, "node", node,
+				    "unreachable", tried, NULL);
+			}
+			return conn;
+		}
+		if (*status == DLQ_AMQP_FATAL || n == 1)
+			return NULL;
+		used += (size_t)snprintf(tried + used, sizeof(tried) - used,
+		    "%s%s", used ? "; " : "", why);
+		if (used >= sizeof(tried))
+			used = sizeof(tried) - 1;
+	}
+	snprintf(why, whylen, "no node answered: %s", tried);
 	return NULL;
 }
 

@@ -63,6 +63,8 @@ static const char *const default_redrive_classes[] = { "transient",
 static const struct opt opts[] = {
 	{ "rabbitmq", "url", "RABBITMQ_URL", OPT_STR, OFF(url), 0, 0, 0,
 	    "amqp://guest:guest@localhost:5672/", NULL },
+	{ "rabbitmq", "hosts", "RABBITMQ_HOSTS", OPT_LIST, OFF(hosts),
+	    0, 0, 0, NULL, no_names },
 	{ "rabbitmq", "heartbeat", NULL, OPT_INT, OFF(heartbeat_s),
 	    0, 3600, 30, NULL, NULL },
 	{ "rabbitmq", "prefetch", NULL, OPT_INT, OFF(prefetch),
@@ -887,6 +889,8 @@ check_item(const struct opt *o, const char *v)
 	if ((strcmp(o->name, "never") == 0 || strcmp(o->name, "classes") ==
 	    0) && !dlq_class_valid(v))
 		return "unknown class (known: " DLQ_CLASS_LIST ")";
+	if (strcmp(o->name, "hosts") == 0)
+		return dlq_config_host_port(v, 1, NULL, 0, NULL);
 	return NULL;
 }
 
@@ -1183,6 +1187,48 @@ env_value(const struct opt *o, char *buf, char *where, size_t wn,
 	return buf;
 }
 
+/* A list from a variable: its elements separated by commas (blanks
+ * around them dropped), each checked as in the file. */
+static int
+env_list(struct dlq_config *c, const struct opt *o, const char *v,
+    const char *where, struct dlq_buf *errors)
+{
+	char *copy = strdup(v), *e, *next, why[192];
+	const char **items, *why_s;
+	size_t n = 1, k = 0;
+	const char *p;
+	int rc = 0;
+
+	for (p = v; *p != '\0'; p++)
+		n += *p == ',';
+	if (copy == NULL || (items = calloc(n + 1, sizeof(*items))) == NULL) {
+		free(copy);
+		return -1;
+	}
+	for (e = copy; e != NULL; e = next) {
+		if ((next = strchr(e, ',')) != NULL)
+			*next++ = '\0';
+		while (*e == ' ' || *e == '\t')
+			e++;
+		for (p = e + strlen(e); p > e && (p[-1] == ' ' || p[-1] == '\t');
+		    p--)
+			;
+		e[p - e] = '\0';
+		if ((why_s = check_item(o, e)) != NULL) {
+			snprintf(why, sizeof(why), "element %zu: %s", k + 1, why_s);
+			report(errors, where, o, e, why);
+			rc = -1;
+			break;
+		}
+		items[k++] = e;
+	}
+	if (rc == 0)
+		list_set(field(c, o), items);
+	free(items);
+	free(copy);
+	return rc;
+}
+
 static int
 load_env(struct dlq_config *c, struct dlq_buf *errors)
 {
@@ -1203,6 +1249,11 @@ load_env(struct dlq_config *c, struct dlq_buf *errors)
 			rc = -1;
 		if (v == NULL)
 			continue;
+		if (o->kind == OPT_LIST) {
+			if (env_list(c, o, v, where, errors) == -1)
+				rc = -1;
+			continue;
+		}
 		if (o->kind != OPT_INT) {
 			if (apply_str(c, o, v, where, errors) == -1)
 				rc = -1;
@@ -1310,6 +1361,11 @@ dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 		    (long long)c->reconnect_max_ms);
 		rc = -1;
 	}
+	if (c->hosts.n > 16) {
+		dlq_buf_printf(errors, "%s: rabbitmq.hosts: at most 16 nodes, "
+		    "not %zu\n", path ? path : "(defaults)", c->hosts.n);
+		rc = -1;
+	}
 	if ((c->tls_cert == NULL) != (c->tls_key == NULL)) {
 		dlq_buf_printf(errors, "%s: rabbitmq.tls_cert and rabbitmq."
 		    "tls_key go together (a client certificate and its key)\n",
@@ -1413,6 +1469,43 @@ dlq_config_release(struct dlq_config *c)
 	free(c->url_safe);
 	dlq_broker_release(&c->broker);
 	memset(c, 0, sizeof(*c));
+}
+
+const char *
+dlq_config_host_port(const char *item, int default_port, char *host,
+    size_t hn, int *port)
+{
+	const char *end = item + strlen(item), *colon, *h = item;
+	size_t len;
+	char *stop;
+	long p = default_port;
+
+	if (*item == '[') {			/* [IPv6]:port */
+		if ((end = strchr(item, ']')) == NULL)
+			return "expected HOST, HOST:PORT or [IPv6]:PORT";
+		h = item + 1;
+		colon = end[1] == ':' ? end + 1 : NULL;
+		if (end[1] != '\0' && colon == NULL)
+			return "expected HOST, HOST:PORT or [IPv6]:PORT";
+	} else if ((colon = strchr(item, ':')) != NULL)
+		end = colon;
+	len = (size_t)(end - h);
+	if (len == 0 || len > 253 || dlq_term_has_control(h, true) ||
+	    strcspn(h, "/@?#") < len)
+		return "expected HOST, HOST:PORT or [IPv6]:PORT (a host name "
+		    "or address, no user or path: they come from rabbitmq.url)";
+	if (colon != NULL) {
+		errno = 0;
+		p = strtol(colon + 1, &stop, 10);
+		if (colon[1] < '0' || colon[1] > '9' || *stop != '\0' ||
+		    errno != 0 || p < 1 || p > 65535)
+			return "the port must be 1..65535";
+	}
+	if (host != NULL)
+		snprintf(host, hn, "%.*s", (int)len, h);
+	if (port != NULL)
+		*port = (int)p;
+	return NULL;
 }
 
 int

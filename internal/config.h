@@ -74,6 +74,7 @@ struct dlq_config {
 	char			*url;		/* secret: holds the password */
 	char			*url_safe;	/* url with the password masked */
 	struct dlq_broker	 broker;
+	struct dlq_strlist	 hosts;		/* more nodes: HOST[:PORT] */
 	int64_t			 heartbeat_s;
 	int64_t			 prefetch;
 	int64_t			 reconnect_min_ms;
@@ -173,6 +174,12 @@ void	dlq_config_replay_policy(const struct dlq_config *c, const char *queue,
 int	dlq_config_load(struct dlq_config *c, const char *path,
 	    struct dlq_buf *errors);
 void	dlq_config_release(struct dlq_config *);	/* NULL ok */
+
+/* Checks a rabbitmq.hosts entry: HOST, HOST:PORT or [IPv6]:PORT. NULL
+ * when fine (`host`, `port` filled when not NULL; `default_port` when it
+ * names none), else the reason. */
+const char *dlq_config_host_port(const char *item, int default_port,
+	    char *host, size_t hn, int *port);
 
 /* Parses an amqp:// or amqps:// URL into `b` (strings copied). An empty
  * vhost means "/". Returns 0, or -1 with the reason in `why`. */

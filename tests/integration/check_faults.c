@@ -631,6 +631,57 @@ START_TEST(a_rotated_ca_file_is_read_again_for_the_next_connection)
 }
 END_TEST
 
+/* A cluster's node that does not answer (here the URL's: nothing listens
+ * on its port) is passed over for the next of rabbitmq.hosts, said in a
+ * broker_failover line; when none answers, each is named. */
+START_TEST(a_node_that_does_not_answer_is_passed_over)
+{
+	int real = atoi(strrchr(h_url(), ':') + 1), dead = h_free_port();
+	char url[96], more[96], want[96], env[2][96];
+	struct h_worker w;
+	struct h_rig f;
+	cJSON **ev;
+	int n;
+
+	snprintf(url, sizeof(url), "amqp://guest:guest@127.0.0.1:%d/", dead);
+	snprintf(more, sizeof(more), "hosts = [ \"localhost:%d\" ];", real);
+	h_set_broker(url, more);
+	h_rig_name(&f, "fo", 1);
+	h_rig_setup(&f, NULL);
+	h_rig_start(&f);
+	h_publish(f.c, f.exch, f.q[0], "{}", 2, "via-another-node", NULL);
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "broker_failover", &n);
+	ck_assert_int_ge(n, 1);
+	snprintf(want, sizeof(want), "localhost:%d", real);
+	ck_assert_str_eq(h_jstr(ev[0], "node"), want);
+	snprintf(want, sizeof(want), "cannot connect to 127.0.0.1:%d: ", dead);
+	ck_assert_msg(strncmp(h_jstr(ev[0], "unreachable"), want,
+	    strlen(want)) == 0, "%s", h_jstr(ev[0], "unreachable"));
+	h_events_free(ev, n);
+	h_rig_stop(&f);
+
+	snprintf(env[0], sizeof(env[0]), "RABBITMQ_URL=amqp://guest:guest@"
+	    "127.0.0.1:%d/", dead);
+	snprintf(env[1], sizeof(env[1]), "RABBITMQ_HOSTS= localhost:%d ",
+	    dead);
+	h_worker_start(&w, (const char *[]){ "--assert-only", NULL },
+	    (const char *[]){ env[0], env[1], NULL });
+	ck_assert(h_worker_wait(&w, "broker_unavailable", 1, WAIT_MS));
+	ev = h_worker_events(&w, "broker_unavailable", &n);
+	snprintf(want, sizeof(want), "no node answered: cannot connect to "
+	    "127.0.0.1:%d: ", dead);
+	ck_assert_msg(strncmp(h_jstr(ev[0], "error"), want, strlen(want)) ==
+	    0, "%s", h_jstr(ev[0], "error"));
+	snprintf(want, sizeof(want), "; cannot connect to localhost:%d: ",
+	    dead);
+	ck_assert_ptr_nonnull(strstr(h_jstr(ev[0], "error"), want));
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_worker_stop(&w, 5000, NULL), 0);
+}
+END_TEST
+
 /* A broker that is not up yet (nothing listens on its port): the worker
  * waits with backoff, says so with the delay as a number, and a SIGTERM
  * ends the wait at once. */
@@ -989,6 +1040,7 @@ suite(void)
 	tcase_add_test(tc,
 	    a_rotated_ca_file_is_read_again_for_the_next_connection);
 	tcase_add_test(tc, a_broker_not_up_is_waited_for_until_stopped);
+	tcase_add_test(tc, a_node_that_does_not_answer_is_passed_over);
 	tcase_add_test(tc, a_dlq_missing_at_start_is_consumed_once_declared);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("flood");

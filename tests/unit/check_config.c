@@ -32,7 +32,7 @@ setup(void)
 	static const char *vars[] = { "RABBITMQ_URL", "RABBITMQ_DLQ_SUFFIX",
 	    "DLQ_ALERT_WEBHOOK_URL", "DLQ_ALERT_COOLDOWN_MS", "DLQ_LOG_LEVEL",
 	    "DLQ_TOPOLOGY_FILE", "DLQ_ARCHIVE_PATH",
-	    "DLQ_ALERT_WEBHOOK_CA_CERT", NULL };
+	    "DLQ_ALERT_WEBHOOK_CA_CERT", "RABBITMQ_HOSTS", NULL };
 	const char **v;
 	char file[64];
 
@@ -615,6 +615,68 @@ START_TEST(a_variable_can_come_from_a_file)
 }
 END_TEST
 
+/* rabbitmq.hosts: the cluster's other nodes, HOST[:PORT] (the URL's port
+ * by default), from the file or RABBITMQ_HOSTS (commas); a user, a path
+ * or a bad port is refused on its element. */
+START_TEST(other_nodes_are_host_and_port)
+{
+	static const char *const bad[][2] = {
+		{ "", "element 1: must not be empty" },
+		{ "node2:0", "element 1: the port must be 1..65535" },
+		{ "node2:5672x", "element 1: the port must be 1..65535" },
+		{ "node2:", "element 1: the port must be 1..65535" },
+		{ "guest@node2", "element 1: expected HOST, HOST:PORT or "
+		    "[IPv6]:PORT (a host name or address, no user or path" },
+		{ "node2/vhost", "element 1: expected HOST" },
+		{ "[::1", "element 1: expected HOST, HOST:PORT or [IPv6]:PORT" },
+		{ "node 2", "element 1: expected HOST" },
+	};
+	char text[160], host[64];
+	size_t i;
+	int port;
+
+	write_conf("rabbitmq = { url = \"amqp://u:p@node1:5673/\"; hosts = "
+	    "[ \"node2\", \"node3:5680\", \"[fd00::3]:5681\" ]; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), 0);
+	ck_assert_uint_eq(c.hosts.n, 3);
+	ck_assert_ptr_null(dlq_config_host_port(c.hosts.v[0], 5673, host,
+	    sizeof(host), &port));
+	ck_assert_str_eq(host, "node2");
+	ck_assert_int_eq(port, 5673);
+	ck_assert_ptr_null(dlq_config_host_port(c.hosts.v[1], 5673, host,
+	    sizeof(host), &port));
+	ck_assert_str_eq(host, "node3");
+	ck_assert_int_eq(port, 5680);
+	ck_assert_ptr_null(dlq_config_host_port(c.hosts.v[2], 5673, host,
+	    sizeof(host), &port));
+	ck_assert_str_eq(host, "fd00::3");
+	ck_assert_int_eq(port, 5681);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "rabbitmq = {\n hosts = [ \"%s\" ];"
+		    " };\n", bad[i][0]);
+		ck_assert_int_eq(load_next(text), -1);
+		ck_assert_msg(strstr(err(), ":2: rabbitmq.hosts: bad value '")
+		    != NULL && strstr(err(), bad[i][1]) != NULL, "%s: %s",
+		    bad[i][0], err());
+	}
+	/* the variable: commas, blanks around them dropped */
+	setenv("RABBITMQ_HOSTS", " node2 ,node3:5680", 1);
+	ck_assert_int_eq(load_next("rabbitmq = { hosts = [ \"x\" ]; };\n"),
+	    0);
+	ck_assert_uint_eq(c.hosts.n, 2);
+	ck_assert_str_eq(c.hosts.v[0], "node2");
+	ck_assert_str_eq(c.hosts.v[1], "node3:5680");
+	setenv("RABBITMQ_HOSTS", "node2,,node3", 1);
+	ck_assert_int_eq(load_next("\n"), -1);
+	ck_assert_str_eq(err(), "RABBITMQ_HOSTS: rabbitmq.hosts: bad value '': "
+	    "element 2: must not be empty\n");
+	setenv("RABBITMQ_HOSTS", "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q", 1);
+	ck_assert_int_eq(load_next("\n"), -1);
+	ck_assert_msg(strstr(err(), "rabbitmq.hosts: at most 16 nodes, not "
+	    "17\n") != NULL, "%s", err());
+}
+END_TEST
+
 /* A client certificate without its key (or the other way round) is a
  * mistake said at start; both files must be readable. */
 START_TEST(a_client_certificate_needs_its_key)
@@ -850,6 +912,7 @@ suite(void)
 	    the_tls_ca_file_is_relative_to_the_config_file_and_readable);
 	tcase_add_test(tc, a_webhook_ca_file_goes_with_its_target);
 	tcase_add_test(tc, a_variable_can_come_from_a_file);
+	tcase_add_test(tc, other_nodes_are_host_and_port);
 	tcase_add_test(tc, a_client_certificate_needs_its_key);
 	tcase_add_test(tc, external_auth_needs_a_client_certificate_over_tls);
 	tcase_add_test(tc, classification_rules_are_checked);
