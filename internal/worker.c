@@ -557,6 +557,10 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	    c->n_targets == 1 ? "" : "s");
 	if (dlq_log_begin(&line, DLQ_LOG_INFO, "worker_starting")) {
 		dlq_log_str(&line, "url", c->url_safe);
+		if (c->hosts.n > 0) {	/* the cluster's other nodes */
+			dlq_log_key(&line, "hosts");
+			dlq_strlist_json(&c->hosts, &line);
+		}
 		dlq_log_str(&line, "topology", t->source);
 		dlq_log_int(&line, "monitored",
 		    (int64_t)dlq_topology_monitored(t));

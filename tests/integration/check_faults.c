@@ -652,6 +652,12 @@ START_TEST(a_node_that_does_not_answer_is_passed_over)
 	h_publish(f.c, f.exch, f.q[0], "{}", 2, "via-another-node", NULL);
 	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "worker_starting", &n);
+	ck_assert_int_eq(n, 1);
+	snprintf(want, sizeof(want), "localhost:%d", real);
+	ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(ev[0],
+	    "hosts"), 0)->valuestring, want);
+	h_events_free(ev, n);
 	ev = h_worker_events(&f.w, "broker_failover", &n);
 	ck_assert_int_ge(n, 1);
 	snprintf(want, sizeof(want), "localhost:%d", real);
