@@ -52,14 +52,13 @@ dlq_alert_backlog(sqlite3 *db, int64_t since_ms, int max_groups,
 		snprintf(g.reason, sizeof(g.reason), "%s", text(st, 1));
 		snprintf(g.class, sizeof(g.class), "%s", text(st, 2));
 		error = text(st, 3);
+		dlq_group_set_error(&g, error);
 		dlq_buf_reset(&norm);
 		dlq_signature_normalize(error, strlen(error), &norm);
-		snprintf(g.error, sizeof(g.error), "%s",
-		    norm.data != NULL ? norm.data : "");
 		/* the hash the consumers give this signature's dead letters,
 		 * so that new ones join the group */
 		g.hash = dlq_signature_hash(text(st, 0), text(st, 1),
-		    text(st, 2), g.error);
+		    text(st, 2), norm.data != NULL ? norm.data : "");
 		g.count = (uint64_t)sqlite3_column_int64(st, 4);
 		g.first_ms = sqlite3_column_int64(st, 5);
 		g.last_ms = sqlite3_column_int64(st, 6);

@@ -95,6 +95,21 @@ copy(char *dst, size_t n, const char *src)
 	dst[len] = '\0';
 }
 
+void
+dlq_group_set_error(struct dlq_group *g, const char *error)
+{
+	static const char more[] = "…";
+	size_t len;
+
+	if (error == NULL || strlen(error) < sizeof(g->error)) {
+		copy(g->error, sizeof(g->error), error);
+		return;
+	}
+	len = dlq_utf8_prefix(error, sizeof(g->error) - sizeof(more));
+	memcpy(g->error, error, len);
+	memcpy(g->error + len, more, sizeof(more));
+}
+
 static void
 add_sample(struct dlq_group *g, const char *id)
 {
@@ -160,7 +175,7 @@ dlq_digest_add(struct dlq_digest *d, const struct dlq_alert_event *e,
 		copy(g->queue, sizeof(g->queue), e->queue);
 		copy(g->reason, sizeof(g->reason), e->reason);
 		copy(g->class, sizeof(g->class), e->class);
-		copy(g->error, sizeof(g->error), e->error);
+		dlq_group_set_error(g, e->error);
 		g->first_ms = e->at_ms;
 	}
 	g->count++;

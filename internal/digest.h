@@ -22,11 +22,12 @@
 
 /* One dead letter as the alert path sees it; strings are borrowed. */
 struct dlq_alert_event {
-	uint64_t	 hash;		/* dlq_signature_hash() */
+	uint64_t	 hash;		/* dlq_signature_hash(), of the
+					 * normalised error text */
 	const char	*queue;
 	const char	*reason;	/* x-death reason, "unknown" if none */
 	const char	*class;		/* error class, "" if not known */
-	const char	*error;		/* normalised, redacted; "" if none */
+	const char	*error;		/* redacted; "" if none */
 	const char	*message_id;	/* NULL: none */
 	int64_t		 at_ms;		/* wall clock */
 };
@@ -41,7 +42,8 @@ struct dlq_group {
 	char		 queue[256];
 	char		 reason[24];
 	char		 class[16];
-	char		 error[DLQ_SIGNATURE_TEXT_MAX + 1];
+	char		 error[DLQ_SIGNATURE_TEXT_MAX + 1];	/* the first
+					 * dead letter's, cut with "…" */
 	char		 samples[DLQ_DIGEST_SAMPLES][64];
 };
 
@@ -87,6 +89,8 @@ void	dlq_digest_notice(struct dlq_digest *, enum dlq_notice_kind,
 /* Adds a group (counted, first/last seen, samples) as if its dead
  * letters were added one by one. */
 void	dlq_digest_add_group(struct dlq_digest *, const struct dlq_group *);
+/* The group's error text: `error`, cut with "…" where it is too long. */
+void	dlq_group_set_error(struct dlq_group *, const char *error);
 
 /* Adds every group of `src` to `dst` (counts merged, never dropped). */
 void	dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src);

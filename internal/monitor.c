@@ -192,9 +192,10 @@ take(struct dlq_monitor *m, const amqp_envelope_t *env)
 	dlq_buf_reset(&m->sig);
 	dlq_signature_normalize(error, m->error.len, &m->sig);
 	e.class = cl.class;
-	e.error = m->sig.data ? m->sig.data : "";
+	e.error = error;
 	e.message_id = cstr(id, sizeof(id), d.message_id, NULL);
-	e.hash = dlq_signature_hash(e.queue, e.reason, e.class, e.error);
+	e.hash = dlq_signature_hash(e.queue, e.reason, e.class,
+	    m->sig.data ? m->sig.data : "");
 	e.at_ms = dlq_wall_ms();
 	dlq_signature_id(e.hash, sig);
 	dlq_buf_reset(&m->xdeath);

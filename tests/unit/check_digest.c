@@ -60,6 +60,47 @@ START_TEST(same_signature_is_one_group_with_three_samples)
 }
 END_TEST
 
+/* The monitor hashes the normalised text and hands over the text as the
+ * producer wrote it (redacted): the group shows its first one. */
+START_TEST(a_group_shows_its_first_error_text_as_written)
+{
+	struct dlq_alert_event e = { 0, "orders", "rejected", "", NULL, NULL,
+	    0 };
+	char long_text[400];
+	const char *t;
+	size_t i;
+
+	e.hash = dlq_signature_hash("orders", "rejected", "",
+	    "timeout after #ms");
+	e.error = "timeout after 3000ms";
+	e.message_id = "m1";
+	dlq_digest_add(&d, &e, false);
+	e.error = "timeout after 3012ms";
+	e.message_id = "m2";
+	dlq_digest_add(&d, &e, false);
+	ck_assert_uint_eq(d.n, 1);
+	t = render(DLQ_FORMAT_PLAIN, 3500);
+	ck_assert_msg(strstr(t, "• orders ×2 rejected: timeout after 3000ms "
+	    "(sample m1, ") != NULL, "%s", t);
+	ck_assert_ptr_null(strstr(t, "3012"));
+
+	/* too long: cut between characters, and says so */
+	for (i = 0; i + 2 < sizeof(long_text); i += 2)
+		memcpy(long_text + i, "\xc3\xa9", 2);	/* é */
+	long_text[i] = '\0';
+	e.hash = 2;
+	e.error = long_text;
+	dlq_digest_add(&d, &e, false);
+	ck_assert_uint_eq(d.n, 2);
+	t = d.groups[1].error;
+	ck_assert_uint_le(strlen(t), DLQ_SIGNATURE_TEXT_MAX);
+	ck_assert_uint_ge(strlen(t), DLQ_SIGNATURE_TEXT_MAX - 4);
+	ck_assert_str_eq(t + strlen(t) - 3, "…");
+	ck_assert_int_eq((strlen(t) - 3) % 2, 0);
+	ck_assert_mem_eq(t, long_text, strlen(t) - 3);
+}
+END_TEST
+
 START_TEST(groups_over_the_cap_are_counted_not_stored)
 {
 	char err[32];
@@ -234,6 +275,7 @@ suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, same_signature_is_one_group_with_three_samples);
+	tcase_add_test(tc, a_group_shows_its_first_error_text_as_written);
 	tcase_add_test(tc, groups_over_the_cap_are_counted_not_stored);
 	tcase_add_test(tc, text_lists_largest_first_and_says_what_is_left_out);
 	tcase_add_test(tc, markup_in_an_error_text_is_not_markup);
