@@ -105,7 +105,7 @@ dlq_ctl_call(const char *path, const cJSON *request, char *why, size_t whylen)
 		snprintf(why, whylen, "no answer from dlq-worker at %s within "
 		    "%s: busy with a long request (a purge?) or stuck; "
 		    "dlqctl --timeout DUR waits longer", path,
-		    dlq_format_age(timeout_ms, wait, sizeof(wait)));
+		    dlq_format_duration(timeout_ms, wait, sizeof(wait)));
 	else if (in.len == 0 ||
 	    (answer = cJSON_ParseWithLength(in.data, in.len)) == NULL)
 		snprintf(why, whylen, "no valid answer from dlq-worker at %s",
@@ -165,6 +165,25 @@ dlq_parse_duration(const char *s)
 		if (strcmp(end, units[i].unit) == 0)
 			return v * units[i].ms;
 	return -1;
+}
+
+const char *
+dlq_format_duration(int64_t ms, char *out, size_t n)
+{
+	static const struct { const char *unit; int64_t ms; } units[] = {
+		{ "d", 86400000 }, { "h", 3600000 }, { "m", 60000 },
+		{ "s", 1000 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (ms > 0 && ms % units[i].ms == 0) {
+			snprintf(out, n, "%lld%s", (long long)(ms / units[i].ms),
+			    units[i].unit);
+			return out;
+		}
+	snprintf(out, n, "%lldms", (long long)ms);
+	return out;
 }
 
 const char *

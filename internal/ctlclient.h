@@ -36,6 +36,10 @@ int	dlq_ctl_refusal(const cJSON *answer);
 /* "90s", "15m", "2h", "7d", "500ms", "1w" -> milliseconds; -1 if bad. */
 int64_t	dlq_parse_duration(const char *);
 
+/* A duration exactly, in its largest whole unit: "1500ms", "90s", "2m",
+ * "36h", "7d" (dlq_parse_duration reads it back). */
+const char *dlq_format_duration(int64_t ms, char *out, size_t n);
+
 /* A compact age: "42s", "5m", "3h", "2d". */
 const char *dlq_format_age(int64_t ms, char *out, size_t n);
 

@@ -8,6 +8,7 @@
 
 #include "../check_main.h"
 #include "ctlargs.h"
+#include "ctlclient.h"
 
 #define MAXW	16
 
@@ -249,6 +250,25 @@ START_TEST(global_options_are_taken_only_where_an_option_stands)
 }
 END_TEST
 
+/* What the operator gave comes back as given, not rounded: "gave up
+ * within 1500ms", not "within 1s". */
+START_TEST(durations_print_exactly_and_read_back)
+{
+	static const char *const given[] = { "1500ms", "1s", "90s", "2m",
+	    "150s", "36h", "7d", "1ms" };
+	char out[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+		ck_assert_str_eq(dlq_format_duration(
+		    dlq_parse_duration(given[i]), out, sizeof(out)), given[i]);
+	ck_assert_str_eq(dlq_format_duration(dlq_parse_duration("1w"), out,
+	    sizeof(out)), "7d");
+	ck_assert_str_eq(dlq_format_duration(dlq_parse_duration("120m"), out,
+	    sizeof(out)), "2h");
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -263,6 +283,7 @@ suite(void)
 	tcase_add_test(tc, ids_keep_their_order_and_come_once);
 	tcase_add_test(tc, what_is_not_an_id_is_refused);
 	tcase_add_test(tc, global_options_are_taken_only_where_an_option_stands);
+	tcase_add_test(tc, durations_print_exactly_and_read_back);
 	suite_add_tcase(s, tc);
 	return s;
 }
