@@ -25,7 +25,8 @@
 static const char *const top_keys[] = { "work_exchange",
 	"dead_letter_exchange", "dlq_suffix", "defaults", "queues", NULL };
 static const char *const queue_keys[] = { "name", "type", "retry_delay_ms",
-	"max_retries", "delivery_limit", "monitored", NULL };
+	"max_retries", "delivery_limit", "dead_letter_strategy", "monitored",
+	NULL };
 
 struct loader {
 	const char	*path;
@@ -128,22 +129,40 @@ get_bool(struct loader *l, const config_setting_t *g, const char *key,
 	return config_setting_get_bool(s);
 }
 
-static enum dlq_queue_type
-get_type(struct loader *l, const config_setting_t *g, enum dlq_queue_type def)
+/* Which of two words `key` says: 0 or 1; `def` when it is not set. */
+static int
+get_choice(struct loader *l, const config_setting_t *g, const char *key,
+    const char *zero, const char *one, int def)
 {
-	const config_setting_t *s = config_setting_get_member(g, "type");
+	const config_setting_t *s = config_setting_get_member(g, key);
 	const char *v;
 
 	if (s == NULL)
 		return def;
 	v = config_setting_type(s) == CONFIG_TYPE_STRING ?
 	    config_setting_get_string(s) : "";
-	if (strcmp(v, "classic") == 0)
-		return DLQ_QUEUE_CLASSIC;
-	if (strcmp(v, "quorum") == 0)
-		return DLQ_QUEUE_QUORUM;
-	err(l, s, "'type' must be \"classic\" or \"quorum\"");
+	if (strcmp(v, zero) == 0)
+		return 0;
+	if (strcmp(v, one) == 0)
+		return 1;
+	err(l, s, "'%s' must be \"%s\" or \"%s\"", key, zero, one);
 	return def;
+}
+
+static enum dlq_queue_type
+get_type(struct loader *l, const config_setting_t *g, enum dlq_queue_type def)
+{
+	return get_choice(l, g, "type", "classic", "quorum",
+	    def == DLQ_QUEUE_QUORUM) ? DLQ_QUEUE_QUORUM : DLQ_QUEUE_CLASSIC;
+}
+
+/* "at-most-once" (the broker's default) or "at-least-once": true for the
+ * latter. */
+static bool
+get_strategy(struct loader *l, const config_setting_t *g, bool def)
+{
+	return get_choice(l, g, "dead_letter_strategy", "at-most-once",
+	    "at-least-once", def) == 1;
 }
 
 static bool
@@ -244,9 +263,15 @@ load_queue(struct loader *l, struct dlq_topology *t, struct dlq_queue *def,
 	    1000000);
 	q->delivery_limit = get_int(l, qs, "delivery_limit", def->delivery_limit,
 	    0, INT32_MAX);
+	q->at_least_once = get_strategy(l, qs, def->at_least_once);
 	q->monitored = get_bool(l, qs, "monitored", def->monitored);
 	if (q->delivery_limit > 0 && q->type != DLQ_QUEUE_QUORUM)
 		err(l, qs, "queue '%s': delivery_limit needs type = \"quorum\"",
+		    q->name);
+	if (q->at_least_once && q->type != DLQ_QUEUE_QUORUM)
+		err(l, qs, "queue '%s': dead_letter_strategy = "
+		    "\"at-least-once\" needs type = \"quorum\" (RabbitMQ "
+		    "dead-letters at least once only from quorum queues)",
 		    q->name);
 	q->dlq_name = concat(q->name, t->dlq_suffix);
 	if (q->retry_delay_ms > 0)
@@ -292,6 +317,7 @@ load_root(struct loader *l, struct dlq_topology *t, const config_t *cf,
 			    1000000);
 			def.delivery_limit = get_int(l, ds, "delivery_limit", 0,
 			    0, INT32_MAX);
+			def.at_least_once = get_strategy(l, ds, false);
 			def.monitored = get_bool(l, ds, "monitored", true);
 		}
 	}
@@ -490,7 +516,7 @@ declare_exchange(struct asserter *a, const char *name)
 }
 
 struct args {
-	amqp_table_entry_t	e[5];
+	amqp_table_entry_t	e[8];
 	amqp_table_t		t;
 };
 
@@ -522,6 +548,19 @@ args_init(struct args *a, const struct dlq_queue *q)
 	a->t.num_entries = 0;
 	if (q->type == DLQ_QUEUE_QUORUM)
 		arg_str(a, "x-queue-type", "quorum");
+}
+
+/* At least once: a dead letter stays in its quorum queue until the
+ * queue it is routed to confirms it. RabbitMQ falls back to at most
+ * once unless the queue's overflow is reject-publish (which only matters
+ * with a length limit, and this topology sets none). */
+static void
+dead_letter_strategy(struct args *a, const struct dlq_queue *q)
+{
+	if (!q->at_least_once)
+		return;
+	arg_str(a, "x-dead-letter-strategy", "at-least-once");
+	arg_str(a, "x-overflow", "reject-publish");
 }
 
 static void
@@ -568,6 +607,7 @@ dlq_topology_assert(amqp_connection_state_t conn, const struct dlq_topology *t,
 		arg_str(&args, "x-dead-letter-routing-key", q->name);
 		if (q->delivery_limit > 0)
 			arg_int(&args, "x-delivery-limit", q->delivery_limit);
+		dead_letter_strategy(&args, q);
 		declare_queue(&a, q->name, &args);
 		bind_queue(&a, q->name, t->work_exchange, q->name);
 
@@ -576,6 +616,7 @@ dlq_topology_assert(amqp_connection_state_t conn, const struct dlq_topology *t,
 			arg_int(&args, "x-message-ttl", q->retry_delay_ms);
 			arg_str(&args, "x-dead-letter-exchange", "");
 			arg_str(&args, "x-dead-letter-routing-key", q->name);
+			dead_letter_strategy(&args, q);
 			declare_queue(&a, q->retry_name, &args);
 		}
 

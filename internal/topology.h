@@ -2,7 +2,9 @@
  *
  * A topology file (libconfig) names the work exchange, the dead-letter
  * exchange, the DLQ suffix and the work queues. For each work queue Q:
- *   Q        durable; dead-letters to the DLX with routing key Q
+ *   Q        durable; dead-letters to the DLX with routing key Q (a
+ *            quorum queue may do so at least once: kept until the DLQ
+ *            has it, instead of dropped when no DLQ takes it)
  *   Q.retry  when retry_delay_ms > 0: message TTL, dead-letters back to Q
  *            through the default exchange
  *   Q<sfx>   durable, bound to the DLX with routing key Q
@@ -31,6 +33,7 @@ struct dlq_queue {
 	int64_t			 retry_delay_ms;
 	int64_t			 max_retries;	/* for applications and inject */
 	int64_t			 delivery_limit;	/* quorum; 0: broker default */
+	bool			 at_least_once;	/* quorum: x-dead-letter-strategy */
 	bool			 monitored;
 };
 

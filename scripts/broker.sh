@@ -156,7 +156,11 @@ CONF
 		fi
 	fi
 	echo "[$(IFS=,; echo "${plugins[*]}")]." > "$base/enabled_plugins"
-	echo '[].' > "$base/advanced.config"
+	# At-least-once dead-lettering (quorum queues) sends a dead letter that
+	# no queue confirmed again after this long (3 min by default); 2 s
+	# keeps the test of it short.
+	echo '[{rabbit, [{dead_letter_worker_publisher_confirm_timeout, 2000}]}].' \
+	    > "$base/advanced.config"
 	chown -R rabbitmq:rabbitmq "$base"
 	echo "broker: starting node $node on port $port (data in $base)" >&2
 	# runuser's PAM session resets the open-files limit to 1024; a node

@@ -68,10 +68,11 @@ cmd_topology_show(struct ctx *x, int argc, char **argv)
 		dlq_buf_json_cstr(&b, q->retry_name);
 		dlq_buf_printf(&b, ",\"type\":\"%s\",\"retry_delay_ms\":%lld,"
 		    "\"max_retries\":%lld,\"delivery_limit\":%lld,"
-		    "\"monitored\":%s}",
+		    "\"dead_letter_strategy\":\"%s\",\"monitored\":%s}",
 		    q->type == DLQ_QUEUE_QUORUM ? "quorum" : "classic",
 		    (long long)q->retry_delay_ms, (long long)q->max_retries,
 		    (long long)q->delivery_limit,
+		    q->at_least_once ? "at-least-once" : "at-most-once",
 		    q->monitored ? "true" : "false");
 	}
 	dlq_buf_adds(&b, "]}\n");

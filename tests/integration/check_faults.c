@@ -104,6 +104,56 @@ START_TEST(a_deleted_dlq_is_waited_for_and_consumed_again)
 }
 END_TEST
 
+/* A quorum queue that dead-letters at least once keeps what dies while
+ * its DLQ is gone (deleted by mistake) and sends it on once the DLQ is
+ * back; at most once (the broker's default) it would be dropped. */
+START_TEST(dead_letters_of_a_gap_without_dlq_wait_in_an_at_least_once_queue)
+{
+	struct h_rig f;
+	cJSON **ev;
+	char id[32], *out;
+	bool seen[3] = { false };
+	int i, k, n;
+
+	h_set_topology("defaults = { type = \"quorum\"; "
+	    "dead_letter_strategy = \"at-least-once\"; };");
+	h_rig_name(&f, "alo", 1);
+	h_rig_setup(&f, NULL);
+	h_rig_start(&f);
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.dlq[0]), 0, 0);
+	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
+	    AMQP_RESPONSE_NORMAL);
+	ck_assert(h_worker_wait(&f.w, "consumer_cancelled", 1, WAIT_MS));
+	for (i = 0; i < 3; i++) {
+		snprintf(id, sizeof(id), "gap-%d", i);
+		h_publish(f.c, f.exch, f.q[0], "{}", 2, id, NULL);
+	}
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 3, WAIT_MS), 3);
+	/* no queue holds them: the DLQ is gone, the work queue is empty */
+	ck_assert_int_eq(h_count(f.dlq[0]), -1);
+	ck_assert_int_eq(h_count(f.q[0]), 0);
+	ck_assert_int_eq(h_worker_count(&f.w, "dead_letter"), 0);
+	/* someone asserts the topology again: the DLQ is back, and the
+	 * broker sends it what it kept */
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlqctl"), "-c", f.cfg,
+	    "topology", "assert", NULL }, NULL, &out), 0);
+	free(out);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	ev = h_worker_events(&f.w, "dead_letter", &n);
+	ck_assert_int_eq(n, 3);
+	for (i = 0; i < n; i++) {		/* each once */
+		ck_assert_int_eq(sscanf(h_jstr(ev[i], "message_id"), "gap-%d",
+		    &k), 1);
+		ck_assert(k >= 0 && k < 3 && !seen[k]);
+		seen[k] = true;
+		ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(cJSON_GetObjectItem(
+		    ev[i], "x_death"), 0), "reason"), "rejected");
+	}
+	h_events_free(ev, n);
+	h_rig_stop(&f);
+}
+END_TEST
+
 START_TEST(sigterm_under_load_finishes_cleanly_and_twice_exits_at_once)
 {
 	struct h_rig f;
@@ -1033,6 +1083,8 @@ suite(void)
 
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, a_deleted_dlq_is_waited_for_and_consumed_again);
+	tcase_add_test(tc,
+	    dead_letters_of_a_gap_without_dlq_wait_in_an_at_least_once_queue);
 	tcase_add_test(tc, a_broker_killed_mid_drain_loses_and_doubles_nothing);
 	tcase_add_test(tc, sigterm_under_load_finishes_cleanly_and_twice_exits_at_once);
 	tcase_add_test(tc, no_secret_or_masked_value_in_logs_or_webhooks);

@@ -118,6 +118,37 @@ START_TEST(bad_files_report_file_and_line)
 }
 END_TEST
 
+/* At-least-once dead-lettering exists only for quorum queues: asked of a
+ * classic one it is a load error, not a broker refusal at start. */
+START_TEST(at_least_once_dead_lettering_is_for_quorum_queues)
+{
+	char want[200];
+
+	write_topo("defaults = { type = \"quorum\";\n"
+	    "  dead_letter_strategy = \"at-least-once\"; };\n"
+	    "queues = ( { name = \"a\"; },\n"
+	    "  { name = \"b\"; dead_letter_strategy = \"at-most-once\"; } );\n");
+	ck_assert_ptr_nonnull(t = dlq_topology_load(path, NULL, &errors));
+	ck_assert(find("a")->at_least_once);
+	ck_assert(!find("b")->at_least_once);
+	dlq_topology_free(t);
+	unlink(path);
+
+	write_topo("defaults = { dead_letter_strategy = \"at-least-once\"; };\n"
+	    "queues = ( { name = \"c\"; },\n"
+	    "  { name = \"d\"; type = \"quorum\";\n"
+	    "    dead_letter_strategy = \"exactly-once\"; } );\n");
+	t = dlq_topology_load(path, NULL, &errors);
+	ck_assert_ptr_null(t);
+	snprintf(want, sizeof(want), "%s:2: queue 'c': dead_letter_strategy = "
+	    "\"at-least-once\" needs type = \"quorum\"", path);
+	ck_assert_msg(strstr(errors.data, want) != NULL, "%s", errors.data);
+	snprintf(want, sizeof(want), "%s:4: 'dead_letter_strategy' must be "
+	    "\"at-most-once\" or \"at-least-once\"", path);
+	ck_assert_msg(strstr(errors.data, want) != NULL, "%s", errors.data);
+}
+END_TEST
+
 START_TEST(a_directory_is_not_a_topology_file)
 {
 	t = dlq_topology_load("/tmp", NULL, &errors);
@@ -218,6 +249,7 @@ suite(void)
 	tcase_add_test(tc, embedded_topology_is_the_shipped_file);
 	tcase_add_test(tc, suffix_override_renames_every_dlq);
 	tcase_add_test(tc, bad_files_report_file_and_line);
+	tcase_add_test(tc, at_least_once_dead_lettering_is_for_quorum_queues);
 	tcase_add_test(tc, a_directory_is_not_a_topology_file);
 	tcase_add_test(tc, empty_queue_list_is_refused);
 	tcase_add_test(tc, queues_whose_names_meet_are_refused);
