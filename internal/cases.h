@@ -33,6 +33,7 @@ struct dlq_list_filter {
 	const char	*message_id;	/* exact; NULL: any */
 	const char	*correlation_id;
 	int64_t		 since_ms;	/* wall clock; 0: any */
+	int64_t		 before_id;	/* older than this id; 0: any */
 	int64_t		 limit;
 };
 

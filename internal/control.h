@@ -23,6 +23,9 @@
 #include "config.h"
 
 #define DLQ_CONTROL_REQUEST_MAX	(64 * 1024)
+/* Records a list answers without a "limit", and at most. */
+#define DLQ_CONTROL_LIST_DEFAULT	50
+#define DLQ_CONTROL_LIST_MAX		10000
 
 /* Integers in requests: whole numbers of up to 15 digits, which cJSON
  * prints exactly (it prints a double with 15 significant digits when

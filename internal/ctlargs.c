@@ -16,7 +16,7 @@
 #include "ctlselect.h"
 
 /* Every option a command may take, and the request key it fills. */
-enum kind { K_STR, K_DUR, K_COUNT, K_RATE, K_FLAG };
+enum kind { K_STR, K_DUR, K_COUNT, K_RATE, K_FLAG, K_ID };
 
 static const struct opt {
 	const char	*name;
@@ -31,6 +31,7 @@ static const struct opt {
 	{ "correlation-id", "correlation_id", K_STR },
 	{ "since",	"since_ms",	K_DUR },
 	{ "limit",	"limit",	K_COUNT },
+	{ "before",	"before_id",	K_ID },
 	{ "payload",	"payload",	K_FLAG },
 	{ "owner",	"owner",	K_STR },
 	{ "decision",	"decision",	K_STR },
@@ -150,6 +151,17 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 				fprintf(stderr, "dlqctl: --%s: expected %s..%lld, "
 				    "not '%s'\n", o->name, o->kind == K_RATE ? "0" :
 				    "1", max, optarg);
+				return false;
+			}
+			cJSON_AddNumberToObject(r, o->key, (double)v);
+			break;
+		case K_ID:
+			errno = 0;
+			v = strtoll(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || errno == ERANGE ||
+			    v < 1 || v > DLQ_JSON_INT_MAX) {
+				fprintf(stderr, "dlqctl: --%s: '%s' is not an "
+				    "archive id\n", o->name, optarg);
 				return false;
 			}
 			cJSON_AddNumberToObject(r, o->key, (double)v);

@@ -19,6 +19,7 @@
 #include "replayrun.h"
 #include "cli.h"
 #include "config.h"
+#include "control.h"
 #include "log.h"
 #include "topology.h"
 #include "worker.h"
@@ -194,19 +195,38 @@ note_unknown_queue(const struct ctx *x, const cJSON *r)
 		    q->valuestring);
 }
 
+static int64_t list_limit;	/* what the list asked for */
+
+/* The table, and where the next page starts when it may not be all. */
+static void
+view_list(FILE *f, const cJSON *d, int64_t now)
+{
+	const cJSON *last = cJSON_GetArrayItem(d, cJSON_GetArraySize(d) - 1);
+
+	dlq_view_list(f, d, now);
+	if (cJSON_GetArraySize(d) == list_limit && last != NULL)
+		fprintf(stderr, "dlqctl: the newest %lld shown; the next page "
+		    "(if any): --before %lld\n", (long long)list_limit,
+		    (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(last,
+		    "id")));
+}
+
 static int
 cmd_list(struct ctx *x, int argc, char **argv)
 {
-	cJSON *r = dlq_ctl_request("list");
+	cJSON *r = dlq_ctl_request("list"), *limit;
 
 	if (!dlq_args_options(r, argc, argv, "queue status class signature since "
-	    "limit message-id correlation-id") ||
+	    "limit before message-id correlation-id") ||
 	    !dlq_args_done(optind, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
 	note_unknown_queue(x, r);
-	return call(x, r, dlq_view_list);
+	limit = cJSON_GetObjectItemCaseSensitive(r, "limit");
+	list_limit = limit != NULL ? (int64_t)limit->valuedouble :
+	    DLQ_CONTROL_LIST_DEFAULT;
+	return call(x, r, view_list);
 }
 
 static int
@@ -516,7 +536,7 @@ out:
 static const struct cmd cmds[] = {
 	{ "list", cmd_list, "list [--queue Q] [--status S] [--class C] "
 	    "[--message-id ID] [--correlation-id ID] "
-	    "[--signature SIG] [--since DUR] [--limit N]" },
+	    "[--signature SIG] [--since DUR] [--limit N] [--before ID]" },
 	{ "show", cmd_show, "show ID [--payload]" },
 	{ "stats", cmd_stats, "stats" },
 	{ "groups", cmd_groups, "groups [--queue Q] [--limit N]" },

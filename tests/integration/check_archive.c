@@ -371,6 +371,60 @@ first_id(const char *cfg, const char *const *args)
 	return id;
 }
 
+/* Pages of 2 over the 5 records: --before the last id of a page gives
+ * the next, newest first, none skipped or shown twice; the table says
+ * where the next page starts when it may not be all. */
+static void
+check_pages(struct h_rig *f)
+{
+	char before[24], want[112], *out, *err;
+	int64_t last = 0, id;
+	int seen = 0, pages = 0, i;
+	cJSON *j;
+
+	do {
+		ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &j, last ?
+		    (const char *[]){ "list", "--limit", "2", "--before",
+		    before, NULL } : (const char *[]){ "list", "--limit", "2",
+		    NULL }), 0);
+		for (i = 0; i < cJSON_GetArraySize(j); i++) {
+			id = h_jnum(cJSON_GetArrayItem(j, i), "id");
+			ck_assert(last == 0 || id < last);
+			last = id;
+			seen++;
+		}
+		snprintf(before, sizeof(before), "%lld", (long long)last);
+		pages++;
+		i = cJSON_GetArraySize(j);
+		cJSON_Delete(j);
+	} while (i == 2);
+	ck_assert_int_eq(seen, 5);
+	ck_assert_int_eq(pages, 3);
+
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f->cfg, "list", "--limit", "2", NULL }, NULL, &out, &err), 0);
+	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &j, (const char *[]){ "list",
+	    "--limit", "2", NULL }), 0);
+	snprintf(want, sizeof(want), "dlqctl: the newest 2 shown; the next "
+	    "page (if any): --before %lld\n", (long long)h_jnum(cJSON_GetArrayItem(j, 1),
+	    "id"));
+	cJSON_Delete(j);
+	ck_assert_str_eq(err, want);
+	free(out);
+	free(err);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f->cfg, "list", "--limit", "6", NULL }, NULL, &out, &err), 0);
+	ck_assert_str_eq(err, "");
+	free(out);
+	free(err);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f->cfg, "list", "--before", "0", NULL }, NULL, &out, &err), 2);
+	ck_assert_msg(strncmp(err, "dlqctl: --before: '0' is not an archive "
+	    "id\nusage: dlqctl list ", 62) == 0, "%s", err);
+	free(out);
+	free(err);
+}
+
 START_TEST(triage_commands_answer_what_the_archive_holds)
 {
 	struct h_rig f;
@@ -414,6 +468,7 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	    "--limit", "1", "--since", "1h", NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
 	cJSON_Delete(j);
+	check_pages(&f);
 
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "groups",
 	    NULL }), 0);
