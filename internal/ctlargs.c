@@ -56,6 +56,18 @@ static const struct opt {
 
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
 
+/* `s` as an archive id: a whole number from 1 to DLQ_JSON_INT_MAX. */
+static bool
+archive_id(const char *s, long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoll(s, &end, 10);
+	return *s != '\0' && *end == '\0' && errno != ERANGE && *v >= 1 &&
+	    *v <= DLQ_JSON_INT_MAX;
+}
+
 /* Whether `name` is a word of the space-separated `list`. */
 static bool
 named(const char *list, const char *name)
@@ -156,10 +168,7 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 			cJSON_AddNumberToObject(r, o->key, (double)v);
 			break;
 		case K_ID:
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || errno == ERANGE ||
-			    v < 1 || v > DLQ_JSON_INT_MAX) {
+			if (!archive_id(optarg, &v)) {
 				fprintf(stderr, "dlqctl: --%s: '%s' is not an "
 				    "archive id\n", o->name, optarg);
 				return false;
@@ -205,7 +214,6 @@ dlq_args_ids(cJSON *r, int argc, char **argv)
 	long long *sorted, v, *at;
 	bool *given;
 	size_t n = (size_t)(argc - optind), k;
-	char *end;
 	int i;
 
 	if (!dlq_args_has(optind, argc, argv, "an archive id"))
@@ -219,10 +227,7 @@ dlq_args_ids(cJSON *r, int argc, char **argv)
 		return false;
 	}
 	for (i = optind; i < argc; i++) {
-		errno = 0;
-		v = strtoll(argv[i], &end, 10);
-		if (*argv[i] == '\0' || *end != '\0' || errno == ERANGE ||
-		    v < 1 || v > DLQ_JSON_INT_MAX) {
+		if (!archive_id(argv[i], &v)) {
 			fprintf(stderr, "dlqctl: '%s' is not an archive id\n",
 			    argv[i]);
 			break;
