@@ -49,8 +49,11 @@ int	dlq_cases_stats(sqlite3 *, int64_t now_ms, int64_t owner_sla_ms,
  * [{"queue", "dead_lettered"}], at most `limit`. */
 int	dlq_cases_traffic(sqlite3 *, int64_t since_ms, int64_t limit,
 	    struct dlq_buf *out);
-int	dlq_cases_groups(sqlite3 *, const char *queue, int64_t limit,
-	    struct dlq_buf *out);
+/* Groups by signature, the largest first; `since_ms` (wall clock; 0:
+ * all time): count, unresolved and last seen of the records received
+ * since then, first seen the signature's first record ever. */
+int	dlq_cases_groups(sqlite3 *, const char *queue, int64_t since_ms,
+	    int64_t limit, struct dlq_buf *out);
 
 /* Mutations answer {"changed":N,"results":[{"id":..,"ok":..,"error":..}]}
  * and return OK only when every id changed. */

@@ -374,12 +374,13 @@ cmd_stats(struct req *r)
 static enum answer
 cmd_groups(struct req *r)
 {
-	int64_t limit;
+	int64_t limit, since;
 
-	if (!opt_int(r, "limit", 1, LIST_MAX, LIST_DEFAULT, &limit))
+	if (!opt_int(r, "limit", 1, LIST_MAX, LIST_DEFAULT, &limit) ||
+	    !opt_int(r, "since_ms", 0, DLQ_JSON_INT_MAX, 0, &since))
 		return A_USAGE;
-	return from_case(r, dlq_cases_groups(r->db, opt_str(r, "queue"), limit,
-	    r->data));
+	return from_case(r, dlq_cases_groups(r->db, opt_str(r, "queue"),
+	    since ? dlq_wall_ms() - since : 0, limit, r->data));
 }
 
 static enum answer

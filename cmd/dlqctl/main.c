@@ -258,7 +258,7 @@ cmd_groups(struct ctx *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("groups");
 
-	if (!dlq_args_options(r, argc, argv, "queue limit") ||
+	if (!dlq_args_options(r, argc, argv, "queue since limit") ||
 	    !dlq_args_done(optind, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
@@ -539,7 +539,7 @@ static const struct cmd cmds[] = {
 	    "[--signature SIG] [--since DUR] [--limit N] [--before ID]" },
 	{ "show", cmd_show, "show ID [--payload]" },
 	{ "stats", cmd_stats, "stats" },
-	{ "groups", cmd_groups, "groups [--queue Q] [--limit N]" },
+	{ "groups", cmd_groups, "groups [--queue Q] [--since DUR] [--limit N]" },
 	{ "assign", cmd_assign, "assign (ID... | --queue Q [--class C] "
 	    "[--signature SIG] [--since DUR] [--limit N]) --owner NAME "
 	    "--decision TEXT [--escalate-in DUR] [--evidence TEXT] [--yes]" },

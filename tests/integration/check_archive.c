@@ -425,6 +425,35 @@ check_pages(struct h_rig *f)
 	free(err);
 }
 
+/* The three timeouts of q0, the first records, died two hours ago: the
+ * last hour's groups are the validation failures alone, all time both. */
+static void
+check_recent_groups(struct h_rig *f)
+{
+	char sql[256];
+	sqlite3 *db;
+	cJSON *j;
+
+	snprintf(sql, sizeof(sql), "UPDATE dead_letters SET received_at ="
+	    " received_at - 7200000 WHERE queue = '%s'", f->q[0]);
+	ck_assert_int_eq(sqlite3_open(f->db, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 5000);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_changes(db), 3);
+	sqlite3_close(db);
+	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &j, (const char *[]){ "groups",
+	    "--since", "1h", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 0), "class"),
+	    "validation");
+	ck_assert_int_eq(h_jnum(cJSON_GetArrayItem(j, 0), "count"), 2);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &j, (const char *[]){ "groups",
+	    NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 2);
+	cJSON_Delete(j);
+}
+
 START_TEST(triage_commands_answer_what_the_archive_holds)
 {
 	struct h_rig f;
@@ -434,6 +463,8 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 
 	start(&f, NULL);
 	die_in(&f, 0, 3, "connect ETIMEDOUT");
+	/* archived first: ids grow with time (check_recent_groups) */
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
 	die_in(&f, 1, 2, "invalid field recipient");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 5, WAIT_MS));
 
@@ -558,6 +589,7 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	free(err);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "list",
 	    "--status", "lost", NULL }), 2);
+	check_recent_groups(&f);
 	h_rig_stop(&f);
 }
 END_TEST

@@ -6,6 +6,7 @@
  * file, WAL or -shm gone from its path fails.
  * A real SQLite file in a temporary directory; no broker. */
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,6 +377,66 @@ group_of(const struct dlq_digest *dg, uint64_t count)
 	return NULL;
 }
 
+/* The group of `sig` in a groups answer, as "count unresolved first last
+ * sample" ("" when absent). */
+static const char *
+group_row(const struct dlq_buf *answer, const char *sig)
+{
+	static char row[128];
+	cJSON *j = cJSON_Parse(answer->data), *g;
+
+	row[0] = '\0';
+	cJSON_ArrayForEach(g, j)
+		if (strcmp(cJSON_GetObjectItem(g, "signature")->valuestring,
+		    sig) == 0)
+			snprintf(row, sizeof(row), "%d %d %d %d %d",
+			    cJSON_GetObjectItem(g, "count")->valueint,
+			    cJSON_GetObjectItem(g, "unresolved")->valueint,
+			    cJSON_GetObjectItem(g, "first_seen")->valueint,
+			    cJSON_GetObjectItem(g, "last_seen")->valueint,
+			    cJSON_GetObjectItem(g, "sample_id")->valueint);
+	cJSON_Delete(j);
+	return row;
+}
+
+/* All time, or the records received since a time: "what broke in the
+ * last hour" is not buried under last week's large group, and a failure
+ * that began before the window says so by its first seen. */
+START_TEST(groups_count_all_time_or_since_a_time)
+{
+	struct dlq_buf out;
+	cJSON *j;
+
+	put_many(6);
+	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(a), "UPDATE dead_letters"
+	    " SET received_at = CASE WHEN id <= 2 THEN 1000 ELSE 5000 END,"
+	    " signature = CASE WHEN id <= 4 THEN 'aaaaaaaaaaaa'"
+	    " ELSE 'bbbbbbbbbbbb' END,"
+	    " status = CASE id WHEN 3 THEN 'discarded' ELSE status END",
+	    NULL, NULL, NULL), SQLITE_OK);
+	dlq_buf_init(&out);
+	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, 0, 10,
+	    &out), 0);
+	ck_assert_str_eq(group_row(&out, "aaaaaaaaaaaa"), "4 3 1000 5000 1");
+	ck_assert_str_eq(group_row(&out, "bbbbbbbbbbbb"), "2 2 5000 5000 5");
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, 3000, 10,
+	    &out), 0);
+	ck_assert_str_eq(group_row(&out, "aaaaaaaaaaaa"), "2 1 1000 5000 3");
+	ck_assert_str_eq(group_row(&out, "bbbbbbbbbbbb"), "2 2 5000 5000 5");
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, 3000, 1,
+	    &out), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j = cJSON_Parse(out.data)), 1);
+	cJSON_Delete(j);
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, 6000, 10,
+	    &out), 0);
+	ck_assert_str_eq(out.data, "[]");
+	dlq_buf_release(&out);
+}
+END_TEST
+
 /* Open and assigned records of the window, grouped by signature as the
  * consumers group them; new when the signature has no older record. */
 START_TEST(the_backlog_is_the_unresolved_since_the_cut_off)
@@ -539,7 +600,7 @@ START_TEST(error_texts_read_back_are_masked_with_the_rules_of_now)
 	ck_assert_msg(strstr(out.data, "\"error\":\"card *** refused, "
 	    "token=*** for ***\"") != NULL, "%s", out.data);
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, 10, &out),
+	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, 0, 10, &out),
 	    0);
 	ck_assert_msg(strstr(out.data, "4111") == NULL && strstr(out.data,
 	    "ab12") == NULL, "%s", out.data);
@@ -561,6 +622,7 @@ archive_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, headers_are_stored_once_and_read_as_json);
+	tcase_add_test(tc, groups_count_all_time_or_since_a_time);
 	tcase_add_test(tc, what_a_dead_letter_lacks_is_null_in_its_record);
 	tcase_add_test(tc, a_hint_is_stored_once_and_referred_to);
 	tcase_add_test(tc, a_hint_of_a_rolled_back_batch_is_not_remembered);
