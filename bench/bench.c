@@ -1147,13 +1147,14 @@ scenario_operator_queries(void)
 {
 	static const char *const what[] = { "dlqctl stats", "dlqctl groups",
 		"dlqctl groups --queue Q", "GET /metrics", "dlqctl show ID",
-		"dlqctl list --message-id M" };
+		"dlqctl list --message-id M", "dlqctl groups --since 1h" };
 	enum { NQ = sizeof(what) / sizeof(what[0]) };
 	const char *argv[NQ][6] = {
 		{ "stats", NULL }, { "groups", NULL },
 		{ "groups", "--queue", "old_q7", NULL }, { NULL },
 		{ "show", "1234", NULL },
-		{ "list", "--message-id", "m-4321", NULL } };
+		{ "list", "--message-id", "m-4321", NULL },
+		{ "groups", "--since", "1h", NULL } };
 	const char *args[10];
 	double t[NQ][2][16];
 	char p[32], extra[96], path[256], s1[128], s2[128];
