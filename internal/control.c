@@ -33,8 +33,6 @@
 
 #define MAX_CLIENTS	32
 #define POLL_MS		250
-#define LIST_DEFAULT	DLQ_CONTROL_LIST_DEFAULT
-#define LIST_MAX	DLQ_CONTROL_LIST_MAX
 #define IDS_MAX		1000
 #define MGMT_TIMEOUT_MS	3000	/* for stats' traffic from the broker */
 #define TRAFFIC_QUEUES	200	/* the most queues stats ask it about */
@@ -231,7 +229,8 @@ cmd_list(struct req *r)
 	f.correlation_id = opt_str(r, "correlation_id");
 	if (!opt_int(r, "since_ms", 0, DLQ_JSON_INT_MAX, 0, &since) ||
 	    !opt_int(r, "before_id", 1, DLQ_JSON_INT_MAX, 0, &f.before_id) ||
-	    !opt_int(r, "limit", 1, LIST_MAX, LIST_DEFAULT, &f.limit))
+	    !opt_int(r, "limit", 1, DLQ_CONTROL_LIST_MAX,
+	    DLQ_CONTROL_LIST_DEFAULT, &f.limit))
 		return A_USAGE;
 	if (!valid_status(f.status)) {
 		snprintf(r->err, sizeof(r->err), "unknown status '%.40s' (open, "
@@ -376,7 +375,8 @@ cmd_groups(struct req *r)
 {
 	int64_t limit, since;
 
-	if (!opt_int(r, "limit", 1, LIST_MAX, LIST_DEFAULT, &limit) ||
+	if (!opt_int(r, "limit", 1, DLQ_CONTROL_LIST_MAX,
+	    DLQ_CONTROL_LIST_DEFAULT, &limit) ||
 	    !opt_int(r, "since_ms", 0, DLQ_JSON_INT_MAX, 0, &since))
 		return A_USAGE;
 	return from_case(r, dlq_cases_groups(r->db, opt_str(r, "queue"),

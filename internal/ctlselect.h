@@ -8,8 +8,10 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 
+#include "control.h"
+
 /* Records a run takes at most (what one list answers). */
-#define DLQ_SELECT_MAX	10000
+#define DLQ_SELECT_MAX	DLQ_CONTROL_LIST_MAX
 
 /* Runs `cmd` ("drop" or "assign") over the selection in `r` (its
  * "queue", "class", "signature", "since_ms", "limit"; "yes" to do it):
