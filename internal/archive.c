@@ -547,8 +547,10 @@ dlq_archive_open(const struct dlq_config *c)
 	    (a->md = EVP_MD_CTX_new()) == NULL ||
 	    (a->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL)
 		goto fail;
-	make_parent(c->archive_path);
-	create_private(c->archive_path);
+	if (strcmp(c->archive_path, ":memory:") != 0) {	/* no file */
+		make_parent(c->archive_path);
+		create_private(c->archive_path);
+	}
 	if (sqlite3_open_v2(c->archive_path, &a->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	    dlq_vfs_name()) != SQLITE_OK) {

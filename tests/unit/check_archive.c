@@ -614,6 +614,30 @@ START_TEST(error_texts_read_back_are_masked_with_the_rules_of_now)
 }
 END_TEST
 
+/* SQLite's ":memory:" (the control tests' archive) is no file name:
+ * opening it creates nothing in the working directory. */
+START_TEST(an_in_memory_archive_leaves_no_file_behind)
+{
+	struct dlq_config mem;
+	struct dlq_archive *m;
+	char cwd[512];
+	bool left;
+
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_int_eq(chdir(dir), 0);
+	mem = cfg;
+	mem.archive_path = ":memory:";
+	m = dlq_archive_open(&mem);
+	left = access(":memory:", F_OK) == 0;
+	ck_assert_int_eq(chdir(cwd), 0);
+	ck_assert_msg(!left, "a file named :memory: was created");
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(m), "SELECT count(*) "
+	    "FROM dead_letters", NULL, NULL, NULL), SQLITE_OK);
+	dlq_archive_close(m);
+}
+END_TEST
+
 static Suite *
 archive_suite(void)
 {
@@ -635,6 +659,7 @@ archive_suite(void)
 	tcase_add_test(tc, the_backlog_is_the_unresolved_since_the_cut_off);
 	tcase_add_test(tc, error_texts_read_back_are_masked_with_the_rules_of_now);
 	tcase_add_test(tc, a_purge_walks_every_chunk_and_touches_nothing_else);
+	tcase_add_test(tc, an_in_memory_archive_leaves_no_file_behind);
 	suite_add_tcase(s, tc);
 	return s;
 }
