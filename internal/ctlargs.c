@@ -144,9 +144,15 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 		case K_DUR:
 			/* a zero --since would select nothing, or
 			 * everything: neither is what was meant */
-			if ((ms = dlq_parse_duration(optarg)) <= 0) {
+			if ((ms = dlq_parse_duration(optarg)) == 0) {
+				fprintf(stderr, "dlqctl: --%s: must be more than "
+				    "0, not '%s'\n", o->name, optarg);
+				return false;
+			}
+			if (ms < 0) {
 				fprintf(stderr, "dlqctl: --%s: bad duration '%s' "
-				    "(e.g. 90s, 15m, 2h, 7d)\n", o->name, optarg);
+				    "(a number and ms, s, m, h, d or w: 90s, 15m, "
+				    "2h, 7d)\n", o->name, optarg);
 				return false;
 			}
 			cJSON_AddNumberToObject(r, o->key, (double)ms);

@@ -272,8 +272,10 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		{ "dlqctl: --limit: expected 1..10000, not '20000'\n" },
 		{ "drop", "--queue", "orders", "--since", "0s", "--reason",
 		    "x", NULL },
-		{ "dlqctl: --since: bad duration '0s' (e.g. 90s, 15m, 2h, "
-		    "7d)\n" },
+		{ "dlqctl: --since: must be more than 0, not '0s'\n" },
+		{ "audit", "--since", "1y", NULL },
+		{ "dlqctl: --since: bad duration '1y' (a number and ms, s, m, "
+		    "h, d or w: 90s, 15m, 2h, 7d)\n" },
 		/* getopt's mistakes, said by dlqctl */
 		{ "show", "-5", NULL },
 		{ "dlqctl: show: unknown option '-5'\n" },

@@ -126,8 +126,11 @@ START_TEST(bad_option_values_are_refused)
 		{ "--limit", "0", "--limit: expected 1..10000, not '0'" },
 		{ "--limit", "10001", "--limit: expected 1..10000, not '10001'" },
 		{ "--limit", "5x", "--limit: expected 1..10000, not '5x'" },
-		{ "--since", "0s", "--since: bad duration '0s'" },
-		{ "--since", "soon", "--since: bad duration 'soon'" },
+		{ "--since", "0s", "--since: must be more than 0, not '0s'" },
+		{ "--since", "soon", "--since: bad duration 'soon' (a number "
+		    "and ms, s, m, h, d or w" },
+		{ "--since", "1y", "--since: bad duration '1y'" },
+		{ "--since", "-1h", "--since: bad duration '-1h'" },
 		{ "--reason", " \t", "--reason: empty" },
 		{ "--rate", "-1", "--rate: expected 0..100000, not '-1'" },
 		{ "--owner", "a", "list does not take --owner" },
