@@ -177,7 +177,8 @@ from_case(struct req *r, int rc)
 		snprintf(r->err, sizeof(r->err), "not found");
 		return A_NOT_FOUND;
 	case DLQ_CASE_REFUSED:
-		snprintf(r->err, sizeof(r->err), "some could not be changed");
+		snprintf(r->err, sizeof(r->err), "not every record could be "
+		    "changed (see each id)");
 		return A_REFUSED;
 	default:
 		snprintf(r->err, sizeof(r->err), "archive error: %.200s",

@@ -131,6 +131,7 @@ dlq_ctl_exit_code(const cJSON *ans)
 	return !cJSON_IsString(code) ? DLQ_EXIT_ERROR :
 	    strcmp(code->valuestring, "permission") == 0 ? DLQ_EXIT_PERMISSION :
 	    strcmp(code->valuestring, "usage") == 0 ? DLQ_EXIT_USAGE :
+	    strcmp(code->valuestring, "refused") == 0 ? DLQ_EXIT_CONFLICT :
 	    DLQ_EXIT_ERROR;
 }
 

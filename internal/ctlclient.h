@@ -27,7 +27,8 @@ cJSON	*dlq_ctl_call(const char *socket_path, const cJSON *request,
 cJSON	*dlq_ctl_request(const char *cmd);
 
 /* The exit code (DLQ_EXIT_*) an answer that is not ok calls for: its
- * "code" permission 4, usage 2, else 1. */
+ * "code" permission 4, usage 2, refused (a record assign or drop may
+ * not change) 3, else 1. */
 int	dlq_ctl_exit_code(const cJSON *answer);
 
 /* The same, with the answer's error said on stderr ("dlqctl: ..."). */

@@ -163,7 +163,7 @@ dlq_select_change(const char *socket, bool json, const cJSON *r,
 			code = cJSON_GetObjectItem(ans, "code");
 			stop = !cJSON_IsString(code) ||
 			    strcmp(code->valuestring, "refused") != 0;
-			rc = stop ? dlq_ctl_refusal(ans) : DLQ_EXIT_ERROR;
+			rc = stop ? dlq_ctl_refusal(ans) : DLQ_EXIT_CONFLICT;
 		}
 		cJSON_Delete(ans);
 	}

@@ -15,7 +15,8 @@ enum {
 	DLQ_EXIT_ERROR = 1,
 	DLQ_EXIT_USAGE = 2,
 	DLQ_EXIT_CONFLICT = 3,	/* done, not all as asked: topology
-				 * conflicts, replay refusals, canary */
+				 * conflicts, replay refusals, canary,
+				 * records assign / drop may not change */
 	DLQ_EXIT_PERMISSION = 4,
 };
 

@@ -527,9 +527,10 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	ck_assert_int_eq(h_jnum(j, "changed"), 1);
 	ck_assert_int_eq(cJSON_GetArraySize(get(j, "results")), 1);
 	cJSON_Delete(j);
-	/* dropping twice is refused, with the reason */
+	/* dropping twice is refused, with the reason: not an error (exit 1)
+	 * but not done as asked (exit 3) */
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "drop", b,
-	    "--reason", "again", NULL }), 1);
+	    "--reason", "again", NULL }), 3);
 	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(get(j, "results"), 0),
 	    "error"), "status is discarded");
 	cJSON_Delete(j);
@@ -585,6 +586,17 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	ck_assert_str_eq(out, want);
 	ck_assert_str_eq(err, "dlqctl: not every id is in the archive (see each "
 	    "id)\n");
+	free(out);
+	free(err);
+	/* what can change does, the rest is named with its status: exit 3 */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "assign", a, b, "--owner", "ops", "--decision", "x", NULL },
+	    NULL, &out, &err), 3);
+	snprintf(want, sizeof(want), "assigned 1\n  %s: status is discarded\n",
+	    b);
+	ck_assert_str_eq(out, want);
+	ck_assert_str_eq(err, "dlqctl: not every record could be changed (see "
+	    "each id)\n");
 	free(out);
 	free(err);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "list",
