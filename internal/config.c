@@ -199,6 +199,14 @@ field(struct dlq_config *c, const struct opt *o)
 	return (char *)c + o->off;
 }
 
+/* The key of an option in the file, "group.name". */
+static const char *
+key_of(const struct opt *o, char *key, size_t n)
+{
+	snprintf(key, n, "%s.%s", o->group, o->name);
+	return key;
+}
+
 static void
 list_set(struct dlq_strlist *l, const char *const *v)
 {
@@ -1093,8 +1101,8 @@ load_file(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 	if (check_unknown(&cf, path, errors) == -1)
 		rc = -1;
 	for (o = opts; o < opts + NOPTS; o++) {
-		snprintf(key, sizeof(key), "%s.%s", o->group, o->name);
-		if ((s = config_lookup(&cf, key)) == NULL)
+		if ((s = config_lookup(&cf, key_of(o, key, sizeof(key)))) ==
+		    NULL)
 			continue;
 		if (read_setting(c, o, s, path, errors) == -1)
 			rc = -1;
@@ -1259,10 +1267,8 @@ load_env(struct dlq_config *c, struct dlq_buf *errors)
 				rc = -1;
 			else if (is_file(o)) {
 				char key[128];
-				snprintf(key, sizeof(key), "%s.%s", o->group,
-				    o->name);
-				if (check_tls_file(key, *(char **)field(c, o),
-				    where, errors) == -1)
+				if (check_tls_file(key_of(o, key, sizeof(key)),
+				    *(char **)field(c, o), where, errors) == -1)
 					rc = -1;
 			}
 			continue;
