@@ -1505,13 +1505,53 @@ dlq_config_host_port(const char *item, int default_port, char *host,
 		p = strtol(colon + 1, &stop, 10);
 		if (colon[1] < '0' || colon[1] > '9' || *stop != '\0' ||
 		    errno != 0 || p < 1 || p > 65535)
-			return "the port must be 1..65535";
+			return "the port must be a number 1..65535";
 	}
 	if (host != NULL)
 		snprintf(host, hn, "%.*s", (int)len, h);
 	if (port != NULL)
 		*port = (int)p;
 	return NULL;
+}
+
+/* What is wrong with an amqp[s]:// URL rabbitmq-c would not parse. */
+static const char *
+url_problem(const char *url)
+{
+	const char *auth = strstr(url, "://") + 3, *end, *host, *colon, *p;
+	char *port_end;
+	long port;
+
+	end = auth + strcspn(auth, "/?#");
+	/* rabbitmq-c takes no '@' in a vhost: the user info went on; and
+	 * one '@' ends it */
+	p = memchr(auth, '@', (size_t)(end - auth));
+	if (strchr(end, '@') != NULL || (p != NULL && memchr(p + 1, '@',
+	    (size_t)(end - p - 1)) != NULL))
+		return "a '/', '?', '#' or '@' in the user name or password "
+		    "must be percent-encoded (%2F, %3F, %23, %40)";
+	for (p = strchr(auth, '%'); p != NULL; p = strchr(p + 1, '%'))
+		if (!isxdigit((unsigned char)p[1]) ||
+		    !isxdigit((unsigned char)p[2]))
+			return "a '%' must start a percent-encoded byte (%25 for "
+			    "'%' itself)";
+	if (*end != '\0' && end[strcspn(end, "?#")] != '\0')
+		return "query parameters are not read (set rabbitmq.heartbeat "
+		    "and the rabbitmq.tls_* settings instead); a '?' or '#' in "
+		    "the vhost must be percent-encoded (%3F, %23)";
+	if (*end == '/' && strchr(end + 1, '/') != NULL)
+		return "a '/' in the vhost must be percent-encoded (%2F; the "
+		    "vhost / is .../%2F)";
+	host = memrchr(auth, '@', (size_t)(end - auth));
+	host = host != NULL ? host + 1 : auth;
+	if (*host == '[' && (host = memchr(host, ']', (size_t)(end - host))) ==
+	    NULL)
+		return "an IPv6 address needs its closing ']'";
+	if ((colon = memchr(host, ':', (size_t)(end - host))) != NULL &&
+	    (!isdigit((unsigned char)colon[1]) || (port = strtol(colon + 1,
+	    &port_end, 10)) < 1 || port > 65535 || port_end != end))
+		return "the port must be a number 1..65535";
+	return "malformed URL (expected amqp[s]://user:password@host:port/vhost)";
 }
 
 int
@@ -1536,14 +1576,17 @@ dlq_config_parse_url(const char *url, struct dlq_broker *b, const char **why)
 	}
 	amqp_default_connection_info(&ci);
 	if (amqp_parse_url(copy, &ci) != AMQP_STATUS_OK) {
+		explicit_bzero(copy, strlen(copy));
 		free(copy);
-		*why = "malformed URL (expected amqp[s]://user:password@host:port/vhost)";
+		*why = url_problem(url);
 		return -1;
 	}
 	if (ci.host == NULL || *ci.host == '\0' || ci.port <= 0 ||
 	    ci.port > 65535) {
+		explicit_bzero(copy, strlen(copy));
 		free(copy);
-		*why = "missing host or bad port";
+		*why = ci.port <= 0 || ci.port > 65535 ? "the port must be a "
+		    "number 1..65535" : "missing host";
 		return -1;
 	}
 	b->host = strdup(ci.host);
@@ -1575,6 +1618,11 @@ dlq_config_url_mask(const char *url)
 	for (const char *p = scheme_end; p < auth_end; p++)
 		if (*p == '@')
 			at = p;
+	/* a '/', '?' or '#' not percent-encoded in a password ends the host
+	 * part early (rabbitmq-c refuses such a URL: none is in a vhost): an
+	 * '@' after it still ends the password */
+	if (at == NULL)
+		at = strrchr(auth_end, '@');
 	if (at == NULL) {
 		dlq_buf_adds(&b, url);
 		return b.data;

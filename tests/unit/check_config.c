@@ -356,6 +356,56 @@ START_TEST(bad_urls_are_refused_without_the_password)
 }
 END_TEST
 
+/* What a pasted URL most often gets wrong, said as such; the password
+ * masked even when a character of it that is not percent-encoded
+ * broke the URL. */
+START_TEST(a_bad_url_says_what_is_wrong_without_the_password)
+{
+	static const char *const bad[][3] = {
+		{ "amqp://u:s3/cr3t@h/", "amqp://u:***@h/", "a '/', '?', '#' or "
+		    "'@' in the user name or password must be percent-encoded" },
+		{ "amqp://u:s3?cr3t@h/", "amqp://u:***@h/", "a '/', '?', '#' or "
+		    "'@' in the user name or password must be percent-encoded" },
+		{ "amqps://u:s3#cr3t@h:5671/v", "amqps://u:***@h:5671/v", "a '/', "
+		    "'?', '#' or '@' in the user name or password must be" },
+		{ "amqp://u:s3@cr3t@h/", "amqp://u:***@h/", "(%2F, %3F, %23, "
+		    "%40)" },
+		{ "amqp://u:s3%cr3t@h/", "amqp://u:***@h/", "a '%' must start a "
+		    "percent-encoded byte (%25 for '%' itself)" },
+		{ "amqp://u:s3cr3t@h/v?heartbeat=30", "amqp://u:***@h/v?heartbeat"
+		    "=30", "query parameters are not read (set "
+		    "rabbitmq.heartbeat" },
+		{ "amqp://u:s3cr3t@h/a/b", "amqp://u:***@h/a/b", "a '/' in the "
+		    "vhost must be percent-encoded (%2F" },
+		{ "amqp://u:s3cr3t@h:65536/", "amqp://u:***@h:65536/",
+		    "': the port must be a number 1..65535" },
+		{ "amqp://u:s3cr3t@h:0/", "amqp://u:***@h:0/",
+		    "': the port must be a number 1..65535" },
+		{ "amqp://u:s3cr3t@h:amqp/", "amqp://u:***@h:amqp/",
+		    "': the port must be a number 1..65535" },
+		{ "amqp://u:s3cr3t@[::1/", "amqp://u:***@[::1/", "an IPv6 address "
+		    "needs its closing ']'" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("RABBITMQ_URL", bad[i][0], 1);
+		ck_assert_msg(dlq_config_load(&c, NULL, &errors) == -1, "%s",
+		    bad[i][0]);
+		ck_assert_msg(strstr(err(), bad[i][1]) != NULL && strstr(err(),
+		    bad[i][2]) != NULL, "%s: %s", bad[i][0], err());
+		ck_assert_msg(strstr(err(), "cr3t") == NULL, "%s", err());
+		dlq_config_release(&c);
+		dlq_buf_reset(&errors);
+	}
+	/* a password that needed no encoding, and one that has it */
+	setenv("RABBITMQ_URL", "amqp://u:s3%2Fcr3t@h:5672/%2F", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
+	ck_assert_str_eq(c.broker.password, "s3/cr3t");
+	ck_assert_str_eq(c.broker.vhost, "/");
+}
+END_TEST
+
 START_TEST(webhook_must_be_http_and_is_never_echoed)
 {
 	setenv("DLQ_ALERT_WEBHOOK_URL", "ftp://hooks/secret-path", 1);
@@ -622,9 +672,9 @@ START_TEST(other_nodes_are_host_and_port)
 {
 	static const char *const bad[][2] = {
 		{ "", "element 1: must not be empty" },
-		{ "node2:0", "element 1: the port must be 1..65535" },
-		{ "node2:5672x", "element 1: the port must be 1..65535" },
-		{ "node2:", "element 1: the port must be 1..65535" },
+		{ "node2:0", "element 1: the port must be a number 1..65535" },
+		{ "node2:5672x", "element 1: the port must be a number 1..65535" },
+		{ "node2:", "element 1: the port must be a number 1..65535" },
 		{ "guest@node2", "element 1: expected HOST, HOST:PORT or "
 		    "[IPv6]:PORT (a host name or address, no user or path" },
 		{ "node2/vhost", "element 1: expected HOST" },
@@ -903,6 +953,7 @@ suite(void)
 	tcase_add_test(tc, negative_cooldown_from_env_is_refused);
 	tcase_add_test(tc, env_numbers_are_digits_only);
 	tcase_add_test(tc, bad_urls_are_refused_without_the_password);
+	tcase_add_test(tc, a_bad_url_says_what_is_wrong_without_the_password);
 	tcase_add_test(tc, webhook_must_be_http_and_is_never_echoed);
 	tcase_add_test(tc, every_problem_is_reported_at_once);
 	tcase_add_test(tc, control_characters_in_paths_are_refused_and_shown_escaped);
