@@ -357,12 +357,18 @@ static void
 report(struct dlq_buf *errors, const char *where, const struct opt *o,
     const char *value, const char *why)
 {
+	/* a URL is shown with its password masked; so is a node of
+	 * rabbitmq.hosts written as one (refused: user and password come
+	 * from rabbitmq.url) */
+	bool masked = strcmp(o->name, "url") == 0 || (strcmp(o->name,
+	    "hosts") == 0 && value != NULL && strchr(value, '@') != NULL);
+
 	dlq_buf_printf(errors, "%s: %s.%s: ", where, o->group, o->name);
-	if (value != NULL && !is_secret(o)) {
+	if (value != NULL && !is_secret(o) && !masked) {
 		dlq_buf_adds(errors, "bad value '");
 		dlq_term_add(errors, value);
 		dlq_buf_adds(errors, "': ");
-	} else if (value != NULL && strcmp(o->name, "url") == 0) {
+	} else if (value != NULL && masked) {
 		char *m = dlq_config_url_mask(value);
 		dlq_buf_adds(errors, "bad value '");
 		dlq_term_add(errors, m ? m : "?");
@@ -1486,6 +1492,9 @@ dlq_config_host_port(const char *item, int default_port, char *host,
 	char *stop;
 	long p = default_port;
 
+	if (strpbrk(item, "/@?#") != NULL)
+		return "expected HOST, HOST:PORT or [IPv6]:PORT (a host name "
+		    "or address, no user or path: they come from rabbitmq.url)";
 	if (*item == '[') {			/* [IPv6]:port */
 		if ((end = strchr(item, ']')) == NULL)
 			return "expected HOST, HOST:PORT or [IPv6]:PORT";
@@ -1496,10 +1505,8 @@ dlq_config_host_port(const char *item, int default_port, char *host,
 	} else if ((colon = strchr(item, ':')) != NULL)
 		end = colon;
 	len = (size_t)(end - h);
-	if (len == 0 || len > 253 || dlq_term_has_control(h, true) ||
-	    strcspn(h, "/@?#") < len)
-		return "expected HOST, HOST:PORT or [IPv6]:PORT (a host name "
-		    "or address, no user or path: they come from rabbitmq.url)";
+	if (len == 0 || len > 253 || dlq_term_has_control(h, true))
+		return "expected HOST, HOST:PORT or [IPv6]:PORT";
 	if (colon != NULL) {
 		errno = 0;
 		p = strtol(colon + 1, &stop, 10);

@@ -724,6 +724,17 @@ START_TEST(other_nodes_are_host_and_port)
 	ck_assert_int_eq(load_next("\n"), -1);
 	ck_assert_msg(strstr(err(), "rabbitmq.hosts: at most 16 nodes, not "
 	    "17\n") != NULL, "%s", err());
+	/* a node written as a URL: refused as one, its password not shown */
+	setenv("RABBITMQ_HOSTS", "node2,amqp://u:s3cr3t@node3:5672/", 1);
+	ck_assert_int_eq(load_next("\n"), -1);
+	ck_assert_str_eq(err(), "RABBITMQ_HOSTS: rabbitmq.hosts: bad value "
+	    "'amqp://u:***@node3:5672/': element 2: expected HOST, HOST:PORT or "
+	    "[IPv6]:PORT (a host name or address, no user or path: they come "
+	    "from rabbitmq.url)\n");
+	setenv("RABBITMQ_HOSTS", "u:s3cr3t@node3", 1);
+	ck_assert_int_eq(load_next("\n"), -1);
+	ck_assert_msg(strstr(err(), "bad value '***': element 1: expected HOST")
+	    != NULL, "%s", err());
 }
 END_TEST
 
