@@ -110,6 +110,77 @@ digits_at(const unsigned char *s, size_t n, int min)
 	return digits >= min ? end : 0;
 }
 
+/* Length of a JSON Web Token at s, the `word` bytes of a word: "eyJ"
+ * (base64url of '{"') and base64url segments joined by at least two
+ * dots (a JWS has two, a JWE four), or 0. A credential, and its claims
+ * often name a person: masked wherever it stands. */
+static size_t
+jwt_at(const unsigned char *s, size_t word)
+{
+	size_t i, dots = 0;
+
+	if (word < 10 || s[0] != 'e' || s[1] != 'y' || s[2] != 'J')
+		return 0;
+	for (i = 3; i < word && (isalnum(s[i]) || s[i] == '-' || s[i] == '_' ||
+	    s[i] == '.'); i++)
+		dots += s[i] == '.';
+	while (s[i - 1] == '.') {	/* a full stop ends the sentence */
+		i--;
+		dots--;
+	}
+	return dots >= 2 ? i : 0;
+}
+
+/* Whether the `n` characters of an IBAN (letters and digits, country
+ * code first) pass its check (ISO 13616: the first four moved to the
+ * end, letters as 10..35, mod 97 == 1). */
+static bool
+iban_valid(const unsigned char *c, size_t n)
+{
+	unsigned rem = 0;
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		k = (i + 4) % n;
+		if (isdigit(c[k]))
+			rem = (rem * 10 + (unsigned)(c[k] - '0')) % 97;
+		else
+			rem = (rem * 100 + (unsigned)(c[k] - 'A' + 10)) % 97;
+	}
+	return rem == 1;
+}
+
+/* Length of an IBAN at s, written whole (DE89370400440532013000) or in
+ * groups of four (DE89 3704 0044 0532 0130 00), or 0: 15 to 34 capital
+ * letters and digits, two letters and two digits first, ending a word,
+ * that pass the check (so an id of that shape is left alone). The
+ * longest that does, when a group of four may be the next word. */
+static size_t
+iban_at(const unsigned char *s, size_t n)
+{
+	unsigned char c[34];
+	size_t end[34], len = 0, i = 0;
+
+	if (n < 15 || !isupper(s[0]) || !isupper(s[1]) || !isdigit(s[2]) ||
+	    !isdigit(s[3]))
+		return 0;
+	while (i < n && len < sizeof(c)) {
+		if (isdigit(s[i]) || isupper(s[i])) {
+			c[len] = s[i++];
+			end[len++] = i;
+		} else if (s[i] == ' ' && len % 4 == 0 && i + 1 < n &&
+		    (isdigit(s[i + 1]) || isupper(s[i + 1])))
+			i++;
+		else
+			break;
+	}
+	for (; len >= 15; len--)
+		if ((end[len - 1] == n || !isalnum(s[end[len - 1]])) &&
+		    iban_valid(c, len))
+			return end[len - 1];
+	return 0;
+}
+
 static unsigned char
 lower(unsigned char c)
 {
@@ -242,6 +313,10 @@ mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
 		if (k == 0 && r->digits_min > 0 &&
 		    (isdigit(s[i]) || s[i] == '+'))
 			k = digits_at(s + i, n - i, r->digits_min);
+		if (k == 0 && s[i] == 'e')
+			k = jwt_at(s + i, word);
+		if (k == 0 && isupper(s[i]))
+			k = iban_at(s + i, n - i);
 		if (k > 0) {
 			dlq_buf_add(out, s + run, i - run);
 			dlq_buf_adds(out, MASK);

@@ -40,6 +40,20 @@ teardown(void)
 	dlq_buf_release(&out);
 }
 
+/* Each text masked as text (an error text) reads as its pair says. */
+static void
+masks_each_as_said(const char *const (*cases)[2], size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		dlq_buf_reset(&out);
+		dlq_redact_text(&R, cases[i][0], strlen(cases[i][0]), 1024,
+		    &out);
+		ck_assert_str_eq(text(), cases[i][1]);
+	}
+}
+
 START_TEST(masked_keys_lose_their_values_whatever_the_type)
 {
 	ck_assert_int_eq(run(&R, "{\"password\":\"hunter2\",\"id\":7}"),
@@ -212,18 +226,45 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 		  "rejected bearer ***, retrying" },
 		{ "Bearer  x", "Bearer  x" },
 	};
-	size_t i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		dlq_buf_reset(&out);
-		dlq_redact_text(&R, cases[i][0], strlen(cases[i][0]), 1024,
-		    &out);
-		ck_assert_str_eq(text(), cases[i][1]);
-	}
+	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]));
 	/* inside a JSON string value, with its quotes escaped */
 	run(&R, "{\"msg\":\"sent {\\\"token\\\":\\\"t1\\\"} to x\"}");
 	ck_assert_str_eq(text(),
 	    "{\"msg\":\"sent {\\\"token\\\":\\\"***\\\"} to x\"}");
+}
+END_TEST
+
+/* Tokens and bank accounts need no key before them: a JWT is a
+ * credential, an IBAN names an account; an IBAN is told from an id of
+ * its shape by its check digits. */
+START_TEST(jwts_and_ibans_are_masked_wherever_they_stand)
+{
+	static const char *const cases[][2] = {
+		{ "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.dozj-_8U revoked",
+		  "token *** revoked" },
+		{ "rejected: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln.",
+		  "rejected: ***." },
+		{ "GET /v1/eyJhbGciOiJSUzI1NiJ9.e30.c2ln/x", "GET /v1/***/x" },
+		{ "eyJust one word, eyJhbGciOiJ9.only-one-dot",
+		  "eyJust one word, eyJhbGciOiJ9.only-one-dot" },
+		{ "IBAN DE89370400440532013000 invalid", "IBAN *** invalid" },
+		{ "to DE89 3704 0044 0532 0130 00, refused", "to ***, refused" },
+		{ "GB82WEST12345698765432.", "***." },
+		/* a group of four after a whole IBAN is the next word */
+		{ "BE68539007547034 2024 report", "*** 2024 report" },
+		{ "BE68 5390 0754 7034 2024 report", "*** 2024 report" },
+		/* the shape without the check, or inside a word: left alone */
+		{ "order DE00370400440532013000 lost",
+		  "order DE00370400440532013000 lost" },
+		{ "xDE89370400440532013000 DE89370400440532013000x",
+		  "xDE89370400440532013000 DE89370400440532013000x" },
+		{ "de89370400440532013000", "de89370400440532013000" },
+	};
+
+	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]));
+	run(&R, "{\"note\":\"pay to NL91ABNA0417164300\",\"n\":1}");
+	ck_assert_str_eq(text(), "{\"note\":\"pay to ***\",\"n\":1}");
 }
 END_TEST
 
@@ -245,6 +286,7 @@ suite(void)
 	tcase_add_test(tc, broken_and_deep_json_never_leaks_or_crashes);
 	tcase_add_test(tc, text_redaction_for_error_messages);
 	tcase_add_test(tc, secrets_after_their_key_in_text_are_masked);
+	tcase_add_test(tc, jwts_and_ibans_are_masked_wherever_they_stand);
 	suite_add_tcase(s, tc);
 	return s;
 }
