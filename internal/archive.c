@@ -230,11 +230,33 @@ static const char INSERT_SQL[] =
 	" ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28,"
 	" ?29, ?30, ?31, ?32) ON CONFLICT (fingerprint) DO NOTHING";
 
+/* Keeps what failed and why for dlq_archive_errmsg; `sys`, an errno
+ * or 0, is the system's reason, said after SQLite's. */
+static void
+set_err_sys(struct dlq_archive *a, const char *what, int sys)
+{
+	char buf[64];
+
+	if (a->db == NULL)
+		snprintf(err_text, sizeof(err_text), "%.60s: out of memory",
+		    what);
+	else if (sys != 0)
+		snprintf(err_text, sizeof(err_text), "%.60s: %s (%s)", what,
+		    sqlite3_errmsg(a->db), strerror_r(sys, buf, sizeof(buf)));
+	else
+		snprintf(err_text, sizeof(err_text), "%.60s: %s", what,
+		    sqlite3_errmsg(a->db));
+}
+
+/* The same with the errno SQLite saw when the disk failed or filled
+ * ("No space left on device"). */
 static void
 set_err(struct dlq_archive *a, const char *what)
 {
-	snprintf(err_text, sizeof(err_text), "%.60s: %s", what,
-	    a->db ? sqlite3_errmsg(a->db) : "out of memory");
+	int code = a->db != NULL ? sqlite3_errcode(a->db) & 0xff : 0;
+
+	set_err_sys(a, what, code == SQLITE_IOERR || code == SQLITE_FULL ?
+	    sqlite3_system_errno(a->db) : 0);
 }
 
 const char *
@@ -478,15 +500,36 @@ make_parent(const char *path)
  * 0644 less the umask; its -wal and -shm take the database file's
  * mode. An existing file keeps the mode it has (the worker warns about
  * one others can read: archive_readable). */
-static void
+static int
 create_private(const char *path)
 {
 	int fd;
 
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 	    S_IRUSR | S_IWUSR);
-	if (fd != -1)
-		close(fd);	/* an empty file is an empty database */
+	if (fd == -1)
+		return errno == EEXIST ? 0 : errno;
+	close(fd);	/* an empty file is an empty database */
+	return 0;
+}
+
+/* Why SQLite could not open (or write) the archive at `path`, as an
+ * errno, 0 when the path is not the cause. SQLite says "unable to open
+ * database file" for a missing directory, a directory and a denied
+ * permission alike, and its last errno is of its fallbacks (a read-only
+ * open, a journal). `created` is what creating the file met. */
+static int
+open_problem(const char *path, int created)
+{
+	struct stat st;
+
+	if (created != 0)
+		return created;		/* ENOENT, EACCES, EROFS, ENOSPC */
+	if (stat(path, &st) == -1)
+		return errno;
+	if (S_ISDIR(st.st_mode))
+		return EISDIR;
+	return access(path, R_OK | W_OK) == -1 ? errno : 0;
 }
 
 /* Before SQLite initialises: no memory statistics (nothing reads them),
@@ -537,6 +580,7 @@ dlq_archive_open(const struct dlq_config *c)
 
 	struct dlq_archive *a;
 	char pragmas[192];
+	int created = 0;
 
 	pthread_once(&once, configure_sqlite);
 	if ((a = calloc(1, sizeof(*a))) == NULL)
@@ -549,12 +593,12 @@ dlq_archive_open(const struct dlq_config *c)
 		goto fail;
 	if (strcmp(c->archive_path, ":memory:") != 0) {	/* no file */
 		make_parent(c->archive_path);
-		create_private(c->archive_path);
+		created = create_private(c->archive_path);
 	}
 	if (sqlite3_open_v2(c->archive_path, &a->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	    dlq_vfs_name()) != SQLITE_OK) {
-		set_err(a, "open");
+		set_err_sys(a, "open", open_problem(c->archive_path, created));
 		goto fail;
 	}
 	sqlite3_busy_timeout(a->db, (int)c->busy_timeout_ms);
@@ -567,7 +611,12 @@ dlq_archive_open(const struct dlq_config *c)
 	    "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; "
 	    "PRAGMA cache_size = -256; PRAGMA wal_autocheckpoint = 4000");
 	if (sqlite3_exec(a->db, pragmas, NULL, NULL, NULL) != SQLITE_OK) {
-		set_err(a, "open");	/* e.g. "file is not a database" */
+		/* e.g. "file is not a database"; "attempt to write a
+		 * readonly database" when the file is not ours to write */
+		set_err_sys(a, "open", (sqlite3_errcode(a->db) & 0xff) ==
+		    SQLITE_READONLY || (sqlite3_errcode(a->db) & 0xff) ==
+		    SQLITE_CANTOPEN ? open_problem(c->archive_path, created) :
+		    0);
 		goto fail;
 	}
 	if (migrate(a) == -1)

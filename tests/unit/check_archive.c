@@ -9,7 +9,9 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../check_main.h"
@@ -638,6 +640,54 @@ START_TEST(an_in_memory_archive_leaves_no_file_behind)
 }
 END_TEST
 
+/* SQLite says "unable to open database file" whatever the cause: the
+ * system's reason comes with it. (Root passes permission checks: a
+ * directory and a missing one stand for them here.) */
+START_TEST(an_archive_that_cannot_be_opened_says_why)
+{
+	struct dlq_config bad = cfg;
+
+	bad.archive_path = dir;
+	ck_assert_ptr_null(dlq_archive_open(&bad));
+	ck_assert_str_eq(dlq_archive_errmsg(NULL), "open: unable to open "
+	    "database file (Is a directory)");
+	bad.archive_path = "/proc/dlq-none/archive.db";
+	ck_assert_ptr_null(dlq_archive_open(&bad));
+	ck_assert_str_eq(dlq_archive_errmsg(NULL), "open: unable to open "
+	    "database file (No such file or directory)");
+}
+END_TEST
+
+/* A commit the file system refuses (a disk full; here a file size
+ * limit) fails, and says the system's reason. */
+START_TEST(a_commit_the_disk_refuses_says_why)
+{
+	struct rlimit old, low;
+	char id[32];
+	int i, rc;
+
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);	/* write() fails with EFBIG instead */
+	low = old;
+	low.rlim_cur = 64 * 1024;
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &low), 0);
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	for (i = 0; i < 2000; i++) {
+		snprintf(id, sizeof(id), "full-%d", i);
+		if (put(id, NULL) <= 0)
+			break;
+	}
+	rc = i < 2000 ? -1 : dlq_archive_commit(a);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	if (i < 2000)
+		dlq_archive_rollback(a);
+	ck_assert_int_eq(rc, -1);
+	ck_assert_msg(strstr(dlq_archive_errmsg(a), "(File too large)") !=
+	    NULL, "%s", dlq_archive_errmsg(a));
+}
+END_TEST
+
 static Suite *
 archive_suite(void)
 {
@@ -660,6 +710,8 @@ archive_suite(void)
 	tcase_add_test(tc, error_texts_read_back_are_masked_with_the_rules_of_now);
 	tcase_add_test(tc, a_purge_walks_every_chunk_and_touches_nothing_else);
 	tcase_add_test(tc, an_in_memory_archive_leaves_no_file_behind);
+	tcase_add_test(tc, an_archive_that_cannot_be_opened_says_why);
+	tcase_add_test(tc, a_commit_the_disk_refuses_says_why);
 	suite_add_tcase(s, tc);
 	return s;
 }
