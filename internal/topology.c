@@ -185,6 +185,21 @@ concat(const char *a, const char *b)
 	return r;
 }
 
+/* RabbitMQ refuses to declare a queue or a new exchange named amq.*;
+ * of its predeclared exchanges, only amq.direct is what the topology
+ * declares (direct, durable). */
+static bool
+reserved(const char *name)
+{
+	return strncmp(name, "amq.", 4) == 0;
+}
+
+static bool
+reserved_exchange(const char *name)
+{
+	return reserved(name) && strcmp(name, "amq.direct") != 0;
+}
+
 /* The names a work queue brings: itself, its DLQ, its retry queue. */
 static const char *
 queue_name(const struct dlq_queue *q, int k, const char **what)
@@ -249,6 +264,13 @@ load_queue(struct loader *l, struct dlq_topology *t, struct dlq_queue *def,
 		q->name = NULL;
 		return;
 	}
+	if (reserved(q->name)) {
+		err(l, ns, "queue '%s': names beginning with 'amq.' are reserved "
+		    "by RabbitMQ", q->name);
+		free(q->name);
+		q->name = NULL;
+		return;
+	}
 	for (i = 0; i < t->n_queues; i++)
 		if (strcmp(t->queues[i].name, q->name) == 0) {
 			err(l, ns, "queue '%s' is listed twice", q->name);
@@ -287,11 +309,16 @@ static void
 load_root(struct loader *l, struct dlq_topology *t, const config_t *cf,
     const char *suffix)
 {
-	const config_setting_t *root = config_root_setting(cf), *qs, *ds;
+	const config_setting_t *root = config_root_setting(cf), *qs, *ds, *xs;
 	struct dlq_queue def = { 0 };
 	unsigned i, n;
 
 	check_keys(l, root, top_keys, "the topology");
+	/* what exchange errors point at: the line that names one */
+	if ((xs = config_setting_get_member(root, "dead_letter_exchange")) ==
+	    NULL && (xs = config_setting_get_member(root, "work_exchange")) ==
+	    NULL)
+		xs = root;
 	t->work_exchange = get_str(l, root, "work_exchange", "line_exchange");
 	t->dead_letter_exchange = get_str(l, root, "dead_letter_exchange",
 	    "line_exchange_dlq");
@@ -299,6 +326,16 @@ load_root(struct loader *l, struct dlq_topology *t, const config_t *cf,
 	    get_str(l, root, "dlq_suffix", ".dlq");
 	if (!valid_name(t->work_exchange) || !valid_name(t->dead_letter_exchange))
 		err(l, root, "exchange names must be 1 to 255 printable characters");
+	else if (reserved_exchange(t->work_exchange) ||
+	    reserved_exchange(t->dead_letter_exchange))
+		err(l, xs, "exchange names beginning with 'amq.' are reserved by "
+		    "RabbitMQ; of its own exchanges only amq.direct is direct "
+		    "(work_exchange '%s', dead_letter_exchange '%s')",
+		    t->work_exchange, t->dead_letter_exchange);
+	else if (strcmp(t->work_exchange, t->dead_letter_exchange) == 0)
+		err(l, xs, "dead_letter_exchange must not be work_exchange "
+		    "('%s'): a message published to Q would reach Q's DLQ too, "
+		    "and a dead letter would go back to Q", t->work_exchange);
 	if (t->dlq_suffix == NULL || *t->dlq_suffix == '\0')
 		err(l, root, "dlq_suffix must not be empty");
 

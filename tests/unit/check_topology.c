@@ -203,6 +203,42 @@ START_TEST(queues_whose_names_meet_are_refused)
 }
 END_TEST
 
+/* What the broker would refuse at the assert, or what would loop, is
+ * refused when the file is read. */
+START_TEST(exchanges_and_names_the_broker_refuses_are_refused)
+{
+	static const char *const bad[][2] = {
+		{ "work_exchange = \"x\";\ndead_letter_exchange = \"x\";\n"
+		    "queues = ( { name = \"a\"; } );\n",
+		  ":2: dead_letter_exchange must not be work_exchange ('x'): a "
+		    "message published to Q would reach Q's DLQ too" },
+		{ "dead_letter_exchange = \"amq.topic\";\n"
+		    "queues = ( { name = \"a\"; } );\n",
+		  ":1: exchange names beginning with 'amq.' are reserved by "
+		    "RabbitMQ; of its own exchanges only amq.direct is direct" },
+		{ "queues = ( { name = \"a\"; },\n { name = \"amq.b\"; } );\n",
+		  ":2: queue 'amq.b': names beginning with 'amq.' are reserved "
+		    "by RabbitMQ\n" },
+	};
+	char want[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		dlq_buf_reset(&errors);
+		write_topo(bad[i][0]);
+		ck_assert_ptr_null(t = dlq_topology_load(path, NULL, &errors));
+		snprintf(want, sizeof(want), "%s%s", path, bad[i][1]);
+		ck_assert_msg(strstr(errors.data, want) != NULL, "%s",
+		    errors.data);
+		unlink(path);
+	}
+	/* RabbitMQ's own amq.direct is direct and durable: it may serve */
+	write_topo("work_exchange = \"amq.direct\";\n"
+	    "queues = ( { name = \"a\"; } );\n");
+	ck_assert_ptr_nonnull(t = dlq_topology_load(path, NULL, &errors));
+}
+END_TEST
+
 START_TEST(a_queue_is_found_by_its_name_or_its_dlqs)
 {
 	t = dlq_topology_load(NULL, NULL, &errors);
@@ -253,6 +289,7 @@ suite(void)
 	tcase_add_test(tc, a_directory_is_not_a_topology_file);
 	tcase_add_test(tc, empty_queue_list_is_refused);
 	tcase_add_test(tc, queues_whose_names_meet_are_refused);
+	tcase_add_test(tc, exchanges_and_names_the_broker_refuses_are_refused);
 	tcase_add_test(tc, a_queue_is_found_by_its_name_or_its_dlqs);
 	tcase_add_test(tc, broker_conflict_text_is_split);
 	suite_add_tcase(s, tc);
