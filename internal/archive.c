@@ -580,7 +580,7 @@ dlq_archive_open(const struct dlq_config *c)
 
 	struct dlq_archive *a;
 	char pragmas[192];
-	int created = 0;
+	int created = 0, code;
 
 	pthread_once(&once, configure_sqlite);
 	if ((a = calloc(1, sizeof(*a))) == NULL)
@@ -613,8 +613,8 @@ dlq_archive_open(const struct dlq_config *c)
 	if (sqlite3_exec(a->db, pragmas, NULL, NULL, NULL) != SQLITE_OK) {
 		/* e.g. "file is not a database"; "attempt to write a
 		 * readonly database" when the file is not ours to write */
-		set_err_sys(a, "open", (sqlite3_errcode(a->db) & 0xff) ==
-		    SQLITE_READONLY || (sqlite3_errcode(a->db) & 0xff) ==
+		code = sqlite3_errcode(a->db) & 0xff;
+		set_err_sys(a, "open", code == SQLITE_READONLY || code ==
 		    SQLITE_CANTOPEN ? open_problem(c->archive_path, created) :
 		    0);
 		goto fail;
