@@ -282,6 +282,11 @@ check_str(const struct opt *o, const char *v)
 	    strcmp(o->name, "file") == 0) && dlq_term_has_control(v, false))
 		return "must not contain control characters (a trailing "
 		    "newline?)";
+	/* SQLite's name for a database in memory: each connection would
+	 * have its own, and all of it gone at exit, acked dead letters too */
+	if (strcmp(o->name, "path") == 0 && strcmp(v, ":memory:") == 0)
+		return "must be a file: an archive in memory would lose every "
+		    "dead letter the worker acked at its exit";
 	if (*v == '\0' && strcmp(o->name, "listen") == 0)
 		return "must not be empty (0 turns it off; leave the setting out "
 		    "for its default)";

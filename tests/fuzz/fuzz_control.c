@@ -24,10 +24,11 @@ setup(void)
 	struct dlq_buf errors;
 
 	dlq_buf_init(&errors);
-	setenv("DLQ_ARCHIVE_PATH", ":memory:", 1);
 	if (dlq_config_load(&cfg, NULL, &errors) == -1)
 		abort();
 	dlq_buf_release(&errors);
+	free(cfg.archive_path);		/* in memory: the worker refuses it */
+	cfg.archive_path = strdup(":memory:");
 	if ((archive = dlq_archive_open(&cfg)) == NULL)
 		abort();
 	db = dlq_archive_db(archive);

@@ -236,6 +236,14 @@ START_TEST(settings_the_worker_needs_cannot_be_empty)
 	    "%s:5: control.socket: bad value '': must not be empty (leave the "
 	    "setting out for its default)\n", path, path, path);
 	ck_assert_str_eq(err(), want);
+	/* SQLite's in-memory database is no archive */
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	setenv("DLQ_ARCHIVE_PATH", ":memory:", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_str_eq(err(), "DLQ_ARCHIVE_PATH: archive.path: bad value "
+	    "':memory:': must be a file: an archive in memory would lose every "
+	    "dead letter the worker acked at its exit\n");
 }
 END_TEST
 
