@@ -80,10 +80,14 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 	int dead = 0, held = 0, k;
 	static const atomic_bool never = false;
 
-	if ((q = dlq_topology_find(t, name)) == NULL ||
-	    strcmp(q->name, name) != 0) {
+	if ((q = dlq_topology_find(t, name)) == NULL) {
 		fprintf(stderr, "dlqctl: %s is not a work queue of the topology\n",
 		    name);
+		return -1;
+	}
+	if (strcmp(q->name, name) != 0) {	/* its DLQ */
+		fprintf(stderr, "dlqctl: %s is the DLQ of %s: inject into the "
+		    "work queue (--queue %s)\n", name, q->name, q->name);
 		return -1;
 	}
 	if (retries > 0 && q->retry_name == NULL) {

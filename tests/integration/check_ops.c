@@ -395,7 +395,7 @@ START_TEST(inject_makes_real_dead_letters)
 	struct fixture f;
 	amqp_connection_state_t conn;
 	cJSON **ev, *xd, *x;
-	char *out;
+	char *out, *err, want[512];
 	int n, i, j, rc;
 
 	start(&f, 200, NULL);
@@ -442,6 +442,16 @@ START_TEST(inject_makes_real_dead_letters)
 		ck_assert_ptr_null(strstr(h_jstr(ev[i], "message_id"), "theirs"));
 	}
 	h_events_free(ev, n);
+	/* a DLQ's name for the work queue's: said, nothing published */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.rig.cfg, "inject", "--queue", f.rig.dlq[1], NULL }, NULL, NULL,
+	    &err), 1);
+	snprintf(want, sizeof(want), "dlqctl: %s is the DLQ of %s: inject into "
+	    "the work queue (--queue %s)\n", f.rig.dlq[1], f.rig.q[1],
+	    f.rig.q[1]);
+	ck_assert_str_eq(err, want);
+	free(err);
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "dead_letter"), 3);
 	h_rig_stop(&f.rig);
 }
 END_TEST
