@@ -181,6 +181,52 @@ iban_at(const unsigned char *s, size_t n)
 	return 0;
 }
 
+/* Whether the `n` digits (0..9) pass the Luhn check of payment cards. */
+static bool
+luhn_valid(const unsigned char *d, size_t n)
+{
+	unsigned sum = 0, v;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		v = d[n - 1 - i];
+		if (i % 2 == 1 && (v *= 2) > 9)
+			v -= 9;
+		sum += v;
+	}
+	return sum % 10 == 0;
+}
+
+/* Length of a payment card number at s, or 0: 13 to 19 digits, whole
+ * or in groups of 3 to 6 with one space or dash between them (the same
+ * all through: 4111 1111 1111 1111, 3782-822463-10005), ending a word,
+ * that pass the Luhn check. The longest that does, when a group may be
+ * the next word. Whatever log.mask_digits_min says. */
+static size_t
+card_at(const unsigned char *s, size_t n)
+{
+	unsigned char d[19], sep = 0;
+	size_t i = 0, nd = 0, g, k, found = 0;
+
+	for (;;) {
+		for (g = 0; i + g < n && isdigit(s[i + g]); g++)
+			;
+		if (g < 3 || nd + g > sizeof(d) || (g > 6 && (nd > 0 ||
+		    g < 13)))
+			break;
+		for (k = 0; k < g; k++)
+			d[nd++] = (unsigned char)(s[i + k] - '0');
+		i += g;
+		if (nd >= 13 && (i == n || !isalnum(s[i])) && luhn_valid(d, nd))
+			found = i;
+		if (g > 6 || i + 1 >= n || (s[i] != ' ' && s[i] != '-') ||
+		    (sep != 0 && s[i] != sep) || !isdigit(s[i + 1]))
+			break;
+		sep = s[i++];
+	}
+	return found;
+}
+
 static unsigned char
 lower(unsigned char c)
 {
@@ -313,6 +359,8 @@ mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
 		if (k == 0 && r->digits_min > 0 &&
 		    (isdigit(s[i]) || s[i] == '+'))
 			k = digits_at(s + i, n - i, r->digits_min);
+		if (k == 0 && isdigit(s[i]))
+			k = card_at(s + i, n - i);
 		if (k == 0 && s[i] == 'e')
 			k = jwt_at(s + i, word);
 		if (k == 0 && isupper(s[i]))

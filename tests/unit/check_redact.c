@@ -235,10 +235,10 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 }
 END_TEST
 
-/* Tokens and bank accounts need no key before them: a JWT is a
- * credential, an IBAN names an account; an IBAN is told from an id of
- * its shape by its check digits. */
-START_TEST(jwts_and_ibans_are_masked_wherever_they_stand)
+/* Tokens, bank accounts and cards need no key before them: a JWT is a
+ * credential, an IBAN names an account, a card number pays; an IBAN or
+ * a card is told from an id of its shape by its check digits. */
+START_TEST(jwts_ibans_and_cards_are_masked_wherever_they_stand)
 {
 	static const char *const cases[][2] = {
 		{ "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.dozj-_8U revoked",
@@ -260,11 +260,25 @@ START_TEST(jwts_and_ibans_are_masked_wherever_they_stand)
 		{ "xDE89370400440532013000 DE89370400440532013000x",
 		  "xDE89370400440532013000 DE89370400440532013000x" },
 		{ "de89370400440532013000", "de89370400440532013000" },
+		/* cards in groups, which the digit runs rule cannot see */
+		{ "pay 4111 1111 1111 1111 failed", "pay *** failed" },
+		{ "pay 4111-1111-1111-1111 failed", "pay *** failed" },
+		{ "amex 3782 822463 10005.", "amex ***." },
+		{ "5555 5555 5555 4444 2024 report", "*** 2024 report" },
+		{ "4111 1111 1111 1112 order 1234 5678, 2026-11-30 12:00",
+		  "4111 1111 1111 1112 order 1234 5678, 2026-11-30 12:00" },
+		{ "4111 1111-1111 1111; 4111 1111 1111 1111x",
+		  "4111 1111-1111 1111; 4111 1111 1111 1111x" },
 	};
+	struct dlq_redact no_digits = R;
 
 	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]));
 	run(&R, "{\"note\":\"pay to NL91ABNA0417164300\",\"n\":1}");
 	ck_assert_str_eq(text(), "{\"note\":\"pay to ***\",\"n\":1}");
+	/* with digit runs left alone, a whole card number is still masked */
+	no_digits.digits_min = 0;
+	run(&no_digits, "card 4111111111111111, order 12345678901");
+	ck_assert_str_eq(text(), "card ***, order 12345678901");
 }
 END_TEST
 
@@ -286,7 +300,7 @@ suite(void)
 	tcase_add_test(tc, broken_and_deep_json_never_leaks_or_crashes);
 	tcase_add_test(tc, text_redaction_for_error_messages);
 	tcase_add_test(tc, secrets_after_their_key_in_text_are_masked);
-	tcase_add_test(tc, jwts_and_ibans_are_masked_wherever_they_stand);
+	tcase_add_test(tc, jwts_ibans_and_cards_are_masked_wherever_they_stand);
 	suite_add_tcase(s, tc);
 	return s;
 }
