@@ -197,17 +197,21 @@ luhn_valid(const unsigned char *d, size_t n)
 	return sum % 10 == 0;
 }
 
-/* Length of a payment card number at s, or 0: 13 to 19 digits, whole
- * or in groups of 3 to 6 with one space or dash between them (the same
- * all through: 4111 1111 1111 1111, 3782-822463-10005), ending a word,
- * that pass the Luhn check. The longest that does, when a group may be
- * the next word. Whatever log.mask_digits_min says. */
+/* Length of a payment card number at s, or 0: 13 to 19 digits, the
+ * first 2 to 6 (as the networks' numbers begin: not a timestamp in
+ * milliseconds), whole or in groups of 3 to 6 with one space or dash
+ * between them (the same all through: 4111 1111 1111 1111,
+ * 3782-822463-10005), ending a word, that pass the Luhn check. The
+ * longest that does, when a group may be the next word. Whatever
+ * log.mask_digits_min says. */
 static size_t
 card_at(const unsigned char *s, size_t n)
 {
 	unsigned char d[19], sep = 0;
 	size_t i = 0, nd = 0, g, k, found = 0;
 
+	if (s[0] < '2' || s[0] > '6')
+		return 0;
 	for (;;) {
 		for (g = 0; i + g < n && isdigit(s[i + g]); g++)
 			;
