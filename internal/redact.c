@@ -351,9 +351,11 @@ mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
 	while (i < n) {		/* at the start of a word */
 		word = local_len(s + i, n - i);
 		if (word > 0 && secret_at(r, s + i, word, n - i, &from, &to)) {
-			/* a card number in groups goes on past the blank
-			 * that ends a value: card=4111 1111 1111 1111 */
-			if ((k = card_at(s + i + from, n - i - from)) > to - from)
+			/* a card number or an IBAN in groups goes on past
+			 * the blank that ends a value: card=4111 1111 ... */
+			if ((k = card_at(s + i + from, n - i - from)) == 0)
+				k = iban_at(s + i + from, n - i - from);
+			if (k > to - from)
 				to = from + k;
 			dlq_buf_add(out, s + run, i + from - run);
 			dlq_buf_adds(out, MASK);

@@ -264,6 +264,8 @@ START_TEST(jwts_ibans_and_cards_are_masked_wherever_they_stand)
 		{ "pay 4111 1111 1111 1111 failed", "pay *** failed" },
 		{ "card=4111 1111 1111 1111 refused; password: 4111 1111 1111 "
 		    "1111", "card=*** refused; password: ***" },
+		{ "token: DE89 3704 0044 0532 0130 00 refused",
+		  "token: *** refused" },
 		{ "pay 4111-1111-1111-1111 failed", "pay *** failed" },
 		{ "amex 3782 822463 10005.", "amex ***." },
 		{ "5555 5555 5555 4444 2024 report", "*** 2024 report" },
