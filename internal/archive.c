@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -511,6 +512,26 @@ create_private(const char *path)
 		return errno == EEXIST ? 0 : errno;
 	close(fd);	/* an empty file is an empty database */
 	return 0;
+}
+
+int
+dlq_archive_claim(const char *path, int *fd)
+{
+	bool held;
+
+	*fd = -1;
+	make_parent(path);
+	if (create_private(path) != 0 ||
+	    (*fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		*fd = -1;
+		return 0;	/* dlq_archive_open says why */
+	}
+	if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	held = errno == EWOULDBLOCK;
+	close(*fd);
+	*fd = -1;
+	return held ? EWOULDBLOCK : 0;
 }
 
 /* Why SQLite could not open (or write) the archive at `path`, as an

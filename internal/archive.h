@@ -39,6 +39,17 @@ struct dlq_record {
 	int64_t		 replay_count;	/* x-replay-count header */
 };
 
+/* One worker per archive: two would each send the digests and run the
+ * redrive of the same records. Takes an exclusive flock(2) on the file
+ * at `path` (created empty, as dlq_archive_open would, when missing) and
+ * keeps it in *fd, to be closed after every handle of the archive is
+ * (closing any descriptor of the file drops SQLite's own locks on it).
+ * EWOULDBLOCK: another process holds it. 0 otherwise; *fd is -1 when
+ * the file could not be opened (dlq_archive_open then says why). The
+ * lock does not touch SQLite's: flock and fcntl locks are apart on a
+ * local file system. */
+int	dlq_archive_claim(const char *path, int *fd);
+
 /* Opens (creating and migrating the schema as needed). NULL: logged as
  * archive_open_failed. */
 struct dlq_archive *dlq_archive_open(const struct dlq_config *);

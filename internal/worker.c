@@ -7,6 +7,7 @@
  * credentials is an error that retrying cannot fix. */
 #include "worker.h"
 
+#include <errno.h>
 #include <malloc.h>
 #include <sys/stat.h>
 #include <pthread.h>
@@ -98,6 +99,57 @@ assert_topology(const struct dlq_config *c, const struct dlq_topology *t,
 		if (wait_signal(set, delay) != 0)
 			return 1;
 	}
+}
+
+/* How long a worker waits for another that has its archive open: a
+ * predecessor stopping (SIGTERM: done within 10 s) or one started by
+ * mistake, which it then leaves alone (exit 1). */
+#define ARCHIVE_CLAIM_WAIT_MS	15000
+
+/* One worker per archive (dlq_archive_claim). 0 claimed (or the file
+ * cannot be opened: the archive's open says why), -1 another worker kept
+ * it, 1 a stop signal came while waiting. */
+static int
+claim_archive(const struct dlq_config *c, const sigset_t *set, int *fd)
+{
+	int64_t until = dlq_now_ms() + ARCHIVE_CLAIM_WAIT_MS;
+	struct dlq_buf line = { 0 };
+	bool said = false;
+	char why[96];
+
+	while (dlq_archive_claim(c->archive_path, fd) == EWOULDBLOCK) {
+		if (dlq_now_ms() >= until) {
+			snprintf(why, sizeof(why), "another dlq-worker still "
+			    "has it open (waited %d s for it to exit)",
+			    ARCHIVE_CLAIM_WAIT_MS / 1000);
+			dlq_log(DLQ_LOG_ERR, "archive_open_failed", "path",
+			    c->archive_path, "error", why, NULL);
+			return -1;
+		}
+		if (!said && dlq_log_begin(&line, DLQ_LOG_WARN,
+		    "archive_in_use")) {
+			dlq_log_str(&line, "path", c->archive_path);
+			dlq_log_int(&line, "wait_ms", ARCHIVE_CLAIM_WAIT_MS);
+			dlq_log_str(&line, "advice", "another dlq-worker has "
+			    "this archive open; waiting for it to exit. Two "
+			    "on one archive would both send its digests: give "
+			    "each worker its own archive.path");
+			dlq_log_end(&line);
+			dlq_buf_release(&line);
+		}
+		said = true;
+		if (wait_signal(set, 100) != 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* After every handle of the archive is closed. */
+static void
+release_archive(int fd)
+{
+	if (fd != -1)
+		close(fd);
 }
 
 /* Everything the running worker owns, in start order. */
@@ -530,7 +582,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	struct services s;
 	pthread_t watcher;
 	sigset_t set;
-	int sig, rc;
+	int sig, rc, lock_fd;
 	struct dlq_buf line = { 0 };
 	char targets[32];
 
@@ -579,14 +631,18 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	if (assert_only)
 		return res.conflicts || res.errors ? DLQ_EXIT_CONFLICT :
 		    DLQ_EXIT_OK;
+	if ((rc = claim_archive(c, &set, &lock_fd)) != 0)
+		return rc < 0 ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
 	dlq_metrics_topology(true);
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
 		dlq_log(DLQ_LOG_ERR, "curl_init_failed", NULL);
+		release_archive(lock_fd);
 		return DLQ_EXIT_ERROR;
 	}
 	if (start_services(c, t, &s) == -1) {
 		stop_services(&s);
+		release_archive(lock_fd);
 		curl_global_cleanup();
 		return DLQ_EXIT_ERROR;
 	}
@@ -609,6 +665,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	if (pthread_create(&watcher, NULL, watch_second_signal, &set) == 0)
 		pthread_detach(watcher);
 	stop_services(&s);
+	release_archive(lock_fd);
 	curl_global_cleanup();
 	dlq_log(DLQ_LOG_INFO, "shutdown", NULL);
 	return sig != 0 ? DLQ_EXIT_OK : DLQ_EXIT_ERROR;

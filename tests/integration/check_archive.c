@@ -358,6 +358,83 @@ START_TEST(a_second_worker_on_the_same_dlqs_is_told_it_shares_them)
 }
 END_TEST
 
+/* "DLQ_CONTROL_SOCKET=<tmp>/<stem>.sock": a worker of its own beside the
+ * rig's, on the rig's config. */
+static void
+start_beside(struct h_worker *w, const struct h_rig *f, const char *stem,
+    char *env, size_t n)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s.sock", stem);
+	snprintf(env, n, "DLQ_CONTROL_SOCKET=%s", h_tmp_path(name));
+	h_worker_start(w, (const char *[]){ "-c", f->cfg, NULL },
+	    (const char *[]){ env, NULL });
+}
+
+/* Two workers on one archive would both send its digests and redrive
+ * its records. A second one waits for the first to exit (a predecessor
+ * stopping) and then takes over; stopped while it waits, it exits 0
+ * having started nothing. */
+START_TEST(a_second_worker_on_the_same_archive_waits_for_the_first)
+{
+	struct h_rig f;
+	struct h_worker w2, w3;
+	char env2[300], env3[300];
+	int rows, distinct;
+
+	start(&f, NULL);
+	start_beside(&w2, &f, "second", env2, sizeof(env2));
+	start_beside(&w3, &f, "third", env3, sizeof(env3));
+	ck_assert(h_worker_wait(&w2, "archive_in_use", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&w3, "archive_in_use", 1, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&w3, 10000, NULL), 0);
+	ck_assert_int_eq(h_worker_count(&w3, "control_listening"), 0);
+	ck_assert_int_eq(h_worker_count(&w3, "consumer_started"), 0);
+
+	ck_assert_int_eq(h_worker_count(&w2, "consumer_started"), 0);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	ck_assert(h_worker_wait(&w2, "consumer_started", f.n, WAIT_MS));
+	ck_assert_int_eq(h_worker_count(&w2, "archive_in_use"), 1);
+	die_in(&f, 0, 3, "after the takeover");
+	ck_assert(h_worker_wait(&w2, "dead_letter", 3, WAIT_MS));
+	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
+	h_close(f.c);
+	ck_assert_int_eq(h_worker_stop(&w2, 10000, NULL), 0);
+	count_rows(f.db, &rows, &distinct);
+	ck_assert_int_eq(rows, 3);
+}
+END_TEST
+
+/* A second worker started by mistake beside a running one gives up after
+ * its wait (exit 1, saying why) and the first goes on alone. */
+START_TEST(a_second_worker_leaves_an_archive_the_first_keeps)
+{
+	struct h_rig f;
+	struct h_worker w2;
+	char env[300];
+	cJSON **ev;
+	int64_t t0;
+	int n;
+
+	start(&f, NULL);
+	t0 = h_now_ms();
+	start_beside(&w2, &f, "second", env, sizeof(env));
+	ck_assert_int_eq(h_worker_exit(&w2, 40000), 1);
+	ck_assert_int_ge(h_now_ms() - t0, 15000);
+	ev = h_worker_events(&w2, "archive_open_failed", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(h_jstr(ev[0], "error"), "another dlq-worker still "
+	    "has it open (waited 15 s for it to exit)");
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_worker_count(&w2, "consumer_started"), 0);
+
+	die_in(&f, 0, 2, "still the first");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	h_rig_stop(&f);
+}
+END_TEST
+
 static int64_t
 first_id(const char *cfg, const char *const *args)
 {
@@ -1414,6 +1491,8 @@ suite(void)
 	tcase_add_test(tc, an_unwritable_archive_leaves_deliveries_in_the_queue);
 	tcase_add_test(tc, an_archive_deleted_under_the_worker_loses_nothing);
 	tcase_add_test(tc, a_second_worker_on_the_same_dlqs_is_told_it_shares_them);
+	tcase_add_test(tc, a_second_worker_on_the_same_archive_waits_for_the_first);
+	tcase_add_test(tc, a_second_worker_leaves_an_archive_the_first_keeps);
 	tcase_add_test(tc, triage_commands_answer_what_the_archive_holds);
 	tcase_add_test(tc, a_selection_is_dropped_or_assigned_by_queue_and_class);
 	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);
