@@ -342,14 +342,70 @@ secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
 	return !colon || !spaced || sch > 0 || digit || k - *from >= 16;
 }
 
+/* How far a start tag's attributes are looked through for its '>'. */
+#define TAG_MAX		256
+
+/* The text of an XML element named after a mask key (a SOAP or XML
+ * payload: <password>x</password>, <ns:Token type="t">x</ns:Token>):
+ * s[i] begins a word of `word` bytes right after '<' or after
+ * '<prefix:'. Sets [*from, *to), offsets in s, to the element's text up
+ * to the next tag, or its CDATA section. False when the tag closes
+ * itself or holds no text of its own (only blanks and other elements),
+ * and when its text runs to the end of a text that is not `cut`: no
+ * element, but prose ("expected <token> here"). */
+static bool
+element_at(const struct dlq_redact *r, const unsigned char *s, size_t i,
+    size_t word, size_t n, bool cut, size_t *from, size_t *to)
+{
+	size_t lt = i - 1, j = i + word, k;
+	bool blank = true;
+
+	if (j >= n || !(s[j] == '>' || s[j] == '/' || isspace(s[j])))
+		return false;
+	if (s[lt] == ':') {		/* after a namespace prefix */
+		while (lt > 0 && local_char(s[lt - 1]))
+			lt--;
+		if (lt == i - 1 || lt == 0)
+			return false;
+		lt--;
+	}
+	if (s[lt] != '<' || !key_is_masked(r, s + i, word))
+		return false;
+	for (k = j; k < n && k - j < TAG_MAX && s[k] != '>'; k++)
+		;
+	if (k >= n || s[k] != '>' || s[k - 1] == '/')
+		return false;
+	*from = ++k;
+	if (n - k >= 9 && memcmp(s + k, "<![CDATA[", 9) == 0) {
+		for (k += 9; k + 3 <= n && memcmp(s + k, "]]>", 3) != 0; k++)
+			;
+		*to = k + 3 <= n ? k + 3 : n;
+		return true;
+	}
+	for (; k < n && s[k] != '<'; k++)
+		blank &= isspace(s[k]) != 0;
+	*to = k;
+	return !blank && (k < n || cut);
+}
+
+/* Masks the n bytes at s into out; `cut`: the text goes on past them. */
 static void
 mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
-    struct dlq_buf *out)
+    bool cut, struct dlq_buf *out)
 {
 	size_t i = 0, run = 0, k, word, from, to;
 
 	while (i < n) {		/* at the start of a word */
 		word = local_len(s + i, n - i);
+		if (word > 0 && i > 0 && (s[i - 1] == '<' || s[i - 1] == ':') &&
+		    element_at(r, s, i, word, n, cut, &from, &to)) {
+			dlq_buf_add(out, s + run, i - run);
+			/* its name and attributes, masked as any text */
+			mask_text(r, s + i, from - i, false, out);
+			dlq_buf_adds(out, MASK);
+			i = run = to;
+			continue;	/* at '<' or the end */
+		}
 		if (word > 0 && secret_at(r, s + i, word, n - i, &from, &to)) {
 			/* a card number or an IBAN in groups goes on past
 			 * the blank that ends a value: card=4111 1111 ... */
@@ -397,10 +453,11 @@ dlq_redact_text(const struct dlq_redact *r, const void *p, size_t n,
     size_t max, struct dlq_buf *out)
 {
 	size_t start = out->len;
+	bool cut = n > max + LOOKAHEAD;
 
-	if (n > max + LOOKAHEAD)
+	if (cut)
 		n = max + LOOKAHEAD;
-	mask_text(r, p, n, out);
+	mask_text(r, p, n, cut, out);
 	if (out->len - start > max) {
 		out->len = start + dlq_utf8_prefix(out->data + start, max);
 		out->data[out->len] = '\0';
@@ -521,7 +578,8 @@ redact_json(const struct dlq_redact *r, const unsigned char *s, size_t n,
 			} else {
 				budget = r->max_bytes - (out->len - start) +
 				    LOOKAHEAD;
-				mask_text(r, s + i, k < budget ? k : budget, out);
+				mask_text(r, s + i, k < budget ? k : budget,
+				    k > budget, out);
 			}
 			expect_key = false;
 			i += k;
@@ -560,7 +618,7 @@ dlq_redact_payload(const struct dlq_redact *r, const void *p, size_t n,
 		*truncated = redact_json(r, s, n, out, start);
 	} else {
 		kind = DLQ_PAYLOAD_TEXT;
-		mask_text(r, s, scan, out);
+		mask_text(r, s, scan, scan < n, out);
 		*truncated = scan < n;
 	}
 	if (out->len - start > r->max_bytes) {

@@ -11,7 +11,8 @@
  *   so do the value written after a mask key and "=" or ":" (token=abc,
  *   "password": "x", Authorization: Bearer abc; after "key: " a bare word
  *   only when it holds a digit or is 16 bytes or longer: prose stays) and
- *   the credential after "Bearer ".
+ *   the credential after "Bearer ", and the text of an XML element
+ *   named after a mask key (<password>***</password>).
  * - Binary payloads are never printed.
  * The scan is streaming and stops at `max_bytes` of output, so a 10 MiB
  * payload costs what its first few KiB cost. Pure, no I/O, any thread. */

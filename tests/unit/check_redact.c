@@ -235,6 +235,50 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 }
 END_TEST
 
+/* XML and SOAP payloads name their secrets by element: the text of an
+ * element named after a mask key goes, whatever follows it; its
+ * attributes are masked as any text. Prose with a word in angle
+ * brackets is no element. */
+START_TEST(xml_elements_named_after_a_mask_key_lose_their_text)
+{
+	static const char *const cases[][2] = {
+		{ "<user><password>hunter2</password><id>7</id></user>",
+		  "<user><password>***</password><id>7</id></user>" },
+		{ "<s:Auth><s:Token type=\"bearer\">abc</s:Token></s:Auth>",
+		  "<s:Auth><s:Token type=\"bearer\">***</s:Token></s:Auth>" },
+		{ "<user_phone>0176 1234 567</user_phone>",
+		  "<user_phone>***</user_phone>" },
+		{ "<Email note=\"a@b.com\">x</Email>",
+		  "<Email note=\"***\">***</Email>" },
+		{ "<password><![CDATA[p<a>ss]]></password>",
+		  "<password>***</password>" },
+		{ "<password/><token></token><token>\n  </token>",
+		  "<password/><token></token><token>\n  </token>" },
+		{ "<phone><cc>49</cc></phone>", "<phone><cc>49</cc></phone>" },
+		{ "<a><token/>none</a>", "<a><token/>none</a>" },
+		{ "</password>x <passwords>", "</password>x <passwords>" },
+		{ "field <email> is missing", "field <email> is missing" },
+		{ "1 < 2, token<3", "1 < 2, token<3" },
+	};
+	char cut[1000];
+
+	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]));
+	ck_assert_int_eq(run(&R, "<?xml version=\"1.0\"?>\n<a><token>t1"
+	    "</token></a>"), DLQ_PAYLOAD_TEXT);
+	ck_assert_str_eq(text(), "<?xml version=\"1.0\"?>\n<a><token>***"
+	    "</token></a>");
+	/* in a JSON string, and in a text cut before the element ends */
+	run(&R, "{\"body\":\"<a><Password>p1</Password></a>\"}");
+	ck_assert_str_eq(text(), "{\"body\":\"<a><Password>***</Password>"
+	    "</a>\"}");
+	memset(cut, 'a', sizeof(cut));
+	memcpy(cut, "<token>", 7);
+	dlq_buf_reset(&out);
+	dlq_redact_text(&R, cut, sizeof(cut), 10, &out);
+	ck_assert_str_eq(text(), "<token>***");
+}
+END_TEST
+
 /* Tokens, bank accounts and cards need no key before them: a JWT is a
  * credential, an IBAN names an account, a card number pays; an IBAN or
  * a card is told from an id of its shape by its check digits. */
@@ -307,6 +351,7 @@ suite(void)
 	tcase_add_test(tc, text_redaction_for_error_messages);
 	tcase_add_test(tc, secrets_after_their_key_in_text_are_masked);
 	tcase_add_test(tc, jwts_ibans_and_cards_are_masked_wherever_they_stand);
+	tcase_add_test(tc, xml_elements_named_after_a_mask_key_lose_their_text);
 	suite_add_tcase(s, tc);
 	return s;
 }
