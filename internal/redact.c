@@ -516,14 +516,81 @@ value_end(const unsigned char *s, size_t n)
 	return n;
 }
 
+/* A generic name/value pair names its secret in a value, not a key:
+ * {"name": "password", "value": "x"} (form fields, header lists,
+ * parameters). The "value" member of an object whose name member holds a
+ * mask key is masked as if its key were that name. */
+static const char *const name_keys[] = { "name", "key", "field", "header",
+    "param", "parameter", "attribute", "property", NULL };
+static const char *const value_keys[] = { "value", "values", NULL };
+/* How far the members after a "value" are read for their name. */
+#define PAIR_AHEAD	1024
+
+/* Whether the key of `n` bytes at s is one of `words` (any case). */
+static bool
+key_is(const unsigned char *s, size_t n, const char *const *words)
+{
+	for (; *words != NULL; words++)
+		if (strlen(*words) == n && strncasecmp((const char *)s, *words,
+		    n) == 0)
+			return true;
+	return false;
+}
+
+/* Whether the rest of an object, from just after a "value" key at s,
+ * has a name member holding a mask key: {"value": "x", "name": "token"}.
+ * Reads at most PAIR_AHEAD bytes and stops at the object's end. */
+static bool
+secret_named_ahead(const struct dlq_redact *r, const unsigned char *s,
+    size_t n)
+{
+	size_t i = 0, k;
+	bool key = false, named = false;
+
+	if (n > PAIR_AHEAD)
+		n = PAIR_AHEAD;
+	while (i < n) {
+		if (isspace(s[i]) || s[i] == ':') {
+			i++;
+			continue;
+		}
+		if (s[i] == '}' || s[i] == ']')
+			return false;
+		if (s[i] == ',') {
+			key = true;
+			i++;
+			continue;
+		}
+		if (s[i] == '"') {
+			k = string_end(s + i, n - i);
+			if (k < 2 || s[i + k - 1] != '"')
+				return false;
+			if (key)
+				named = key_is(s + i + 1, k - 2, name_keys);
+			else if (named && key_is_masked(r, s + i + 1, k - 2))
+				return true;
+			else
+				named = false;
+			key = false;
+			i += k;
+			continue;
+		}
+		k = value_end(s + i, n - i);	/* a number, an object ... */
+		i += k > 0 ? k : 1;
+		key = named = false;
+	}
+	return false;
+}
+
 static bool
 redact_json(const struct dlq_redact *r, const unsigned char *s, size_t n,
     struct dlq_buf *out, size_t start)
 {
 	uint64_t is_obj = 0;	/* bit d set: depth d is an object */
+	uint64_t named = 0;	/* bit d: its name member holds a mask key */
 	int depth = 0;
-	bool expect_key = false, mask_next = false;
-	size_t i = 0, k, budget;
+	bool expect_key = false, mask_next = false, name_next = false;
+	size_t i = 0, k, len, budget;
 
 	while (i < n) {
 		if (out->len - start >= r->max_bytes)
@@ -548,7 +615,9 @@ redact_json(const struct dlq_redact *r, const unsigned char *s, size_t n,
 				is_obj |= (uint64_t)1 << depth;
 			else
 				is_obj &= ~((uint64_t)1 << depth);
+			named &= ~((uint64_t)1 << depth);
 			expect_key = c == '{';
+			name_next = false;
 			dlq_buf_addc(out, (char)c);
 			i++;
 			continue;
@@ -571,11 +640,22 @@ redact_json(const struct dlq_redact *r, const unsigned char *s, size_t n,
 			continue;
 		case '"':
 			k = string_end(s + i, n - i);
+			len = k >= 2 ? k - 2 : 0;
 			if (expect_key) {
-				mask_next = key_is_masked(r, s + i + 1,
-				    k >= 2 ? k - 2 : 0);
+				mask_next = key_is_masked(r, s + i + 1, len);
+				name_next = !mask_next &&
+				    key_is(s + i + 1, len, name_keys);
+				if (!mask_next && key_is(s + i + 1, len,
+				    value_keys))
+					mask_next = ((named >> depth) & 1) ||
+					    secret_named_ahead(r, s + i + k,
+					    n - i - k);
 				dlq_buf_add(out, s + i, k);
 			} else {
+				if (name_next && key_is_masked(r, s + i + 1,
+				    len))
+					named |= (uint64_t)1 << depth;
+				name_next = false;
 				budget = r->max_bytes - (out->len - start) +
 				    LOOKAHEAD;
 				mask_text(r, s + i, k < budget ? k : budget,
@@ -590,6 +670,7 @@ redact_json(const struct dlq_redact *r, const unsigned char *s, size_t n,
 				k = 1;
 			dlq_buf_add(out, s + i, k);
 			i += k;
+			name_next = false;
 			continue;
 		}
 	}

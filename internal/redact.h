@@ -4,7 +4,9 @@
  * addresses and tokens. Everything the worker prints passes through here:
  * - JSON payloads: the value of every key that contains one of the mask
  *   keys (case-insensitive substring: "user_email" matches "email") is
- *   replaced by "***", whatever its type, nested objects included.
+ *   replaced by "***", whatever its type, nested objects included; so
+ *   is the "value" of a name/value pair whose name member holds a mask
+ *   key ({"name": "password", "value": "***"}).
  * - Text (JSON string values, plain-text payloads, error texts): email
  *   addresses and runs of at least `digits_min` digits (a "+" may start a
  *   run that then allows spaces, dashes, dots and parentheses) become "***";
@@ -14,8 +16,9 @@
  *   the credential after "Bearer ", and the text of an XML element
  *   named after a mask key (<password>***</password>).
  * - Binary payloads are never printed.
- * The scan is streaming and stops at `max_bytes` of output, so a 10 MiB
- * payload costs what its first few KiB cost. Pure, no I/O, any thread. */
+ * The scan is streaming (a name/value pair reads ahead at most 1 KiB)
+ * and stops at `max_bytes` of output, so a 10 MiB payload costs what
+ * its first few KiB cost. Pure, no I/O, any thread. */
 #ifndef DLQ_REDACT_H
 #define DLQ_REDACT_H
 

@@ -67,6 +67,36 @@ START_TEST(masked_keys_lose_their_values_whatever_the_type)
 }
 END_TEST
 
+/* Form fields, header lists and parameters name their secret in a
+ * value: the "value" beside a name member holding a mask key is masked,
+ * the name member standing before it or after it. */
+START_TEST(a_value_named_by_its_name_member_is_masked)
+{
+	run(&R, "{\"fields\":[{\"name\":\"password\",\"value\":\"hunter2\"},"
+	    "{\"name\":\"city\",\"value\":\"Berlin\"},"
+	    "{\"value\":[\"a\"],\"n\":2,\"Key\":\"Auth_Token\"}]}");
+	ck_assert_str_eq(text(), "{\"fields\":[{\"name\":\"password\","
+	    "\"value\":\"***\"},{\"name\":\"city\",\"value\":\"Berlin\"},"
+	    "{\"value\":\"***\",\"n\":2,\"Key\":\"Auth_Token\"}]}");
+	/* a name in another object, or not a name member, names nothing */
+	run(&R, "{\"a\":{\"name\":\"token\"},\"value\":1,"
+	    "\"b\":{\"value\":2,\"c\":{\"name\":\"token\"}},"
+	    "\"d\":{\"label\":\"phone\",\"value\":3}}");
+	ck_assert_str_eq(text(), "{\"a\":{\"name\":\"token\"},\"value\":1,"
+	    "\"b\":{\"value\":2,\"c\":{\"name\":\"token\"}},"
+	    "\"d\":{\"label\":\"phone\",\"value\":3}}");
+	run(&R, "{\"b\":{\"value\":\"kept\"},\"name\":\"token\"}");
+	ck_assert_str_eq(text(), "{\"b\":{\"value\":\"kept\"},"
+	    "\"name\":\"token\"}");
+	/* in a list, the name of the object before or after is not this
+	 * object's */
+	run(&R, "[{\"name\":\"email\"},{\"value\":\"kept\"},"
+	    "{\"name\":\"email\"}]");
+	ck_assert_str_eq(text(), "[{\"name\":\"email\"},{\"value\":\"kept\"},"
+	    "{\"name\":\"email\"}]");
+}
+END_TEST
+
 /* Strings are skipped 16 or 8 bytes at a time up to a quote or a
  * backslash: an escaped quote at any offset of a long string must not
  * end it, for a value kept and for one masked. */
@@ -352,6 +382,7 @@ suite(void)
 	tcase_add_test(tc, secrets_after_their_key_in_text_are_masked);
 	tcase_add_test(tc, jwts_ibans_and_cards_are_masked_wherever_they_stand);
 	tcase_add_test(tc, xml_elements_named_after_a_mask_key_lose_their_text);
+	tcase_add_test(tc, a_value_named_by_its_name_member_is_masked);
 	suite_add_tcase(s, tc);
 	return s;
 }
