@@ -342,20 +342,90 @@ secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
 	return !colon || !spaced || sch > 0 || digit || k - *from >= 16;
 }
 
+/* A generic name/value pair names its secret in a value, not a key:
+ * {"name": "password", "value": "x"}, <field name="password">x</field>
+ * (form fields, header lists, parameters). The "value" member of an
+ * object whose name member holds a mask key is masked as if its key were
+ * that name; so are the text and the value attribute of such an
+ * element. */
+static const char *const name_keys[] = { "name", "key", "field", "header",
+    "param", "parameter", "attribute", "property", NULL };
+static const char *const value_keys[] = { "value", "values", NULL };
+/* How far the members after a "value" are read for their name. */
+#define PAIR_AHEAD	1024
+
+/* Whether the key of `n` bytes at s is one of `words` (any case). */
+static bool
+key_is(const unsigned char *s, size_t n, const char *const *words)
+{
+	for (; *words != NULL; words++)
+		if (strlen(*words) == n && strncasecmp((const char *)s, *words,
+		    n) == 0)
+			return true;
+	return false;
+}
+
 /* How far a start tag's attributes are looked through for its '>'. */
 #define TAG_MAX		256
 
-/* The text of an XML element named after a mask key (a SOAP or XML
- * payload: <password>x</password>, <ns:Token type="t">x</ns:Token>):
- * s[i] begins a word of `word` bytes right after '<' or after
- * '<prefix:'. Sets [*from, *to), offsets in s, to the element's text up
- * to the next tag, or its CDATA section. False when the tag closes
- * itself or holds no text of its own (only blanks and other elements),
- * and when its text runs to the end of a text that is not `cut`: no
- * element, but prose ("expected <token> here"). */
+/* An element whose text or value attribute is masked. */
+struct element {
+	size_t	 from, to;	/* its text (from == to: none masked) */
+	size_t	 vfrom, vto;	/* its value attribute's value, or 0, 0 */
+	size_t	 end;		/* just past its start tag */
+};
+
+/* Walks the attributes of a start tag, s[j..gt): whether one of
+ * name_keys holds a mask key (name="password"); the value of its value
+ * attribute (value="x") goes into [*vfrom, *vto). */
+static bool
+attributes(const struct dlq_redact *r, const unsigned char *s, size_t j,
+    size_t gt, size_t *vfrom, size_t *vto)
+{
+	size_t name, len, v;
+	bool named = false;
+
+	while (j < gt) {
+		if (!local_char(s[j]) && s[j] != ':') {
+			j++;
+			continue;
+		}
+		for (name = j; j < gt && (local_char(s[j]) || s[j] == ':'); j++)
+			;
+		len = j - name;
+		while (j < gt && isspace(s[j]))
+			j++;
+		if (j >= gt || s[j] != '=')
+			continue;
+		for (j++; j < gt && isspace(s[j]); j++)
+			;
+		if (j >= gt || (s[j] != '"' && s[j] != '\''))
+			continue;
+		for (v = ++j; j < gt && s[j] != s[v - 1]; j++)
+			;
+		if (key_is(s + name, len, name_keys) && key_is_masked(r,
+		    s + v, j - v))
+			named = true;
+		else if (key_is(s + name, len, value_keys) && j > v) {
+			*vfrom = v;
+			*vto = j;
+		}
+		j++;
+	}
+	return named;
+}
+
+/* An XML element that holds a secret (a SOAP or XML payload): named
+ * after a mask key (<password>x</password>, <ns:Token t="1">x</ns:Token>)
+ * or by a name attribute (<field name="password">x</field>, <param
+ * name="token" value="x"/>). s[i] begins a word of `word` bytes right
+ * after '<' or after '<prefix:'. Sets *e to what is masked: its text up
+ * to the next tag, or its CDATA section, and its value attribute. False
+ * when there is neither; a text that runs to the end of a text not
+ * `cut` is no element's, but prose ("expected <token> here"). */
 static bool
 element_at(const struct dlq_redact *r, const unsigned char *s, size_t i,
-    size_t word, size_t n, bool cut, size_t *from, size_t *to)
+    size_t word, size_t n, bool cut, struct element *e)
 {
 	size_t lt = i - 1, j = i + word, k;
 	bool blank = true;
@@ -369,23 +439,32 @@ element_at(const struct dlq_redact *r, const unsigned char *s, size_t i,
 			return false;
 		lt--;
 	}
-	if (s[lt] != '<' || !key_is_masked(r, s + i, word))
+	if (s[lt] != '<')
 		return false;
 	for (k = j; k < n && k - j < TAG_MAX && s[k] != '>'; k++)
 		;
-	if (k >= n || s[k] != '>' || s[k - 1] == '/')
+	if (k >= n || s[k] != '>')
 		return false;
-	*from = ++k;
-	if (n - k >= 9 && memcmp(s + k, "<![CDATA[", 9) == 0) {
-		for (k += 9; k + 3 <= n && memcmp(s + k, "]]>", 3) != 0; k++)
-			;
-		*to = k + 3 <= n ? k + 3 : n;
-		return true;
+	e->vfrom = e->vto = 0;
+	if (!attributes(r, s, j, k, &e->vfrom, &e->vto) &&
+	    !key_is_masked(r, s + i, word))
+		return false;
+	e->end = e->from = e->to = k + 1;
+	if (s[k - 1] != '/') {		/* not <token/> */
+		k++;
+		if (n - k >= 9 && memcmp(s + k, "<![CDATA[", 9) == 0) {
+			for (k += 9; k + 3 <= n && memcmp(s + k, "]]>", 3) !=
+			    0; k++)
+				;
+			e->to = k + 3 <= n ? k + 3 : n;
+		} else {
+			for (; k < n && s[k] != '<'; k++)
+				blank &= isspace(s[k]) != 0;
+			if (!blank && (k < n || cut))
+				e->to = k;
+		}
 	}
-	for (; k < n && s[k] != '<'; k++)
-		blank &= isspace(s[k]) != 0;
-	*to = k;
-	return !blank && (k < n || cut);
+	return e->to > e->from || e->vto > e->vfrom;
 }
 
 /* Masks the n bytes at s into out; `cut`: the text goes on past them. */
@@ -394,17 +473,25 @@ mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
     bool cut, struct dlq_buf *out)
 {
 	size_t i = 0, run = 0, k, word, from, to;
+	struct element e;
 
 	while (i < n) {		/* at the start of a word */
 		word = local_len(s + i, n - i);
 		if (word > 0 && i > 0 && (s[i - 1] == '<' || s[i - 1] == ':') &&
-		    element_at(r, s, i, word, n, cut, &from, &to)) {
+		    element_at(r, s, i, word, n, cut, &e)) {
 			dlq_buf_add(out, s + run, i - run);
 			/* its name and attributes, masked as any text */
-			mask_text(r, s + i, from - i, false, out);
-			dlq_buf_adds(out, MASK);
-			i = run = to;
-			continue;	/* at '<' or the end */
+			if (e.vto > e.vfrom) {
+				mask_text(r, s + i, e.vfrom - i, false, out);
+				dlq_buf_adds(out, MASK);
+				mask_text(r, s + e.vto, e.end - e.vto, false,
+				    out);
+			} else
+				mask_text(r, s + i, e.end - i, false, out);
+			if (e.to > e.from)
+				dlq_buf_adds(out, MASK);
+			i = run = e.to;
+			continue;	/* at a tag or the end */
 		}
 		if (word > 0 && secret_at(r, s + i, word, n - i, &from, &to)) {
 			/* a card number or an IBAN in groups goes on past
@@ -514,27 +601,6 @@ value_end(const unsigned char *s, size_t n)
 		i++;
 	}
 	return n;
-}
-
-/* A generic name/value pair names its secret in a value, not a key:
- * {"name": "password", "value": "x"} (form fields, header lists,
- * parameters). The "value" member of an object whose name member holds a
- * mask key is masked as if its key were that name. */
-static const char *const name_keys[] = { "name", "key", "field", "header",
-    "param", "parameter", "attribute", "property", NULL };
-static const char *const value_keys[] = { "value", "values", NULL };
-/* How far the members after a "value" are read for their name. */
-#define PAIR_AHEAD	1024
-
-/* Whether the key of `n` bytes at s is one of `words` (any case). */
-static bool
-key_is(const unsigned char *s, size_t n, const char *const *words)
-{
-	for (; *words != NULL; words++)
-		if (strlen(*words) == n && strncasecmp((const char *)s, *words,
-		    n) == 0)
-			return true;
-	return false;
 }
 
 /* Whether the rest of an object, from just after a "value" key at s,

@@ -13,8 +13,9 @@
  *   so do the value written after a mask key and "=" or ":" (token=abc,
  *   "password": "x", Authorization: Bearer abc; after "key: " a bare word
  *   only when it holds a digit or is 16 bytes or longer: prose stays) and
- *   the credential after "Bearer ", and the text of an XML element
- *   named after a mask key (<password>***</password>).
+ *   the credential after "Bearer ", and the text and value attribute
+ *   of an XML element named after a mask key (<password>***</password>)
+ *   or by a name attribute (<field name="password">***</field>).
  * - Binary payloads are never printed.
  * The scan is streaming (a name/value pair reads ahead at most 1 KiB)
  * and stops at `max_bytes` of output, so a 10 MiB payload costs what

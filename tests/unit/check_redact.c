@@ -266,9 +266,9 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 END_TEST
 
 /* XML and SOAP payloads name their secrets by element: the text of an
- * element named after a mask key goes, whatever follows it; its
- * attributes are masked as any text. Prose with a word in angle
- * brackets is no element. */
+ * element named after a mask key, or by a name attribute, goes, and its
+ * value attribute; its other attributes are masked as any text. Prose
+ * with a word in angle brackets is no element. */
 START_TEST(xml_elements_named_after_a_mask_key_lose_their_text)
 {
 	static const char *const cases[][2] = {
@@ -289,6 +289,19 @@ START_TEST(xml_elements_named_after_a_mask_key_lose_their_text)
 		{ "</password>x <passwords>", "</password>x <passwords>" },
 		{ "field <email> is missing", "field <email> is missing" },
 		{ "1 < 2, token<3", "1 < 2, token<3" },
+		/* named by an attribute: its text and its value attribute */
+		{ "<form><field name=\"password\">hunter2</field>"
+		  "<field name=\"city\">Berlin</field></form>",
+		  "<form><field name=\"password\">***</field>"
+		  "<field name=\"city\">Berlin</field></form>" },
+		{ "<param name='Token' value='abc'/><param name=\"x\" "
+		  "value=\"keep\"/>",
+		  "<param name='Token' value='***'/><param name=\"x\" "
+		  "value=\"keep\"/>" },
+		{ "<password value=\"pv\">t</password>",
+		  "<password value=\"***\">***</password>" },
+		{ "<field name=\"password\"/> see <field name=\"token\"> here",
+		  "<field name=\"password\"/> see <field name=\"token\"> here" },
 	};
 	char cut[1000];
 
