@@ -522,10 +522,8 @@ dlq_archive_claim(const char *path, int *fd)
 	*fd = -1;
 	make_parent(path);
 	if (create_private(path) != 0 ||
-	    (*fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		*fd = -1;
+	    (*fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return 0;	/* dlq_archive_open says why */
-	}
 	if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
 		return 0;
 	held = errno == EWOULDBLOCK;

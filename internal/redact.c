@@ -370,9 +370,9 @@ key_is(const unsigned char *s, size_t n, const char *const *words)
 
 /* An element whose text or value attribute is masked. */
 struct element {
-	size_t	 from, to;	/* its text (from == to: none masked) */
+	size_t	 from, to;	/* its text, from just past its start tag
+				 * (from == to: none masked) */
 	size_t	 vfrom, vto;	/* its value attribute's value, or 0, 0 */
-	size_t	 end;		/* just past its start tag */
 };
 
 /* Walks the attributes of a start tag, s[j..gt): whether one of
@@ -449,7 +449,7 @@ element_at(const struct dlq_redact *r, const unsigned char *s, size_t i,
 	if (!attributes(r, s, j, k, &e->vfrom, &e->vto) &&
 	    !key_is_masked(r, s + i, word))
 		return false;
-	e->end = e->from = e->to = k + 1;
+	e->from = e->to = k + 1;
 	if (s[k - 1] != '/') {		/* not <token/> */
 		k++;
 		if (n - k >= 9 && memcmp(s + k, "<![CDATA[", 9) == 0) {
@@ -484,10 +484,10 @@ mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
 			if (e.vto > e.vfrom) {
 				mask_text(r, s + i, e.vfrom - i, false, out);
 				dlq_buf_adds(out, MASK);
-				mask_text(r, s + e.vto, e.end - e.vto, false,
+				mask_text(r, s + e.vto, e.from - e.vto, false,
 				    out);
 			} else
-				mask_text(r, s + i, e.end - i, false, out);
+				mask_text(r, s + i, e.from - i, false, out);
 			if (e.to > e.from)
 				dlq_buf_adds(out, MASK);
 			i = run = e.to;
