@@ -110,6 +110,69 @@ digits_at(const unsigned char *s, size_t n, int min)
 	return digits >= min ? end : 0;
 }
 
+/* Whether `n` groups of digits of these lengths, starting at s, read
+ * as a date (2026-12-02, 02.12.2026, a span of years 2024-2025) or an
+ * IPv4 address (10.20.30.40): kept, as they are no phone number. */
+static bool
+date_or_address(const unsigned char *s, const size_t *len, int n,
+    unsigned char sep)
+{
+	if (n == 3 && ((len[0] == 4 && len[1] == 2 && len[2] == 2) ||
+	    (len[0] == 2 && len[1] == 2 && len[2] == 4)))
+		return true;
+	if (n == 2 && sep == '-' && len[0] == 4 && len[1] == 4)
+		return (s[0] == '1' && s[1] == '9') ||
+		    (s[0] == '2' && s[1] == '0');
+	return n == 4 && sep == '.' && len[0] <= 3 && len[1] <= 3 &&
+	    len[2] <= 3 && len[3] <= 3;
+}
+
+/* Length of a phone number written in groups at s, or 0: a group of 1
+ * to 5 digits, then groups of 2 to 8 with the same single space, dash
+ * or dot between them (555-123-4567, 06 12 34 56 78, 555.123.4567; with
+ * dots at least three groups, so a decimal number is none), the first
+ * group possibly closed by ")" when `paren` ("(" came before it:
+ * (555) 123-4567), at least `min` digits in all, ending a word (not
+ * where another separator goes on: 4111 1111-1111). A date or an
+ * address (date_or_address) is kept. */
+static size_t
+grouped_digits_at(const unsigned char *s, size_t n, int min, bool paren)
+{
+	size_t i = 0, g, len[4] = { 0, 0, 0, 0 };
+	size_t digits = 0;
+	int groups = 0;
+	unsigned char sep = 0;
+
+	for (;;) {
+		for (g = 0; i + g < n && isdigit(s[i + g]); g++)
+			;
+		if (g < (groups == 0 ? 1u : 2u) || g > (groups == 0 ? 5u : 8u))
+			return 0;
+		if (groups < 4)
+			len[groups] = g;
+		groups++;
+		digits += g;
+		i += g;
+		if (paren && groups == 1 && i < n && s[i] == ')') {
+			if (++i < n && s[i] == ' ')
+				i++;
+			if (i >= n || !isdigit(s[i]))
+				return 0;
+			continue;
+		}
+		if (i + 1 >= n || !isdigit(s[i + 1]) || (s[i] != ' ' &&
+		    s[i] != '-' && s[i] != '.') || (sep != 0 && s[i] != sep))
+			break;
+		sep = s[i++];
+	}
+	if (groups < (sep == '.' ? 3 : 2) || digits < (size_t)min ||
+	    (i < n && isalnum(s[i])) || (i + 1 < n && (s[i] == '-' ||
+	    s[i] == '.') && isdigit(s[i + 1])) ||
+	    date_or_address(s, len, groups, sep))
+		return 0;
+	return i;
+}
+
 /* Length of a JSON Web Token at s, the `word` bytes of a word: "eyJ"
  * (base64url of '{"') and base64url segments joined by at least two
  * dots (a JWS has two, a JWE four), or 0. A credential, and its claims
@@ -514,6 +577,9 @@ mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
 			k = digits_at(s + i, n - i, r->digits_min);
 		if (k == 0 && isdigit(s[i]))
 			k = card_at(s + i, n - i);
+		if (k == 0 && r->digits_min > 0 && isdigit(s[i]))
+			k = grouped_digits_at(s + i, n - i, r->digits_min,
+			    i > 0 && s[i - 1] == '(');
 		if (k == 0 && s[i] == 'e')
 			k = jwt_at(s + i, word);
 		if (k == 0 && isupper(s[i]))

@@ -9,7 +9,9 @@
  *   key ({"name": "password", "value": "***"}).
  * - Text (JSON string values, plain-text payloads, error texts): email
  *   addresses and runs of at least `digits_min` digits (a "+" may start a
- *   run that then allows spaces, dashes, dots and parentheses) become "***";
+ *   run that then allows spaces, dashes, dots and parentheses; without it
+ *   the digits may stand in groups: 555-123-4567, (555) 123-4567, but
+ *   not as a date or an IPv4 address) become "***";
  *   so do the value written after a mask key and "=" or ":" (token=abc,
  *   "password": "x", Authorization: Bearer abc; after "key: " a bare word
  *   only when it holds a digit or is 16 bytes or longer: prose stays) and
