@@ -12,7 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
+#include <limits.h>
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -23,11 +23,13 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "parentdir.h"
 #include "redact.h"
 #include "vfs.h"
 
 #define HEADERS_MAX	(256 * 1024)
 #define HINT_CACHE	64	/* hint texts whose id a handle remembers */
+#define ARCHIVE_DIR_MODE 0750	/* a new archive's directory: the worker's */
 #define LEGACY_KEY	"legacy_fingerprints_until"
 /* Broker and worker clocks may disagree: deaths this much later than
  * the upgrade are still looked up by the old fingerprint as well. */
@@ -247,6 +249,17 @@ set_err_sys(struct dlq_archive *a, const char *what, int sys)
 	else
 		snprintf(err_text, sizeof(err_text), "%.60s: %s", what,
 		    sqlite3_errmsg(a->db));
+}
+
+/* The archive's directory could not be created: that, not SQLite's
+ * "unable to open database file" for the missing file, says why. */
+static void
+set_err_dir(const char *dir, int sys)
+{
+	char buf[64];
+
+	snprintf(err_text, sizeof(err_text), "open: cannot create the "
+	    "directory %.160s (%s)", dir, strerror_r(sys, buf, sizeof(buf)));
 }
 
 /* The same with the errno SQLite saw when the disk failed or filled
@@ -480,22 +493,6 @@ headers_json_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	empty_amqp_pool(&pool);
 }
 
-/* The directory of a new archive is created for the worker alone. */
-static void
-make_parent(const char *path)
-{
-	char *copy = strdup(path), *dir;
-
-	if (copy == NULL)
-		return;
-	dir = dirname(copy);
-	if (mkdir(dir, 0750) == -1 && errno == ENOENT) {
-		make_parent(dir);
-		mkdir(dir, 0750);
-	}
-	free(copy);
-}
-
 /* A new archive is for the worker's user alone: it holds payloads
  * (personal data) that viewers must not read. SQLite would create it
  * 0644 less the umask; its -wal and -shm take the database file's
@@ -517,10 +514,11 @@ create_private(const char *path)
 int
 dlq_archive_claim(const char *path, int *fd)
 {
+	char dir[PATH_MAX] = "";
 	bool held;
 
 	*fd = -1;
-	make_parent(path);
+	dlq_parentdir_make(path, ARCHIVE_DIR_MODE, dir, sizeof(dir));
 	if (create_private(path) != 0 ||
 	    (*fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return 0;	/* dlq_archive_open says why */
@@ -598,8 +596,8 @@ dlq_archive_open(const struct dlq_config *c)
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 	struct dlq_archive *a;
-	char pragmas[192];
-	int created = 0, code;
+	char pragmas[192], dir[PATH_MAX] = "";
+	int created = 0, dir_err = 0, code;
 
 	pthread_once(&once, configure_sqlite);
 	if ((a = calloc(1, sizeof(*a))) == NULL)
@@ -611,13 +609,18 @@ dlq_archive_open(const struct dlq_config *c)
 	    (a->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL)
 		goto fail;
 	if (strcmp(c->archive_path, ":memory:") != 0) {	/* no file */
-		make_parent(c->archive_path);
+		dir_err = dlq_parentdir_make(c->archive_path, ARCHIVE_DIR_MODE,
+		    dir, sizeof(dir));
 		created = create_private(c->archive_path);
 	}
 	if (sqlite3_open_v2(c->archive_path, &a->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	    dlq_vfs_name()) != SQLITE_OK) {
-		set_err_sys(a, "open", open_problem(c->archive_path, created));
+		if (created != 0 && dir_err != 0)
+			set_err_dir(dir, dir_err);
+		else
+			set_err_sys(a, "open", open_problem(c->archive_path,
+			    created));
 		goto fail;
 	}
 	sqlite3_busy_timeout(a->db, (int)c->busy_timeout_ms);

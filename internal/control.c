@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <libgen.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -29,6 +28,7 @@
 #include "cases.h"
 #include "log.h"
 #include "mgmt.h"
+#include "parentdir.h"
 #include "replaysrv.h"
 
 #define MAX_CLIENTS	32
@@ -953,41 +953,45 @@ run(void *arg)
 	return NULL;
 }
 
+/* Binds and listens at `path`, making its directory when missing. On
+ * failure `why` says why: the system's reason, or the directory that
+ * could not be made (a user who may not write /run). */
 static int
-bind_socket(struct dlq_control *k, const char *path)
+bind_socket(struct dlq_control *k, const char *path, char *why, size_t size)
 {
 	struct sockaddr_un sa;
-	char *copy;
-	int probe;
+	char dir[sizeof(sa.sun_path)];
+	int probe, dir_err;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		errno = ENAMETOOLONG;
+		snprintf(why, size, "%s", strerror(ENAMETOOLONG));
 		return -1;
 	}
 	strcpy(sa.sun_path, path);
-	if ((copy = strdup(path)) != NULL) {
-		mkdir(dirname(copy), 0755);
-		free(copy);
-	}
+	/* others reach the socket through it: 0755 */
+	dir_err = dlq_parentdir_make(path, 0755, dir, sizeof(dir));
 	/* a live socket means another worker: never steal it */
 	if ((probe = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0) {
 		if (connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
 			close(probe);
-			errno = EADDRINUSE;
+			snprintf(why, size, "%s", strerror(EADDRINUSE));
 			return -1;
 		}
 		close(probe);
 	}
 	unlink(path);
 	if ((k->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
-	    SOCK_NONBLOCK, 0)) < 0)
-		return -1;
-	if (bind(k->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-	    chmod(path, 0666) != 0 || listen(k->fd, 64) != 0)
-		return -1;
-	return 0;
+	    SOCK_NONBLOCK, 0)) >= 0 && bind(k->fd, (struct sockaddr *)&sa,
+	    sizeof(sa)) == 0 && chmod(path, 0666) == 0 && listen(k->fd, 64) == 0)
+		return 0;
+	if (dir_err != 0)
+		snprintf(why, size, "cannot create the directory %s (%s)",
+		    dir, strerror(dir_err));
+	else
+		snprintf(why, size, "%s", strerror(errno));
+	return -1;
 }
 
 static void
@@ -1003,15 +1007,16 @@ struct dlq_control *
 dlq_control_start(const struct dlq_config *c)
 {
 	struct dlq_control *k;
+	char why[256];
 
 	if ((k = calloc(1, sizeof(*k))) == NULL)
 		return NULL;
 	k->cfg = c;
 	k->fd = -1;
 	dlq_buf_init(&k->out);
-	if (bind_socket(k, c->control_socket) == -1) {
+	if (bind_socket(k, c->control_socket, why, sizeof(why)) == -1) {
 		dlq_log(DLQ_LOG_ERR, "control_failed", "socket", c->control_socket,
-		    "error", strerror(errno), NULL);
+		    "error", why, NULL);
 		goto fail;
 	}
 	if ((k->archive = dlq_archive_open(c)) == NULL)

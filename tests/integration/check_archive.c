@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -1475,6 +1476,59 @@ START_TEST(a_file_that_is_not_an_archive_is_refused_untouched)
 }
 END_TEST
 
+/* A fresh machine lacks the directories of the archive and the control
+ * socket: the worker makes them. One it cannot make (a user who may
+ * not write /var/lib or /run; here a file in the way, which root meets
+ * too) is named, rather than the file it was to hold. */
+START_TEST(a_directory_that_cannot_be_made_is_named)
+{
+	char prefix[64], q[96], env[2][480], want[480], extra[400], *out;
+	const char *cfg, *file;
+	struct h_worker w;
+	struct stat st;
+
+	h_name(prefix, sizeof(prefix), "nodir");
+	snprintf(q, sizeof(q), "%s_q", prefix);
+	file = h_write_file("in-the-way", "a file, not a directory\n");
+	snprintf(extra, sizeof(extra), "archive = { path = \"%s.d/a/b/x.db\"; "
+	    "};\n", file);
+	cfg = h_setup(prefix, (const char *[]){ q, NULL }, extra);
+	/* missing directories, however deep, are made: the archive's for
+	 * the worker alone, the socket's for all who may ask */
+	snprintf(env[0], sizeof(env[0]), "DLQ_CONTROL_SOCKET=%s.d/c/d/ctl.sock",
+	    file);
+	h_worker_start(&w, (const char *[]){ "-c", cfg, NULL },
+	    (const char *[]){ env[0], NULL });
+	ck_assert(h_worker_wait(&w, "worker_started", 1, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&w, WAIT_MS, NULL), 0);
+	snprintf(want, sizeof(want), "%s.d/a/b", file);
+	ck_assert_int_eq(stat(want, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0750);
+	snprintf(want, sizeof(want), "%s.d/c/d/ctl.sock", file);
+	ck_assert_int_eq(stat(want, &st), -1);	/* removed at exit */
+	snprintf(want, sizeof(want), "%s.d/c/d", file);
+	ck_assert_int_eq(stat(want, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0755);
+	snprintf(env[0], sizeof(env[0]), "DLQ_CONTROL_SOCKET=%s/sub/ctl.sock",
+	    file);
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c",
+	    cfg, NULL }, (const char *[]){ env[0], NULL }, &out), 1);
+	snprintf(want, sizeof(want), "\"event\":\"control_failed\",\"socket\":"
+	    "\"%s/sub/ctl.sock\",\"error\":\"cannot create the directory "
+	    "%s/sub (Not a directory)\"", file, file);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	free(out);
+	snprintf(env[1], sizeof(env[1]), "DLQ_ARCHIVE_PATH=%s/sub/x.db", file);
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c",
+	    cfg, NULL }, (const char *[]){ env[1], NULL }, &out), 1);
+	snprintf(want, sizeof(want), "\"event\":\"archive_open_failed\","
+	    "\"path\":\"%s/sub/x.db\",\"error\":\"open: cannot create the "
+	    "directory %s/sub (Not a directory)\"", file, file);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -1483,6 +1537,7 @@ suite(void)
 
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, a_file_that_is_not_an_archive_is_refused_untouched);
+	tcase_add_test(tc, a_directory_that_cannot_be_made_is_named);
 	tcase_add_test(tc, every_property_and_header_round_trips);
 	tcase_add_test(tc, sigkill_mid_drain_archives_each_exactly_once);
 	tcase_add_test(tc, a_crash_between_commit_and_ack_makes_no_second_record);

@@ -643,11 +643,14 @@ START_TEST(an_in_memory_archive_leaves_no_file_behind)
 END_TEST
 
 /* SQLite says "unable to open database file" whatever the cause: the
- * system's reason comes with it. (Root passes permission checks: a
- * directory and a missing one stand for them here.) */
+ * system's reason comes with it, and a directory that could not be
+ * made is named. (Root passes permission checks: a directory, a
+ * missing one and a file in the way stand for them here.) */
 START_TEST(an_archive_that_cannot_be_opened_says_why)
 {
 	struct dlq_config bad = cfg;
+	char in_file[160], want[256];
+	FILE *f;
 
 	bad.archive_path = dir;
 	ck_assert_ptr_null(dlq_archive_open(&bad));
@@ -655,8 +658,18 @@ START_TEST(an_archive_that_cannot_be_opened_says_why)
 	    "database file (Is a directory)");
 	bad.archive_path = "/proc/dlq-none/archive.db";
 	ck_assert_ptr_null(dlq_archive_open(&bad));
-	ck_assert_str_eq(dlq_archive_errmsg(NULL), "open: unable to open "
-	    "database file (No such file or directory)");
+	ck_assert_str_eq(dlq_archive_errmsg(NULL), "open: cannot create the "
+	    "directory /proc/dlq-none (No such file or directory)");
+	/* a file where a directory of the path should be made */
+	snprintf(in_file, sizeof(in_file), "%s/plain", dir);
+	ck_assert_ptr_nonnull(f = fopen(in_file, "w"));
+	fclose(f);
+	snprintf(in_file, sizeof(in_file), "%s/plain/a/b/archive.db", dir);
+	bad.archive_path = in_file;
+	ck_assert_ptr_null(dlq_archive_open(&bad));
+	snprintf(want, sizeof(want), "open: cannot create the directory "
+	    "%s/plain/a/b (Not a directory)", dir);
+	ck_assert_str_eq(dlq_archive_errmsg(NULL), want);
 }
 END_TEST
 

@@ -1,0 +1,38 @@
+/* parentdir.c - make the directories a file the worker creates lives in. */
+#include "parentdir.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* `failed` is named by the deepest call that fails: a caller leaves it
+ * as it is once set. */
+static int
+make(const char *path, mode_t mode, char *failed, size_t size)
+{
+	char *copy = strdup(path), *dir;
+	int err;
+
+	if (copy == NULL)
+		return 0;	/* what comes next says what fails */
+	dir = dirname(copy);
+	err = mkdir(dir, mode) == 0 ? 0 : errno;
+	if (err == ENOENT && (err = make(dir, mode, failed, size)) == 0)
+		err = mkdir(dir, mode) == 0 ? 0 : errno;
+	if (err == EEXIST)	/* before a denied write: it is there */
+		err = 0;
+	else if (err != 0 && failed[0] == '\0')
+		snprintf(failed, size, "%s", dir);
+	free(copy);
+	return err;
+}
+
+int
+dlq_parentdir_make(const char *path, mode_t mode, char *failed, size_t size)
+{
+	failed[0] = '\0';
+	return make(path, mode, failed, size);
+}
