@@ -1486,6 +1486,7 @@ START_TEST(a_directory_that_cannot_be_made_is_named)
 	const char *cfg, *file;
 	struct h_worker w;
 	struct stat st;
+	mode_t old_mask;
 
 	h_name(prefix, sizeof(prefix), "nodir");
 	snprintf(q, sizeof(q), "%s_q", prefix);
@@ -1494,11 +1495,14 @@ START_TEST(a_directory_that_cannot_be_made_is_named)
 	    "};\n", file);
 	cfg = h_setup(prefix, (const char *[]){ q, NULL }, extra);
 	/* missing directories, however deep, are made: the archive's for
-	 * the worker alone, the socket's for all who may ask */
+	 * the worker alone, the socket's for all who may ask (under the
+	 * usual umask, which the worker inherits) */
 	snprintf(env[0], sizeof(env[0]), "DLQ_CONTROL_SOCKET=%s.d/c/d/ctl.sock",
 	    file);
+	old_mask = umask(022);
 	h_worker_start(&w, (const char *[]){ "-c", cfg, NULL },
 	    (const char *[]){ env[0], NULL });
+	umask(old_mask);
 	ck_assert(h_worker_wait(&w, "worker_started", 1, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&w, WAIT_MS, NULL), 0);
 	snprintf(want, sizeof(want), "%s.d/a/b", file);
