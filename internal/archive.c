@@ -262,15 +262,23 @@ set_err_dir(const char *dir, int sys)
 	    "directory %.160s (%s)", dir, strerror_r(sys, buf, sizeof(buf)));
 }
 
-/* The same with the errno SQLite saw when the disk failed or filled
- * ("No space left on device"). */
+/* The same with the errno of a failed write, sync or read ("No space
+ * left on device", "File too large"): the archive's VFS's for a write
+ * or a sync (SQLite keeps none for a failed COMMIT, and an older one
+ * until its next), else SQLite's. */
 static void
 set_err(struct dlq_archive *a, const char *what)
 {
 	int code = a->db != NULL ? sqlite3_errcode(a->db) & 0xff : 0;
+	int sys = 0;
 
-	set_err_sys(a, what, code == SQLITE_IOERR || code == SQLITE_FULL ?
-	    sqlite3_system_errno(a->db) : 0);
+	if (code == SQLITE_IOERR || code == SQLITE_FULL) {
+		sqlite3_file_control(a->db, "main", DLQ_VFS_FCNTL_IO_ERRNO,
+		    &sys);
+		if (sys == 0)
+			sys = sqlite3_system_errno(a->db);
+	}
+	set_err_sys(a, what, sys);
 }
 
 const char *

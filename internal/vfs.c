@@ -30,6 +30,7 @@
 
 #include <sys/stat.h>
 
+#include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -63,6 +64,8 @@ struct vfile {
 	struct run	 run;
 	int		 failed;	/* a run written out by a call that
 					 * could not say it failed */
+	int		 io_errno;	/* of the last write or sync: its
+					 * errno when it failed, else 0 */
 	const char	*name;		/* database: SQLite's name pointer */
 	struct vfile	*wal;		/* database: its open WAL */
 	struct vfile	*db;		/* WAL: its database */
@@ -76,6 +79,18 @@ static sqlite3_vfs *real_vfs;
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vfile *databases;	/* under open_lock */
 
+/* A write to the default VFS's file, its errno kept (io_errno). */
+static int
+real_write(struct vfile *f, const void *p, int n, sqlite3_int64 off)
+{
+	int rc;
+
+	errno = 0;
+	rc = f->real->pMethods->xWrite(f->real, p, n, off);
+	f->io_errno = rc == SQLITE_OK ? 0 : errno;
+	return rc;
+}
+
 static int
 write_run(struct vfile *f)
 {
@@ -84,7 +99,7 @@ write_run(struct vfile *f)
 
 	if (r->len == 0)
 		return SQLITE_OK;
-	rc = f->real->pMethods->xWrite(f->real, r->buf, (int)r->len, r->off);
+	rc = real_write(f, r->buf, (int)r->len, r->off);
 	r->len = 0;
 	return rc;
 }
@@ -148,7 +163,7 @@ v_write(sqlite3_file *file, const void *p, int n, sqlite3_int64 off)
 	int rc;
 
 	if (!holds_runs(f))
-		return f->real->pMethods->xWrite(f->real, p, n, off);
+		return real_write(f, p, n, off);
 	if (f->failed == SQLITE_OK && r->len > 0 &&
 	    off == r->off + (sqlite3_int64)r->len &&
 	    r->len + (size_t)n <= HOLD_MAX && reserve(r, r->len + (size_t)n)) {
@@ -161,7 +176,7 @@ v_write(sqlite3_file *file, const void *p, int n, sqlite3_int64 off)
 	if (rc != SQLITE_OK || (rc = write_run(f)) != SQLITE_OK)
 		return rc;
 	if ((size_t)n >= HOLD_MAX || !reserve(r, (size_t)n))
-		return f->real->pMethods->xWrite(f->real, p, n, off);
+		return real_write(f, p, n, off);
 	memcpy(r->buf, p, (size_t)n);
 	r->len = (size_t)n;
 	r->off = off;
@@ -194,7 +209,12 @@ v_sync(sqlite3_file *file, int flags)
 	struct vfile *f = (struct vfile *)file;
 	int rc = settle(f);
 
-	return rc != SQLITE_OK ? rc : f->real->pMethods->xSync(f->real, flags);
+	if (rc != SQLITE_OK)
+		return rc;
+	errno = 0;
+	rc = f->real->pMethods->xSync(f->real, flags);
+	f->io_errno = rc == SQLITE_OK ? 0 : errno;
+	return rc;
 }
 
 static int
@@ -268,6 +288,11 @@ v_file_control(sqlite3_file *file, int op, void *arg)
 		free_run(&f->run);
 		if (f->wal != NULL)
 			free_run(&f->wal->run);
+		return rc;
+	}
+	if (op == DLQ_VFS_FCNTL_IO_ERRNO) {
+		*(int *)arg = f->io_errno != 0 ? f->io_errno :
+		    f->wal != NULL ? f->wal->io_errno : 0;
 		return rc;
 	}
 	if (op == DLQ_VFS_FCNTL_SIDE_MOVED) {

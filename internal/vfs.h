@@ -19,5 +19,10 @@ const char *dlq_vfs_name(void);
  * or the -shm file the connection has open is no longer the file at its
  * path (deleted or replaced), else 0. */
 #define DLQ_VFS_FCNTL_SIDE_MOVED	0x646c7102
+/* File control opcode, on "main": sets the int at arg to the errno of
+ * the last write or sync of the database file, else of its WAL, that
+ * failed (EFBIG, ENOSPC, EIO), 0 when the last one did not. SQLite does
+ * not keep it for an error of COMMIT (sqlite3_system_errno says 0). */
+#define DLQ_VFS_FCNTL_IO_ERRNO	0x646c7103
 
 #endif

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../check_main.h"
@@ -678,12 +679,28 @@ END_TEST
 START_TEST(a_commit_the_disk_refuses_says_why)
 {
 	struct rlimit old, low;
-	char id[32];
+	struct stat st;
+	char id[32], wal[128];
 	int i, rc;
 
 	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, SIG_IGN);	/* write() fails with EFBIG instead */
 	low = old;
+	/* first the commit (for which SQLite keeps no errno: the archive's
+	 * VFS has it), before any other error of this connection, whose
+	 * errno SQLite would keep */
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	ck_assert_int_gt(put("at-commit", NULL), 0);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	ck_assert_int_eq(stat(wal, &st), 0);
+	low.rlim_cur = (rlim_t)st.st_size;	/* what it appends fails */
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &low), 0);
+	rc = dlq_archive_commit(a);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	ck_assert_int_eq(rc, -1);
+	ck_assert_msg(strstr(dlq_archive_errmsg(a), "COMMIT: disk I/O error "
+	    "(File too large)") != NULL, "%s", dlq_archive_errmsg(a));
+	/* then an insert (a page the cache spills) */
 	low.rlim_cur = 64 * 1024;
 	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &low), 0);
 	ck_assert_int_eq(dlq_archive_begin(a), 0);
