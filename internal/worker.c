@@ -593,6 +593,10 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* a file size limit (ulimit -f, systemd's LimitFSIZE=) reached by
+	 * the archive fails the write with EFBIG, as a full disk fails it
+	 * with ENOSPC: archive_error and a pause, not a crash loop */
+	signal(SIGXFSZ, SIG_IGN);
 	/* one malloc arena per consumer thread would multiply the resident
 	 * memory by the number of DLQs; two are plenty for this load */
 	mallopt(M_ARENA_MAX, 2);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -254,11 +255,39 @@ START_TEST(a_crash_between_commit_and_ack_makes_no_second_record)
 }
 END_TEST
 
+/* The archive failed while n dead letters arrived in the rig's first
+ * queue: nothing was acked, so the n are back in the queue, none logged,
+ * and the consumer is waiting to try again. */
+static void
+left_unacked(struct h_rig *f, int n)
+{
+	ck_assert(h_worker_wait(&f->w, "consumer_reconnecting", 1, WAIT_MS));
+	ck_assert(h_wait_count(f->dlq[0], n, WAIT_MS));
+	ck_assert_int_eq(h_worker_count(&f->w, "dead_letter"), 0);
+}
+
+/* The archive is writable again: the worker goes on by itself and
+ * archives the n, each once; it said so once per episode, however many
+ * retries it took. Stops the rig. */
+static void
+archived_once_when_writable(struct h_rig *f, int n)
+{
+	int rows, distinct;
+
+	ck_assert(h_worker_wait(&f->w, "archive_recovered", 1, 60000));
+	ck_assert(h_wait_count(f->dlq[0], 0, WAIT_MS));
+	ck_assert(h_worker_wait(&f->w, "dead_letter", n, WAIT_MS));
+	ck_assert_int_eq(h_worker_count(&f->w, "archive_error"), 1);
+	h_rig_stop(f);
+	count_rows(f->db, &rows, &distinct);
+	ck_assert_int_eq(rows, n);
+	ck_assert_int_eq(distinct, n);
+}
+
 START_TEST(an_unwritable_archive_leaves_deliveries_in_the_queue)
 {
 	struct h_rig f;
 	sqlite3 *lock;
-	int rows, distinct;
 
 	start(&f, NULL);
 	/* another process holds the archive's write lock past the timeout */
@@ -267,22 +296,46 @@ START_TEST(an_unwritable_archive_leaves_deliveries_in_the_queue)
 	    SQLITE_OK);
 	die_in(&f, 0, 10, "while locked");
 	ck_assert(h_worker_wait(&f.w, "archive_error", 1, WAIT_MS));
-	ck_assert(h_worker_wait(&f.w, "consumer_reconnecting", 1, WAIT_MS));
-	/* nothing was acked: the ten are back in the queue, none logged */
-	ck_assert(h_wait_count(f.dlq[0], 10, WAIT_MS));
-	ck_assert_int_eq(h_worker_count(&f.w, "dead_letter"), 0);
+	left_unacked(&f, 10);
 	ck_assert_int_eq(sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL),
 	    SQLITE_OK);
 	sqlite3_close(lock);
-	ck_assert(h_worker_wait(&f.w, "archive_recovered", 1, 60000));
-	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
-	ck_assert(h_worker_wait(&f.w, "dead_letter", 10, WAIT_MS));
-	/* one error per episode, however many retries it took */
-	ck_assert_int_eq(h_worker_count(&f.w, "archive_error"), 1);
-	h_rig_stop(&f);
-	count_rows(f.db, &rows, &distinct);
-	ck_assert_int_eq(rows, 10);
-	ck_assert_int_eq(distinct, 10);
+	archived_once_when_writable(&f, 10);
+}
+END_TEST
+
+/* The disk refuses the archive's writes: here a file size limit set on
+ * the running worker, just above what its files hold (write(2) then
+ * fails with EFBIG, as on a full disk with ENOSPC). The deliveries stay
+ * in their queue, the worker says why once, and goes on by itself when
+ * writing works again. */
+START_TEST(an_archive_the_disk_refuses_leaves_deliveries_in_the_queue)
+{
+	struct h_rig f;
+	struct rlimit old, low;
+	struct stat st;
+	char wal[300];
+	cJSON **ev;
+	int n;
+
+	start(&f, NULL);
+	snprintf(wal, sizeof(wal), "%s-wal", f.db);
+	ck_assert_int_eq(stat(wal, &st), 0);
+	ck_assert_int_eq(prlimit(f.w.pid, RLIMIT_FSIZE, NULL, &old), 0);
+	low = old;
+	/* the log, a few KiB, stays below it; the next commit grows the
+	 * WAL by a page per record at least */
+	low.rlim_cur = (rlim_t)st.st_size + 2048;
+	ck_assert_int_eq(prlimit(f.w.pid, RLIMIT_FSIZE, &low, NULL), 0);
+	die_in(&f, 0, 10, "while refused");
+	ck_assert(h_worker_wait(&f.w, "archive_error", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "archive_error", &n);
+	ck_assert_msg(strstr(h_jstr(ev[0], "error"), "(File too large)") !=
+	    NULL, "%s", h_jstr(ev[0], "error"));
+	h_events_free(ev, n);
+	left_unacked(&f, 10);
+	ck_assert_int_eq(prlimit(f.w.pid, RLIMIT_FSIZE, &old, NULL), 0);
+	archived_once_when_writable(&f, 10);
 }
 END_TEST
 
@@ -1548,6 +1601,8 @@ suite(void)
 	tcase_add_test(tc,
 	    an_upgraded_archive_recognises_redeliveries_of_its_old_records);
 	tcase_add_test(tc, an_unwritable_archive_leaves_deliveries_in_the_queue);
+	tcase_add_test(tc,
+	    an_archive_the_disk_refuses_leaves_deliveries_in_the_queue);
 	tcase_add_test(tc, an_archive_deleted_under_the_worker_loses_nothing);
 	tcase_add_test(tc, a_second_worker_on_the_same_dlqs_is_told_it_shares_them);
 	tcase_add_test(tc, a_second_worker_on_the_same_archive_waits_for_the_first);
