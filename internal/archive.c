@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -249,17 +248,6 @@ set_err_sys(struct dlq_archive *a, const char *what, int sys)
 	else
 		snprintf(err_text, sizeof(err_text), "%.60s: %s", what,
 		    sqlite3_errmsg(a->db));
-}
-
-/* The archive's directory could not be created: that, not SQLite's
- * "unable to open database file" for the missing file, says why. */
-static void
-set_err_dir(const char *dir, int sys)
-{
-	char buf[64];
-
-	snprintf(err_text, sizeof(err_text), "open: cannot create the "
-	    "directory %.160s (%s)", dir, strerror_r(sys, buf, sizeof(buf)));
 }
 
 /* The same with the errno of a failed write, sync or read ("No space
@@ -522,11 +510,10 @@ create_private(const char *path)
 int
 dlq_archive_claim(const char *path, int *fd)
 {
-	char dir[PATH_MAX] = "";
 	bool held;
 
 	*fd = -1;
-	dlq_parentdir_make(path, ARCHIVE_DIR_MODE, dir, sizeof(dir));
+	dlq_parentdir_make(path, ARCHIVE_DIR_MODE, NULL, 0);
 	if (create_private(path) != 0 ||
 	    (*fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return 0;	/* dlq_archive_open says why */
@@ -604,7 +591,7 @@ dlq_archive_open(const struct dlq_config *c)
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 	struct dlq_archive *a;
-	char pragmas[192], dir[PATH_MAX] = "";
+	char pragmas[192], dir_why[224];
 	int created = 0, dir_err = 0, code;
 
 	pthread_once(&once, configure_sqlite);
@@ -618,14 +605,16 @@ dlq_archive_open(const struct dlq_config *c)
 		goto fail;
 	if (strcmp(c->archive_path, ":memory:") != 0) {	/* no file */
 		dir_err = dlq_parentdir_make(c->archive_path, ARCHIVE_DIR_MODE,
-		    dir, sizeof(dir));
+		    dir_why, sizeof(dir_why));
 		created = create_private(c->archive_path);
 	}
 	if (sqlite3_open_v2(c->archive_path, &a->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	    dlq_vfs_name()) != SQLITE_OK) {
+		/* the directory, not the file SQLite could not open */
 		if (created != 0 && dir_err != 0)
-			set_err_dir(dir, dir_err);
+			snprintf(err_text, sizeof(err_text), "open: %s",
+			    dir_why);
 		else
 			set_err_sys(a, "open", open_problem(c->archive_path,
 			    created));

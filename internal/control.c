@@ -960,7 +960,6 @@ static int
 bind_socket(struct dlq_control *k, const char *path, char *why, size_t size)
 {
 	struct sockaddr_un sa;
-	char dir[sizeof(sa.sun_path)];
 	int probe, dir_err;
 
 	memset(&sa, 0, sizeof(sa));
@@ -970,8 +969,9 @@ bind_socket(struct dlq_control *k, const char *path, char *why, size_t size)
 		return -1;
 	}
 	strcpy(sa.sun_path, path);
-	/* others reach the socket through it: 0755 */
-	dir_err = dlq_parentdir_make(path, 0755, dir, sizeof(dir));
+	/* others reach the socket through it: 0755. A directory that
+	 * cannot be made is why the bind below fails. */
+	dir_err = dlq_parentdir_make(path, 0755, why, size);
 	/* a live socket means another worker: never steal it */
 	if ((probe = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0) {
 		if (connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
@@ -986,10 +986,7 @@ bind_socket(struct dlq_control *k, const char *path, char *why, size_t size)
 	    SOCK_NONBLOCK, 0)) >= 0 && bind(k->fd, (struct sockaddr *)&sa,
 	    sizeof(sa)) == 0 && chmod(path, 0666) == 0 && listen(k->fd, 64) == 0)
 		return 0;
-	if (dir_err != 0)
-		snprintf(why, size, "cannot create the directory %s (%s)",
-		    dir, strerror(dir_err));
-	else
+	if (dir_err == 0)
 		snprintf(why, size, "%s", strerror(errno));
 	return -1;
 }

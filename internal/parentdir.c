@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,13 @@ make(const char *path, mode_t mode, char *failed, size_t size)
 }
 
 int
-dlq_parentdir_make(const char *path, mode_t mode, char *failed, size_t size)
+dlq_parentdir_make(const char *path, mode_t mode, char *why, size_t size)
 {
-	failed[0] = '\0';
-	return make(path, mode, failed, size);
+	char dir[PATH_MAX] = "", reason[64];
+	int err = make(path, mode, dir, sizeof(dir));
+
+	if (err != 0 && why != NULL)
+		snprintf(why, size, "cannot create the directory %.200s (%s)",
+		    dir, strerror_r(err, reason, sizeof(reason)));
+	return err;
 }

@@ -1529,13 +1529,26 @@ START_TEST(a_file_that_is_not_an_archive_is_refused_untouched)
 }
 END_TEST
 
+/* The worker with `cfg` and `env` ("K=V") exits 1 at start, its output
+ * holding `want`. */
+static void
+fails_saying(const char *cfg, const char *env, const char *want)
+{
+	char *out;
+
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c",
+	    cfg, NULL }, (const char *[]){ env, NULL }, &out), 1);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	free(out);
+}
+
 /* A fresh machine lacks the directories of the archive and the control
  * socket: the worker makes them. One it cannot make (a user who may
  * not write /var/lib or /run; here a file in the way, which root meets
  * too) is named, rather than the file it was to hold. */
 START_TEST(a_directory_that_cannot_be_made_is_named)
 {
-	char prefix[64], q[96], env[2][480], want[480], extra[400], *out;
+	char prefix[64], q[96], env[2][480], want[480], extra[400];
 	const char *cfg, *file;
 	struct h_worker w;
 	struct stat st;
@@ -1568,21 +1581,15 @@ START_TEST(a_directory_that_cannot_be_made_is_named)
 	ck_assert_int_eq(st.st_mode & 07777, 0755);
 	snprintf(env[0], sizeof(env[0]), "DLQ_CONTROL_SOCKET=%s/sub/ctl.sock",
 	    file);
-	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c",
-	    cfg, NULL }, (const char *[]){ env[0], NULL }, &out), 1);
 	snprintf(want, sizeof(want), "\"event\":\"control_failed\",\"socket\":"
 	    "\"%s/sub/ctl.sock\",\"error\":\"cannot create the directory "
 	    "%s/sub (Not a directory)\"", file, file);
-	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
-	free(out);
+	fails_saying(cfg, env[0], want);
 	snprintf(env[1], sizeof(env[1]), "DLQ_ARCHIVE_PATH=%s/sub/x.db", file);
-	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c",
-	    cfg, NULL }, (const char *[]){ env[1], NULL }, &out), 1);
 	snprintf(want, sizeof(want), "\"event\":\"archive_open_failed\","
 	    "\"path\":\"%s/sub/x.db\",\"error\":\"open: cannot create the "
 	    "directory %s/sub (Not a directory)\"", file, file);
-	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
-	free(out);
+	fails_saying(cfg, env[1], want);
 }
 END_TEST
 
