@@ -30,6 +30,7 @@
 #define HINT_CACHE	64	/* hint texts whose id a handle remembers */
 #define ARCHIVE_DIR_MODE 0750	/* a new archive's directory: the worker's */
 #define LEGACY_KEY	"legacy_fingerprints_until"
+#define PROBE_KEY	"write_probe"	/* dlq_archive_probe(), removed after */
 /* Broker and worker clocks may disagree: deaths this much later than
  * the upgrade are still looked up by the old fingerprint as well. */
 #define LEGACY_MARGIN_S	(24 * 3600)
@@ -415,6 +416,43 @@ dlq_archive_meta_set(struct dlq_archive *a, const char *key, int64_t value)
 		set_err(a, "archive_meta");
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* A write as large as `bytes` (a zero blob in archive_meta), committed
+ * and removed again, in a turn of the writer mutex: it fails as a batch
+ * of that size would (the write lock held elsewhere, a read-only file,
+ * no space left on the disk, a file size limit). */
+int
+dlq_archive_probe(struct dlq_archive *a, size_t bytes)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(a->db, "INSERT INTO archive_meta (key, value)"
+	    " VALUES ('" PROBE_KEY "', zeroblob(?1)) ON CONFLICT (key) DO"
+	    " UPDATE SET value = excluded.value", -1, &st, NULL) != SQLITE_OK) {
+		set_err(a, "archive_meta");
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)bytes);
+	if (dlq_archive_begin(a) == -1) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE)
+		set_err(a, "archive_meta");
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		dlq_archive_rollback(a);
+		return -1;
+	}
+	if (dlq_archive_commit(a) == -1)
+		return -1;
+	dlq_archive_writer_lock();
+	rc = exec(a, "DELETE FROM archive_meta WHERE key = '" PROBE_KEY "'");
+	dlq_archive_writer_unlock();
+	return rc;
 }
 
 int

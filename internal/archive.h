@@ -97,6 +97,12 @@ int	dlq_archive_meta_get(struct dlq_archive *, const char *key,
 int	dlq_archive_meta_set(struct dlq_archive *, const char *key,
 	    int64_t value);
 
+/* Whether the archive takes a write of about `bytes` now (written,
+ * committed with the archive's durability, removed again): 0, or -1
+ * with dlq_archive_errmsg() saying why. A consumer whose batch failed
+ * waits for this before it takes deliveries again. */
+int	dlq_archive_probe(struct dlq_archive *, size_t bytes);
+
 /* Calls `each` with the failure signatures the archive holds, in order,
  * at most `max` of them: one seek of the signature index each, however
  * many records share one. Returns how many, or -1 on error. */

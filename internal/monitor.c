@@ -16,7 +16,8 @@
  * ends in the same place: destroy the connection, back off with jitter,
  * connect again. Unacked deliveries of a lost connection go back to the
  * queue, so nothing is lost; if the archive cannot be written, that is how
- * consumption pauses until it can.
+ * consumption pauses, and the consumer connects again only once a test
+ * write succeeds (wait_for_archive).
  *
  * rabbitmq-c reads the socket into a 128 KiB buffer per connection that
  * it keeps as long as the connection lives: a burst fills it, and its
@@ -55,6 +56,13 @@
 #define BURST_BYTES	(32 * 1024)
 #define FRAME_BYTES	256
 #define CLASS_CACHE	256	/* classifications remembered per thread */
+/* The test write before deliveries are taken again after the archive
+ * refused a batch: the batch's bodies and RECORD_BYTES a record (what a
+ * drain writes, WAL frames of the record and its index pages: about
+ * 7 KiB in the benchmark), within these bounds. */
+#define RECORD_BYTES	(8 * 1024)
+#define PROBE_MIN_BYTES	(64 * 1024)
+#define PROBE_MAX_BYTES	(16 * 1024 * 1024)
 
 struct class_cache {
 	uint64_t			key;
@@ -81,6 +89,8 @@ struct dlq_monitor {
 	uint64_t		 batch_tag;	/* last delivery tag in batch */
 	size_t			 batch_n;
 	size_t			 batch_bytes;	/* bodies and frames, about */
+	size_t			 failed_bytes;	/* of the batch refused last */
+	unsigned		 probes;	/* since the last commit */
 	bool			 burst;		/* replace the connection */
 	unsigned		 epoch;		/* releases before it opened */
 	bool			 archive_failing;
@@ -258,6 +268,9 @@ archive_failed(struct dlq_monitor *m)
 		m->in_tx = false;
 	}
 	dlq_digest_clear(&m->alerts);
+	/* the failed delivery is not counted in batch_n yet */
+	m->failed_bytes = m->batch_bytes + (m->batch_n + 1) * RECORD_BYTES;
+	m->batch_bytes = 0;
 	m->batch_n = 0;
 	if (m->archive_failing)
 		return;
@@ -320,6 +333,7 @@ finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
 		_exit(DLQ_FAULT_EXIT_CODE);	/* a crash between commit and ack */
 	if (m->archive_failing) {
 		m->archive_failing = false;
+		m->probes = 0;
 		dlq_log(DLQ_LOG_INFO, "archive_recovered", "dlq",
 		    m->q->dlq_name, NULL);
 	}
@@ -396,6 +410,8 @@ receive(struct dlq_monitor *m, amqp_connection_state_t conn, int ms)
 	if (r.reply_type == AMQP_RESPONSE_NORMAL) {
 		if (m->batch_n == 0 && !m->in_tx) {
 			if (dlq_archive_begin(m->archive) == -1) {
+				m->batch_bytes += env.message.body.len +
+				    FRAME_BYTES;
 				amqp_destroy_envelope(&env);
 				archive_failed(m);
 				return STEP_ARCHIVE;
@@ -437,10 +453,11 @@ poll_batch(struct dlq_monitor *m, amqp_connection_state_t conn, int ms)
 	took = m->batch_n > 0;
 	if (m->batch_bytes >= BURST_BYTES)
 		m->burst = true;
-	m->batch_bytes = 0;
 	/* even when the connection broke: commit what was taken, the
 	 * redelivery will find it */
-	if ((fin = finish_batch(m, conn)) != STEP_OK)
+	fin = finish_batch(m, conn);
+	m->batch_bytes = 0;
+	if (fin != STEP_OK)
 		return fin;
 	if (st == STEP_RECONNECT)
 		return st;
@@ -591,6 +608,43 @@ consume(struct dlq_monitor *m, amqp_connection_state_t conn)
 	return st;
 }
 
+/* The archive refused a batch, whose deliveries went back to the queue
+ * with the connection. A quorum queue counts each such return as a
+ * delivery (up to RabbitMQ 4.2) and drops a message past its delivery
+ * limit (20 by default since 4.0; before, where a policy sets one): so the
+ * consumer takes deliveries again only once a test write as large as
+ * that batch succeeds, tried with the reconnect backoff (which goes on
+ * growing until a batch commits: a probe that passes where the batch
+ * then fails again does not shorten it). However long the archive
+ * refuses writes, its dead letters come back once. */
+static void
+wait_for_archive(struct dlq_monitor *m)
+{
+	size_t bytes = m->failed_bytes;
+	int64_t delay;
+
+	if (bytes < PROBE_MIN_BYTES)
+		bytes = PROBE_MIN_BYTES;
+	if (bytes > PROBE_MAX_BYTES)
+		bytes = PROBE_MAX_BYTES;
+	for (;;) {
+		delay = dlq_amqp_backoff_ms(m->probes++,
+		    m->cfg->reconnect_min_ms, m->cfg->reconnect_max_ms);
+		dlq_sleep_ms(delay, m->stop);
+		if (*m->stop || dlq_archive_probe(m->archive, bytes) == 0)
+			return;
+		if (dlq_log_begin(&m->line, DLQ_LOG_DEBUG,
+		    "archive_probe_failed")) {
+			dlq_log_str(&m->line, "dlq", m->q->dlq_name);
+			dlq_log_str(&m->line, "error",
+			    dlq_archive_errmsg(m->archive));
+			dlq_log_int(&m->line, "attempt", m->probes);
+			dlq_log_int(&m->line, "bytes", (int64_t)bytes);
+			dlq_log_end(&m->line);
+		}
+	}
+}
+
 static void *
 run(void *arg)
 {
@@ -605,6 +659,7 @@ run(void *arg)
 
 	snprintf(name, sizeof(name), "dlq-worker %s", m->q->dlq_name);
 	while (!*m->stop) {
+		st = STEP_RECONNECT;
 		conn = dlq_amqp_connect(m->cfg, name, &status, why, sizeof(why));
 		if (conn != NULL && subscribe(m, conn) == -1)
 			snprintf(why, sizeof(why), "cannot consume %s",
@@ -622,10 +677,8 @@ run(void *arg)
 				shed(m);
 				continue;
 			}
-			if (st != STEP_ARCHIVE)
-				attempt = 0;
-			snprintf(why, sizeof(why), "%s", st == STEP_ARCHIVE ?
-			    "archive not writable" : "connection lost");
+			attempt = 0;
+			snprintf(why, sizeof(why), "connection lost");
 		}
 		recycling = false;
 		m->connected = false;
@@ -634,6 +687,10 @@ run(void *arg)
 		if (*m->stop)
 			break;
 		dlq_metrics_reconnect(m->q->dlq_name);
+		if (st == STEP_ARCHIVE) {	/* archive_error said it */
+			wait_for_archive(m);
+			continue;
+		}
 		delay = dlq_amqp_backoff_ms(attempt++, m->cfg->reconnect_min_ms,
 		    m->cfg->reconnect_max_ms);
 		if (dlq_log_begin(&m->line, DLQ_LOG_WARN,

@@ -720,6 +720,54 @@ START_TEST(a_commit_the_disk_refuses_says_why)
 }
 END_TEST
 
+/* The test write a consumer waits for after the archive refused a
+ * batch: it fails as a write of its size would (a file size limit that
+ * a small one stays under; the write lock held by another process), and
+ * when it succeeds it leaves nothing behind. */
+START_TEST(a_probe_fails_as_a_write_of_its_size_would)
+{
+	struct rlimit old, low;
+	struct stat st;
+	sqlite3 *other, *h;
+	sqlite3_stmt *q;
+	char wal[128];
+	int rc;
+
+	ck_assert_int_eq(dlq_archive_probe(a, 64 * 1024), 0);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	ck_assert_int_eq(stat(wal, &st), 0);
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	low = old;
+	low.rlim_cur = (rlim_t)st.st_size + 512 * 1024;
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &low), 0);
+	rc = dlq_archive_probe(a, 2 * 1024 * 1024);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	ck_assert_int_eq(rc, -1);
+	ck_assert_msg(strstr(dlq_archive_errmsg(a), "(File too large)") !=
+	    NULL, "%s", dlq_archive_errmsg(a));
+
+	ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(other, "BEGIN EXCLUSIVE", NULL, NULL,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(dlq_archive_probe(a, 64 * 1024), -1);
+	ck_assert_msg(strstr(dlq_archive_errmsg(a), "database is locked") !=
+	    NULL, "%s", dlq_archive_errmsg(a));
+	ck_assert_int_eq(sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(other);
+
+	ck_assert_int_eq(dlq_archive_probe(a, 2 * 1024 * 1024), 0);
+	h = dlq_archive_db(a);
+	ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT count(*) FROM "
+	    "archive_meta", -1, &q, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(q, 0), 0);
+	sqlite3_finalize(q);
+}
+END_TEST
+
 static Suite *
 archive_suite(void)
 {
@@ -744,6 +792,7 @@ archive_suite(void)
 	tcase_add_test(tc, an_in_memory_archive_leaves_no_file_behind);
 	tcase_add_test(tc, an_archive_that_cannot_be_opened_says_why);
 	tcase_add_test(tc, a_commit_the_disk_refuses_says_why);
+	tcase_add_test(tc, a_probe_fails_as_a_write_of_its_size_would);
 	suite_add_tcase(s, tc);
 	return s;
 }
