@@ -49,7 +49,40 @@ struct tally {
 	cJSON	*canary;	/* NULL: no canary; else what it showed */
 	cJSON	*targets;	/* a dry run: where the eligible would go */
 	char	 unseen[256];	/* why they could not be looked at, or "" */
+	int64_t	 delivery_count_max;	/* live: of what went back; -1 */
 };
+
+static void
+tally_init(struct tally *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->delivery_count_max = -1;
+}
+
+/* A live-queue run gives back what it does not replay, and a quorum
+ * queue counts that as a delivery (up to RabbitMQ 4.2 every return; 4.3
+ * counts basic.reject only): past its delivery limit (20 by default
+ * since 4.0) it drops or dead-letters the message. What such a queue
+ * handed out before carries x-delivery-count: `deliveries`, -1 without
+ * it. */
+static void
+note_return(struct tally *t, int64_t deliveries)
+{
+	if (deliveries > t->delivery_count_max)
+		t->delivery_count_max = deliveries;
+}
+
+static void
+returns_text(const struct tally *t)
+{
+	if (t->delivery_count_max <= 0)	/* none, or none counted yet */
+		return;
+	printf("note: what this run gave back carries x-delivery-count, up "
+	    "to %lld: a quorum queue counts returns (up to RabbitMQ 4.2, this "
+	    "run's too) and drops or dead-letters a message past its delivery "
+	    "limit (20 by default since RabbitMQ 4.0); examine it "
+	    "sparingly\n", (long long)t->delivery_count_max);
+}
 
 /* The string `key` of `o`, or "". */
 static const char *
@@ -234,6 +267,9 @@ summary(const struct tally *t, bool json)
 		if (t->canary != NULL)
 			cJSON_AddItemReferenceToObject(j, "canary", t->canary);
 		targets_json(t, j);
+		if (t->delivery_count_max >= 0)
+			cJSON_AddNumberToObject(j, "delivery_count_max",
+			    (double)t->delivery_count_max);
 		text = cJSON_PrintUnformatted(j);
 		puts(text);
 		cJSON_free(text);
@@ -265,6 +301,7 @@ summary(const struct tally *t, bool json)
 		if (t->canary != NULL)
 			print_canary(t->canary);
 		targets_text(t);
+		returns_text(t);
 	}
 	if (t->failed || t->unknown || t->blocked)
 		return DLQ_EXIT_ERROR;
@@ -327,7 +364,7 @@ print_plan(const struct dlq_config *c, const cJSON *plan, bool json)
 	char *text, tgt[300];
 	int yes = 0, n = 0;
 
-	memset(&t, 0, sizeof(t));
+	tally_init(&t);
 	t.targets = cJSON_CreateArray();
 	cJSON_ArrayForEach(i, plan)
 		if (cJSON_IsTrue(cJSON_GetObjectItem(i, "eligible")))
@@ -640,7 +677,7 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	char why[512];
 	int n = 0, i, k, rc;
 
-	memset(&t, 0, sizeof(t));
+	tally_init(&t);
 	req = cJSON_Duplicate(o->select, 1);
 	cJSON_AddStringToObject(req, "cmd", "replay_plan");
 	cJSON_AddNumberToObject(req, "limit", (double)o->limit);
@@ -748,11 +785,13 @@ judge_live(const struct dlq_config *c, const struct dlq_classifier *k,
 }
 
 /* One live delivery: judged, and published when eligible and executing.
- * Returns true when it was acked (replayed). */
+ * Returns true when it was replayed (to be acked); *deliveries is its
+ * x-delivery-count, -1 without one. */
 static bool
 replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
     struct dlq_publisher *pub, const struct dlq_classifier *k,
-    amqp_message_t *msg, amqp_bytes_t rk, struct tally *t, const char *me)
+    amqp_message_t *msg, amqp_bytes_t rk, struct tally *t, const char *me,
+    int64_t *deliveries)
 {
 	struct dlq_dead_letter d;
 	struct dlq_str dlq = { o->from_queue, strlen(o->from_queue) };
@@ -765,6 +804,7 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 
 	dlq_deadletter_decode(&d, &msg->properties, msg->body, dlq, fallback,
 	    &c->error_headers);
+	*deliveries = d.has_delivery_count ? d.delivery_count : -1;
 	snprintf(queue, sizeof(queue), "%.*s", (int)d.queue.n, d.queue.p ?
 	    d.queue.p : "");
 	snprintf(id, sizeof(id), "%.*s", (int)d.message_id.n, d.message_id.p ?
@@ -817,6 +857,7 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	amqp_message_t msg;
 	struct tally t;
 	uint64_t tag;
+	int64_t deliveries;
 	char why[512], me[64], res[300], what[400];
 	bool unread = false;	/* stopped by a failed read, not the end */
 	int rc;
@@ -838,7 +879,7 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		dlq_classify_free(k);
 		return 1;
 	}
-	memset(&t, 0, sizeof(t));
+	tally_init(&t);
 	t.dry = !o->execute;
 	t.results = cJSON_CreateArray();
 	if (o->execute)
@@ -873,9 +914,11 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 			break;
 		}
 		t.done++;
-		if (replay_live(c, o, pub, k, &msg, ok->routing_key, &t, me) &&
-		    (conn = dlq_publisher_conn(pub)) != NULL)
+		if (replay_live(c, o, pub, k, &msg, ok->routing_key, &t, me,
+		    &deliveries) && (conn = dlq_publisher_conn(pub)) != NULL)
 			amqp_basic_ack(conn, DLQ_AMQP_CHANNEL, tag, 0);
+		else
+			note_return(&t, deliveries);
 		/* a blocked connection would hang the next basic.get */
 		t.blocked = o->execute && dlq_publisher_blocked(pub);
 		amqp_destroy_message(&msg);

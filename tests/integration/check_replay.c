@@ -769,6 +769,8 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 	ck_assert_int_eq((int)get(target_of(j, "", w), "count")->valuedouble,
 	    2);
 	ck_assert(cJSON_IsTrue(get(target_of(j, "", w), "exists")));
+	/* a classic queue does not count what goes back */
+	ck_assert_ptr_null(get(j, "delivery_count_max"));
 	cJSON_Delete(j);
 	ck_assert(h_wait_count(wdlq, 4, WAIT_MS));
 	ck_assert_int_eq(h_count(w), 0);
@@ -816,6 +818,49 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 	ck_assert_ptr_nonnull(strstr(err, "404 NOT_FOUND"));
 	free(out);
 	free(err);
+	h_rig_stop(&f);
+}
+END_TEST
+
+/* A quorum DLQ read with --from-queue: what a run gives back counts as
+ * a delivery there (RabbitMQ drops a message past the queue's delivery
+ * limit), so the run says how often the broker has counted them. */
+START_TEST(from_queue_says_when_the_queue_counts_returns)
+{
+	struct h_rig f;
+	char wdlq[170], *out;
+	amqp_table_entry_t arg, e;
+	amqp_table_t at = { 1, &arg }, h = { 1, &e };
+	cJSON *j;
+	int rc;
+
+	start(&f, NULL);
+	snprintf(wdlq, sizeof(wdlq), "%s_quorum.dlq", f.prefix);
+	arg = hstr("x-queue-type", "quorum");
+	ck_assert_ptr_nonnull(amqp_queue_declare(f.c, 1,
+	    amqp_cstring_bytes(wdlq), 0, 1, 0, 0, at));
+	e = hstr("x-error", "invalid field phone");
+	h_publish(f.c, "", wdlq, "{}", 2, "counted", &h);
+	ck_assert(h_wait_count(wdlq, 1, WAIT_MS));
+	/* handed out for the first time: the queue marks it, counted 0 */
+	j = replay(f.cfg, &rc, (const char *[]){ "--from-queue", wdlq, NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq((int)get(j, "refused")->valuedouble, 1);
+	ck_assert_int_eq((int)get(j, "delivery_count_max")->valuedouble, 0);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(wdlq, 1, WAIT_MS));
+	j = replay(f.cfg, &rc, (const char *[]){ "--from-queue", wdlq, NULL });
+	ck_assert_int_eq((int)get(j, "delivery_count_max")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(wdlq, 1, WAIT_MS));
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlqctl"), "-c", f.cfg,
+	    "replay", "--from-queue", wdlq, NULL }, NULL, &out), 0);
+	ck_assert_msg(strstr(out, "note: what this run gave back carries "
+	    "x-delivery-count, up to 2: a quorum queue counts returns") !=
+	    NULL, "%s", out);
+	free(out);
+	ck_assert(h_wait_count(wdlq, 1, WAIT_MS));
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(wdlq), 0, 0);
 	h_rig_stop(&f);
 }
 END_TEST
@@ -916,6 +961,7 @@ suite(void)
 	tcase_add_test(tc, the_policy_refuses_with_its_reasons);
 	tcase_add_test(tc, evidence_is_required_recorded_shown_and_counted);
 	tcase_add_test(tc, from_queue_replays_the_eligible_and_leaves_the_rest);
+	tcase_add_test(tc, from_queue_says_when_the_queue_counts_returns);
 	tcase_add_test(tc, rate_limits_the_replay);
 	tcase_add_test(tc, a_signal_stops_a_replay_after_the_current_message);
 	suite_add_tcase(s, tc);
