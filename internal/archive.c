@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "amqp.h"
 #include "log.h"
 #include "parentdir.h"
 #include "redact.h"
@@ -59,6 +60,10 @@ struct dlq_archive {
 	EVP_MD_CTX	*md;		/* SHA-256 context, reused */
 	EVP_MD		*sha256;	/* fetched once, not per digest */
 	bool		 in_tx;		/* began: holds the writer mutex */
+	int		 busy_ms;	/* archive.busy_timeout_ms */
+	bool		 no_wait;	/* this statement: not even that */
+	int64_t		 busy_since;	/* busy_wait(): the first try */
+	const atomic_bool *stop;	/* dlq_archive_stop_waits() */
 	struct dlq_redact mask;		/* SQL dlq_mask(): the config's rules */
 };
 
@@ -418,43 +423,6 @@ dlq_archive_meta_set(struct dlq_archive *a, const char *key, int64_t value)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* A write as large as `bytes` (a zero blob in archive_meta), committed
- * and removed again, in a turn of the writer mutex: it fails as a batch
- * of that size would (the write lock held elsewhere, a read-only file,
- * no space left on the disk, a file size limit). */
-int
-dlq_archive_probe(struct dlq_archive *a, size_t bytes)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	if (sqlite3_prepare_v2(a->db, "INSERT INTO archive_meta (key, value)"
-	    " VALUES ('" PROBE_KEY "', zeroblob(?1)) ON CONFLICT (key) DO"
-	    " UPDATE SET value = excluded.value", -1, &st, NULL) != SQLITE_OK) {
-		set_err(a, "archive_meta");
-		return -1;
-	}
-	sqlite3_bind_int64(st, 1, (sqlite3_int64)bytes);
-	if (dlq_archive_begin(a) == -1) {
-		sqlite3_finalize(st);
-		return -1;
-	}
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_DONE)
-		set_err(a, "archive_meta");
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		dlq_archive_rollback(a);
-		return -1;
-	}
-	if (dlq_archive_commit(a) == -1)
-		return -1;
-	dlq_archive_writer_lock();
-	rc = exec(a, "DELETE FROM archive_meta WHERE key = '" PROBE_KEY "'");
-	dlq_archive_writer_unlock();
-	return rc;
-}
-
 int
 dlq_archive_signatures(struct dlq_archive *a, int max,
     void (*each)(void *, const char *), void *ctx)
@@ -623,6 +591,32 @@ mask_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	dlq_buf_release(&out);
 }
 
+/* SQLite's busy timeout (archive.busy_timeout_ms, waiting out a write
+ * lock another process holds), cut short by a stop: at shutdown the
+ * consumers drain what the broker had sent, and each would otherwise
+ * wait the whole timeout in turn; what they cannot archive stays
+ * unacked and goes back to its queue. */
+static int
+busy_wait(void *arg, int count)
+{
+	struct dlq_archive *a = arg;
+	int64_t now = dlq_now_ms();
+
+	if (count == 0)
+		a->busy_since = now;
+	if (a->no_wait || (a->stop != NULL && atomic_load(a->stop)) ||
+	    now - a->busy_since >= a->busy_ms)
+		return 0;
+	usleep(count < 4 ? 1000u << count : 16000u);	/* 1, 2, 4, 8, 16 ms */
+	return 1;
+}
+
+void
+dlq_archive_stop_waits(struct dlq_archive *a, const atomic_bool *stop)
+{
+	a->stop = stop;
+}
+
 struct dlq_archive *
 dlq_archive_open(const struct dlq_config *c)
 {
@@ -658,7 +652,8 @@ dlq_archive_open(const struct dlq_config *c)
 			    created));
 		goto fail;
 	}
-	sqlite3_busy_timeout(a->db, (int)c->busy_timeout_ms);
+	a->busy_ms = (int)c->busy_timeout_ms;
+	sqlite3_busy_handler(a->db, busy_wait, a);
 	/* a small page cache for the readers (control, HTTP, redrive);
 	 * the consumers' shared handle gets a larger one (dlq_archive_cache).
 	 * A checkpoint every 4000 WAL pages (16 MiB) rather than SQLite's
@@ -787,16 +782,29 @@ dlq_archive_release_memory(struct dlq_archive *a)
 	dlq_archive_writer_unlock();
 }
 
-int
-dlq_archive_begin(struct dlq_archive *a)
+/* `wait`: up to the busy timeout for a write lock another process
+ * holds; else none. */
+static int
+begin(struct dlq_archive *a, bool wait)
 {
+	int rc;
+
 	dlq_archive_writer_lock();
-	if (exec(a, "BEGIN IMMEDIATE") == -1) {
+	a->no_wait = !wait;
+	rc = exec(a, "BEGIN IMMEDIATE");
+	a->no_wait = false;
+	if (rc == -1) {
 		dlq_archive_writer_unlock();
 		return -1;
 	}
 	a->in_tx = true;
 	return 0;
+}
+
+int
+dlq_archive_begin(struct dlq_archive *a)
+{
+	return begin(a, true);
 }
 
 int
@@ -868,6 +876,45 @@ dlq_archive_rollback(struct dlq_archive *a)
 		a->in_tx = false;
 		dlq_archive_writer_unlock();
 	}
+}
+
+/* A write as large as `bytes` (a zero blob in archive_meta), committed
+ * and removed again, in a turn of the writer mutex: it fails as a batch
+ * of that size would (the write lock held elsewhere, a read-only file,
+ * no space left on the disk, a file size limit). It does not wait for
+ * the write lock: the caller tries again later, and a stop does not
+ * queue behind the busy timeouts of every consumer's probe. */
+int
+dlq_archive_probe(struct dlq_archive *a, size_t bytes)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(a->db, "INSERT INTO archive_meta (key, value)"
+	    " VALUES ('" PROBE_KEY "', zeroblob(?1)) ON CONFLICT (key) DO"
+	    " UPDATE SET value = excluded.value", -1, &st, NULL) != SQLITE_OK) {
+		set_err(a, "archive_meta");
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)bytes);
+	if (begin(a, false) == -1) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE)
+		set_err(a, "archive_meta");
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		dlq_archive_rollback(a);
+		return -1;
+	}
+	if (dlq_archive_commit(a) == -1)
+		return -1;
+	dlq_archive_writer_lock();
+	rc = exec(a, "DELETE FROM archive_meta WHERE key = '" PROBE_KEY "'");
+	dlq_archive_writer_unlock();
+	return rc;
 }
 
 static void

@@ -14,6 +14,7 @@
 
 #include <amqp.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -96,6 +97,11 @@ int	dlq_archive_meta_get(struct dlq_archive *, const char *key,
 /* Sets it, in a transaction of its own under the writer mutex. 0 / -1 */
 int	dlq_archive_meta_set(struct dlq_archive *, const char *key,
 	    int64_t value);
+
+/* Once *stop is set, a write lock held by another process is not
+ * waited for (archive.busy_timeout_ms) on this handle: the statement
+ * fails as if the timeout had passed. */
+void	dlq_archive_stop_waits(struct dlq_archive *, const atomic_bool *stop);
 
 /* Whether the archive takes a write of about `bytes` now (written,
  * committed with the archive's durability, removed again): 0, or -1

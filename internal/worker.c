@@ -212,6 +212,11 @@ start_services(const struct dlq_config *c, const struct dlq_topology *t,
 	    (s->alerts = dlq_archive_open(c)) == NULL ||
 	    dlq_archive_cache(s->shared, CONSUMER_CACHE_KIB) == -1)
 		return -1;
+	/* a stop waits for no other process's write lock: the consumers'
+	 * drain leaves unacked what it cannot archive, the alert thread
+	 * its last digest's time (the next start sends it again) */
+	dlq_archive_stop_waits(s->shared, &stopping);
+	dlq_archive_stop_waits(s->alerts, &stopping);
 	if (start_http(c, s) == -1)
 		return -1;
 	if ((s->classifier = dlq_classify_new(c, &errors)) == NULL) {

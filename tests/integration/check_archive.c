@@ -372,6 +372,49 @@ START_TEST(a_long_archive_outage_returns_each_dead_letter_once)
 }
 END_TEST
 
+/* SIGTERM while another process holds the archive's write lock and two
+ * consumers hold deliveries, one waiting out the busy timeout (20 s
+ * here), the other its turn: the worker stops at once, as it promises,
+ * instead of after each one's timeout in turn. What was not archived
+ * goes back to its queue and is archived by the next start, once. */
+START_TEST(a_stop_does_not_wait_out_a_locked_archive)
+{
+	struct h_rig f;
+	char conf[512];
+	sqlite3 *lock;
+	int64_t ms;
+	int rows, distinct;
+
+	h_rig_name(&f, "ar", 2);
+	snprintf(conf, sizeof(conf), "archive = { path = \"%s\"; "
+	    "busy_timeout_ms = 20000; };", f.db);
+	h_rig_setup(&f, conf);
+	h_rig_start(&f);
+	ck_assert_int_eq(sqlite3_open(f.db, &lock), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(lock, "BEGIN EXCLUSIVE", NULL, NULL, NULL),
+	    SQLITE_OK);
+	die_in(&f, 0, 5, "stop while locked");
+	die_in(&f, 1, 5, "stop while locked too");
+	/* both consumers have taken theirs (unacked, not ready) */
+	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
+	ck_assert(h_wait_count(f.dlq[1], 0, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, &ms), 0);
+	ck_assert_int_lt(ms, 10000);
+	ck_assert_int_eq(h_worker_count(&f.w, "dead_letter"), 0);
+	ck_assert(h_wait_count(f.dlq[0], 5, WAIT_MS));
+	ck_assert(h_wait_count(f.dlq[1], 5, WAIT_MS));
+	ck_assert_int_eq(sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(lock);
+	h_rig_start(&f);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 10, WAIT_MS));
+	h_rig_stop(&f);
+	count_rows(f.db, &rows, &distinct);
+	ck_assert_int_eq(rows, 10);
+	ck_assert_int_eq(distinct, 10);
+}
+END_TEST
+
 /* The disk refuses the archive's writes: here a file size limit set on
  * the running worker, just above what its files hold (write(2) then
  * fails with EFBIG, as on a full disk with ENOSPC). The deliveries stay
@@ -1677,6 +1720,7 @@ suite(void)
 	    an_upgraded_archive_recognises_redeliveries_of_its_old_records);
 	tcase_add_test(tc, an_unwritable_archive_leaves_deliveries_in_the_queue);
 	tcase_add_test(tc, a_long_archive_outage_returns_each_dead_letter_once);
+	tcase_add_test(tc, a_stop_does_not_wait_out_a_locked_archive);
 	tcase_add_test(tc,
 	    an_archive_the_disk_refuses_leaves_deliveries_in_the_queue);
 	tcase_add_test(tc, an_archive_deleted_under_the_worker_loses_nothing);
