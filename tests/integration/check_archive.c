@@ -415,6 +415,75 @@ START_TEST(a_stop_does_not_wait_out_a_locked_archive)
 }
 END_TEST
 
+/* The archive_error groups of the digests ("archive ×N archive_error"):
+ * the sum of their N, and how many digests had one. */
+static int
+archive_groups(struct h_worker *w, int *digests)
+{
+	cJSON **ev;
+	const char *t, *p;
+	int n, i, sum = 0;
+
+	ev = h_worker_events(w, "alert_digest", &n);
+	*digests = 0;
+	for (i = 0; i < n; i++) {
+		t = h_jstr(ev[i], "text");
+		if ((p = strstr(t, "• NEW archive ×")) == NULL &&
+		    (p = strstr(t, "• archive ×")) == NULL)
+			continue;
+		sum += atoi(strstr(p, "×") + strlen("×"));
+		(*digests)++;
+	}
+	h_events_free(ev, n);
+	return sum;
+}
+
+/* An archive that stops every consumer is one cause, and the digest
+ * says it once with the reason: one "archive" group counting the DLQs
+ * it paused, not a group per DLQ. */
+START_TEST(an_archive_outage_is_one_group_in_the_digest)
+{
+	struct h_rig f;
+	sqlite3 *lock;
+	cJSON **ev;
+	char sample[2][200];
+	const char *t;
+	int n, digests, i;
+
+	start(&f, "alert = { cooldown_ms = 1000; };");
+	ck_assert_int_eq(sqlite3_open(f.db, &lock), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(lock, "BEGIN EXCLUSIVE", NULL, NULL, NULL),
+	    SQLITE_OK);
+	die_in(&f, 0, 2, "one cause");
+	die_in(&f, 1, 2, "one cause");
+	ck_assert(h_worker_wait(&f.w, "archive_error", 2, WAIT_MS));
+	while (archive_groups(&f.w, &digests) < 2)
+		ck_assert(h_worker_wait(&f.w, "alert_digest", digests + 1,
+		    WAIT_MS));
+	ck_assert_int_eq(archive_groups(&f.w, &digests), 2);
+	ck_assert_int_eq(h_digests_with(&f.w, "archive_error: BEGIN IMMEDIATE:"
+	    " database is locked; consumption paused, the dead letters wait in"
+	    " their DLQs (sample ", NULL, NULL), digests);
+	snprintf(sample[0], sizeof(sample[0]), "(sample %s, ", f.dlq[0]);
+	snprintf(sample[1], sizeof(sample[1]), "(sample %s, ", f.dlq[1]);
+	ev = h_worker_events(&f.w, "alert_digest", &n);
+	for (i = 0; i < n; i++) {
+		t = h_jstr(ev[i], "text");
+		/* a DLQ is named as the sample of the group, never as one */
+		if (strstr(t, "archive_error") != NULL)
+			ck_assert_msg(strstr(t, sample[0]) != NULL ||
+			    strstr(t, sample[1]) != NULL, "%s", t);
+		ck_assert_ptr_null(strstr(t, ".dlq ×"));
+	}
+	h_events_free(ev, n);
+	ck_assert_int_eq(sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(lock);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 4, WAIT_MS));
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* The disk refuses the archive's writes: here a file size limit set on
  * the running worker, just above what its files hold (write(2) then
  * fails with EFBIG, as on a full disk with ENOSPC). The deliveries stay
@@ -1721,6 +1790,7 @@ suite(void)
 	tcase_add_test(tc, an_unwritable_archive_leaves_deliveries_in_the_queue);
 	tcase_add_test(tc, a_long_archive_outage_returns_each_dead_letter_once);
 	tcase_add_test(tc, a_stop_does_not_wait_out_a_locked_archive);
+	tcase_add_test(tc, an_archive_outage_is_one_group_in_the_digest);
 	tcase_add_test(tc,
 	    an_archive_the_disk_refuses_leaves_deliveries_in_the_queue);
 	tcase_add_test(tc, an_archive_deleted_under_the_worker_loses_nothing);
