@@ -890,21 +890,19 @@ dlq_archive_probe(struct dlq_archive *a, size_t bytes)
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(a->db, "INSERT INTO archive_meta (key, value)"
+	/* the consumers' handle is theirs in turns only (no SQLite mutex) */
+	if (begin(a, false) == -1)
+		return -1;
+	rc = sqlite3_prepare_v2(a->db, "INSERT INTO archive_meta (key, value)"
 	    " VALUES ('" PROBE_KEY "', zeroblob(?1)) ON CONFLICT (key) DO"
-	    " UPDATE SET value = excluded.value", -1, &st, NULL) != SQLITE_OK) {
-		set_err(a, "archive_meta");
-		return -1;
+	    " UPDATE SET value = excluded.value", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)bytes);
+		rc = sqlite3_step(st);
 	}
-	sqlite3_bind_int64(st, 1, (sqlite3_int64)bytes);
-	if (begin(a, false) == -1) {
-		sqlite3_finalize(st);
-		return -1;
-	}
-	rc = sqlite3_step(st);
 	if (rc != SQLITE_DONE)
 		set_err(a, "archive_meta");
-	sqlite3_finalize(st);
+	sqlite3_finalize(st);	/* NULL when not prepared: a no-op */
 	if (rc != SQLITE_DONE) {
 		dlq_archive_rollback(a);
 		return -1;
