@@ -164,18 +164,29 @@ archive_writable(struct dlq_http *h)
 	return ok;
 }
 
+/* The archive is writable when a write transaction can begin and no
+ * consumer's last batch failed: a full disk lets the first but not the
+ * second. */
 static unsigned
 render_ready(struct dlq_http *h)
 {
-	bool topo = dlq_metrics_topology_asserted(), arch;
+	bool topo = dlq_metrics_topology_asserted(), arch, failing;
+	char error[256];
 	int down;
 
 	dlq_buf_adds(&h->out, "{\"consumers_down\":[");
 	down = dlq_metrics_consumers_down(&h->out);
-	arch = archive_writable(h);
+	failing = dlq_metrics_archive_error(error, sizeof(error));
+	arch = !failing && archive_writable(h);
 	dlq_buf_printf(&h->out, "],\"topology_asserted\":%s,\"archive_writable\""
-	    ":%s,\"ready\":%s}\n", topo ? "true" : "false", arch ? "true" :
-	    "false", topo && arch && down == 0 ? "true" : "false");
+	    ":%s,", topo ? "true" : "false", arch ? "true" : "false");
+	if (failing) {
+		dlq_buf_adds(&h->out, "\"archive_error\":");
+		dlq_buf_json_cstr(&h->out, error);
+		dlq_buf_addc(&h->out, ',');
+	}
+	dlq_buf_printf(&h->out, "\"ready\":%s}\n", topo && arch && down == 0 ?
+	    "true" : "false");
 	return topo && arch && down == 0 ? MHD_HTTP_OK :
 	    MHD_HTTP_SERVICE_UNAVAILABLE;
 }

@@ -26,8 +26,13 @@ static struct series alerts[64];
 static size_t n_alerts;
 static struct series reconnects[CONSUMERS_MAX];
 static size_t n_reconnects;
-static struct { char dlq[256]; bool up; } consumers[CONSUMERS_MAX];
+static struct {
+	char	 dlq[256];
+	bool	 up;
+	bool	 archive_failing;	/* its last batch could not be written */
+} consumers[CONSUMERS_MAX];
 static size_t n_consumers;
+static char archive_error[256];	/* why, the last time one said */
 
 static atomic_uint_fast64_t acked;
 static atomic_bool topology_ok;
@@ -109,21 +114,69 @@ dlq_metrics_commit(double s)
 	pthread_mutex_unlock(&mu);
 }
 
+/* The consumers table's entry of `dlq`, added when new; CONSUMERS_MAX
+ * when the table is full (under mu). */
+static size_t
+consumer(const char *dlq)
+{
+	size_t i;
+
+	for (i = 0; i < n_consumers; i++)
+		if (strcmp(consumers[i].dlq, dlq) == 0)
+			return i;
+	if (n_consumers == CONSUMERS_MAX)
+		return CONSUMERS_MAX;
+	snprintf(consumers[n_consumers].dlq, sizeof(consumers[0].dlq), "%s",
+	    dlq);
+	return n_consumers++;
+}
+
 void
 dlq_metrics_consumer(const char *dlq, bool up)
 {
 	size_t i;
 
 	pthread_mutex_lock(&mu);
-	for (i = 0; i < n_consumers; i++)
-		if (strcmp(consumers[i].dlq, dlq) == 0)
-			break;
-	if (i == n_consumers && n_consumers < CONSUMERS_MAX)
-		snprintf(consumers[n_consumers++].dlq, sizeof(consumers[0].dlq),
-		    "%s", dlq);
-	if (i < CONSUMERS_MAX)
+	if ((i = consumer(dlq)) < CONSUMERS_MAX)
 		consumers[i].up = up;
 	pthread_mutex_unlock(&mu);
+}
+
+void
+dlq_metrics_archive(const char *dlq, const char *error)
+{
+	size_t i;
+
+	pthread_mutex_lock(&mu);
+	if ((i = consumer(dlq)) < CONSUMERS_MAX)
+		consumers[i].archive_failing = error != NULL;
+	if (error != NULL)
+		snprintf(archive_error, sizeof(archive_error), "%s", error);
+	pthread_mutex_unlock(&mu);
+}
+
+/* Whether a consumer's archive writes fail now (under mu). */
+static bool
+archive_failing(void)
+{
+	size_t i;
+
+	for (i = 0; i < n_consumers; i++)
+		if (consumers[i].archive_failing)
+			return true;
+	return false;
+}
+
+bool
+dlq_metrics_archive_error(char *out, size_t n)
+{
+	bool failing;
+
+	pthread_mutex_lock(&mu);
+	if ((failing = archive_failing()))
+		snprintf(out, n, "%s", archive_error);
+	pthread_mutex_unlock(&mu);
+	return failing;
 }
 
 void
@@ -232,5 +285,9 @@ dlq_metrics_render(struct dlq_buf *b)
 	dlq_buf_printf(b, "# HELP dlq_topology_asserted 1 once the topology "
 	    "was asserted.\n# TYPE dlq_topology_asserted gauge\n"
 	    "dlq_topology_asserted %d\n", topology_ok ? 1 : 0);
+	dlq_buf_printf(b, "# HELP dlq_archive_writable 0 while a consumer "
+	    "cannot write the archive (its DLQ paused), else 1.\n"
+	    "# TYPE dlq_archive_writable gauge\ndlq_archive_writable %d\n",
+	    archive_failing() ? 0 : 1);
 	pthread_mutex_unlock(&mu);
 }

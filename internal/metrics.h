@@ -20,6 +20,11 @@ void	dlq_metrics_commit(double seconds);
 void	dlq_metrics_alert(const char *target, bool sent);
 void	dlq_metrics_consumer(const char *dlq, bool up);
 void	dlq_metrics_topology(bool asserted);
+/* A consumer's archive writes fail (`error`: why) or work again (NULL). */
+void	dlq_metrics_archive(const char *dlq, const char *error);
+/* Whether a consumer's archive writes fail now, and the last reason
+ * given into `out`. */
+bool	dlq_metrics_archive_error(char *out, size_t n);
 
 /* Readiness inputs. */
 bool	dlq_metrics_topology_asserted(void);

@@ -273,6 +273,7 @@ archive_failed(struct dlq_monitor *m)
 	m->failed_bytes = m->batch_bytes + (m->batch_n + 1) * RECORD_BYTES;
 	m->batch_bytes = 0;
 	m->batch_n = 0;
+	dlq_metrics_archive(m->q->dlq_name, dlq_archive_errmsg(m->archive));
 	if (m->archive_failing)
 		return;
 	/* once per episode: logged and alerted */
@@ -343,6 +344,7 @@ finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
 	if (m->archive_failing) {
 		m->archive_failing = false;
 		m->probes = 0;
+		dlq_metrics_archive(m->q->dlq_name, NULL);
 		dlq_log(DLQ_LOG_INFO, "archive_recovered", "dlq",
 		    m->q->dlq_name, NULL);
 	}
@@ -640,8 +642,15 @@ wait_for_archive(struct dlq_monitor *m)
 		delay = dlq_amqp_backoff_ms(m->probes++,
 		    m->cfg->reconnect_min_ms, m->cfg->reconnect_max_ms);
 		dlq_sleep_ms(delay, m->stop);
-		if (*m->stop || dlq_archive_probe(m->archive, bytes) == 0)
+		if (*m->stop)
 			return;
+		if (dlq_archive_probe(m->archive, bytes) == 0) {
+			/* writable: /readyz need not wait for a dead letter */
+			dlq_metrics_archive(m->q->dlq_name, NULL);
+			return;
+		}
+		dlq_metrics_archive(m->q->dlq_name,
+		    dlq_archive_errmsg(m->archive));
 		if (dlq_log_begin(&m->line, DLQ_LOG_DEBUG,
 		    "archive_probe_failed")) {
 			dlq_log_str(&m->line, "dlq", m->q->dlq_name);

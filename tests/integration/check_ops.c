@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../check_main.h"
@@ -246,6 +248,48 @@ START_TEST(readyz_follows_the_broker)
 	free(out);
 	ck_assert(wait_status(&f, "/readyz", 200, 60000));
 	f.rig.c = h_connect();
+	h_rig_stop(&f.rig);
+}
+END_TEST
+
+/* A disk that refuses the archive's writes (here a file size limit set
+ * on the running worker, as in check_archive.c) still lets a write
+ * transaction begin: /readyz says the archive is not writable anyway,
+ * with the reason, and /metrics too, until it takes writes again. */
+START_TEST(readyz_says_when_the_disk_refuses_the_archive)
+{
+	struct fixture f;
+	struct rlimit old, low;
+	struct stat st;
+	char wal[300], *body;
+
+	start(&f, 0, NULL);
+	ck_assert(wait_status(&f, "/readyz", 200, WAIT_MS));
+	snprintf(wal, sizeof(wal), "%s-wal", f.rig.db);
+	ck_assert_int_eq(stat(wal, &st), 0);
+	ck_assert_int_eq(prlimit(f.rig.w.pid, RLIMIT_FSIZE, NULL, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)st.st_size + 2048;
+	ck_assert_int_eq(prlimit(f.rig.w.pid, RLIMIT_FSIZE, &low, NULL), 0);
+	die_in(&f, 0, 5, "refused");
+	ck_assert(h_worker_wait(&f.rig.w, "archive_error", 1, WAIT_MS));
+	ck_assert_int_eq(http_get(&f, "/readyz", &body), 503);
+	ck_assert_msg(strstr(body, "\"archive_writable\":false,\"archive_error\":"
+	    "\"") != NULL && strstr(body, "(File too large)\"") != NULL, "%s",
+	    body);
+	free(body);
+	ck_assert_int_eq(http_get(&f, "/metrics", &body), 200);
+	ck_assert(check_exposition(body, "dlq_archive_writable") == 0);
+	free(body);
+	ck_assert_int_eq(prlimit(f.rig.w.pid, RLIMIT_FSIZE, &old, NULL), 0);
+	ck_assert(wait_status(&f, "/readyz", 200, 60000));
+	ck_assert_int_eq(http_get(&f, "/readyz", &body), 200);
+	ck_assert_ptr_null(strstr(body, "archive_error"));
+	free(body);
+	ck_assert_int_eq(http_get(&f, "/metrics", &body), 200);
+	ck_assert(check_exposition(body, "dlq_archive_writable") == 1);
+	free(body);
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 5, WAIT_MS));
 	h_rig_stop(&f.rig);
 }
 END_TEST
@@ -568,6 +612,7 @@ suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, metrics_count_what_happened);
 	tcase_add_test(tc, readyz_follows_the_broker);
+	tcase_add_test(tc, readyz_says_when_the_disk_refuses_the_archive);
 	tcase_add_test(tc, a_threshold_alert_fires_once_per_cooldown);
 	tcase_add_test(tc, escalations_show_in_stats_metrics_and_once_in_the_digest);
 	tcase_add_test(tc, inject_makes_real_dead_letters);

@@ -44,6 +44,33 @@ START_TEST(counters_add_up_per_label_set)
 }
 END_TEST
 
+/* The archive is unwritable while any consumer says its writes fail,
+ * with the last reason given, and writable again once all say they
+ * work. */
+START_TEST(the_archive_is_unwritable_while_a_consumer_says_so)
+{
+	struct dlq_buf b;
+	char why[64];
+
+	ck_assert(!dlq_metrics_archive_error(why, sizeof(why)));
+	dlq_metrics_archive("a.dlq", "BEGIN IMMEDIATE: database is locked");
+	dlq_metrics_archive("b.dlq", "COMMIT: database or disk is full");
+	dlq_metrics_archive("a.dlq", NULL);
+	ck_assert(dlq_metrics_archive_error(why, sizeof(why)));
+	ck_assert_str_eq(why, "COMMIT: database or disk is full");
+	dlq_buf_init(&b);
+	dlq_metrics_render(&b);
+	ck_assert_ptr_nonnull(strstr(b.data, "# TYPE dlq_archive_writable "
+	    "gauge\ndlq_archive_writable 0\n"));
+	dlq_metrics_archive("b.dlq", NULL);
+	ck_assert(!dlq_metrics_archive_error(why, sizeof(why)));
+	dlq_buf_reset(&b);
+	dlq_metrics_render(&b);
+	ck_assert_ptr_nonnull(strstr(b.data, "dlq_archive_writable 1\n"));
+	dlq_buf_release(&b);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -52,6 +79,7 @@ suite(void)
 
 	tcase_add_test(tc, label_values_are_escaped);
 	tcase_add_test(tc, counters_add_up_per_label_set);
+	tcase_add_test(tc, the_archive_is_unwritable_while_a_consumer_says_so);
 	suite_add_tcase(s, tc);
 	return s;
 }
