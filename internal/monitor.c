@@ -344,7 +344,6 @@ finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
 	if (m->archive_failing) {
 		m->archive_failing = false;
 		m->probes = 0;
-		dlq_metrics_archive(m->q->dlq_name, NULL);
 		dlq_log(DLQ_LOG_INFO, "archive_recovered", "dlq",
 		    m->q->dlq_name, NULL);
 	}

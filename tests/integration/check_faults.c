@@ -559,22 +559,6 @@ replace_file(const char *path, const char *text)
 	ck_assert_int_eq(rename(tmp, path), 0);
 }
 
-/* rabbitmqctl against the test node; its output (malloc'd) or NULL. */
-static int
-broker_ctl(const char *const *args, char **out)
-{
-	const char *argv[12] = { "/bin/bash", "scripts/broker.sh", "ctl" };
-	char port[16];
-	int i;
-
-	snprintf(port, sizeof(port), "%d", h_port());
-	argv[3] = port;
-	for (i = 0; args[i] != NULL && i < 7; i++)
-		argv[4 + i] = args[i];
-	argv[4 + i] = NULL;
-	return h_run(argv, NULL, out);
-}
-
 /* rabbitmq.auth = "external": the broker takes the user from the client
  * certificate's CN (the test node's ssl_cert_login_from), whatever the
  * URL says; a certificate naming no user is refused at start. */
@@ -585,16 +569,16 @@ START_TEST(a_client_certificate_logs_in_by_itself)
 	char more[1200], url[256], conn[256], v[64], *out;
 	struct h_rig f;
 
-	broker_ctl((const char *[]){ "delete_user", "dlq-worker", NULL },
+	h_broker_ctl((const char *[]){ "delete_user", "dlq-worker", NULL },
 	    &out);	/* left by an earlier run that failed */
 	free(out);
-	ck_assert_int_eq(broker_ctl((const char *[]){ "add_user", "dlq-worker",
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "add_user", "dlq-worker",
 	    "unused-Pw1", NULL }, &out), 0);
 	free(out);
-	ck_assert_int_eq(broker_ctl((const char *[]){ "clear_password",
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "clear_password",
 	    "dlq-worker", NULL }, &out), 0);
 	free(out);
-	ck_assert_int_eq(broker_ctl((const char *[]){ "set_permissions", "-p",
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "set_permissions", "-p",
 	    "/", "dlq-worker", ".*", ".*", ".*", NULL }, &out), 0);
 	free(out);
 	snprintf(url, sizeof(url), "amqps://nobody:wrong%s", host);
@@ -621,7 +605,7 @@ START_TEST(a_client_certificate_logs_in_by_itself)
 	    != NULL &&
 	    strstr(out, "EXTERNAL") != NULL, "%s", out);
 	free(out);
-	ck_assert_int_eq(broker_ctl((const char *[]){ "delete_user",
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "delete_user",
 	    "dlq-worker", NULL }, &out), 0);
 	free(out);
 }
@@ -806,7 +790,7 @@ memory_alarm_on(void)
 	char *out = NULL;
 	bool on;
 
-	broker_ctl((const char *[]){ "eval", "rabbit_alarm:get_alarms().",
+	h_broker_ctl((const char *[]){ "eval", "rabbit_alarm:get_alarms().",
 	    NULL }, &out);
 	on = out != NULL && strstr(out, "memory") != NULL;
 	free(out);
@@ -820,7 +804,7 @@ set_alarm(bool on)
 	char *out;
 	int64_t end = h_now_ms() + WAIT_MS;
 
-	ck_assert_int_eq(broker_ctl((const char *[]){
+	ck_assert_int_eq(h_broker_ctl((const char *[]){
 	    "set_vm_memory_high_watermark", on ? "0" : "0.4", NULL }, &out), 0);
 	free(out);
 	while (memory_alarm_on() != on && h_now_ms() < end)
@@ -834,7 +818,7 @@ clear_alarm(void)
 {
 	char *out = NULL;
 
-	broker_ctl((const char *[]){ "set_vm_memory_high_watermark", "0.4",
+	h_broker_ctl((const char *[]){ "set_vm_memory_high_watermark", "0.4",
 	    NULL }, &out);
 	free(out);
 }
@@ -853,10 +837,10 @@ START_TEST(a_dlq_missing_at_start_is_consumed_once_declared)
 	int n, i;
 
 	snprintf(user, sizeof(user), "m%d", (int)getpid());
-	ck_assert_int_eq(broker_ctl((const char *[]){ "add_user", user, "pw",
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "add_user", user, "pw",
 	    NULL }, &out), 0);
 	free(out);
-	ck_assert_int_eq(broker_ctl((const char *[]){ "set_permissions", "-p",
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "set_permissions", "-p",
 	    "/", user, "^(?!.*\\.dlq$).*", ".*", ".*", NULL }, &out), 0);
 	free(out);
 	setup_only(&f, NULL);
@@ -887,7 +871,7 @@ START_TEST(a_dlq_missing_at_start_is_consumed_once_declared)
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
 	h_close(f.c);
-	broker_ctl((const char *[]){ "delete_user", user, NULL }, &out);
+	h_broker_ctl((const char *[]){ "delete_user", user, NULL }, &out);
 	free(out);
 }
 END_TEST

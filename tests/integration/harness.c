@@ -755,17 +755,32 @@ h_free_port(void)
 }
 
 int
+h_broker_ctl(const char *const *args, char **out)
+{
+	const char *argv[16] = { "/bin/bash", "scripts/broker.sh", "ctl" };
+	char port[16];
+	int i;
+
+	snprintf(port, sizeof(port), "%d", h_port());
+	argv[3] = port;
+	for (i = 0; args[i] != NULL; i++) {
+		ck_assert_int_lt(4 + i, 15);
+		argv[4 + i] = args[i];
+	}
+	argv[4 + i] = NULL;
+	return h_run(argv, NULL, out);
+}
+
+int
 h_connection_info(const char *name, const char *column, char *value,
     size_t n)
 {
-	char port[16], want[300], *out, *line, *save;
+	char want[300], *out, *line, *save;
 	int found = 0;
 
-	snprintf(port, sizeof(port), "%d", h_port());
 	snprintf(want, sizeof(want), "{\"connection_name\",\"%s\"}", name);
-	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash",
-	    "scripts/broker.sh", "ctl", port, "list_connections", "-q", column,
-	    "client_properties", NULL }, NULL, &out), 0);
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "list_connections",
+	    "-q", column, "client_properties", NULL }, &out), 0);
 	value[0] = '\0';
 	for (line = strtok_r(out, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {

@@ -171,6 +171,9 @@ int64_t		 h_jnum(const cJSON *, const char *key);
 char		*h_slurp(const char *path);
 /* A loopback TCP port nothing listens on (the kernel's pick, released). */
 int		 h_free_port(void);
+/* rabbitmqctl against the test node (scripts/broker.sh ctl), up to 11
+ * arguments; its exit status, its output (malloc'd) in *out. */
+int		 h_broker_ctl(const char *const *args, char **out);
 /* How many connections the test broker lists with the client-given
  * name `name` (rabbitmqctl list_connections); the first one's `column`
  * (e.g. ssl, peer_cert_subject) into `value`. */
