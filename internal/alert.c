@@ -154,7 +154,7 @@ dlq_alert_note_batch(struct dlq_alerter *a, struct dlq_digest *batch)
 
 void
 dlq_alert_notice(struct dlq_alerter *a, enum dlq_notice_kind kind,
-    const char *text)
+    const char *subject, const char *text)
 {
 	bool wake = false;
 	size_t i;
@@ -164,7 +164,7 @@ dlq_alert_notice(struct dlq_alerter *a, enum dlq_notice_kind kind,
 	pthread_mutex_lock(&a->mu);
 	for (i = 0; i < a->n; i++) {
 		wake |= dlq_digest_empty(&a->t[i].pending);
-		dlq_digest_notice(&a->t[i].pending, kind, text);
+		dlq_digest_notice(&a->t[i].pending, kind, subject, text);
 	}
 	if (wake)
 		pthread_cond_signal(&a->cv);

@@ -35,10 +35,10 @@ void	dlq_alert_note(struct dlq_alerter *, const struct dlq_alert_event *e);
  * the batch's new groups. */
 void	dlq_alert_note_batch(struct dlq_alerter *, struct dlq_digest *batch);
 
-/* A notice for the next digest's section of that kind (escalations,
- * redrive); any thread. */
+/* A notice about `subject` (NULL: none) for the next digest's section
+ * of that kind (archive, escalations, redrive); any thread. */
 void	dlq_alert_notice(struct dlq_alerter *, enum dlq_notice_kind,
-	    const char *text);
+	    const char *subject, const char *text);
 
 /* Sends what is pending once, within `budget_ms`, or logs it as an unsent
  * `alert_digest`; then stops the thread and frees. NULL ok. */

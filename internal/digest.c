@@ -187,12 +187,21 @@ dlq_digest_add(struct dlq_digest *d, const struct dlq_alert_event *e,
 	add_sample(g, e->message_id);
 }
 
-void
-dlq_digest_notice(struct dlq_digest *d, enum dlq_notice_kind kind,
-    const char *text)
+static void
+add_notice(struct dlq_digest *d, enum dlq_notice_kind kind,
+    const char *subject, const char *text, uint64_t count)
 {
+	char cut[DLQ_NOTICE_TEXT_MAX];
 	struct dlq_notice *n;
+	size_t i;
 
+	copy(cut, sizeof(cut), text);
+	for (i = 0; i < d->n_notices; i++)
+		if (d->notices[i].kind == kind &&
+		    strcmp(d->notices[i].text, cut) == 0) {
+			d->notices[i].count += count;
+			return;
+		}
 	if (d->notices == NULL)
 		d->notices = calloc(DLQ_DIGEST_NOTICES, sizeof(*d->notices));
 	if (d->notices == NULL || d->n_notices == DLQ_DIGEST_NOTICES) {
@@ -201,7 +210,16 @@ dlq_digest_notice(struct dlq_digest *d, enum dlq_notice_kind kind,
 	}
 	n = &d->notices[d->n_notices++];
 	n->kind = kind;
-	copy(n->text, sizeof(n->text), text);
+	n->count = count;
+	copy(n->subject, sizeof(n->subject), subject);
+	memcpy(n->text, cut, sizeof(cut));
+}
+
+void
+dlq_digest_notice(struct dlq_digest *d, enum dlq_notice_kind kind,
+    const char *subject, const char *text)
+{
+	add_notice(d, kind, subject, text, 1);
 }
 
 void
@@ -242,7 +260,8 @@ dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src)
 	for (i = 0; i < src->n_other; i++)
 		count_other(dst, src->other_hashes[i], 0);
 	for (i = 0; i < src->n_notices; i++)
-		dlq_digest_notice(dst, src->notices[i].kind, src->notices[i].text);
+		add_notice(dst, src->notices[i].kind, src->notices[i].subject,
+		    src->notices[i].text, src->notices[i].count);
 	for (k = 0; k < DLQ_NOTICE_KINDS; k++)
 		dst->notices_over[k] += src->notices_over[k];
 	dst->other_count += src->other_count;
@@ -344,13 +363,33 @@ by_count(const void *a, const void *b)
 	return x->first_ms < y->first_ms ? -1 : x->first_ms > y->first_ms;
 }
 
+/* "• text (subject and N more)", "• text (×N)" */
+static void
+render_notice(const struct dlq_notice *n, enum dlq_alert_format f,
+    struct dlq_buf *out)
+{
+	dlq_buf_adds(out, "• ");
+	add_text(out, f, n->text);
+	if (n->subject[0] != '\0') {
+		dlq_buf_adds(out, " (");
+		add_text(out, f, n->subject);
+		if (n->count > 1)
+			dlq_buf_printf(out, " and %llu more",
+			    (unsigned long long)(n->count - 1));
+		dlq_buf_addc(out, ')');
+	} else if (n->count > 1)
+		dlq_buf_printf(out, " (×%llu)", (unsigned long long)n->count);
+	dlq_buf_addc(out, '\n');
+}
+
 /* The notice sections, each with its title, up to `end` bytes of `out`. */
 static void
 render_notices(const struct dlq_digest *d, enum dlq_alert_format f,
     size_t end, struct dlq_buf *out)
 {
 	static const char *const titles[DLQ_NOTICE_KINDS] = {
-		"Needs a decision", "Automatic redrive" };
+		"Archive not writable", "Needs a decision",
+		"Automatic redrive" };
 	size_t i, mark;
 	uint64_t shown, total;
 	int k;
@@ -368,9 +407,7 @@ render_notices(const struct dlq_digest *d, enum dlq_alert_format f,
 			if (d->notices[i].kind != (enum dlq_notice_kind)k)
 				continue;
 			mark = out->len;
-			dlq_buf_adds(out, "• ");
-			add_text(out, f, d->notices[i].text);
-			dlq_buf_addc(out, '\n');
+			render_notice(&d->notices[i], f, out);
 			if (out->len + FOOTER_RESERVE > end) {
 				out->len = mark;
 				out->data[mark] = '\0';

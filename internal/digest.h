@@ -47,16 +47,20 @@ struct dlq_group {
 	char		 samples[DLQ_DIGEST_SAMPLES][64];
 };
 
-/* A notice is not a dead letter: a case needing a decision, or what the
- * automatic redrive did. Each kind renders as its own section, before the
- * groups, so it survives the length limit. */
-enum dlq_notice_kind { DLQ_NOTICE_ESCALATION, DLQ_NOTICE_REDRIVE,
-	DLQ_NOTICE_KINDS };
+/* A notice is not a dead letter: an archive that paused consumers, a
+ * case needing a decision, or what the automatic redrive did. Each kind
+ * renders as its own section, before the groups, so it survives the
+ * length limit. The same text of a kind given again is one notice with
+ * a count (an archive outage told by every DLQ it paused). */
+enum dlq_notice_kind { DLQ_NOTICE_ARCHIVE, DLQ_NOTICE_ESCALATION,
+	DLQ_NOTICE_REDRIVE, DLQ_NOTICE_KINDS };
 #define DLQ_DIGEST_NOTICES	24	/* kept; more are counted */
 #define DLQ_NOTICE_TEXT_MAX	400
 
 struct dlq_notice {
 	enum dlq_notice_kind kind;
+	uint64_t	 count;		/* times given */
+	char		 subject[256];	/* the first one's; "" if none */
 	char		 text[DLQ_NOTICE_TEXT_MAX];
 };
 
@@ -82,9 +86,11 @@ size_t	dlq_digest_groups(const struct dlq_digest *);	/* other included */
 
 void	dlq_digest_add(struct dlq_digest *, const struct dlq_alert_event *,
 	    bool is_new);
-/* Adds a notice (text copied; cut at DLQ_NOTICE_TEXT_MAX). */
+/* Adds a notice (text copied; cut at DLQ_NOTICE_TEXT_MAX) about
+ * `subject` (a DLQ, a queue; NULL: none), or counts it again when the
+ * kind already has that text. */
 void	dlq_digest_notice(struct dlq_digest *, enum dlq_notice_kind,
-	    const char *text);
+	    const char *subject, const char *text);
 
 /* Adds a group (counted, first/last seen, samples) as if its dead
  * letters were added one by one. */
@@ -96,7 +102,9 @@ void	dlq_group_set_error(struct dlq_group *, const char *error);
 void	dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src);
 
 /* Appends the digest text for `format`: a title line, the notice
- * sections ("Needs a decision", "Automatic redrive"), then one line per
+ * sections ("Archive not writable", "Needs a decision", "Automatic
+ * redrive"; a notice given more than once says "(subject and N more)",
+ * or "(×N)" without a subject), then one line per
  * group, largest first, then "… and N more groups (M dead letters)";
  * never more than `max_bytes`. Times are UTC. */
 void	dlq_digest_render(const struct dlq_digest *, enum dlq_alert_format,

@@ -260,8 +260,7 @@ flush_lines(struct dlq_monitor *m)
 static void
 archive_failed(struct dlq_monitor *m)
 {
-	struct dlq_alert_event e;
-	char error[400];
+	char text[DLQ_NOTICE_TEXT_MAX];
 
 	if (m->in_tx) {		/* only our own transaction */
 		dlq_buf_reset(&batch_lines);	/* before the turn passes */
@@ -282,22 +281,11 @@ archive_failed(struct dlq_monitor *m)
 	    "path", m->cfg->archive_path, "error",
 	    dlq_archive_errmsg(m->archive), "action",
 	    "deliveries left unacked; consumption paused", NULL);
-	/* one group for the archive, whichever DLQs it stopped (their
-	 * count; the first of them as the sample), with the reason */
-	memset(&e, 0, sizeof(e));
-	snprintf(error, sizeof(error), "%s; consumption paused, the dead "
+	/* one line for the archive, whichever DLQs it stopped (the
+	 * first of them named, the others counted), with the reason */
+	snprintf(text, sizeof(text), "%s; consumption paused, the dead "
 	    "letters wait in their DLQs", dlq_archive_errmsg(m->archive));
-	e.queue = "archive";
-	e.reason = "archive_error";
-	e.class = "";
-	e.error = error;
-	e.message_id = m->q->dlq_name;
-	dlq_buf_reset(&m->sig);
-	dlq_signature_normalize(error, strlen(error), &m->sig);
-	e.hash = dlq_signature_hash(e.queue, e.reason, "", m->sig.data ?
-	    m->sig.data : "");
-	e.at_ms = dlq_wall_ms();
-	dlq_alert_note(m->alerter, &e);
+	dlq_alert_notice(m->alerter, DLQ_NOTICE_ARCHIVE, m->q->dlq_name, text);
 }
 
 /* Commit, then log, ack and alert: the order that loses nothing. */

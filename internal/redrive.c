@@ -60,7 +60,7 @@ notice(struct dlq_redriver *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	dlq_alert_notice(r->alerter, DLQ_NOTICE_REDRIVE, text);
+	dlq_alert_notice(r->alerter, DLQ_NOTICE_REDRIVE, NULL, text);
 }
 
 static bool

@@ -444,7 +444,8 @@ note_escalations(const struct dlq_config *c, struct services *s, int64_t now)
 			dlq_log_end(&line);
 		}
 		dlq_buf_release(&line);
-		dlq_alert_notice(s->alerter, DLQ_NOTICE_ESCALATION, text);
+		dlq_alert_notice(s->alerter, DLQ_NOTICE_ESCALATION, NULL,
+		    text);
 	}
 	sqlite3_finalize(st);
 	dlq_archive_writer_unlock();

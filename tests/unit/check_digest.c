@@ -219,14 +219,15 @@ START_TEST(notices_have_their_own_sections_before_the_groups)
 {
 	const char *t;
 
-	dlq_digest_notice(&d, DLQ_NOTICE_ESCALATION, "#7 orders: no owner "
+	dlq_digest_notice(&d, DLQ_NOTICE_ESCALATION, NULL, "#7 orders: no owner "
 	    "after 5h");
 	ck_assert(!dlq_digest_empty(&d));
 	t = render(DLQ_FORMAT_SLACK, 3500);
 	ck_assert_str_eq(t, "*dlq-monitor on h*: no new dead letters\n"
 	    "*Needs a decision*\n• #7 orders: no owner after 5h");
 	add(&d, "orders", "timeout", "m1", 1000);
-	dlq_digest_notice(&d, DLQ_NOTICE_REDRIVE, "orders: redrive PAUSED <now>");
+	dlq_digest_notice(&d, DLQ_NOTICE_REDRIVE, NULL,
+	    "orders: redrive PAUSED <now>");
 	t = render(DLQ_FORMAT_SLACK, 3500);
 	ck_assert_ptr_nonnull(strstr(t, "1 dead letter in 1 group\n"
 	    "*Needs a decision*\n• #7 orders: no owner after 5h\n"
@@ -247,7 +248,7 @@ START_TEST(notices_are_bounded_counted_and_merged)
 	ck_assert_int_eq(dlq_digest_init(&other, 4), 0);
 	for (i = 0; i < DLQ_DIGEST_NOTICES + 6; i++) {
 		snprintf(line, sizeof(line), "#%d q: no owner", i);
-		dlq_digest_notice(&other, DLQ_NOTICE_ESCALATION, line);
+		dlq_digest_notice(&other, DLQ_NOTICE_ESCALATION, NULL, line);
 	}
 	ck_assert_uint_eq(other.n_notices, DLQ_DIGEST_NOTICES);
 	ck_assert_uint_eq(other.notices_over[DLQ_NOTICE_ESCALATION], 6);
@@ -267,6 +268,40 @@ START_TEST(notices_are_bounded_counted_and_merged)
 }
 END_TEST
 
+/* An archive outage is told by every DLQ it pauses: one line naming the
+ * first, the others counted, and no dead letter in the title. */
+START_TEST(a_notice_given_again_is_one_line_with_its_count)
+{
+	struct dlq_digest other;
+	const char *t;
+
+	dlq_digest_notice(&d, DLQ_NOTICE_ARCHIVE, "a.dlq", "disk full; paused");
+	dlq_digest_notice(&d, DLQ_NOTICE_ARCHIVE, "b.dlq", "disk full; paused");
+	dlq_digest_notice(&d, DLQ_NOTICE_ARCHIVE, "<c>.dlq", "locked; paused");
+	dlq_digest_notice(&d, DLQ_NOTICE_REDRIVE, NULL, "q: redrive PAUSED");
+	dlq_digest_notice(&d, DLQ_NOTICE_REDRIVE, NULL, "q: redrive PAUSED");
+	ck_assert_uint_eq(d.n_notices, 3);
+	t = render(DLQ_FORMAT_SLACK, 3500);
+	ck_assert_str_eq(t, "*dlq-monitor on h*: no new dead letters\n"
+	    "*Archive not writable*\n"
+	    "• disk full; paused (a.dlq and 1 more)\n"
+	    "• locked; paused (&lt;c&gt;.dlq)\n"
+	    "*Automatic redrive*\n• q: redrive PAUSED (×2)");
+	/* merged into a digest that has the line: counts carried */
+	ck_assert_int_eq(dlq_digest_init(&other, 4), 0);
+	dlq_digest_notice(&other, DLQ_NOTICE_ARCHIVE, "d.dlq", "disk full; paused");
+	add(&other, "orders", "timeout", "m1", 1000);
+	dlq_digest_merge(&other, &d);
+	dlq_digest_release(&d);
+	d = other;
+	t = render(DLQ_FORMAT_PLAIN, 3500);
+	ck_assert_ptr_nonnull(strstr(t, "dlq-monitor on h: 1 dead letter in 1 "
+	    "group\nArchive not writable\n• disk full; paused (d.dlq and 2 more)"
+	    "\n• locked; paused (<c>.dlq)\n"));
+	ck_assert_ptr_nonnull(strstr(t, "redrive PAUSED (×2)\n• orders ×1 "));
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -283,6 +318,7 @@ suite(void)
 	tcase_add_test(tc, merge_keeps_every_count);
 	tcase_add_test(tc, notices_have_their_own_sections_before_the_groups);
 	tcase_add_test(tc, notices_are_bounded_counted_and_merged);
+	tcase_add_test(tc, a_notice_given_again_is_one_line_with_its_count);
 	suite_add_tcase(s, tc);
 	return s;
 }
