@@ -388,8 +388,8 @@ render_notices(const struct dlq_digest *d, enum dlq_alert_format f,
     size_t end, struct dlq_buf *out)
 {
 	static const char *const titles[DLQ_NOTICE_KINDS] = {
-		"Archive not writable", "Needs a decision",
-		"Automatic redrive" };
+		"Archive not writable", "Threshold crossed",
+		"Needs a decision", "Automatic redrive" };
 	size_t i, mark;
 	uint64_t shown, total;
 	int k;

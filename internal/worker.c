@@ -352,7 +352,6 @@ static void
 threshold(const struct dlq_config *c, struct services *s, int kind,
     const char *name, int64_t value, int64_t limit, const char *text)
 {
-	struct dlq_alert_event e;
 	struct dlq_buf line = { 0 };
 	int64_t now = dlq_wall_ms(), *fired = &s->threshold_fired_ms[kind];
 	char key[64];
@@ -376,14 +375,7 @@ threshold(const struct dlq_config *c, struct services *s, int kind,
 		dlq_log_end(&line);
 	}
 	dlq_buf_release(&line);
-	memset(&e, 0, sizeof(e));
-	e.queue = "(all queues)";
-	e.reason = name;
-	e.class = "";
-	e.error = text;
-	e.hash = dlq_signature_hash("(threshold)", name, "", "");
-	e.at_ms = dlq_wall_ms();
-	dlq_alert_note(s->alerter, &e);
+	dlq_alert_notice(s->alerter, DLQ_NOTICE_THRESHOLD, NULL, text);
 }
 
 /* One escalation for the digest's "Needs a decision" section. */

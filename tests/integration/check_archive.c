@@ -443,26 +443,6 @@ archive_notices(struct h_rig *f, int *digests)
 	return sum;
 }
 
-/* The dead letters the digests' titles count ("host: N dead letters in
- * G groups"), and how many digests there were. */
-static int
-titles_total(struct h_worker *w, int *digests)
-{
-	cJSON **ev;
-	const char *t;
-	int n, i, sum = 0;
-
-	ev = h_worker_events(w, "alert_digest", &n);
-	for (i = 0; i < n; i++) {
-		t = strstr(h_jstr(ev[i], "text"), ": ");
-		if (t != NULL && strstr(t, " dead letter") != NULL)
-			sum += atoi(t + 2);
-	}
-	h_events_free(ev, n);
-	*digests = n;
-	return sum;
-}
-
 /* An archive that stops every consumer is one cause, and the digest
  * says it once with the reason, in its own section: one line naming a
  * DLQ it paused and counting the others; they are not dead letters. */
@@ -470,7 +450,7 @@ START_TEST(an_archive_outage_is_one_line_in_the_digest)
 {
 	struct h_rig f;
 	sqlite3 *lock;
-	int digests;
+	int digests, counted;
 
 	start(&f, "alert = { cooldown_ms = 1000; };");
 	ck_assert_int_eq(sqlite3_open(f.db, &lock), SQLITE_OK);
@@ -491,10 +471,8 @@ START_TEST(an_archive_outage_is_one_line_in_the_digest)
 	sqlite3_close(lock);
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 4, WAIT_MS));
 	/* the titles count the 4 dead letters, not the paused DLQs */
-	while (titles_total(&f.w, &digests) < 4)
-		ck_assert(h_worker_wait(&f.w, "alert_digest", digests + 1,
-		    WAIT_MS));
-	ck_assert_int_eq(titles_total(&f.w, &digests), 4);
+	ck_assert(h_wait_digest_titles(&f.w, 4, WAIT_MS, &counted));
+	ck_assert_int_eq(counted, 4);
 	h_rig_stop(&f);
 }
 END_TEST

@@ -298,7 +298,7 @@ START_TEST(a_threshold_alert_fires_once_per_cooldown)
 {
 	struct fixture f;
 	cJSON **ev;
-	int n;
+	int n, counted;
 
 	start(&f, 0, "alert = { threshold = 3; max_age_ms = 0; "
 	    "threshold_cooldown_ms = 600000; threshold_check_ms = 100; "
@@ -319,9 +319,12 @@ START_TEST(a_threshold_alert_fires_once_per_cooldown)
 	ck_assert_int_ge(h_jnum(ev[0], "value"), 4);
 	ck_assert_int_le(h_jnum(ev[0], "value"), 5);
 	h_events_free(ev, n);
-	/* it reached the digest */
-	ck_assert(h_wait_digests_with(&f.rig.w, "unresolved dead letters "
-	    "(threshold 3)", NULL, 1, WAIT_MS));
+	/* it reached the digest, in its own section; the titles count the
+	 * 7 dead letters only */
+	ck_assert(h_wait_digests_with(&f.rig.w, "\nThreshold crossed\n• ",
+	    "unresolved dead letters (threshold 3)", 1, WAIT_MS));
+	ck_assert(h_wait_digest_titles(&f.rig.w, 7, WAIT_MS, &counted));
+	ck_assert_int_eq(counted, 7);
 	/* a restart (a deploy, a crash loop) does not fire it again within
 	 * its cooldown: twenty checks of the new process */
 	ck_assert_int_eq(h_worker_stop(&f.rig.w, 10000, NULL), 0);

@@ -883,6 +883,37 @@ h_digests_with(struct h_worker *w, const char *a, const char *b, int *all)
 	return found;
 }
 
+/* The dead letters the digests' titles count, and how many digests. */
+static int
+digest_titles(struct h_worker *w, int *digests)
+{
+	cJSON **ev;
+	const char *t;
+	int n, i, sum = 0;
+
+	ev = h_worker_events(w, "alert_digest", &n);
+	for (i = 0; i < n; i++) {
+		t = strstr(h_jstr(ev[i], "text"), ": ");
+		if (t != NULL && strncmp(t, ": no new ", 9) != 0)
+			sum += atoi(t + 2);
+	}
+	h_events_free(ev, n);
+	*digests = n;
+	return sum;
+}
+
+bool
+h_wait_digest_titles(struct h_worker *w, int want, int timeout_ms,
+    int *counted)
+{
+	int digests;
+
+	while ((*counted = digest_titles(w, &digests)) < want)
+		if (!h_worker_wait(w, "alert_digest", digests + 1, timeout_ms))
+			return false;
+	return true;
+}
+
 bool
 h_wait_digests_with(struct h_worker *w, const char *a, const char *b,
     int want, int timeout_ms)

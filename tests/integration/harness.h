@@ -113,6 +113,13 @@ int		 h_digests_with(struct h_worker *, const char *a,
  * reads would otherwise be counted and never searched). */
 bool		 h_wait_digests_with(struct h_worker *, const char *a,
 		    const char *b, int want, int timeout_ms);
+/* Waits digest by digest until the titles of the log-only digests
+ * ("host: N dead letters in G groups") count `want` dead letters in all;
+ * false when no further digest came within `timeout_ms`. *counted: what
+ * they counted then (more than `want`: a digest counted what it should
+ * not have). */
+bool		 h_wait_digest_titles(struct h_worker *, int want,
+		    int timeout_ms, int *counted);
 /* Waits for the worker to exit by itself: its status, -1 when killed by a
  * signal, -2 when still running after `timeout_ms`. */
 int		 h_worker_exit(struct h_worker *, int timeout_ms);
