@@ -114,25 +114,6 @@ seed_seen(void *arg, const char *signature)
 }
 
 void
-dlq_alert_note(struct dlq_alerter *a, const struct dlq_alert_event *e)
-{
-	bool is_new, wake = false;
-	size_t i;
-
-	if (a == NULL)
-		return;
-	pthread_mutex_lock(&a->mu);
-	is_new = seen_insert(a, e->hash);
-	for (i = 0; i < a->n; i++) {
-		wake |= dlq_digest_empty(&a->t[i].pending);
-		dlq_digest_add(&a->t[i].pending, e, is_new);
-	}
-	if (wake)
-		pthread_cond_signal(&a->cv);
-	pthread_mutex_unlock(&a->mu);
-}
-
-void
 dlq_alert_note_batch(struct dlq_alerter *a, struct dlq_digest *batch)
 {
 	bool wake = false;

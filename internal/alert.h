@@ -1,7 +1,8 @@
 /* alert.h - the alert thread: one digest per cooldown window per target.
  *
- * Consumer threads hand every dead letter to dlq_alert_note(), which only
- * takes a mutex and merges it into the pending groups of each target: it
+ * Consumer threads hand their batches of dead letters to
+ * dlq_alert_note_batch(), which only takes a mutex and merges them into
+ * the pending groups of each target: it
  * never waits on HTTP, so heartbeats keep flowing. The alert thread sends
  * (or, without a webhook, logs) one digest when the cooldown has passed
  * since the last one; the first dead letter after a quiet period goes out
@@ -28,11 +29,8 @@ struct dlq_alerter;
 struct dlq_alerter *dlq_alert_start(const struct dlq_config *c,
 	    struct dlq_archive *memory);
 
-/* Any thread; copies what it needs from `e`. */
-void	dlq_alert_note(struct dlq_alerter *, const struct dlq_alert_event *e);
-
-/* The same for a batch grouped by the caller (one lock per batch); marks
- * the batch's new groups. */
+/* A batch of dead letters grouped by the caller (one lock per batch);
+ * any thread. Marks the batch's new groups. */
 void	dlq_alert_note_batch(struct dlq_alerter *, struct dlq_digest *batch);
 
 /* A notice about `subject` (NULL: none) for the next digest's section
