@@ -2,11 +2,10 @@
  *
  * Consumer threads hand their batches of dead letters to
  * dlq_alert_note_batch(), which only takes a mutex and merges them into
- * the pending groups of each target: it
- * never waits on HTTP, so heartbeats keep flowing. The alert thread sends
- * (or, without a webhook, logs) one digest when the cooldown has passed
- * since the last one; the first dead letter after a quiet period goes out
- * at once. A failed POST keeps its digest and retries with backoff while
+ * the pending groups of each target: it never waits on HTTP, so
+ * heartbeats keep flowing. The alert thread sends (or, without a webhook,
+ * logs) one digest when the cooldown has passed since the last one; the
+ * first dead letter after a quiet period goes out at once. A failed POST keeps its digest and retries with backoff while
  * new dead letters merge into it: counts are merged, never dropped.
  * When a webhook target's digest went out is kept in the archive: after
  * a restart the cooldown goes on from there. */
@@ -34,7 +33,7 @@ struct dlq_alerter *dlq_alert_start(const struct dlq_config *c,
 void	dlq_alert_note_batch(struct dlq_alerter *, struct dlq_digest *batch);
 
 /* A notice about `subject` (NULL: none) for the next digest's section
- * of that kind (archive, escalations, redrive); any thread. */
+ * of that kind (archive, thresholds, escalations, redrive); any thread. */
 void	dlq_alert_notice(struct dlq_alerter *, enum dlq_notice_kind,
 	    const char *subject, const char *text);
 

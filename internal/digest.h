@@ -49,10 +49,10 @@ struct dlq_group {
 
 /* A notice is not a dead letter: an archive that paused consumers, a
  * threshold crossed, a case needing a decision, or what the automatic
- * redrive did. Each kind
- * renders as its own section, before the groups, so it survives the
- * length limit. The same text of a kind given again is one notice with
- * a count (an archive outage told by every DLQ it paused). */
+ * redrive did. Each kind renders as its own section, before the groups,
+ * so it survives the length limit. The same text of a kind given again
+ * is one notice with a count (an archive outage told by every DLQ it
+ * paused). */
 enum dlq_notice_kind { DLQ_NOTICE_ARCHIVE, DLQ_NOTICE_THRESHOLD,
 	DLQ_NOTICE_ESCALATION, DLQ_NOTICE_REDRIVE, DLQ_NOTICE_KINDS };
 #define DLQ_DIGEST_NOTICES	24	/* kept; more are counted */
@@ -104,9 +104,9 @@ void	dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src);
 
 /* Appends the digest text for `format`: a title line, the notice
  * sections ("Archive not writable", "Threshold crossed", "Needs a
- * decision", "Automatic redrive"; a notice given more than once says "(subject and N more)",
- * or "(×N)" without a subject), then one line per
- * group, largest first, then "… and N more groups (M dead letters)";
+ * decision", "Automatic redrive"; a notice given more than once says
+ * "(subject and N more)", or "(×N)" without a subject), then one line
+ * per group, largest first, then "… and N more groups (M dead letters)";
  * never more than `max_bytes`. Times are UTC. */
 void	dlq_digest_render(const struct dlq_digest *, enum dlq_alert_format,
 	    const char *title, size_t max_bytes, struct dlq_buf *out);
