@@ -980,8 +980,10 @@ scenario_replay(void)
 		if (run_wait((const char *[]){ path, "-c", cfg, "replay", "--queue",
 		    q, "--limit", limit, "--rate", "0", "--to-exchange", "",
 		    "--routing-key", rk, "--force", "--execute", "--reason", reason,
-		    NULL }) != 0)
-			fprintf(stderr, "bench: replay reported failures\n");
+		    NULL }) != 0) {	/* its figure would be of nothing */
+			stop_worker(pid);
+			die("dlqctl replay failed: no replay rate to report");
+		}
 		a[r] = REPLAY_N / ((double)(now_us() - t0) / 1e6);
 		stop_worker(pid);
 		snprintf(q, sizeof(q), "%s_baseline", p);

@@ -16,7 +16,9 @@
 #include "ctlselect.h"
 
 /* Every option a command may take, and the request key it fills. */
-enum kind { K_STR, K_DUR, K_COUNT, K_RATE, K_FLAG, K_ID };
+/* K_NAME: an exchange or routing key, where "" means something (the
+ * default exchange; no key); blanks only are still a mistake. */
+enum kind { K_STR, K_NAME, K_DUR, K_COUNT, K_RATE, K_FLAG, K_ID };
 
 static const struct opt {
 	const char	*name;
@@ -41,8 +43,8 @@ static const struct opt {
 	{ "yes",	"yes",		K_FLAG },
 	{ "older-than",	"older_than_ms", K_DUR },
 	{ "rate",	"rate",		K_RATE },
-	{ "to-exchange", "to_exchange",	K_STR },
-	{ "routing-key", "routing_key",	K_STR },
+	{ "to-exchange", "to_exchange",	K_NAME },
+	{ "routing-key", "routing_key",	K_NAME },
 	{ "reset-retries", "reset_retries", K_FLAG },
 	{ "execute",	"execute",	K_FLAG },
 	{ "force",	"force",	K_FLAG },
@@ -132,7 +134,9 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 		}
 		switch (o->kind) {
 		case K_STR:
-			if (optarg[strspn(optarg, " \t\r\n")] == '\0') {
+		case K_NAME:
+			if (optarg[strspn(optarg, " \t\r\n")] == '\0' &&
+			    (o->kind == K_STR || optarg[0] != '\0')) {
 				fprintf(stderr, "dlqctl: --%s: empty\n", o->name);
 				return false;
 			}

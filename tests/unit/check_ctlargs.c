@@ -155,6 +155,30 @@ START_TEST(bad_option_values_are_refused)
 }
 END_TEST
 
+/* "" names the default exchange and an empty routing key: a replay to
+ * queue Q through the default exchange is --to-exchange "" --routing-key
+ * Q. Blanks only are still a slip. */
+START_TEST(an_empty_exchange_is_the_default_exchange)
+{
+	struct line l;
+	cJSON *r = parse(&l, (const char *[]){ "replay", "--to-exchange", "",
+	    "--routing-key", "orders", NULL }, "to-exchange routing-key");
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(dlq_args_str(r, "to_exchange"), "");
+	ck_assert_str_eq(dlq_args_str(r, "routing_key"), "orders");
+	cJSON_Delete(r);
+	r = parse(&l, (const char *[]){ "replay", "--to-exchange", "fanout_x",
+	    "--routing-key", "", NULL }, "to-exchange routing-key");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(dlq_args_str(r, "routing_key"), "");
+	cJSON_Delete(r);
+	ck_assert_ptr_null(parse(&l, (const char *[]){ "replay",
+	    "--to-exchange", " ", NULL }, "to-exchange routing-key"));
+	ck_assert_str_eq(said(), "dlqctl: --to-exchange: empty\n");
+}
+END_TEST
+
 START_TEST(an_option_given_twice_is_refused)
 {
 	struct line l;
@@ -281,6 +305,7 @@ suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, options_fill_the_request_with_checked_values);
 	tcase_add_test(tc, bad_option_values_are_refused);
+	tcase_add_test(tc, an_empty_exchange_is_the_default_exchange);
 	tcase_add_test(tc, an_option_given_twice_is_refused);
 	tcase_add_test(tc, required_options_are_named);
 	tcase_add_test(tc, ids_keep_their_order_and_come_once);
