@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -751,11 +752,20 @@ dlq_archive_close(struct dlq_archive *a)
  * lock only when it is theirs; the busy timeout is left for writers in
  * other processes. */
 static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int writer_waiting;	/* threads queued on it */
 
 void
 dlq_archive_writer_lock(void)
 {
+	atomic_fetch_add(&writer_waiting, 1);
 	pthread_mutex_lock(&writer);
+	atomic_fetch_sub(&writer_waiting, 1);
+}
+
+bool
+dlq_archive_writer_wanted(void)
+{
+	return atomic_load(&writer_waiting) > 0;
 }
 
 void

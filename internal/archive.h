@@ -67,6 +67,8 @@ void	dlq_archive_release_memory(struct dlq_archive *);
  * thread, redrive, retention) take it around theirs. */
 void	dlq_archive_writer_lock(void);
 void	dlq_archive_writer_unlock(void);
+/* Whether another thread waits for the writer mutex now. */
+bool	dlq_archive_writer_wanted(void);
 
 int	dlq_archive_begin(struct dlq_archive *);	/* 0 / -1 */
 /* Returns the record's id (> 0; the existing id for a redelivered

@@ -48,6 +48,10 @@
 #include "signature.h"
 
 #define POLL_MS		250
+/* A batch's next delivery is waited for up to LINGER_MS while the batch
+ * is younger than BATCH_WINDOW_MS (see poll_batch). */
+#define LINGER_MS	5
+#define BATCH_WINDOW_MS	20
 #define DRAIN_MS	100
 #define BATCH_GROUPS	32	/* alert groups per batch before "other" */
 /* A batch this large (bodies plus about 256 bytes of frames each) was
@@ -434,18 +438,39 @@ receive(struct dlq_monitor *m, amqp_connection_state_t conn, int ms)
 	return STEP_RECONNECT;
 }
 
-/* One batch: the first delivery waits up to `ms`, the rest only take
- * what has already arrived. */
+/* How long the batch's next delivery is waited for. A broker feeding a
+ * drain sends in bursts a few ms apart, and a commit (an fdatasync)
+ * costs about the same for 1 record as for 100: waiting a little for
+ * the next burst makes half the commits (in the benchmark's drain: 125
+ * records a commit instead of 60, 1.5-2 µs less CPU a dead letter). Only
+ * while the batch is young, holds less than half the prefetch (the
+ * broker still has credit to send more) and no other thread waits for
+ * the archive (a batch holds it); else only what has already arrived. */
+static int
+linger_ms(const struct dlq_monitor *m, int64_t started_ms)
+{
+	int64_t left = started_ms + BATCH_WINDOW_MS - dlq_now_ms();
+
+	if (left <= 0 || m->batch_n >= (size_t)m->cfg->prefetch / 2 ||
+	    dlq_archive_writer_wanted())
+		return 0;
+	return left < LINGER_MS ? (int)left : LINGER_MS;
+}
+
+/* One batch: the first delivery waits up to `ms`, the rest as long as
+ * linger_ms() says. */
 static enum step
 poll_batch(struct dlq_monitor *m, amqp_connection_state_t conn, int ms)
 {
 	enum step st, fin;
+	int64_t started;
 	bool took;
 
 	st = receive(m, conn, ms);
+	started = dlq_now_ms();
 	while (st == STEP_OK && m->batch_n > 0 &&
 	    m->batch_n < (size_t)m->cfg->batch_max)
-		st = receive(m, conn, 0);
+		st = receive(m, conn, linger_ms(m, started));
 	if (st == STEP_ARCHIVE)
 		return st;
 	took = m->batch_n > 0;
