@@ -187,9 +187,24 @@ dlq_digest_add(struct dlq_digest *d, const struct dlq_alert_event *e,
 	add_sample(g, e->message_id);
 }
 
+/* Counts `hash` among the notice's distinct subjects. */
 static void
-add_notice(struct dlq_digest *d, enum dlq_notice_kind kind,
-    const char *subject, const char *text, uint64_t count)
+count_subject(struct dlq_notice *n, uint64_t hash)
+{
+	size_t i;
+
+	for (i = 0; i < n->n_subjects; i++)
+		if (n->subjects[i] == hash)
+			return;
+	if (n->n_subjects < DLQ_NOTICE_SUBJECTS)
+		n->subjects[n->n_subjects++] = hash;
+}
+
+/* The notice of `kind` with `text`, made when new (with `subject` as the
+ * one it names); NULL when the digest keeps no more (counted over). */
+static struct dlq_notice *
+find_notice(struct dlq_digest *d, enum dlq_notice_kind kind,
+    const char *subject, const char *text)
 {
 	char cut[DLQ_NOTICE_TEXT_MAX];
 	struct dlq_notice *n;
@@ -198,28 +213,35 @@ add_notice(struct dlq_digest *d, enum dlq_notice_kind kind,
 	copy(cut, sizeof(cut), text);
 	for (i = 0; i < d->n_notices; i++)
 		if (d->notices[i].kind == kind &&
-		    strcmp(d->notices[i].text, cut) == 0) {
-			d->notices[i].count += count;
-			return;
-		}
+		    strcmp(d->notices[i].text, cut) == 0)
+			return &d->notices[i];
 	if (d->notices == NULL)
 		d->notices = calloc(DLQ_DIGEST_NOTICES, sizeof(*d->notices));
 	if (d->notices == NULL || d->n_notices == DLQ_DIGEST_NOTICES) {
 		d->notices_over[kind]++;
-		return;
+		return NULL;
 	}
 	n = &d->notices[d->n_notices++];
 	n->kind = kind;
-	n->count = count;
+	n->count = 0;
+	n->n_subjects = 0;
 	copy(n->subject, sizeof(n->subject), subject);
 	memcpy(n->text, cut, sizeof(cut));
+	return n;
 }
 
 void
 dlq_digest_notice(struct dlq_digest *d, enum dlq_notice_kind kind,
     const char *subject, const char *text)
 {
-	add_notice(d, kind, subject, text, 1);
+	struct dlq_notice *n = find_notice(d, kind, subject, text);
+
+	if (n == NULL)
+		return;
+	n->count++;
+	if (subject != NULL && subject[0] != '\0')
+		/* the subject alone, hashed as a signature is */
+		count_subject(n, dlq_signature_hash(subject, "", "", ""));
 }
 
 void
@@ -248,6 +270,19 @@ dlq_digest_add_group(struct dlq_digest *d, const struct dlq_group *s)
 		add_sample(g, s->samples[k]);
 }
 
+static void
+merge_notice(struct dlq_digest *dst, const struct dlq_notice *s)
+{
+	struct dlq_notice *n = find_notice(dst, s->kind, s->subject, s->text);
+	size_t i;
+
+	if (n == NULL)
+		return;
+	n->count += s->count;
+	for (i = 0; i < s->n_subjects; i++)
+		count_subject(n, s->subjects[i]);
+}
+
 void
 dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src)
 {
@@ -260,8 +295,7 @@ dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src)
 	for (i = 0; i < src->n_other; i++)
 		count_other(dst, src->other_hashes[i], 0);
 	for (i = 0; i < src->n_notices; i++)
-		add_notice(dst, src->notices[i].kind, src->notices[i].subject,
-		    src->notices[i].text, src->notices[i].count);
+		merge_notice(dst, &src->notices[i]);
 	for (k = 0; k < DLQ_NOTICE_KINDS; k++)
 		dst->notices_over[k] += src->notices_over[k];
 	dst->other_count += src->other_count;
@@ -373,9 +407,12 @@ render_notice(const struct dlq_notice *n, enum dlq_alert_format f,
 	if (n->subject[0] != '\0') {
 		dlq_buf_adds(out, " (");
 		add_text(out, f, n->subject);
-		if (n->count > 1)
-			dlq_buf_printf(out, " and %llu more",
-			    (unsigned long long)(n->count - 1));
+		if (n->n_subjects == DLQ_NOTICE_SUBJECTS)
+			dlq_buf_printf(out, " and at least %zu more",
+			    n->n_subjects - 1);
+		else if (n->n_subjects > 1)
+			dlq_buf_printf(out, " and %zu more",
+			    n->n_subjects - 1);
 		dlq_buf_addc(out, ')');
 	} else if (n->count > 1)
 		dlq_buf_printf(out, " (×%llu)", (unsigned long long)n->count);

@@ -57,11 +57,16 @@ enum dlq_notice_kind { DLQ_NOTICE_ARCHIVE, DLQ_NOTICE_THRESHOLD,
 	DLQ_NOTICE_ESCALATION, DLQ_NOTICE_REDRIVE, DLQ_NOTICE_KINDS };
 #define DLQ_DIGEST_NOTICES	24	/* kept; more are counted */
 #define DLQ_NOTICE_TEXT_MAX	400
+#define DLQ_NOTICE_SUBJECTS	256	/* distinct subjects counted */
 
 struct dlq_notice {
 	enum dlq_notice_kind kind;
 	uint64_t	 count;		/* times given */
 	char		 subject[256];	/* the first one's; "" if none */
+	/* the distinct subjects, by hash: a DLQ that tells the same again
+	 * (a second outage in the window) is not one more DLQ */
+	uint64_t	 subjects[DLQ_NOTICE_SUBJECTS];
+	size_t		 n_subjects;	/* saturates */
 	char		 text[DLQ_NOTICE_TEXT_MAX];
 };
 
@@ -88,8 +93,8 @@ size_t	dlq_digest_groups(const struct dlq_digest *);	/* other included */
 void	dlq_digest_add(struct dlq_digest *, const struct dlq_alert_event *,
 	    bool is_new);
 /* Adds a notice (text copied; cut at DLQ_NOTICE_TEXT_MAX) about
- * `subject` (a DLQ, a queue; NULL: none), or counts it again when the
- * kind already has that text. */
+ * `subject` (a DLQ, a queue; NULL: none), or counts it again (and its
+ * subject, when new to it) when the kind already has that text. */
 void	dlq_digest_notice(struct dlq_digest *, enum dlq_notice_kind,
 	    const char *subject, const char *text);
 
@@ -104,8 +109,9 @@ void	dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src);
 
 /* Appends the digest text for `format`: a title line, the notice
  * sections ("Archive not writable", "Threshold crossed", "Needs a
- * decision", "Automatic redrive"; a notice given more than once says
- * "(subject and N more)", or "(×N)" without a subject), then one line
+ * decision", "Automatic redrive"; a notice given about more than one
+ * subject says "(subject and N more)", one given more than once without
+ * a subject "(×N)"), then one line
  * per group, largest first, then "… and N more groups (M dead letters)";
  * never more than `max_bytes`. Times are UTC. */
 void	dlq_digest_render(const struct dlq_digest *, enum dlq_alert_format,

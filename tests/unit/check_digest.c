@@ -269,7 +269,8 @@ START_TEST(notices_are_bounded_counted_and_merged)
 END_TEST
 
 /* An archive outage is told by every DLQ it pauses: one line naming the
- * first, the others counted, and no dead letter in the title. */
+ * first, the other DLQs counted (each once, however often it tells it),
+ * and no dead letter in the title. */
 START_TEST(a_notice_given_again_is_one_line_with_its_count)
 {
 	struct dlq_digest other;
@@ -277,6 +278,7 @@ START_TEST(a_notice_given_again_is_one_line_with_its_count)
 
 	dlq_digest_notice(&d, DLQ_NOTICE_ARCHIVE, "a.dlq", "disk full; paused");
 	dlq_digest_notice(&d, DLQ_NOTICE_ARCHIVE, "b.dlq", "disk full; paused");
+	dlq_digest_notice(&d, DLQ_NOTICE_ARCHIVE, "a.dlq", "disk full; paused");
 	dlq_digest_notice(&d, DLQ_NOTICE_ARCHIVE, "<c>.dlq", "locked; paused");
 	dlq_digest_notice(&d, DLQ_NOTICE_REDRIVE, NULL, "q: redrive PAUSED");
 	dlq_digest_notice(&d, DLQ_NOTICE_REDRIVE, NULL, "q: redrive PAUSED");
@@ -290,6 +292,7 @@ START_TEST(a_notice_given_again_is_one_line_with_its_count)
 	/* merged into a digest that has the line: counts carried */
 	ck_assert_int_eq(dlq_digest_init(&other, 4), 0);
 	dlq_digest_notice(&other, DLQ_NOTICE_ARCHIVE, "d.dlq", "disk full; paused");
+	dlq_digest_notice(&other, DLQ_NOTICE_ARCHIVE, "b.dlq", "disk full; paused");
 	add(&other, "orders", "timeout", "m1", 1000);
 	dlq_digest_merge(&other, &d);
 	dlq_digest_release(&d);
@@ -299,6 +302,22 @@ START_TEST(a_notice_given_again_is_one_line_with_its_count)
 	    "group\nArchive not writable\n• disk full; paused (d.dlq and 2 more)"
 	    "\n• locked; paused (<c>.dlq)\n"));
 	ck_assert_ptr_nonnull(strstr(t, "redrive PAUSED (×2)\n• orders ×1 "));
+}
+END_TEST
+
+/* More DLQs than a notice counts one by one: it says "at least". */
+START_TEST(a_notice_about_very_many_subjects_says_at_least)
+{
+	char dlq[32];
+	int i;
+
+	for (i = 0; i < DLQ_NOTICE_SUBJECTS + 44; i++) {
+		snprintf(dlq, sizeof(dlq), "q%d.dlq", i);
+		dlq_digest_notice(&d, DLQ_NOTICE_ARCHIVE, dlq, "disk full");
+	}
+	ck_assert_uint_eq(d.n_notices, 1);
+	ck_assert_ptr_nonnull(strstr(render(DLQ_FORMAT_PLAIN, 3500),
+	    "\n• disk full (q0.dlq and at least 255 more)"));
 }
 END_TEST
 
@@ -319,6 +338,7 @@ suite(void)
 	tcase_add_test(tc, notices_have_their_own_sections_before_the_groups);
 	tcase_add_test(tc, notices_are_bounded_counted_and_merged);
 	tcase_add_test(tc, a_notice_given_again_is_one_line_with_its_count);
+	tcase_add_test(tc, a_notice_about_very_many_subjects_says_at_least);
 	suite_add_tcase(s, tc);
 	return s;
 }
