@@ -111,9 +111,9 @@ void	dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src);
  * sections ("Archive not writable", "Threshold crossed", "Needs a
  * decision", "Automatic redrive"; a notice given about more than one
  * subject says "(subject and N more)", one given more than once without
- * a subject "(×N)"), then one line
- * per group, largest first, then "… and N more groups (M dead letters)";
- * never more than `max_bytes`. Times are UTC. */
+ * a subject "(×N)"), then one line per group, largest first, then "… and
+ * N more groups (M dead letters)"; never more than `max_bytes`. Times
+ * are UTC. */
 void	dlq_digest_render(const struct dlq_digest *, enum dlq_alert_format,
 	    const char *title, size_t max_bytes, struct dlq_buf *out);
 
