@@ -9,6 +9,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* Makes `dir` with exactly `mode`: mkdir(2) takes the umask off it, and
+ * a worker started with UMask=0077 would make the socket's directory one
+ * that no viewer can enter. Returns 0 or the errno. */
+static int
+make_one(const char *dir, mode_t mode)
+{
+	if (mkdir(dir, mode) != 0)
+		return errno;
+	return chmod(dir, mode) == 0 ? 0 : errno;
+}
+
 /* `failed` is named by the deepest call that fails: a caller leaves it
  * as it is once set. */
 static int
@@ -20,9 +31,9 @@ make(const char *path, mode_t mode, char *failed, size_t size)
 	if (copy == NULL)
 		return 0;	/* what comes next says what fails */
 	dir = dirname(copy);
-	err = mkdir(dir, mode) == 0 ? 0 : errno;
+	err = make_one(dir, mode);
 	if (err == ENOENT && (err = make(dir, mode, failed, size)) == 0)
-		err = mkdir(dir, mode) == 0 ? 0 : errno;
+		err = make_one(dir, mode);
 	if (err == EEXIST)	/* before a denied write: it is there */
 		err = 0;
 	else if (err != 0 && failed[0] == '\0')

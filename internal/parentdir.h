@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Makes the missing directories above `path` with `mode`. Returns 0 when
+/* Makes the missing directories above `path` with `mode`, whatever the
+ * umask; those that exist keep theirs. Returns 0 when
  * they exist, or the errno of the first that could not be made; then,
  * unless `why` is NULL, writes "cannot create the directory D (reason)"
  * into it (`size` bytes). */

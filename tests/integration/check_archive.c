@@ -1734,11 +1734,12 @@ START_TEST(a_directory_that_cannot_be_made_is_named)
 	    "};\n", file);
 	cfg = h_setup(prefix, (const char *[]){ q, NULL }, extra);
 	/* missing directories, however deep, are made: the archive's for
-	 * the worker alone, the socket's for all who may ask (under the
-	 * usual umask, which the worker inherits) */
+	 * the worker and its group, the socket's for all who may ask, even
+	 * under the umask of a service that hides its files (UMask=0077),
+	 * which the worker inherits */
 	snprintf(env[0], sizeof(env[0]), "DLQ_CONTROL_SOCKET=%s.d/c/d/ctl.sock",
 	    file);
-	old_mask = umask(022);
+	old_mask = umask(077);
 	h_worker_start(&w, (const char *[]){ "-c", cfg, NULL },
 	    (const char *[]){ env[0], NULL });
 	umask(old_mask);
