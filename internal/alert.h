@@ -5,10 +5,11 @@
  * the pending groups of each target: it never waits on HTTP, so
  * heartbeats keep flowing. The alert thread sends (or, without a webhook,
  * logs) one digest when the cooldown has passed since the last one; the
- * first dead letter after a quiet period goes out at once. A failed POST keeps its digest and retries with backoff while
- * new dead letters merge into it: counts are merged, never dropped.
- * When a webhook target's digest went out is kept in the archive: after
- * a restart the cooldown goes on from there. */
+ * first dead letter after a quiet period goes out at once. A failed POST
+ * keeps its digest and retries with backoff while new dead letters merge
+ * into it: counts are merged, never dropped. When a webhook target's
+ * digest went out is kept in the archive: after a restart the cooldown
+ * goes on from there. */
 #ifndef DLQ_ALERT_H
 #define DLQ_ALERT_H
 

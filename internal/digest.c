@@ -123,17 +123,24 @@ add_sample(struct dlq_group *g, const char *id)
 	copy(g->samples[g->n_samples++], sizeof(g->samples[0]), id);
 }
 
+/* Adds `hash` to a set of at most `max` distinct hashes (*n saturates). */
 static void
-count_other(struct dlq_digest *d, uint64_t hash, uint64_t count)
+add_distinct(uint64_t *set, size_t *n, size_t max, uint64_t hash)
 {
 	size_t i;
 
-	d->other_count += count;
-	for (i = 0; i < d->n_other && i < DLQ_DIGEST_OTHER_MAX; i++)
-		if (d->other_hashes[i] == hash)
+	for (i = 0; i < *n; i++)
+		if (set[i] == hash)
 			return;
-	if (d->n_other < DLQ_DIGEST_OTHER_MAX)
-		d->other_hashes[d->n_other++] = hash;
+	if (*n < max)
+		set[(*n)++] = hash;
+}
+
+static void
+count_other(struct dlq_digest *d, uint64_t hash, uint64_t count)
+{
+	d->other_count += count;
+	add_distinct(d->other_hashes, &d->n_other, DLQ_DIGEST_OTHER_MAX, hash);
 }
 
 /* The group for `hash`, created when there is room; NULL when full. */
@@ -191,13 +198,7 @@ dlq_digest_add(struct dlq_digest *d, const struct dlq_alert_event *e,
 static void
 count_subject(struct dlq_notice *n, uint64_t hash)
 {
-	size_t i;
-
-	for (i = 0; i < n->n_subjects; i++)
-		if (n->subjects[i] == hash)
-			return;
-	if (n->n_subjects < DLQ_NOTICE_SUBJECTS)
-		n->subjects[n->n_subjects++] = hash;
+	add_distinct(n->subjects, &n->n_subjects, DLQ_NOTICE_SUBJECTS, hash);
 }
 
 /* The notice of `kind` with `text`, made when new (with `subject` as the
