@@ -26,7 +26,8 @@
  * burst replaces its connection (cancel, archive and ack what was sent,
  * close, connect): the new buffer is resident only as far as a trickle
  * fills it. A replacement costs about 2 ms of CPU, so everyday bursts
- * do not get one. */
+ * do not get one. A consumer that took a delivery of 1 MiB or more
+ * (LARGE_BYTES) replaces its connection once its queue is quiet. */
 #include "monitor.h"
 
 #include <malloc.h>
@@ -58,6 +59,12 @@
  * read ahead into the connection's input buffer, whose pages stay
  * resident: the connection is replaced after the flood. */
 #define BURST_BYTES	(32 * 1024)
+/* rabbitmq-c assembles a delivery's body frames in the channel's memory
+ * pool and keeps its pages for the connection's life (releasing the
+ * buffers recycles them, never frees them): one 60 MiB dead letter left
+ * 63 MiB resident. A consumer that took a delivery this large replaces
+ * its connection as soon as its queue is quiet, flood or not. */
+#define LARGE_BYTES	(1024 * 1024)
 #define FRAME_BYTES	256
 #define CLASS_CACHE	256	/* classifications remembered per thread */
 /* The test write before deliveries are taken again after the archive
@@ -96,6 +103,7 @@ struct dlq_monitor {
 	size_t			 failed_bytes;	/* of the batch refused last */
 	unsigned		 probes;	/* since the last commit */
 	bool			 burst;		/* replace the connection */
+	bool			 large;		/* at once when quiet */
 	unsigned		 epoch;		/* releases before it opened */
 	bool			 archive_failing;
 	bool			 checked_shared;	/* other consumers */
@@ -422,6 +430,8 @@ receive(struct dlq_monitor *m, amqp_connection_state_t conn, int ms)
 		}
 		st = take(m, &env);
 		m->batch_bytes += env.message.body.len + FRAME_BYTES;
+		if (env.message.body.len >= LARGE_BYTES)
+			m->large = true;
 		amqp_destroy_envelope(&env);
 		if (st == STEP_ARCHIVE)
 			archive_failed(m);
@@ -590,12 +600,13 @@ shed(struct dlq_monitor *m)
 	malloc_trim(0);
 }
 
-/* Whether the connection, which took a burst, is replaced now: a flood
- * ended (a memory release) since it was opened. */
+/* Whether the connection is replaced now: it took a large delivery, or
+ * a burst and a flood ended (a memory release) since it was opened. */
 static bool
 recycle_due(const struct dlq_monitor *m)
 {
-	return m->burst && !*m->stop && atomic_load(&releases) != m->epoch;
+	return !*m->stop && (m->large ||
+	    (m->burst && atomic_load(&releases) != m->epoch));
 }
 
 /* Consumes until stop, an error or the end of a flood it took a burst
@@ -609,6 +620,7 @@ consume(struct dlq_monitor *m, amqp_connection_state_t conn)
 	enum step st = STEP_OK;
 
 	m->burst = false;
+	m->large = false;
 	m->epoch = atomic_load(&releases);
 	while (!*m->stop && (st == STEP_OK || st == STEP_TIMEOUT)) {
 		st = poll_batch(m, conn, POLL_MS);

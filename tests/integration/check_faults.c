@@ -940,21 +940,6 @@ START_TEST(a_broker_alarm_stops_replay_clearly_and_draining_goes_on)
 }
 END_TEST
 
-/* A memory figure of a process ("VmHWM:" peak, "VmRSS:" now), KiB. */
-static long
-status_kib(pid_t pid, const char *field)
-{
-	char path[64], *text, *p;
-	long kib = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	text = h_slurp(path);
-	if (text != NULL && (p = strstr(text, field)) != NULL)
-		kib = strtol(p + strlen(field), NULL, 10);
-	free(text);
-	return kib;
-}
-
 /* 100 000 dead letters as fast as the broker makes them (expiration 0 in
  * 37 work queues), while the webhook is down the whole time: all
  * archived once, memory bounded, no more than one POST a second, and one
@@ -1021,7 +1006,7 @@ START_TEST(a_flood_with_the_webhook_down_loses_nothing_and_sends_one_digest)
 	/* memory: the README states what the benchmark measured (23 MiB);
 	 * the bound leaves more than twice that, and sanitizer builds
 	 * carry their shadow memory on top */
-	rss = status_kib(w.pid, "VmHWM:");
+	rss = h_worker_kib(&w, "VmHWM:");
 	ck_assert_msg(rss > 0 && rss < (san ? 1024 : 64) * 1024L,
 	    "peak RSS %ld KiB", rss);
 	/* once every queue is quiet, what the flood needed goes back: the
@@ -1031,9 +1016,9 @@ START_TEST(a_flood_with_the_webhook_down_loses_nothing_and_sends_one_digest)
 	 * which keeps it. */
 	ck_assert(h_worker_wait(&w, "memory_released", 1, WAIT_MS));
 	if (!san)
-		ck_assert_msg(status_kib(w.pid, "VmRSS:") < rss - 1024,
+		ck_assert_msg(h_worker_kib(&w, "VmRSS:") < rss - 1024,
 		    "RSS %ld KiB after the release, peak %ld KiB",
-		    status_kib(w.pid, "VmRSS:"), rss);
+		    h_worker_kib(&w, "VmRSS:"), rss);
 
 	/* the webhook was down all along: at most one try a second */
 	down_ms = h_now_ms() - t0;

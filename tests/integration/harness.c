@@ -506,6 +506,20 @@ h_spawn(struct h_worker *w, const char *prog, const char *const *args,
 	}
 }
 
+long
+h_worker_kib(const struct h_worker *w, const char *field)
+{
+	char path[64], *text, *p;
+	long kib = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)w->pid);
+	text = h_slurp(path);
+	if (text != NULL && (p = strstr(text, field)) != NULL)
+		kib = strtol(p + strlen(field), NULL, 10);
+	free(text);
+	return kib;
+}
+
 char *
 h_slurp(const char *path)
 {

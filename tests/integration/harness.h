@@ -128,6 +128,9 @@ int		 h_worker_stop(struct h_worker *, int timeout_ms, int64_t *ms);
 /* The same with another signal than SIGTERM. */
 int		 h_worker_signal(struct h_worker *, int sig, int timeout_ms,
 		    int64_t *ms);
+/* A memory figure of the worker from /proc ("VmHWM:" peak, "VmRSS:"
+ * now), KiB; -1 when it cannot be read. */
+long		 h_worker_kib(const struct h_worker *, const char *field);
 /* Runs a program to completion, capturing stdout and stderr into one
  * malloc'd string; returns the exit status. */
 int		 h_run(const char *const *argv, const char *const *env,
