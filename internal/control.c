@@ -36,6 +36,9 @@
 #define IDS_MAX		1000
 #define MGMT_TIMEOUT_MS	3000	/* for stats' traffic from the broker */
 #define TRAFFIC_QUEUES	200	/* the most queues stats ask it about */
+/* The answer buffer is reused; one larger than this (a replay chunk's
+ * payloads: a 60 MiB dead letter made 128 MiB) is freed once sent. */
+#define OUT_KEEP_BYTES	(1024 * 1024)
 
 struct client {
 	int		 fd;
@@ -899,6 +902,7 @@ serve_client(struct dlq_control *k, struct client *c)
 	char buf[16384], *nl;
 	ssize_t n;
 	size_t used;
+	bool sent;
 
 	if ((n = read(c->fd, buf, sizeof(buf))) <= 0)
 		return n < 0 && errno == EINTR;
@@ -911,7 +915,12 @@ serve_client(struct dlq_control *k, struct client *c)
 		    c->in.data, used - 1, c->role, c->user, (long)c->uid, &k->out);
 		memmove(c->in.data, c->in.data + used, c->in.len - used);
 		c->in.len -= used;
-		if (!send_all(c->fd, k->out.data, k->out.len))
+		sent = send_all(c->fd, k->out.data, k->out.len);
+		if (k->out.cap > OUT_KEEP_BYTES) {
+			dlq_buf_release(&k->out);
+			dlq_buf_init(&k->out);
+		}
+		if (!sent)
 			return false;
 	}
 	if (c->in.len > DLQ_CONTROL_REQUEST_MAX || c->in.oom) {

@@ -423,8 +423,10 @@ chunk_size(const struct dlq_replay_opts *o)
 	return CLAIM_CHUNK;
 }
 
-/* Claims, publishes and records one chunk of eligible ids. */
-static void
+/* Claims, publishes and records one chunk of eligible ids. Returns how
+ * many of them it settled (claimed or refused): the worker defers the
+ * rest of a chunk whose messages are large, to be asked for again. */
+static int
 replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
     struct dlq_publisher *pub, const int64_t *ids, int n, struct tally *t)
 {
@@ -433,7 +435,7 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	bool *back = NULL;	/* claimed, not sent: given back */
 	char why[512];
 	int64_t id;
-	int i, k;
+	int i, k, settled;
 	bool sent;
 
 	req = cJSON_CreateObject();
@@ -448,7 +450,18 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 			t->done++;
 			refuse(t, ids[i], NULL, why);
 		}
-		return;
+		return n;
+	}
+	/* the deferred are the chunk's last ids, in order */
+	settled = n - cJSON_GetArraySize(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(ans, "data"), "deferred"));
+	if (settled <= 0) {	/* no progress: never ask again for them */
+		for (i = 0; i < n; i++) {
+			t->done++;
+			refuse(t, ids[i], NULL, "the worker deferred them all");
+		}
+		cJSON_Delete(ans);
+		return n;
 	}
 	cJSON_ArrayForEach(ref, cJSON_GetObjectItem(cJSON_GetObjectItem(ans,
 	    "data"), "refused")) {
@@ -469,7 +482,7 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 		free(pend);
 		cJSON_Delete(ans);
 		cJSON_Delete(fin);
-		return;
+		return settled;
 	}
 	/* post the chunk, reading confirms as they come, then wait for the
 	 * rest: two round trips per chunk, not one per message */
@@ -530,13 +543,14 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	cJSON_Delete(ans);
 	if (cJSON_GetArraySize(res) == 0) {
 		cJSON_Delete(fin);
-		return;
+		return settled;
 	}
 	if ((ans = ask(c, fin, why, sizeof(why), NULL)) == NULL)
 		/* the worker keeps them 'replaying', outcome unknown */
 		fprintf(stderr, "dlqctl: outcomes not recorded (left replaying, "
 		    "outcome unknown): %s\n", why);
 	cJSON_Delete(ans);
+	return settled;
 }
 
 static void
@@ -547,7 +561,7 @@ send_ids(const struct dlq_config *c, const struct dlq_replay_opts *o,
 
 	for (i = 0; i < n && !interrupted && !t->blocked; i += k) {
 		k = n - i < chunk_size(o) ? n - i : chunk_size(o);
-		replay_chunk(c, o, pub, ids + i, k, t);
+		k = replay_chunk(c, o, pub, ids + i, k, t);
 	}
 }
 

@@ -433,7 +433,7 @@ dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
     const char *actor, struct dlq_buf *out, char *why, size_t whylen)
 {
 	const cJSON *ids = cJSON_GetObjectItemCaseSensitive(req, "ids"), *e;
-	struct dlq_buf claims, refused;
+	struct dlq_buf claims, refused, deferred;
 	struct claim_sql q;
 
 	if (!cJSON_IsArray(ids) || cJSON_GetArraySize(ids) < 1 ||
@@ -449,6 +449,7 @@ dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 	}
 	dlq_buf_init(&claims);
 	dlq_buf_init(&refused);
+	dlq_buf_init(&deferred);
 	/* one transaction (one fsync) for the whole chunk */
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
@@ -457,7 +458,11 @@ dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 
 		if (!dlq_json_int(e, 1, DLQ_JSON_INT_MAX, &id))
 			continue;	/* not an id: nothing to claim */
-		if (claim_one(db, &q, c, req, actor, id, &claims, &refused) == -1)
+		if (claims.len >= DLQ_REPLAY_CLAIM_BYTES)	/* large ones */
+			dlq_buf_printf(&deferred, "%s%lld", deferred.len ? "," :
+			    "", (long long)id);
+		else if (claim_one(db, &q, c, req, actor, id, &claims,
+		    &refused) == -1)
 			goto fail;
 	}
 	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
@@ -467,9 +472,12 @@ dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 	dlq_buf_add(out, claims.data ? claims.data : "", claims.len);
 	dlq_buf_adds(out, "],\"refused\":[");
 	dlq_buf_add(out, refused.data ? refused.data : "", refused.len);
+	dlq_buf_adds(out, "],\"deferred\":[");
+	dlq_buf_add(out, deferred.data ? deferred.data : "", deferred.len);
 	dlq_buf_adds(out, "]}");
 	dlq_buf_release(&claims);
 	dlq_buf_release(&refused);
+	dlq_buf_release(&deferred);
 	return DLQ_REPLAY_OK;
 fail:
 	snprintf(why, whylen, "archive: %s", sqlite3_errmsg(db));
@@ -477,6 +485,7 @@ fail:
 	claim_sql_free(&q);
 	dlq_buf_release(&claims);
 	dlq_buf_release(&refused);
+	dlq_buf_release(&deferred);
 	return DLQ_REPLAY_ERROR;
 }
 

@@ -8,7 +8,10 @@
  *                 policy checked, at what time) in one transaction, and
  *                 hands out the messages to publish; a second claim of
  *                 the same record is refused. Up to DLQ_REPLAY_CLAIM_MAX
- *                 per request, in one transaction (one fsync)
+ *                 per request, in one transaction (one fsync); once the
+ *                 messages handed out pass DLQ_REPLAY_CLAIM_BYTES, the
+ *                 request's remaining ids are not looked at and come back,
+ *                 in order, as `deferred`: the client asks again with them
  *   replay_finish records the broker's verdict: published -> 'replayed';
  *                 failed -> replayable again; unknown -> stays 'replaying'
  * A crash of dlqctl between claim and finish leaves 'replaying' with an
@@ -24,6 +27,9 @@
 #include "config.h"
 
 #define DLQ_REPLAY_CLAIM_MAX	500
+/* Messages (base64 bodies) per claim answer; the first claim is handed
+ * out whatever its size, so a claim always makes progress. */
+#define DLQ_REPLAY_CLAIM_BYTES	(8 * 1024 * 1024)
 
 enum dlq_replay_rc { DLQ_REPLAY_OK, DLQ_REPLAY_USAGE, DLQ_REPLAY_NOT_FOUND,
 	DLQ_REPLAY_REFUSED, DLQ_REPLAY_ERROR };

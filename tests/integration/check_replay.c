@@ -303,6 +303,80 @@ START_TEST(a_body_of_many_frames_is_archived_and_replayed_whole)
 }
 END_TEST
 
+/* Large dead letters: a claim hands out about 8 MiB of messages at most
+ * and defers the rest of its ids, which dlqctl asks for again (the
+ * worker's memory and the answer stay bounded): three of 4 MiB are
+ * claimed two, then one, and each is published once, whole; the worker's
+ * RSS is back near where it was. */
+START_TEST(large_dead_letters_are_claimed_a_few_at_a_time)
+{
+	enum { N = 3, SIZE = 4 << 20 };
+	struct h_rig f;
+	char *body = malloc(SIZE), *want = malloc(SIZE), id[32];
+	amqp_message_t m;
+	const cJSON *a;
+	cJSON *j;
+	int i, k, rc, claimed[2], n_claims = 0, seen[N] = { 0 };
+	bool san = getenv("DLQ_BIN") && strstr(getenv("DLQ_BIN"), "san-");
+	long idle;
+
+	start(&f, NULL);
+	idle = h_worker_kib(&f.w, "VmRSS:");
+	for (i = 0; i < N; i++) {
+		memset(body, 'a' + i, SIZE);
+		snprintf(id, sizeof(id), "large-%d", i);
+		h_publish(f.c, f.exch, f.q[0], body, SIZE, id, NULL);
+	}
+	ck_assert_int_eq(h_reject(f.c, f.q[0], N, WAIT_MS), N);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", N, WAIT_MS));
+	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
+	/* the consumer's frames of them went back */
+	ck_assert(h_worker_wait(&f.w, "consumer_recycled", 1, WAIT_MS));
+	j = replay(f.cfg, &rc, (const char *[]){ "--queue", f.q[0],
+	    "--execute", "--reason", "large", NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, N);
+	ck_assert_int_eq((int)get(j, "unknown")->valuedouble, 0);
+	cJSON_Delete(j);
+	/* what the claims' answers took went back (a 16 MiB answer buffer
+	 * stayed before) */
+	ck_assert_msg(san || h_worker_kib(&f.w, "VmRSS:") < idle + 8 * 1024,
+	    "worker RSS %ld KiB after the replay, %ld KiB before",
+	    h_worker_kib(&f.w, "VmRSS:"), idle);
+	for (i = 0; i < N; i++) {
+		ck_assert(h_get(f.c, f.q[0], &m, WAIT_MS));
+		ck_assert_uint_eq(m.body.len, SIZE);
+		k = ((const char *)m.body.bytes)[0] - 'a';
+		ck_assert(k >= 0 && k < N);
+		memset(want, 'a' + k, SIZE);
+		ck_assert(memcmp(m.body.bytes, want, SIZE) == 0);
+		snprintf(id, sizeof(id), "large-%d", k);
+		ck_assert(bytes_eq(m.properties.message_id, id));
+		seen[k]++;
+		amqp_destroy_message(&m);
+	}
+	for (i = 0; i < N; i++)
+		ck_assert_int_eq(seen[i], 1);
+	ck_assert_int_eq(h_count(f.q[0]), 0);
+	/* the claims as the audit recorded them, newest first */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
+	    NULL }), 0);
+	cJSON_ArrayForEach(a, j)
+		if (strcmp(get(a, "command")->valuestring, "replay_claim") == 0) {
+			ck_assert_int_lt(n_claims, 2);
+			claimed[n_claims++] = cJSON_GetArraySize(get(get(a,
+			    "args"), "ids"));
+		}
+	cJSON_Delete(j);
+	ck_assert_int_eq(n_claims, 2);
+	ck_assert_int_eq(claimed[0], 1);
+	ck_assert_int_eq(claimed[1], N);
+	free(body);
+	free(want);
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* amqps:// with the broker's CA: the consumer and the replay's publisher
  * both talk TLS, and a body of many frames (many TLS records) crosses
  * whole both ways. */
@@ -953,6 +1027,7 @@ suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, a_replay_is_the_original_message_marked_as_a_replay);
 	tcase_add_test(tc, a_body_of_many_frames_is_archived_and_replayed_whole);
+	tcase_add_test(tc, large_dead_letters_are_claimed_a_few_at_a_time);
 	tcase_add_test(tc, dead_letters_are_read_and_replayed_over_tls);
 	tcase_add_test(tc, two_replays_at_once_publish_one_message);
 	tcase_add_test(tc, a_deleted_target_fails_and_stays_replayable);
