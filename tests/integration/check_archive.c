@@ -1232,14 +1232,18 @@ raw(const char *sock, const char *req, size_t len)
 	struct sockaddr_un sa;
 	static char buf[65536];
 	ssize_t n;
-	size_t got = 0;
+	size_t got = 0, off;
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
 	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	ck_assert_int_eq(send(fd, req, len, MSG_NOSIGNAL), (ssize_t)len);
+	/* the worker answers a request that is too large and closes before
+	 * taking all of it: what it answered is what counts */
+	for (off = 0; off < len; off += (size_t)n)
+		if ((n = send(fd, req + off, len - off, MSG_NOSIGNAL)) <= 0)
+			break;
 	while (got < sizeof(buf) - 1 &&
 	    (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0) {
 		got += (size_t)n;
