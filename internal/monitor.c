@@ -63,8 +63,11 @@
  * pool and keeps its pages for the connection's life (releasing the
  * buffers recycles them, never frees them): one 60 MiB dead letter left
  * 63 MiB resident. A consumer that took a delivery this large replaces
- * its connection as soon as its queue is quiet, flood or not. */
+ * its connection as soon as its queue is quiet, flood or not, but not
+ * again within LARGE_GAP_MS: a steady trickle of large dead letters makes
+ * one new connection a minute, not one each. */
 #define LARGE_BYTES	(1024 * 1024)
+#define LARGE_GAP_MS	60000
 #define FRAME_BYTES	256
 #define CLASS_CACHE	256	/* classifications remembered per thread */
 /* The test write before deliveries are taken again after the archive
@@ -103,7 +106,8 @@ struct dlq_monitor {
 	size_t			 failed_bytes;	/* of the batch refused last */
 	unsigned		 probes;	/* since the last commit */
 	bool			 burst;		/* replace the connection */
-	bool			 large;		/* at once when quiet */
+	bool			 large;		/* when quiet, past the gap */
+	int64_t			 recycled_ms;	/* last replacement, or 0 */
 	unsigned		 epoch;		/* releases before it opened */
 	bool			 archive_failing;
 	bool			 checked_shared;	/* other consumers */
@@ -600,13 +604,18 @@ shed(struct dlq_monitor *m)
 	malloc_trim(0);
 }
 
-/* Whether the connection is replaced now: it took a large delivery, or
- * a burst and a flood ended (a memory release) since it was opened. */
+/* Whether the connection is replaced now: it took a large delivery (and
+ * the last replacement is LARGE_GAP_MS ago), or a burst and a flood
+ * ended (a memory release) since it was opened. */
 static bool
 recycle_due(const struct dlq_monitor *m)
 {
-	return !*m->stop && (m->large ||
-	    (m->burst && atomic_load(&releases) != m->epoch));
+	if (*m->stop)
+		return false;
+	if (m->large && (m->recycled_ms == 0 ||
+	    dlq_now_ms() - m->recycled_ms >= LARGE_GAP_MS))
+		return true;
+	return m->burst && atomic_load(&releases) != m->epoch;
 }
 
 /* Consumes until stop, an error or the end of a flood it took a burst
@@ -715,6 +724,7 @@ run(void *arg)
 			/* a replacement: still counted as connected, no
 			 * backoff, not a reconnect */
 			if ((recycling = st == STEP_RECYCLE)) {
+				m->recycled_ms = dlq_now_ms();
 				dlq_amqp_close(conn);
 				shed(m);
 				continue;

@@ -459,7 +459,8 @@ END_TEST
  * dead letter replaces its connection once its queue is quiet, flood or
  * not, and the memory goes back (sanitizer builds keep it in their own
  * allocator). The dead letter is archived once and the new connection
- * consumes. */
+ * consumes. Another large one within a minute does not make another new
+ * connection at once. */
 START_TEST(a_large_dead_letter_does_not_stay_resident)
 {
 	struct fixture f;
@@ -480,17 +481,23 @@ START_TEST(a_large_dead_letter_does_not_stay_resident)
 	after = h_worker_kib(&f.w, "VmRSS:");
 	ck_assert_int_eq(h_count(f.dlq2), 0);
 	h_publish(c, "", f.dlq2, "{}", 2, "after-large", NULL);
-	h_close(c);
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	h_publish(c, "", f.dlq2, big, sizeof(big), "large-2", NULL);
+	h_close(c);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	ck_assert(h_wait_count(f.dlq2, 0, WAIT_MS));
+	/* quiet for six polls: no second replacement */
+	ck_assert(!h_worker_wait(&f.w, "consumer_recycled", 2, 1500));
 	ev = h_worker_events(&f.w, "consumer_recycled", &n);
 	ck_assert_int_eq(n, 1);
 	ck_assert_str_eq(h_jstr(ev[0], "dlq"), f.dlq2);
 	h_events_free(ev, n);
 	ev = h_worker_events(&f.w, "dead_letter", &n);
-	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(n, 3);
 	ck_assert_str_eq(h_jstr(ev[0], "message_id"), "large-1");
 	ck_assert_int_eq(h_jnum(ev[0], "payload_bytes"), (int64_t)sizeof(big));
 	ck_assert_str_eq(h_jstr(ev[1], "message_id"), "after-large");
+	ck_assert_str_eq(h_jstr(ev[2], "message_id"), "large-2");
 	h_events_free(ev, n);
 	ck_assert_int_eq(h_worker_count(&f.w, "consumer_reconnecting"), 0);
 	fixture_stop(&f);
