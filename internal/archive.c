@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "amqp.h"
@@ -219,10 +220,66 @@ static const char *const schema_v9[] = {
 	NULL,
 };
 
+/* v10: the bulky columns (headers, x-death, payload) go last. A record
+ * larger than about 4 KiB continues on overflow pages, and a column
+ * after the payload was read by walking the whole chain: every 10 s the
+ * escalation check read escalate_at and escalation_noted that way, each
+ * scrape the escalation gauge, each redrive tick the status of its
+ * queue's records (5 000 records of 64 KiB: 213 MiB read per check).
+ * Now the case columns sit in a record's first page. The table is
+ * copied once, in the migration's transaction, with foreign keys off
+ * (migrate): dropping the old table would orphan `attempts`. */
+#define V10_COLUMNS								"id, fingerprint, dlq, queue, status, received_at, reason, class,"		" signature, hint_id, retry_count, delivery_count, replay_of,"		" replay_count, owner, decision, evidence, evidence_at, escalate_at,"		" escalation_noted, assigned_by, assigned_at, resolved_by,"		" resolved_at, resolution, purged_at, redrive_stopped_at,"		" redrive_note, payload_bytes, payload_sha256, exchange,"		" routing_keys, message_id, correlation_id, type, content_type,"		" content_encoding, timestamp, app_id, delivery_mode, priority,"		" expiration, user_id, reply_to, error, hint, x_death,"		" headers_json, headers_amqp, payload"
+static const char *const schema_v10[] = {
+	"CREATE TABLE dead_letters_v10 ("
+	"  id INTEGER PRIMARY KEY,"
+	"  fingerprint BLOB NOT NULL,"
+	"  dlq TEXT NOT NULL,"
+	"  queue TEXT NOT NULL,"
+	"  status TEXT NOT NULL DEFAULT 'open',"
+	"  received_at INTEGER NOT NULL,"
+	"  reason TEXT NOT NULL, class TEXT NOT NULL, signature TEXT NOT NULL,"
+	"  hint_id INTEGER, retry_count INTEGER, delivery_count INTEGER,"
+	"  replay_of INTEGER, replay_count INTEGER NOT NULL DEFAULT 0,"
+	"  owner TEXT, decision TEXT, evidence TEXT, evidence_at INTEGER,"
+	"  escalate_at INTEGER, escalation_noted TEXT,"
+	"  assigned_by TEXT, assigned_at INTEGER,"
+	"  resolved_by TEXT, resolved_at INTEGER, resolution TEXT,"
+	"  purged_at INTEGER, redrive_stopped_at INTEGER, redrive_note TEXT,"
+	"  payload_bytes INTEGER NOT NULL, payload_sha256 TEXT,"
+	"  exchange TEXT, routing_keys TEXT,"
+	"  message_id TEXT, correlation_id TEXT, type TEXT, content_type TEXT,"
+	"  content_encoding TEXT, timestamp INTEGER, app_id TEXT,"
+	"  delivery_mode INTEGER, priority INTEGER, expiration TEXT,"
+	"  user_id TEXT, reply_to TEXT, error TEXT, hint TEXT,"
+	"  x_death TEXT, headers_json TEXT, headers_amqp BLOB, payload BLOB)",
+	"INSERT INTO dead_letters_v10 (" V10_COLUMNS ") SELECT " V10_COLUMNS
+	" FROM dead_letters",
+	"DROP TABLE dead_letters",
+	"ALTER TABLE dead_letters_v10 RENAME TO dead_letters",
+	"CREATE UNIQUE INDEX dead_letters_fingerprint ON"
+	" dead_letters(fingerprint)",
+	"CREATE INDEX dead_letters_status ON dead_letters(status, received_at)",
+	"CREATE INDEX dead_letters_queue ON dead_letters(queue, received_at)",
+	"CREATE INDEX dead_letters_signature ON dead_letters(signature)",
+	"CREATE INDEX dead_letters_replay_of ON dead_letters(replay_of)"
+	" WHERE replay_of IS NOT NULL",
+	"CREATE INDEX dead_letters_assigned ON"
+	" dead_letters(assigned_at, received_at) WHERE assigned_at IS NOT NULL",
+	NULL,
+};
+
+/* Schema 10 changes the layout of dead_letters only: an archive of
+ * schema 9 works as it is (more slowly with large payloads), and stays
+ * so while the disk has no room for the copy (RELAYOUT_MARGIN above
+ * twice its size). */
+#define LAYOUT_SCHEMA	9
+#define RELAYOUT_MARGIN	(64 * 1024 * 1024)
+
 /* schemas[v] takes an archive of schema v to v + 1 */
 static const char *const *const schemas[] = {
 	schema_v1, schema_v2, schema_v3, schema_v4, schema_v5, schema_v6,
-	schema_v7, schema_v8, schema_v9,
+	schema_v7, schema_v8, schema_v9, schema_v10,
 };
 _Static_assert(sizeof(schemas) / sizeof(schemas[0]) == DLQ_ARCHIVE_SCHEMA,
     "one migration step per schema version");
@@ -299,34 +356,80 @@ exec(struct dlq_archive *a, const char *sql)
 	return 0;
 }
 
-static int
-schema_version(struct dlq_archive *a)
+/* The number a PRAGMA answers (user_version, page_count); -1 on error. */
+static int64_t
+pragma_int(struct dlq_archive *a, const char *sql)
 {
 	sqlite3_stmt *st;
-	int version = -1;
+	int64_t n = -1;
 
-	if (sqlite3_prepare_v2(a->db, "PRAGMA user_version", -1, &st, NULL) !=
-	    SQLITE_OK) {
-		set_err(a, "PRAGMA user_version");
+	if (sqlite3_prepare_v2(a->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		set_err(a, sql);
 		return -1;
 	}
 	if (sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
+		n = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	return version;
+	return n;
 }
 
-/* Brings the schema up to DLQ_ARCHIVE_SCHEMA. The version is read again
- * inside the write transaction: two handles opening at once migrate once. */
 static int
-migrate(struct dlq_archive *a)
+schema_version(struct dlq_archive *a)
 {
-	int version, v, i;
+	return (int)pragma_int(a, "PRAGMA user_version");
+}
+
+/* Whether the file system has room for the copy of the records that
+ * schema 10 makes: the table once more in the WAL, as much again for
+ * the old pages SQLite zeroes as it frees them (secure delete), and a
+ * margin. Unknown: yes (a full disk fails the migration cleanly). */
+static bool
+room_for_relayout(struct dlq_archive *a, int64_t *need, int64_t *avail)
+{
+	struct statvfs sv;
+	int64_t pages = pragma_int(a, "PRAGMA page_count");
+	int64_t size = pragma_int(a, "PRAGMA page_size");
+
+	if (pages < 0 || size < 0 || statvfs(a->path, &sv) != 0)
+		return true;
+	*need = 2 * pages * size + RELAYOUT_MARGIN;
+	*avail = (int64_t)sv.f_bavail * (int64_t)sv.f_frsize;
+	return *avail >= *need;
+}
+
+static void
+log_relayout_deferred(struct dlq_archive *a, int64_t need, int64_t avail)
+{
+	static atomic_bool said;	/* once, not per handle */
+	struct dlq_buf line = { 0 };
+
+	if (atomic_exchange(&said, true))
+		return;
+	if (dlq_log_begin(&line, DLQ_LOG_WARN, "archive_relayout_deferred")) {
+		dlq_log_str(&line, "path", a->path);
+		dlq_log_int(&line, "needed_bytes", need);
+		dlq_log_int(&line, "free_bytes", avail);
+		dlq_log_str(&line, "advice", "the archive keeps its schema 9 "
+		    "layout, where reading a case reads its payload too; with "
+		    "needed_bytes free on its file system, restart the worker "
+		    "to upgrade it");
+		dlq_log_end(&line);
+	}
+	dlq_buf_release(&line);
+}
+
+/* The steps from the archive's schema to DLQ_ARCHIVE_SCHEMA, in one
+ * write transaction; to LAYOUT_SCHEMA only when the disk has no room for
+ * schema 10's copy. The version is read again inside it: two handles
+ * opening at once migrate once. `relaid`: schema 10 was made. */
+static int
+migrate_steps(struct dlq_archive *a, bool *relaid)
+{
+	int version, target = DLQ_ARCHIVE_SCHEMA, v, i;
+	int64_t need = 0, avail = 0, t0 = dlq_now_ms();
 	char sql[64];
 
-	if ((version = schema_version(a)) == DLQ_ARCHIVE_SCHEMA)
-		return 0;
-	if (version == -1 || exec(a, "BEGIN IMMEDIATE") == -1)
+	if (exec(a, "BEGIN IMMEDIATE") == -1)
 		return -1;
 	if ((version = schema_version(a)) == DLQ_ARCHIVE_SCHEMA)
 		return exec(a, "COMMIT");
@@ -337,21 +440,29 @@ migrate(struct dlq_archive *a)
 			    DLQ_ARCHIVE_SCHEMA);
 		goto fail;
 	}
-	for (v = version; v < DLQ_ARCHIVE_SCHEMA; v++)
+	if (version > 0 && version <= LAYOUT_SCHEMA &&
+	    !room_for_relayout(a, &need, &avail)) {
+		target = LAYOUT_SCHEMA;
+		log_relayout_deferred(a, need, avail);
+		if (version == target)
+			return exec(a, "COMMIT");
+	}
+	for (v = version; v < target; v++)
 		for (i = 0; schemas[v][i] != NULL; i++)
 			if (exec(a, schemas[v][i]) == -1)
 				goto fail;
-	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
-	    DLQ_ARCHIVE_SCHEMA);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", target);
 	if (exec(a, sql) == -1 || exec(a, "COMMIT") == -1)
 		goto fail;
+	*relaid = version > 0 && target > LAYOUT_SCHEMA;
 	if (version > 0) {
 		struct dlq_buf line = { 0 };
 
 		if (dlq_log_begin(&line, DLQ_LOG_INFO, "archive_migrated")) {
 			dlq_log_str(&line, "path", a->path);
 			dlq_log_int(&line, "from", version);
-			dlq_log_int(&line, "to", DLQ_ARCHIVE_SCHEMA);
+			dlq_log_int(&line, "to", target);
+			dlq_log_int(&line, "ms", dlq_now_ms() - t0);
 			dlq_log_end(&line);
 		}
 		dlq_buf_release(&line);
@@ -360,6 +471,29 @@ migrate(struct dlq_archive *a)
 fail:
 	sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
 	return -1;
+}
+
+/* Brings the schema up to DLQ_ARCHIVE_SCHEMA. Foreign keys are off
+ * meanwhile, as SQLite's way to rebuild a table (schema 10) asks; they
+ * cannot be switched inside a transaction. */
+static int
+migrate(struct dlq_archive *a)
+{
+	int version, rc;
+	bool relaid = false;
+
+	if ((version = schema_version(a)) == DLQ_ARCHIVE_SCHEMA)
+		return 0;
+	if (version == -1 || exec(a, "PRAGMA foreign_keys = OFF") == -1)
+		return -1;
+	rc = migrate_steps(a, &relaid);
+	if (exec(a, "PRAGMA foreign_keys = ON") == -1)
+		rc = -1;
+	/* the copy passed through the WAL: its file goes back to empty */
+	if (rc == 0 && relaid)
+		sqlite3_exec(a->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL,
+		    NULL, NULL);
+	return rc;
 }
 
 /* Whether the archive holds records of before schema 5, and until when

@@ -21,7 +21,7 @@
 #include "config.h"
 #include "deadletter.h"
 
-#define DLQ_ARCHIVE_SCHEMA	9
+#define DLQ_ARCHIVE_SCHEMA	10
 
 struct dlq_archive;
 

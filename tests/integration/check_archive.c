@@ -1284,6 +1284,21 @@ index_sql(const char *path, const char *name)
 	    " type = 'index' AND name = ?1", name);
 }
 
+/* Runs `steps` on the archive at `path`, as an older release would have
+ * left it (the worker stopped). */
+static void
+rewrite_archive(const char *path, const char *const *steps)
+{
+	sqlite3 *db;
+	int i;
+
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	for (i = 0; steps[i] != NULL; i++)
+		ck_assert_msg(sqlite3_exec(db, steps[i], NULL, NULL, NULL) ==
+		    SQLITE_OK, "%s: %s", steps[i], sqlite3_errmsg(db));
+	sqlite3_close(db);
+}
+
 static int
 user_version(const char *path)
 {
@@ -1328,10 +1343,9 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 		NULL,
 	};
 	struct h_rig f;
-	sqlite3 *db;
 	cJSON *j, **ev;
 	char *sql;
-	int i, n;
+	int n;
 
 	start(&f, NULL);
 	die_in(&f, 0, 2, "migrate me");
@@ -1339,20 +1353,16 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "drop",
 	    "2", "--reason", "audited before the upgrade", NULL }), 0);
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
-	ck_assert_int_eq(user_version(f.db), 9);
+	ck_assert_int_eq(user_version(f.db), 10);
 	/* make it what release 1 wrote */
-	ck_assert_int_eq(sqlite3_open(f.db, &db), SQLITE_OK);
-	for (i = 0; to_v1[i] != NULL; i++)
-		ck_assert_msg(sqlite3_exec(db, to_v1[i], NULL, NULL, NULL) ==
-		    SQLITE_OK, "%s: %s", to_v1[i], sqlite3_errmsg(db));
-	sqlite3_close(db);
+	rewrite_archive(f.db, to_v1);
 	ck_assert_int_eq(user_version(f.db), 1);
 	h_rig_start(&f);
-	ck_assert_int_eq(user_version(f.db), 9);
+	ck_assert_int_eq(user_version(f.db), 10);
 	ev = h_worker_events(&f.w, "archive_migrated", &n);
 	ck_assert_int_eq(n, 1);
 	ck_assert_int_eq(h_jnum(ev[0], "from"), 1);
-	ck_assert_int_eq(h_jnum(ev[0], "to"), 9);
+	ck_assert_int_eq(h_jnum(ev[0], "to"), 10);
 	h_events_free(ev, n);
 	/* v3 dropped the message_id index; v4 keeps replays only in the
 	 * lineage index */
@@ -1441,7 +1451,6 @@ START_TEST(an_upgraded_archive_recognises_redeliveries_of_its_old_records)
 		NULL,
 	};
 	struct h_rig f;
-	sqlite3 *db;
 	cJSON **ev;
 	char id[32];
 	int i, n, rows, distinct, committed, dups = 0;
@@ -1459,14 +1468,10 @@ START_TEST(an_upgraded_archive_recognises_redeliveries_of_its_old_records)
 	count_rows(f.db, &committed, &distinct);
 	ck_assert_int_gt(committed, 0);
 	/* make it what release 4 wrote */
-	ck_assert_int_eq(sqlite3_open(f.db, &db), SQLITE_OK);
-	for (i = 0; to_v4[i] != NULL; i++)
-		ck_assert_msg(sqlite3_exec(db, to_v4[i], NULL, NULL, NULL) ==
-		    SQLITE_OK, "%s: %s", to_v4[i], sqlite3_errmsg(db));
-	sqlite3_close(db);
+	rewrite_archive(f.db, to_v4);
 
 	h_rig_start(&f);
-	ck_assert_int_eq(user_version(f.db), 9);
+	ck_assert_int_eq(user_version(f.db), 10);
 	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
 	ev = h_worker_events(&f.w, "dead_letter", &n);
@@ -1500,24 +1505,19 @@ START_TEST(an_archive_holding_a_fingerprint_twice_is_migrated)
 	static const char first[] =
 	    "SELECT hex(fingerprint) FROM dead_letters WHERE id = 1";
 	struct h_rig f;
-	sqlite3 *db;
 	char *before, *after, *distinct, *sql;
-	int i, rows, n;
+	int rows, n;
 
 	start(&f, NULL);
 	die_in(&f, 0, 3, "twice");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
-	ck_assert_int_eq(sqlite3_open(f.db, &db), SQLITE_OK);
-	for (i = 0; to_v6[i] != NULL; i++)
-		ck_assert_msg(sqlite3_exec(db, to_v6[i], NULL, NULL, NULL) ==
-		    SQLITE_OK, "%s: %s", to_v6[i], sqlite3_errmsg(db));
-	sqlite3_close(db);
+	rewrite_archive(f.db, to_v6);
 	before = sql_text(f.db, first, NULL);
 	ck_assert_ptr_nonnull(before);
 
 	h_rig_start(&f);
-	ck_assert_int_eq(user_version(f.db), 9);
+	ck_assert_int_eq(user_version(f.db), 10);
 	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 1);
 	sql = index_sql(f.db, "dead_letters_fingerprint");
 	ck_assert_ptr_nonnull(sql);
@@ -1539,6 +1539,141 @@ START_TEST(an_archive_holding_a_fingerprint_twice_is_migrated)
 	free(before);
 	free(after);
 	free(distinct);
+}
+END_TEST
+
+/* Schema 9's layout of the records: the payload in the middle, the case
+ * columns after it (what releases up to schema 9 wrote). */
+#define V9_COLUMNS							\
+	"id, fingerprint, dlq, queue, exchange, routing_keys, message_id,"	\
+	" correlation_id, type, content_type, content_encoding, timestamp,"	\
+	" app_id, delivery_mode, priority, expiration, user_id, reply_to,"	\
+	" headers_json, headers_amqp, x_death, reason, retry_count,"	\
+	" delivery_count, error, class, signature, hint, payload,"	\
+	" payload_bytes, payload_sha256, received_at, status, owner,"	\
+	" decision, evidence, escalate_at, assigned_by, assigned_at,"	\
+	" resolved_by, resolved_at, resolution, replay_of, replay_count,"	\
+	" purged_at, evidence_at, escalation_noted, redrive_stopped_at,"	\
+	" redrive_note, hint_id"
+
+/* Schema 10 puts the payload last, so that the case columns are read
+ * without reading the payload: an archive in schema 9's layout is copied
+ * once, its records, attempts and indexes kept. */
+START_TEST(a_version_9_archive_gets_its_payloads_last)
+{
+	static const char *const to_v9[] = {
+		"CREATE TABLE v9 (id INTEGER PRIMARY KEY,"
+		" fingerprint BLOB NOT NULL, dlq TEXT NOT NULL,"
+		" queue TEXT NOT NULL, exchange TEXT, routing_keys TEXT,"
+		" message_id TEXT, correlation_id TEXT, type TEXT,"
+		" content_type TEXT, content_encoding TEXT, timestamp INTEGER,"
+		" app_id TEXT, delivery_mode INTEGER, priority INTEGER,"
+		" expiration TEXT, user_id TEXT, reply_to TEXT,"
+		" headers_json TEXT, headers_amqp BLOB, x_death TEXT,"
+		" reason TEXT NOT NULL, retry_count INTEGER,"
+		" delivery_count INTEGER, error TEXT, class TEXT NOT NULL,"
+		" signature TEXT NOT NULL, hint TEXT, payload BLOB,"
+		" payload_bytes INTEGER NOT NULL, payload_sha256 TEXT,"
+		" received_at INTEGER NOT NULL,"
+		" status TEXT NOT NULL DEFAULT 'open', owner TEXT,"
+		" decision TEXT, evidence TEXT, escalate_at INTEGER,"
+		" assigned_by TEXT, assigned_at INTEGER, resolved_by TEXT,"
+		" resolved_at INTEGER, resolution TEXT, replay_of INTEGER,"
+		" replay_count INTEGER NOT NULL DEFAULT 0, purged_at INTEGER,"
+		" evidence_at INTEGER, escalation_noted TEXT,"
+		" redrive_stopped_at INTEGER, redrive_note TEXT,"
+		" hint_id INTEGER)",
+		"INSERT INTO v9 (" V9_COLUMNS ") SELECT " V9_COLUMNS
+		" FROM dead_letters",
+		"DROP TABLE dead_letters",
+		"ALTER TABLE v9 RENAME TO dead_letters",
+		"CREATE UNIQUE INDEX dead_letters_fingerprint ON"
+		" dead_letters(fingerprint)",
+		"CREATE INDEX dead_letters_status ON"
+		" dead_letters(status, received_at)",
+		"CREATE INDEX dead_letters_queue ON"
+		" dead_letters(queue, received_at)",
+		"CREATE INDEX dead_letters_signature ON dead_letters(signature)",
+		"CREATE INDEX dead_letters_replay_of ON dead_letters(replay_of)"
+		" WHERE replay_of IS NOT NULL",
+		"CREATE INDEX dead_letters_assigned ON"
+		" dead_letters(assigned_at, received_at)"
+		" WHERE assigned_at IS NOT NULL",
+		"PRAGMA user_version = 9",
+		NULL,
+	};
+	static const char last[] = "SELECT name FROM"
+	    " pragma_table_info('dead_letters') ORDER BY cid DESC LIMIT 1";
+	static const char *const indexes[] = { "dead_letters_fingerprint",
+	    "dead_letters_status", "dead_letters_queue",
+	    "dead_letters_signature", "dead_letters_replay_of",
+	    "dead_letters_assigned", NULL };
+	struct h_rig f;
+	cJSON *j, **ev;
+	char *text;
+	int i, n;
+
+	start(&f, NULL);
+	die_in(&f, 0, 2, "relayout me");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	/* an attempt (a foreign key to its record) and an assignment */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
+	    "replay", "1", "--execute", "--reason", "before the upgrade",
+	    NULL }), 0);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
+	    "assign", "2", "--owner", "ann", "--decision", "wait",
+	    "--escalate-in", "1h", NULL }), 0);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	ck_assert_int_eq(user_version(f.db), 10);
+	text = sql_text(f.db, last, NULL);
+	ck_assert_str_eq(text, "payload");
+	free(text);
+	/* make it what releases of schema 9 wrote */
+	rewrite_archive(f.db, to_v9);
+	text = sql_text(f.db, last, NULL);
+	ck_assert_str_eq(text, "hint_id");
+	free(text);
+
+	h_rig_start(&f);
+	ck_assert_int_eq(user_version(f.db), 10);
+	ev = h_worker_events(&f.w, "archive_migrated", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(h_jnum(ev[0], "from"), 9);
+	ck_assert_int_eq(h_jnum(ev[0], "to"), 10);
+	h_events_free(ev, n);
+	text = sql_text(f.db, last, NULL);
+	ck_assert_str_eq(text, "payload");
+	free(text);
+	for (i = 0; indexes[i] != NULL; i++) {
+		text = index_sql(f.db, indexes[i]);
+		ck_assert_msg(text != NULL, "%s", indexes[i]);
+		free(text);
+	}
+	text = sql_text(f.db, "SELECT count(*) FROM"
+	    " pragma_foreign_key_check", NULL);
+	ck_assert_str_eq(text, "0");
+	free(text);
+	/* the records as they were, with their history */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    "1", "--payload", NULL }), 0);
+	ck_assert_str_eq(h_jstr(j, "status"), "replayed");
+	ck_assert_str_eq(h_jstr(j, "error"), "relayout me");
+	ck_assert_str_eq(h_jstr(j, "payload"), "{\"k\":1}");
+	ck_assert_int_eq(cJSON_GetArraySize(get(j, "attempts")), 1);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    "2", NULL }), 0);
+	ck_assert_str_eq(h_jstr(j, "status"), "assigned");
+	ck_assert_str_eq(h_jstr(j, "owner"), "ann");
+	cJSON_Delete(j);
+	/* and the worker goes on recording */
+	die_in(&f, 0, 1, "after the relayout");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
+	    NULL }), 0);
+	ck_assert_int_eq(cJSON_GetObjectItem(j, "total")->valueint, 3);
+	cJSON_Delete(j);
+	h_rig_stop(&f);
 }
 END_TEST
 
@@ -1806,6 +1941,7 @@ suite(void)
 	tcase_add_test(tc, stats_tell_the_share_of_a_queues_traffic_that_died);
 	tcase_add_test(tc, a_version_1_archive_is_migrated_and_keeps_its_records);
 	tcase_add_test(tc, an_archive_holding_a_fingerprint_twice_is_migrated);
+	tcase_add_test(tc, a_version_9_archive_gets_its_payloads_last);
 	suite_add_tcase(s, tc);
 	return s;
 }
