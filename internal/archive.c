@@ -229,7 +229,17 @@ static const char *const schema_v9[] = {
  * Now the case columns sit in a record's first page. The table is
  * copied once, in the migration's transaction, with foreign keys off
  * (migrate): dropping the old table would orphan `attempts`. */
-#define V10_COLUMNS								"id, fingerprint, dlq, queue, status, received_at, reason, class,"		" signature, hint_id, retry_count, delivery_count, replay_of,"		" replay_count, owner, decision, evidence, evidence_at, escalate_at,"		" escalation_noted, assigned_by, assigned_at, resolved_by,"		" resolved_at, resolution, purged_at, redrive_stopped_at,"		" redrive_note, payload_bytes, payload_sha256, exchange,"		" routing_keys, message_id, correlation_id, type, content_type,"		" content_encoding, timestamp, app_id, delivery_mode, priority,"		" expiration, user_id, reply_to, error, hint, x_death,"		" headers_json, headers_amqp, payload"
+#define V10_COLUMNS							\
+	"id, fingerprint, dlq, queue, status, received_at, reason, class,"	\
+	" signature, hint_id, retry_count, delivery_count, replay_of,"	\
+	" replay_count, owner, decision, evidence, evidence_at, escalate_at,"	\
+	" escalation_noted, assigned_by, assigned_at, resolved_by,"	\
+	" resolved_at, resolution, purged_at, redrive_stopped_at,"	\
+	" redrive_note, payload_bytes, payload_sha256, exchange,"	\
+	" routing_keys, message_id, correlation_id, type, content_type,"	\
+	" content_encoding, timestamp, app_id, delivery_mode, priority,"	\
+	" expiration, user_id, reply_to, error, hint, x_death,"	\
+	" headers_json, headers_amqp, payload"
 static const char *const schema_v10[] = {
 	"CREATE TABLE dead_letters_v10 ("
 	"  id INTEGER PRIMARY KEY,"
