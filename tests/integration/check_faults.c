@@ -959,7 +959,7 @@ START_TEST(a_flood_with_the_webhook_down_loses_nothing_and_sends_one_digest)
 	long rss;
 	int i, posts, ok = -1;
 	char db[256];
-	bool san = getenv("DLQ_BIN") && strstr(getenv("DLQ_BIN"), "san-");
+	bool san = h_sanitized();
 
 	h_name(prefix, sizeof(prefix), "fl");
 	for (i = 0; i < NQ; i++) {

@@ -466,7 +466,7 @@ START_TEST(a_large_dead_letter_does_not_stay_resident)
 	struct fixture f;
 	amqp_connection_state_t c;
 	static char big[32 << 20];
-	bool san = getenv("DLQ_BIN") && strstr(getenv("DLQ_BIN"), "san-");
+	bool san = h_sanitized();
 	cJSON **ev;
 	long idle, peak, after;
 	int n;

@@ -131,6 +131,14 @@ h_bin(const char *name)
 	return p;
 }
 
+bool
+h_sanitized(void)
+{
+	const char *dir = getenv("DLQ_BIN");
+
+	return dir != NULL && strstr(dir, "san-") != NULL;
+}
+
 void
 h_name(char *out, size_t n, const char *stem)
 {

@@ -21,6 +21,9 @@ int		 h_port(void);
  * test.sh enables it on the AMQP port + 10000). */
 const char	*h_mgmt_url(void);
 const char	*h_bin(const char *name);	/* path of build/<name> */
+/* The binaries are a sanitizer build (DLQ_BIN names build/san-*): their
+ * allocator keeps freed memory, so RSS figures say nothing. */
+bool		 h_sanitized(void);
 /* The test broker's TLS listener (DLQ_TEST_AMQPS_URL; scripts/test.sh
  * opens it on the AMQP port + 1000, its certificate for localhost and
  * 127.0.0.1) and the CA that signed its certificate (DLQ_TEST_TLS_CA). */
