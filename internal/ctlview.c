@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "ctlclient.h"
+#include "signature.h"
 #include "termtext.h"
 
 static const char *
@@ -57,6 +58,17 @@ cell(FILE *f, const char *str, int w)
 	fputc(' ', f);
 }
 
+/* The error text of a record or group; a note when it had none, as in the
+ * digest. */
+static const char *
+error_text(const cJSON *r)
+{
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(r, "error");
+
+	return cJSON_IsString(e) && e->valuestring[0] ? e->valuestring :
+	    DLQ_NO_ERROR_TEXT;
+}
+
 /* The width of the column of `key` in `rows`: its widest value, at least
  * the heading's, at most `cap`. */
 static int
@@ -97,7 +109,7 @@ dlq_view_list(FILE *f, const cJSON *data, int64_t now)
 		cell(f, s(r, "class"), wc);
 		cell(f, s(r, "status"), 9);
 		cell(f, s(r, "message_id"), wm);
-		dlq_term_put(f, s(r, "error"), 60, 0);
+		dlq_term_put(f, error_text(r), 60, 0);
 		fputc('\n', f);
 	}
 }
@@ -242,7 +254,7 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 	field(f, "queue", s(d, "queue"));
 	field(f, "class", s(d, "class"));
 	field(f, "signature", s(d, "signature"));
-	field(f, "error", s(d, "error"));
+	field(f, "error", error_text(d));
 	field(f, "how to fix", s(d, "hint"));
 	show_message(f, d, now);
 	show_case(f, d, now);
@@ -479,7 +491,7 @@ dlq_view_groups(FILE *f, const cJSON *data, int64_t now)
 		    sizeof(a)));
 		fprintf(f, "%-6s %-8lld ", dlq_format_age(now - n(g, "last_seen"),
 		    a, sizeof(a)), (long long)n(g, "sample_id"));
-		dlq_term_put(f, s(g, "error"), 60, 0);
+		dlq_term_put(f, error_text(g), 60, 0);
 		fputc('\n', f);
 	}
 }

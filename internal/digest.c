@@ -369,7 +369,7 @@ render_group(const struct dlq_group *g, enum dlq_alert_format f,
 		add_text(b, f, g->class);
 	}
 	dlq_buf_adds(b, ": ");
-	add_text(b, f, g->error[0] ? g->error : "(no error header)");
+	add_text(b, f, g->error[0] ? g->error : DLQ_NO_ERROR_TEXT);
 	dlq_buf_adds(b, " (");
 	if (g->n_samples > 0) {
 		dlq_buf_adds(b, "sample ");

@@ -16,6 +16,10 @@
 #define DLQ_SIGNATURE_TEXT_MAX	160
 #define DLQ_SIGNATURE_ID_LEN	12
 
+/* What a digest line, `dlqctl list`, `groups` and `show` say for a dead
+ * letter that carried none of the configured error headers. */
+#define DLQ_NO_ERROR_TEXT	"(no error header)"
+
 /* Appends the normalised error text: digit runs become "#", hex / uuid
  * tokens of 8+ characters with a digit become "<id>", whitespace runs one
  * space; at most DLQ_SIGNATURE_TEXT_MAX bytes. */

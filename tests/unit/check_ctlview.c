@@ -90,24 +90,36 @@ END_TEST
 
 /* dlqctl list: message ids of any length (UUIDs are 36) and non-ASCII
  * queue names keep the columns aligned; an error's escape is shown. */
+/* What a dlqctl view (dlq_view_list, _show, _groups) writes of the
+ * answer `json` at `now`. */
+static const char *
+view(void (*fn)(FILE *, const cJSON *, int64_t), const char *json,
+    int64_t now)
+{
+	cJSON *d = cJSON_Parse(json);
+	FILE *f;
+
+	ck_assert_ptr_nonnull(d);
+	free(out);
+	f = open_memstream(&out, &out_len);
+	fn(f, d, now);
+	fclose(f);
+	cJSON_Delete(d);
+	return out;
+}
+
 START_TEST(the_list_stays_aligned)
 {
-	cJSON *rows = cJSON_Parse("["
+	const char *line2, *line3;
+
+	view(dlq_view_list, "["
 	    "{\"id\":12,\"received_at\":1000,\"queue\":\"envío_sms\","
 	    "\"class\":\"transient\",\"status\":\"open\",\"message_id\":"
 	    "\"3f2c9a7e-5b1d-4c8e-9f0a-1234567890ab\",\"error\":"
 	    "\"timeout\\u001b[2J\"},"
 	    "{\"id\":7,\"received_at\":1000,\"queue\":\"payment_capture\","
 	    "\"class\":\"validation\",\"status\":\"assigned\",\"message_id\":"
-	    "\"m-1\",\"error\":\"missing field amount\"}]");
-	FILE *f;
-	char *line2, *line3;
-
-	free(out);
-	f = open_memstream(&out, &out_len);
-	dlq_view_list(f, rows, 61000);
-	fclose(f);
-	cJSON_Delete(rows);
+	    "\"m-1\",\"error\":\"missing field amount\"}]", 61000);
 	line2 = strchr(out, '\n') + 1;
 	line3 = strchr(line2, '\n') + 1;
 	/* ERROR begins at the same column on every line */
@@ -121,26 +133,11 @@ START_TEST(the_list_stays_aligned)
 }
 END_TEST
 
-static const char *
-view_show(const char *json)
-{
-	cJSON *d = cJSON_Parse(json);
-	FILE *f;
-
-	ck_assert_ptr_nonnull(d);
-	free(out);
-	f = open_memstream(&out, &out_len);
-	dlq_view_show(f, d, 1796135323347);
-	fclose(f);
-	cJSON_Delete(d);
-	return out;
-}
-
 /* dlqctl show: what the message carried (its time, where it was
  * published, its digest, its headers with --payload), and the case. */
 START_TEST(show_prints_the_whole_record)
 {
-	const char *t = view_show("{\"id\":3,\"status\":\"replayed\","
+	const char *t = view(dlq_view_show, "{\"id\":3,\"status\":\"replayed\","
 	    "\"received_at\":1796134982540,\"dlq\":\"orders.dlq\",\"queue\":"
 	    "\"orders\",\"message_id\":\"m-1\",\"error\":\"HTTP 503\","
 	    "\"retry_count\":2,\"replay_count\":1,\"replay_of\":2,"
@@ -151,7 +148,7 @@ START_TEST(show_prints_the_whole_record)
 	    "\"resolved_by\":\"root\",\"resolved_at\":1796135203347,"
 	    "\"purged_at\":1796135263347,\"headers\":{\"x-death\":[{}],"
 	    "\"x-error\":\"HTTP 503\",\"x-retry-count\":2,\"tags\":[\"a\"]},"
-	    "\"payload\":\"{}\"}");
+	    "\"payload\":\"{}\"}", 1796135323347);
 
 	ck_assert_ptr_nonnull(strstr(t, "\ntimestamp        "
 	    "2026-12-01T14:23:02Z\n"));
@@ -173,21 +170,39 @@ END_TEST
 /* dlqctl groups: one line per cause, with when it began and last hit. */
 START_TEST(groups_say_when_each_cause_began_and_last_hit)
 {
-	cJSON *g = cJSON_Parse("[{\"signature\":\"2de6ec649bbe\",\"queue\":"
-	    "\"notification_sms\",\"class\":\"expired\",\"error\":\"OTP "
-	    "expired\",\"count\":1200,\"unresolved\":700,\"first_seen\":"
-	    "1000,\"last_seen\":3541000,\"sample_id\":8}]");
-	FILE *f;
-
-	free(out);
-	f = open_memstream(&out, &out_len);
-	dlq_view_groups(f, g, 3601000);
-	fclose(f);
-	cJSON_Delete(g);
-	ck_assert_str_eq(out, "COUNT   UNRESOLVED SIGNATURE    QUEUE            "
-	    "CLASS   FIRST  LAST   SAMPLE   ERROR\n"
+	ck_assert_str_eq(view(dlq_view_groups, "[{\"signature\":"
+	    "\"2de6ec649bbe\",\"queue\":\"notification_sms\",\"class\":"
+	    "\"expired\",\"error\":\"OTP expired\",\"count\":1200,"
+	    "\"unresolved\":700,\"first_seen\":1000,\"last_seen\":3541000,"
+	    "\"sample_id\":8}]", 3601000),
+	    "COUNT   UNRESOLVED SIGNATURE    QUEUE            CLASS   "
+	    "FIRST  LAST   SAMPLE   ERROR\n"
 	    "1200    700        2de6ec649bbe notification_sms expired 60m    "
 	    "60s    8        OTP expired\n");
+}
+END_TEST
+
+/* A dead letter that carried no error header reads as such in list,
+ * groups and show, the words the digest uses, not as an empty column. */
+START_TEST(a_dead_letter_without_an_error_header_says_so)
+{
+	const char *t = view(dlq_view_list, "[{\"id\":4,\"received_at\":1000,"
+	    "\"queue\":\"orders\",\"class\":\"unknown\",\"status\":"
+	    "\"open\",\"message_id\":\"m-4\",\"error\":\"\"},"
+	    "{\"id\":5,\"received_at\":1000,\"queue\":\"orders\","
+	    "\"class\":\"unknown\",\"status\":\"open\",\"message_id\":"
+	    "\"m-5\",\"error\":null}]", 61000);
+
+	ck_assert_ptr_nonnull(strstr(t, "m-4        (no error header)\n"));
+	ck_assert_ptr_nonnull(strstr(t, "m-5        (no error header)\n"));
+	ck_assert_ptr_nonnull(strstr(view(dlq_view_groups, "[{\"signature\":"
+	    "\"2de6ec649bbe\",\"queue\":\"orders\",\"class\":\"unknown\","
+	    "\"error\":\"\",\"count\":2,\"unresolved\":2,\"first_seen\":"
+	    "1000,\"last_seen\":1000,\"sample_id\":4}]", 61000),
+	    " 4        (no error header)\n"));
+	ck_assert_ptr_nonnull(strstr(view(dlq_view_show, "{\"id\":4,"
+	    "\"error\":\"\"}", 61000),
+	    "\nerror            (no error header)\n"));
 }
 END_TEST
 
@@ -210,6 +225,7 @@ suite(void)
 	tcase_add_test(tc, the_list_stays_aligned);
 	tcase_add_test(tc, show_prints_the_whole_record);
 	tcase_add_test(tc, groups_say_when_each_cause_began_and_last_hit);
+	tcase_add_test(tc, a_dead_letter_without_an_error_header_says_so);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	suite_add_tcase(s, tc);
 	return s;
