@@ -37,6 +37,14 @@
 /* Broker and worker clocks may disagree: deaths this much later than
  * the upgrade are still looked up by the old fingerprint as well. */
 #define LEGACY_MARGIN_S	(24 * 3600)
+/* A payload this large is written into its record after the insert
+ * (sqlite3_blob_write, page by page through the cache) rather than bound
+ * to it: SQLite would first build the whole record in memory, a third
+ * copy of the body next to rabbitmq-c's frames and its message. Only
+ * where the payload is the record's last column (schema 10 on; a later
+ * schema must keep it there): SQLite keeps a trailing zeroblob as a
+ * count, any other it fills in memory. */
+#define STREAM_PAYLOAD_BYTES	(1024 * 1024)
 
 struct hint_id {
 	char		*text;
@@ -55,6 +63,7 @@ struct dlq_archive {
 	struct hint_id	 pending[HINT_CACHE];	/* ids of this transaction */
 	size_t		 n_pending;
 	bool		 has_legacy;	/* records of before v5 are there */
+	bool		 payload_last;	/* the record's last column (v10) */
 	int64_t		 legacy_until;	/* ... for deaths up to this time */
 	char		*path;
 	struct dlq_buf	 keys;		/* routing keys JSON, reused */
@@ -818,6 +827,7 @@ dlq_archive_open(const struct dlq_config *c)
 	}
 	if (migrate(a) == -1)
 		goto fail;
+	a->payload_last = schema_version(a) >= 10;
 	a->mask = (struct dlq_redact){ &c->mask_keys, c->mask_emails,
 	    (int)c->mask_digits_min, 0 };
 	if (sqlite3_create_function_v2(a->db, "dlq_headers_json", 1,
@@ -1228,6 +1238,30 @@ hint_id(struct dlq_archive *a, const char *text)
 	return id;
 }
 
+/* Writes the body into the zeroblob the insert of record `id` left for
+ * it (STREAM_PAYLOAD_BYTES). */
+static int
+write_payload(struct dlq_archive *a, int64_t id,
+    const struct dlq_dead_letter *d)
+{
+	sqlite3_blob *b;
+	int rc;
+
+	if (sqlite3_blob_open(a->db, "main", "dead_letters", "payload", id, 1,
+	    &b) != SQLITE_OK) {
+		set_err(a, "payload");
+		return -1;
+	}
+	rc = sqlite3_blob_write(b, d->body, (int)d->body_len, 0);
+	if (rc != SQLITE_OK)
+		set_err(a, "payload");
+	if (sqlite3_blob_close(b) != SQLITE_OK && rc == SQLITE_OK) {
+		set_err(a, "payload");
+		rc = SQLITE_ERROR;
+	}
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
 int64_t
 dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
     bool *duplicate)
@@ -1239,7 +1273,7 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	char body_hex[65];
 	amqp_bytes_t enc = { HEADERS_MAX, a->headers };
 	size_t hlen = 0;
-	bool has_headers = false, done, inserted;
+	bool has_headers = false, done, inserted, stream;
 	int64_t id, died, hint = 0;
 	int i;
 
@@ -1315,8 +1349,12 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	sqlite3_bind_text(st, 25, r->signature, -1, SQLITE_STATIC);
 	if (hint > 0)
 		sqlite3_bind_int64(st, 26, hint);
-	sqlite3_bind_blob(st, 27, d->body_len ? d->body : "", (int)d->body_len,
-	    SQLITE_STATIC);
+	stream = a->payload_last && d->body_len >= STREAM_PAYLOAD_BYTES;
+	if (stream)
+		sqlite3_bind_zeroblob(st, 27, (int)d->body_len);
+	else
+		sqlite3_bind_blob(st, 27, d->body_len ? d->body : "",
+		    (int)d->body_len, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 28, (sqlite3_int64)d->body_len);
 	sqlite3_bind_text(st, 29, body_hex, 64, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 30, r->received_ms);
@@ -1331,6 +1369,8 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 		set_err(a, "insert");
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
+	if (inserted && stream && write_payload(a, id, d) == -1)
+		return -1;	/* the caller rolls back the record */
 	if (done && !inserted) {	/* the fingerprint is there */
 		if ((id = find(a, fp)) > 0)
 			*duplicate = true;

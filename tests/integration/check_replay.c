@@ -254,12 +254,13 @@ START_TEST(a_replay_is_the_original_message_marked_as_a_replay)
 END_TEST
 
 /* A binary body of many 64 KiB frames (the size the worker's connections
- * negotiate), with NUL bytes, dies in the rig's first queue, is archived
- * whole and replayed byte for byte with its message id. */
+ * negotiate), with NUL bytes, of `n` bytes, dies in the rig's first
+ * queue, is archived whole and replayed byte for byte with its message
+ * id. */
 static void
-many_frames_round_trip(struct h_rig *f, const char *message_id)
+many_frames_round_trip(struct h_rig *f, const char *message_id, size_t n)
 {
-	size_t i, n = 300 * 1000;
+	size_t i;
 	unsigned char *body = malloc(n);
 	amqp_message_t m;
 	cJSON *j;
@@ -298,7 +299,8 @@ START_TEST(a_body_of_many_frames_is_archived_and_replayed_whole)
 	struct h_rig f;
 
 	start(&f, NULL);
-	many_frames_round_trip(&f, "big-1");
+	/* over 1 MiB: written into its record after the insert */
+	many_frames_round_trip(&f, "big-1", 1300 * 1000);
 	h_rig_stop(&f);
 }
 END_TEST
@@ -391,7 +393,7 @@ START_TEST(dead_letters_are_read_and_replayed_over_tls)
 	snprintf(conn, sizeof(conn), "dlq-worker %s", f.dlq[0]);
 	ck_assert_int_eq(h_connection_info(conn, "ssl", ssl, sizeof(ssl)), 1);
 	ck_assert_str_eq(ssl, "true");
-	many_frames_round_trip(&f, "tls-1");
+	many_frames_round_trip(&f, "tls-1", 300 * 1000);
 	h_rig_stop(&f);
 }
 END_TEST

@@ -458,8 +458,9 @@ END_TEST
  * memory pool for the connection's life: a consumer that took a large
  * dead letter replaces its connection once its queue is quiet, flood or
  * not, and the memory goes back (sanitizer builds keep it in their own
- * allocator). The dead letter is archived once and the new connection
- * consumes. Another large one within a minute does not make another new
+ * allocator). While it is taken the worker holds its body twice, not
+ * three times (archive.c STREAM_PAYLOAD_BYTES). The dead letter is
+ * archived once and the new connection consumes. Another large one within a minute does not make another new
  * connection at once. */
 START_TEST(a_large_dead_letter_does_not_stay_resident)
 {
@@ -501,14 +502,19 @@ START_TEST(a_large_dead_letter_does_not_stay_resident)
 	h_events_free(ev, n);
 	ck_assert_int_eq(h_worker_count(&f.w, "consumer_reconnecting"), 0);
 	fixture_stop(&f);
-	/* it held the body at least once; once replaced, within 8 MiB of
-	 * idle (the pool alone kept 33 MiB) */
+	/* it held the body at least once */
 	ck_assert_msg(peak > idle + 32 * 1024, "peak %ld KiB, idle %ld KiB",
 	    peak, idle);
-	if (!san)
-		ck_assert_msg(after < idle + 8 * 1024,
-		    "RSS %ld KiB after the replacement, idle %ld KiB", after,
-		    idle);
+	if (san)
+		return;
+	/* twice, not three times: rabbitmq-c's frames and its message, no
+	 * third copy in the record SQLite builds (102 MiB over idle before,
+	 * 68 since) */
+	ck_assert_msg(peak < idle + 80 * 1024, "peak %ld KiB, idle %ld KiB",
+	    peak, idle);
+	/* once replaced, within 8 MiB of idle (the pool alone kept 33 MiB) */
+	ck_assert_msg(after < idle + 8 * 1024,
+	    "RSS %ld KiB after the replacement, idle %ld KiB", after, idle);
 }
 END_TEST
 
