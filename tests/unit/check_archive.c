@@ -1,5 +1,5 @@
-/* check_archive.c - what a record keeps and how it is read back: headers
- * stored once (as the AMQP table) and rendered as JSON on reading, hints
+/* check_archive.c - what a record keeps and how it is read back: a
+ * payload of any size byte for byte, headers stored once (as the AMQP table) and rendered as JSON on reading, hints
  * stored once and referred to by id, also across a rolled-back batch;
  * numbers kept across restarts, the signatures held and the backlog of
  * unannounced dead letters read back for the digest; a commit into a
@@ -54,12 +54,13 @@ teardown(void)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-/* Archives a dead letter with this message id (the fingerprint) and
- * hint, in the caller's transaction; its id. Headers `tenant` and
+/* Archives a dead letter with this message id (the fingerprint), hint
+ * and body, in the caller's transaction; its id. Headers `tenant` and
  * `attempt`; `counted` adds x-retry-count 3, x-delivery-count 2 and a
  * replay of record 7; none at all without `headers`. */
 static int64_t
-put_as(const char *message_id, const char *hint, bool headers, bool counted)
+put_as(const char *message_id, const char *hint, bool headers, bool counted,
+    amqp_bytes_t body)
 {
 	static const struct dlq_str dlq = { "orders.dlq", 10 };
 	static const struct dlq_str rk = { "orders", 6 };
@@ -84,8 +85,7 @@ put_as(const char *message_id, const char *hint, bool headers, bool counted)
 	hdr[3].value.value.i32 = 2;
 	props.headers.entries = hdr;
 	props.headers.num_entries = counted ? 4 : 2;
-	dlq_deadletter_decode(&d, &props, amqp_cstring_bytes("{}"), dlq, rk,
-	    NULL);
+	dlq_deadletter_decode(&d, &props, body, dlq, rk, NULL);
 	memset(&r, 0, sizeof(r));
 	r.d = &d;
 	r.xdeath_json = &xdeath;
@@ -104,7 +104,7 @@ put_as(const char *message_id, const char *hint, bool headers, bool counted)
 static int64_t
 put(const char *message_id, const char *hint)
 {
-	return put_as(message_id, hint, true, false);
+	return put_as(message_id, hint, true, false, amqp_cstring_bytes("{}"));
 }
 
 /* One text column of record `id`, as the case queries read it; static. */
@@ -169,8 +169,9 @@ START_TEST(what_a_dead_letter_lacks_is_null_in_its_record)
 	int64_t full, bare;
 
 	ck_assert_int_eq(dlq_archive_begin(a), 0);
-	full = put_as("m-1", "Retry later.", true, true);
-	bare = put_as("m-2", NULL, false, false);
+	full = put_as("m-1", "Retry later.", true, true,
+	    amqp_cstring_bytes("{}"));
+	bare = put_as("m-2", NULL, false, false, amqp_cstring_bytes("{}"));
 	ck_assert_int_eq(dlq_archive_commit(a), 0);
 	ck_assert_str_eq(column("retry_count", full), "3");
 	ck_assert_str_eq(column("delivery_count", full), "2");
@@ -188,6 +189,47 @@ START_TEST(what_a_dead_letter_lacks_is_null_in_its_record)
 	ck_assert_str_eq(column("reason", bare), "rejected");
 	ck_assert_str_eq(column("error", bare), "");
 	ck_assert_str_eq(column("message_id", bare), "m-2");
+}
+END_TEST
+
+/* A payload is stored byte for byte whatever its size, below and from
+ * 1 MiB on, where it is written into the record after the insert. */
+START_TEST(a_payload_of_any_size_is_stored_whole)
+{
+	static const size_t sizes[] = { 0, 100, (1 << 20) - 1, 1 << 20,
+	    (3 << 20) + 5 };
+	unsigned char *body = malloc(sizes[4]);
+	sqlite3_stmt *st;
+	char id[16];
+	int64_t rec[5];
+	size_t i, k;
+
+	for (k = 0; k < sizes[4]; k++)
+		body[k] = (unsigned char)(k * 31 % 251);	/* NULs too */
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	for (i = 0; i < 5; i++) {
+		snprintf(id, sizeof(id), "size-%zu", i);
+		body[0] = (unsigned char)i;	/* five fingerprints */
+		rec[i] = put_as(id, NULL, false, false,
+		    (amqp_bytes_t){ sizes[i], body });
+		ck_assert_int_gt(rec[i], 0);
+	}
+	ck_assert_int_eq(dlq_archive_commit(a), 0);
+	ck_assert_int_eq(sqlite3_prepare_v2(dlq_archive_db(a), "SELECT"
+	    " payload, payload_bytes FROM dead_letters WHERE id = ?1", -1, &st,
+	    NULL), SQLITE_OK);
+	for (i = 0; i < 5; i++) {
+		body[0] = (unsigned char)i;
+		sqlite3_bind_int64(st, 1, rec[i]);
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		ck_assert_int_eq(sqlite3_column_bytes(st, 0), (int)sizes[i]);
+		ck_assert_int_eq(sqlite3_column_int64(st, 1), (int64_t)sizes[i]);
+		ck_assert(sizes[i] == 0 || memcmp(sqlite3_column_blob(st, 0),
+		    body, sizes[i]) == 0);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	free(body);
 }
 END_TEST
 
@@ -778,6 +820,7 @@ archive_suite(void)
 	tcase_add_test(tc, headers_are_stored_once_and_read_as_json);
 	tcase_add_test(tc, groups_count_all_time_or_since_a_time);
 	tcase_add_test(tc, what_a_dead_letter_lacks_is_null_in_its_record);
+	tcase_add_test(tc, a_payload_of_any_size_is_stored_whole);
 	tcase_add_test(tc, a_hint_is_stored_once_and_referred_to);
 	tcase_add_test(tc, a_hint_of_a_rolled_back_batch_is_not_remembered);
 	tcase_add_test(tc, a_record_without_a_hint_has_none);
