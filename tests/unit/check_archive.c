@@ -1,6 +1,7 @@
 /* check_archive.c - what a record keeps and how it is read back: a
- * payload of any size byte for byte, headers stored once (as the AMQP table) and rendered as JSON on reading, hints
- * stored once and referred to by id, also across a rolled-back batch;
+ * payload of any size byte for byte, headers stored once (as the AMQP
+ * table) and rendered as JSON on reading, hints stored once and referred
+ * to by id, also across a rolled-back batch;
  * numbers kept across restarts, the signatures held and the backlog of
  * unannounced dead letters read back for the digest; a commit into a
  * file, WAL or -shm gone from its path fails.
