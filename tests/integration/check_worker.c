@@ -460,8 +460,8 @@ END_TEST
  * not, and the memory goes back (sanitizer builds keep it in their own
  * allocator). While it is taken the worker holds its body twice, not
  * three times (archive.c STREAM_PAYLOAD_BYTES). The dead letter is
- * archived once and the new connection consumes. Another large one within a minute does not make another new
- * connection at once. */
+ * archived once and the new connection consumes. Another large one
+ * within a minute does not make another new connection at once. */
 START_TEST(a_large_dead_letter_does_not_stay_resident)
 {
 	struct fixture f;
