@@ -1556,52 +1556,54 @@ END_TEST
 	" purged_at, evidence_at, escalation_noted, redrive_stopped_at,"	\
 	" redrive_note, hint_id"
 
+/* What releases of schema 9 wrote, made of a schema 10 archive. */
+static const char *const to_v9[] = {
+	"CREATE TABLE v9 (id INTEGER PRIMARY KEY,"
+	" fingerprint BLOB NOT NULL, dlq TEXT NOT NULL,"
+	" queue TEXT NOT NULL, exchange TEXT, routing_keys TEXT,"
+	" message_id TEXT, correlation_id TEXT, type TEXT,"
+	" content_type TEXT, content_encoding TEXT, timestamp INTEGER,"
+	" app_id TEXT, delivery_mode INTEGER, priority INTEGER,"
+	" expiration TEXT, user_id TEXT, reply_to TEXT,"
+	" headers_json TEXT, headers_amqp BLOB, x_death TEXT,"
+	" reason TEXT NOT NULL, retry_count INTEGER,"
+	" delivery_count INTEGER, error TEXT, class TEXT NOT NULL,"
+	" signature TEXT NOT NULL, hint TEXT, payload BLOB,"
+	" payload_bytes INTEGER NOT NULL, payload_sha256 TEXT,"
+	" received_at INTEGER NOT NULL,"
+	" status TEXT NOT NULL DEFAULT 'open', owner TEXT,"
+	" decision TEXT, evidence TEXT, escalate_at INTEGER,"
+	" assigned_by TEXT, assigned_at INTEGER, resolved_by TEXT,"
+	" resolved_at INTEGER, resolution TEXT, replay_of INTEGER,"
+	" replay_count INTEGER NOT NULL DEFAULT 0, purged_at INTEGER,"
+	" evidence_at INTEGER, escalation_noted TEXT,"
+	" redrive_stopped_at INTEGER, redrive_note TEXT,"
+	" hint_id INTEGER)",
+	"INSERT INTO v9 (" V9_COLUMNS ") SELECT " V9_COLUMNS
+	" FROM dead_letters",
+	"DROP TABLE dead_letters",
+	"ALTER TABLE v9 RENAME TO dead_letters",
+	"CREATE UNIQUE INDEX dead_letters_fingerprint ON"
+	" dead_letters(fingerprint)",
+	"CREATE INDEX dead_letters_status ON"
+	" dead_letters(status, received_at)",
+	"CREATE INDEX dead_letters_queue ON"
+	" dead_letters(queue, received_at)",
+	"CREATE INDEX dead_letters_signature ON dead_letters(signature)",
+	"CREATE INDEX dead_letters_replay_of ON dead_letters(replay_of)"
+	" WHERE replay_of IS NOT NULL",
+	"CREATE INDEX dead_letters_assigned ON"
+	" dead_letters(assigned_at, received_at)"
+	" WHERE assigned_at IS NOT NULL",
+	"PRAGMA user_version = 9",
+	NULL,
+};
+
 /* Schema 10 puts the payload last, so that the case columns are read
  * without reading the payload: an archive in schema 9's layout is copied
  * once, its records, attempts and indexes kept. */
 START_TEST(a_version_9_archive_gets_its_payloads_last)
 {
-	static const char *const to_v9[] = {
-		"CREATE TABLE v9 (id INTEGER PRIMARY KEY,"
-		" fingerprint BLOB NOT NULL, dlq TEXT NOT NULL,"
-		" queue TEXT NOT NULL, exchange TEXT, routing_keys TEXT,"
-		" message_id TEXT, correlation_id TEXT, type TEXT,"
-		" content_type TEXT, content_encoding TEXT, timestamp INTEGER,"
-		" app_id TEXT, delivery_mode INTEGER, priority INTEGER,"
-		" expiration TEXT, user_id TEXT, reply_to TEXT,"
-		" headers_json TEXT, headers_amqp BLOB, x_death TEXT,"
-		" reason TEXT NOT NULL, retry_count INTEGER,"
-		" delivery_count INTEGER, error TEXT, class TEXT NOT NULL,"
-		" signature TEXT NOT NULL, hint TEXT, payload BLOB,"
-		" payload_bytes INTEGER NOT NULL, payload_sha256 TEXT,"
-		" received_at INTEGER NOT NULL,"
-		" status TEXT NOT NULL DEFAULT 'open', owner TEXT,"
-		" decision TEXT, evidence TEXT, escalate_at INTEGER,"
-		" assigned_by TEXT, assigned_at INTEGER, resolved_by TEXT,"
-		" resolved_at INTEGER, resolution TEXT, replay_of INTEGER,"
-		" replay_count INTEGER NOT NULL DEFAULT 0, purged_at INTEGER,"
-		" evidence_at INTEGER, escalation_noted TEXT,"
-		" redrive_stopped_at INTEGER, redrive_note TEXT,"
-		" hint_id INTEGER)",
-		"INSERT INTO v9 (" V9_COLUMNS ") SELECT " V9_COLUMNS
-		" FROM dead_letters",
-		"DROP TABLE dead_letters",
-		"ALTER TABLE v9 RENAME TO dead_letters",
-		"CREATE UNIQUE INDEX dead_letters_fingerprint ON"
-		" dead_letters(fingerprint)",
-		"CREATE INDEX dead_letters_status ON"
-		" dead_letters(status, received_at)",
-		"CREATE INDEX dead_letters_queue ON"
-		" dead_letters(queue, received_at)",
-		"CREATE INDEX dead_letters_signature ON dead_letters(signature)",
-		"CREATE INDEX dead_letters_replay_of ON dead_letters(replay_of)"
-		" WHERE replay_of IS NOT NULL",
-		"CREATE INDEX dead_letters_assigned ON"
-		" dead_letters(assigned_at, received_at)"
-		" WHERE assigned_at IS NOT NULL",
-		"PRAGMA user_version = 9",
-		NULL,
-	};
 	static const char last[] = "SELECT name FROM"
 	    " pragma_table_info('dead_letters') ORDER BY cid DESC LIMIT 1";
 	static const char *const indexes[] = { "dead_letters_fingerprint",
@@ -1674,6 +1676,72 @@ START_TEST(a_version_9_archive_gets_its_payloads_last)
 	ck_assert_int_eq(cJSON_GetObjectItem(j, "total")->valueint, 3);
 	cJSON_Delete(j);
 	h_rig_stop(&f);
+}
+END_TEST
+
+/* Schema 10's copy of the records needs about twice the archive free on
+ * its file system. Without it (here a 40 MiB tmpfs in a mount namespace
+ * of the worker's own, holding a schema 9 archive) the worker says how
+ * much to free, keeps schema 9's layout and works: the records are read,
+ * new dead letters recorded, one of 1.2 MB too (bound to its insert:
+ * the payload is not the record's last column there). */
+START_TEST(an_archive_without_room_for_the_new_layout_keeps_the_old_one)
+{
+	enum { BIG = 1200 * 1000 };
+	struct h_rig f;
+	char dir[300], env[340], script[1200], *big = malloc(BIG + 1);
+	cJSON *j, **ev;
+	int n;
+
+	start(&f, NULL);
+	die_in(&f, 0, 2, "before the upgrade");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	rewrite_archive(f.db, to_v9);
+	snprintf(dir, sizeof(dir), "%s", h_tmp_path("small-disk"));
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(env, sizeof(env), "DLQ_ARCHIVE_PATH=%s/archive.db", dir);
+	snprintf(script, sizeof(script), "mount -t tmpfs -o size=40m tmpfs"
+	    " '%s' && cp '%s' '%s/archive.db' && exec '%s' -c '%s'", dir,
+	    f.db, dir, h_bin("dlq-worker"), f.cfg);
+	h_spawn(&f.w, "/usr/bin/unshare", (const char *[]){ "--mount",
+	    "/bin/sh", "-c", script, NULL }, (const char *[]){ env, NULL });
+	ck_assert(h_worker_wait(&f.w, "control_listening", 1, 20000));
+	ck_assert(h_worker_wait(&f.w, "consumer_started", f.n, 20000));
+	ev = h_worker_events(&f.w, "archive_relayout_deferred", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_gt(h_jnum(ev[0], "needed_bytes"), 64 << 20);
+	ck_assert_int_lt(h_jnum(ev[0], "free_bytes"), 40 << 20);
+	ck_assert_ptr_nonnull(strstr(h_jstr(ev[0], "advice"), "restart"));
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 0);
+
+	/* the old records read as before */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    "1", "--payload", NULL }), 0);
+	ck_assert_str_eq(h_jstr(j, "error"), "before the upgrade");
+	ck_assert_str_eq(h_jstr(j, "payload"), "{\"k\":1}");
+	cJSON_Delete(j);
+	/* new ones are recorded, a large one whole */
+	die_in(&f, 0, 1, "after the deferral");
+	memset(big, 'b', BIG);
+	big[BIG] = '\0';
+	h_publish(f.c, f.exch, f.q[0], big, BIG, "big-on-v9", NULL);
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    "4", "--payload", NULL }), 0);
+	ck_assert_str_eq(h_jstr(j, "message_id"), "big-on-v9");
+	ck_assert_int_eq(h_jnum(j, "payload_bytes"), BIG);
+	ck_assert(strcmp(h_jstr(j, "payload"), big) == 0);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
+	    NULL }), 0);
+	ck_assert_int_eq(cJSON_GetObjectItem(j, "total")->valueint, 4);
+	cJSON_Delete(j);
+	h_rig_stop(&f);
+	free(big);
 }
 END_TEST
 
@@ -1942,6 +2010,8 @@ suite(void)
 	tcase_add_test(tc, a_version_1_archive_is_migrated_and_keeps_its_records);
 	tcase_add_test(tc, an_archive_holding_a_fingerprint_twice_is_migrated);
 	tcase_add_test(tc, a_version_9_archive_gets_its_payloads_last);
+	tcase_add_test(tc,
+	    an_archive_without_room_for_the_new_layout_keeps_the_old_one);
 	suite_add_tcase(s, tc);
 	return s;
 }
