@@ -1309,6 +1309,23 @@ user_version(const char *path)
 	return n;
 }
 
+/* Starts the rig's worker on its archive, left at schema `from` by an
+ * older release: upgraded once, to schema 10, and said so. */
+static void
+start_upgrading(struct h_rig *f, int from)
+{
+	cJSON **ev;
+	int n;
+
+	h_rig_start(f);
+	ck_assert_int_eq(user_version(f->db), 10);
+	ev = h_worker_events(&f->w, "archive_migrated", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(h_jnum(ev[0], "from"), from);
+	ck_assert_int_eq(h_jnum(ev[0], "to"), 10);
+	h_events_free(ev, n);
+}
+
 /* Undoes schemas 9 (the audit's index of ids) and 8 (the aggregates'
  * indexes): the first steps of each "make it what release N wrote"
  * below. */
@@ -1343,9 +1360,8 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 		NULL,
 	};
 	struct h_rig f;
-	cJSON *j, **ev;
+	cJSON *j;
 	char *sql;
-	int n;
 
 	start(&f, NULL);
 	die_in(&f, 0, 2, "migrate me");
@@ -1357,13 +1373,7 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	/* make it what release 1 wrote */
 	rewrite_archive(f.db, to_v1);
 	ck_assert_int_eq(user_version(f.db), 1);
-	h_rig_start(&f);
-	ck_assert_int_eq(user_version(f.db), 10);
-	ev = h_worker_events(&f.w, "archive_migrated", &n);
-	ck_assert_int_eq(n, 1);
-	ck_assert_int_eq(h_jnum(ev[0], "from"), 1);
-	ck_assert_int_eq(h_jnum(ev[0], "to"), 10);
-	h_events_free(ev, n);
+	start_upgrading(&f, 1);
 	/* v3 dropped the message_id index; v4 keeps replays only in the
 	 * lineage index */
 	ck_assert_ptr_null(index_sql(f.db, "dead_letters_message"));
@@ -1516,9 +1526,7 @@ START_TEST(an_archive_holding_a_fingerprint_twice_is_migrated)
 	before = sql_text(f.db, first, NULL);
 	ck_assert_ptr_nonnull(before);
 
-	h_rig_start(&f);
-	ck_assert_int_eq(user_version(f.db), 10);
-	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated"), 1);
+	start_upgrading(&f, 6);
 	sql = index_sql(f.db, "dead_letters_fingerprint");
 	ck_assert_ptr_nonnull(sql);
 	ck_assert_ptr_nonnull(strstr(sql, "CREATE UNIQUE INDEX"));
@@ -1611,9 +1619,9 @@ START_TEST(a_version_9_archive_gets_its_payloads_last)
 	    "dead_letters_signature", "dead_letters_replay_of",
 	    "dead_letters_assigned", NULL };
 	struct h_rig f;
-	cJSON *j, **ev;
+	cJSON *j;
 	char *text;
-	int i, n;
+	int i;
 
 	start(&f, NULL);
 	die_in(&f, 0, 2, "relayout me");
@@ -1636,13 +1644,7 @@ START_TEST(a_version_9_archive_gets_its_payloads_last)
 	ck_assert_str_eq(text, "hint_id");
 	free(text);
 
-	h_rig_start(&f);
-	ck_assert_int_eq(user_version(f.db), 10);
-	ev = h_worker_events(&f.w, "archive_migrated", &n);
-	ck_assert_int_eq(n, 1);
-	ck_assert_int_eq(h_jnum(ev[0], "from"), 9);
-	ck_assert_int_eq(h_jnum(ev[0], "to"), 10);
-	h_events_free(ev, n);
+	start_upgrading(&f, 9);
 	text = sql_text(f.db, last, NULL);
 	ck_assert_str_eq(text, "payload");
 	free(text);
