@@ -150,6 +150,9 @@ add_payload(sqlite3 *db, int64_t id, struct dlq_buf *out)
 	sqlite3_finalize(st);
 }
 
+/* an audit entry of dlqctl's own (`replay --from-queue`, refusals) */
+#define NOTE(u)	"(" u ".command = 'audit_note' AND json_valid(" u ".args))"
+
 int
 dlq_cases_show(sqlite3 *db, int64_t id, bool payload, struct dlq_buf *out)
 {
@@ -182,8 +185,15 @@ dlq_cases_show(sqlite3 *db, int64_t id, bool payload, struct dlq_buf *out)
 	    "   'finished_at', a.finished_at, 'outcome', a.outcome,"
 	    "   'detail', a.detail)) FROM attempts a"
 	    "   WHERE a.dead_letter_id = d.id ORDER BY a.id),"
+	    /* a note says what it is, and a refusal why this one */
 	    " 'audit', (SELECT json_group_array(json_object('at', u.at,"
-	    "   'actor', u.actor, 'command', u.command, 'result', u.result))"
+	    "   'actor', u.actor, 'command', u.command, 'result', u.result,"
+	    "   'what', CASE WHEN " NOTE("u") " THEN json_extract(u.args,"
+	    "    '$.what') END,"
+	    "   'why', CASE WHEN " NOTE("u") " THEN (SELECT json_extract("
+	    "    r.value, '$.why') FROM json_each(u.args, '$.refused') r"
+	    "    WHERE CASE WHEN r.type = 'object' THEN json_extract(r.value,"
+	    "     '$.id') END = d.id) END))"
 	    "   FROM audit u WHERE u.id IN (SELECT audit_id FROM audit_ids"
 	    "   WHERE dead_letter_id = d.id) ORDER BY u.id),"
 	    /* every death of this logical message, linked by x-replay-of */

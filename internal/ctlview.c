@@ -288,7 +288,11 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 		put(f, s(e, "actor"));
 		fprintf(f, ": %s (", s(e, "outcome"));
 		put(f, s(e, "detail"));
-		fputs(")\n    evidence: ", f);
+		fputs(")\n    to ", f);
+		put(f, s(e, "target"));
+		fputs("; reason: ", f);
+		put(f, s(e, "reason"));
+		fputs("\n    evidence: ", f);
 		put(f, strcmp(s(e, "evidence"), "-") ? s(e, "evidence") :
 		    "none given");
 		fputc('\n', f);
@@ -302,6 +306,15 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 		put(f, s(e, "actor"));
 		fputs(": ", f);
 		put(f, s(e, "result"));
+		fputc('\n', f);
+		if (strcmp(s(e, "what"), "-") == 0)
+			continue;
+		fputs("    ", f);
+		put(f, s(e, "what"));
+		if (strcmp(s(e, "why"), "-") != 0) {
+			fputs(": ", f);
+			put(f, s(e, "why"));
+		}
 		fputc('\n', f);
 	}
 	x = cJSON_GetObjectItemCaseSensitive(d, "headers");

@@ -623,6 +623,23 @@ watch_canary(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	return ok && !interrupted;
 }
 
+/* "ids": the archive records the refusals name. The audit indexes a
+ * request's ids, so that each one's history (`show`) has the refusal. */
+static void
+add_refused_ids(cJSON *req, const cJSON *refusals)
+{
+	cJSON *ids = cJSON_AddArrayToObject(req, "ids");
+	const cJSON *r, *id;
+
+	if (ids == NULL)
+		return;
+	cJSON_ArrayForEach(r, refusals)
+		if (cJSON_IsNumber(id = cJSON_GetObjectItem(r, "id")))
+			cJSON_AddItemToArray(ids, cJSON_Duplicate(id, 0));
+	if (cJSON_GetArraySize(ids) == 0)
+		cJSON_DeleteItemFromObject(req, "ids");
+}
+
 /* Records a run in the worker's audit table (and checks the role): what
  * ran, its result, and the refusals an executing run kept. Returns
  * DLQ_EXIT_OK, or the exit code of the failure said in `why`. */
@@ -646,6 +663,7 @@ note(const struct dlq_config *c, const struct dlq_replay_opts *o,
 			cJSON_AddItemToObject(req, "selection", sel);
 		else
 			cJSON_Delete(sel);
+		add_refused_ids(req, t->refusals);
 		cJSON_AddItemToObject(req, "refused", t->refusals);
 		t->refusals = NULL;
 		if (t->refusals_unlisted > 0)

@@ -249,6 +249,23 @@ START_TEST(a_replay_is_the_original_message_marked_as_a_replay)
 	ck_assert_str_eq(get(cJSON_GetArrayItem(get(a, "refused"), 0),
 	    "why")->valuestring, "status is replayed");
 	cJSON_Delete(j);
+	/* and the record's own history has it, with why this one */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    id, NULL }), 0);
+	a = cJSON_GetArrayItem(get(j, "audit"), cJSON_GetArraySize(get(j,
+	    "audit")) - 1);
+	ck_assert_str_eq(get(a, "command")->valuestring, "audit_note");
+	ck_assert_str_eq(get(a, "what")->valuestring,
+	    "replay --execute: refused by the policy");
+	ck_assert_str_eq(get(a, "why")->valuestring, "status is replayed");
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "show", id, NULL }, NULL, &out, NULL), 0);
+	ck_assert_msg(strstr(out, "\n    to (default)/") != NULL &&
+	    strstr(out, "; reason: provider fixed\n") != NULL &&
+	    strstr(out, "\n    replay --execute: refused by the policy: "
+	    "status is replayed\n") != NULL, "%s", out);
+	free(out);
 	h_rig_stop(&f);
 }
 END_TEST

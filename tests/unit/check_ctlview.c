@@ -167,6 +167,29 @@ START_TEST(show_prints_the_whole_record)
 }
 END_TEST
 
+/* dlqctl show: each replay attempt with its target, reason and evidence;
+ * each audit entry naming the record, a refusal with why this one. */
+START_TEST(show_prints_attempts_and_refusals)
+{
+	const char *t = view(dlq_view_show, "{\"id\":6,\"status\":\"open\","
+	    "\"attempts\":[{\"actor\":\"ann\",\"reason\":\"provider back\","
+	    "\"evidence\":null,\"target\":\"(default)/orders\",\"started_at\":"
+	    "1796135263347,\"outcome\":\"failed\",\"detail\":\"no route\"}],"
+	    "\"audit\":[{\"at\":1796135263347,\"actor\":\"ann\",\"command\":"
+	    "\"replay_claim\",\"result\":\"ok\",\"what\":null,\"why\":null},"
+	    "{\"at\":1796135323347,\"actor\":\"bob\",\"command\":"
+	    "\"audit_note\",\"result\":\"ok\",\"what\":\"replay --execute: "
+	    "refused by the policy\",\"why\":\"class security is never "
+	    "replayed\"}]}", 1796135323347);
+
+	ck_assert_ptr_nonnull(strstr(t, "\nattempts:\n  60s ago by ann: failed "
+	    "(no route)\n    to (default)/orders; reason: provider back\n"
+	    "    evidence: none given\naudit:\n  60s ago replay_claim by ann: "
+	    "ok\n  0s ago audit_note by bob: ok\n    replay --execute: refused "
+	    "by the policy: class security is never replayed\n"));
+}
+END_TEST
+
 /* dlqctl groups: one line per cause, with when it began and last hit. */
 START_TEST(groups_say_when_each_cause_began_and_last_hit)
 {
@@ -224,6 +247,7 @@ suite(void)
 	tcase_add_test(tc, a_payload_keeps_its_lines);
 	tcase_add_test(tc, the_list_stays_aligned);
 	tcase_add_test(tc, show_prints_the_whole_record);
+	tcase_add_test(tc, show_prints_attempts_and_refusals);
 	tcase_add_test(tc, groups_say_when_each_cause_began_and_last_hit);
 	tcase_add_test(tc, a_dead_letter_without_an_error_header_says_so);
 	tcase_add_checked_fixture(tc, NULL, teardown);
