@@ -126,26 +126,30 @@ targets_text(const struct tally *t)
 
 /* Counts a refusal by its reason; an executing run also keeps what was
  * refused (archive id, or a live delivery's message id) and why, for the
- * audit (as many as fit in one control request). */
+ * audit (as many as fit in one control request: their size as they will
+ * be sent, escapes included, with the id again in "ids"). */
 static void
 refuse(struct tally *t, int64_t id, const char *message_id, const char *why)
 {
-	size_t cost = strlen(why) + 40 + (message_id ? strlen(message_id) : 0);
 	cJSON *r;
-	size_t i;
+	char *text;
+	size_t i, cost;
 
 	t->refused++;
-	if (t->refusals != NULL) {
-		if (t->refusals_bytes + cost > REFUSALS_NOTED_MAX)
+	if (t->refusals != NULL && (r = cJSON_CreateObject()) != NULL) {
+		if (id > 0)
+			cJSON_AddNumberToObject(r, "id", (double)id);
+		if (message_id != NULL)
+			cJSON_AddStringToObject(r, "message_id", message_id);
+		cJSON_AddStringToObject(r, "why", why);
+		text = cJSON_PrintUnformatted(r);
+		cost = text ? strlen(text) + 1 + (id > 0 ? 21 : 0) :
+		    REFUSALS_NOTED_MAX + 1;
+		free(text);
+		if (t->refusals_bytes + cost > REFUSALS_NOTED_MAX) {
 			t->refusals_unlisted++;
-		else {
-			r = cJSON_CreateObject();
-			if (id > 0)
-				cJSON_AddNumberToObject(r, "id", (double)id);
-			if (message_id != NULL)
-				cJSON_AddStringToObject(r, "message_id",
-				    message_id);
-			cJSON_AddStringToObject(r, "why", why);
+			cJSON_Delete(r);
+		} else {
 			cJSON_AddItemToArray(t->refusals, r);
 			t->refusals_bytes += cost;
 		}
@@ -832,7 +836,7 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	amqp_table_entry_t extra[5];
 	struct dlq_replay_mark mark;
 	enum dlq_pub_outcome out;
-	char why[256], queue[256], id[128], detail[512];
+	char why[256], queue[256], id[256], detail[512];
 
 	dlq_deadletter_decode(&d, &msg->properties, msg->body, dlq, fallback,
 	    &c->error_headers);

@@ -593,6 +593,24 @@ START_TEST(a_dry_run_looks_at_where_its_messages_would_go)
 }
 END_TEST
 
+/* A work queue `w` (160 bytes) whose dead letters go to `wdlq` (170),
+ * a DLQ the worker does not monitor. */
+static void
+unmonitored(struct h_rig *f, char *w, char *wdlq)
+{
+	amqp_table_entry_t args[2];
+	amqp_table_t at = { 2, args };
+
+	snprintf(w, 160, "%s_unmonitored", f->prefix);
+	snprintf(wdlq, 170, "%s.dlq", w);
+	ck_assert_ptr_nonnull(amqp_queue_declare(f->c, 1,
+	    amqp_cstring_bytes(wdlq), 0, 1, 0, 0, amqp_empty_table));
+	args[0] = hstr("x-dead-letter-exchange", "");
+	args[1] = hstr("x-dead-letter-routing-key", wdlq);
+	ck_assert_ptr_nonnull(amqp_queue_declare(f->c, 1, amqp_cstring_bytes(w),
+	    0, 1, 0, 0, at));
+}
+
 /* A chunk is published before its confirms are awaited: a basic.return
  * in the middle of it must fail its own message and no other. */
 START_TEST(returns_in_a_pipelined_chunk_fail_only_their_own_messages)
@@ -829,23 +847,15 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 {
 	struct h_rig f;
 	char w[160], wdlq[170], *out, *err;
-	amqp_table_entry_t args[2], e;
-	amqp_table_t at = { 2, args }, h = { 1, &e };
+	amqp_table_entry_t e;
+	amqp_table_t h = { 1, &e };
 	amqp_message_t m;
 	const cJSON *a;
 	cJSON *j;
 	int i, rc;
 
 	start(&f, NULL);
-	/* a work queue whose DLQ the worker does not monitor */
-	snprintf(w, sizeof(w), "%s_unmonitored", f.prefix);
-	snprintf(wdlq, sizeof(wdlq), "%s.dlq", w);
-	ck_assert_ptr_nonnull(amqp_queue_declare(f.c, 1, amqp_cstring_bytes(wdlq),
-	    0, 1, 0, 0, amqp_empty_table));
-	args[0] = hstr("x-dead-letter-exchange", "");
-	args[1] = hstr("x-dead-letter-routing-key", wdlq);
-	ck_assert_ptr_nonnull(amqp_queue_declare(f.c, 1, amqp_cstring_bytes(w),
-	    0, 1, 0, 0, at));
+	unmonitored(&f, w, wdlq);
 	for (i = 0; i < 4; i++) {
 		e = hstr("x-error", i % 2 ? "invalid field phone" : "timeout");
 		h_publish(f.c, "", w, "{}", 2, i % 2 ? "bad" : "good", &h);
@@ -911,6 +921,62 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 	ck_assert_ptr_nonnull(strstr(err, "404 NOT_FOUND"));
 	free(out);
 	free(err);
+	h_rig_stop(&f);
+}
+END_TEST
+
+/* An executed run refused more than one control request can list (the
+ * audit note is at most 64 KiB): the note lists what fits, message ids
+ * as they are sent (a control byte is six in JSON), and counts the
+ * rest; the run is audited and every refused message is still there. */
+START_TEST(refusals_past_one_request_are_counted_not_lost)
+{
+	struct h_rig f;
+	char w[160], wdlq[170], mid[256], *out, *err;
+	amqp_table_entry_t e;
+	amqp_table_t h = { 1, &e };
+	const cJSON *a;
+	cJSON *j;
+	int i, rc, listed;
+
+	start(&f, NULL);
+	unmonitored(&f, w, wdlq);
+	e = hstr("x-error", "invalid field phone");	/* validation */
+	memset(mid, '\x01', sizeof(mid) - 1);
+	mid[sizeof(mid) - 1] = '\0';
+	for (i = 0; i < 200; i++) {
+		snprintf(mid, 8, "m%05d", i);
+		mid[6] = '\x01';
+		h_publish(f.c, "", w, "{}", 2, mid, &h);
+	}
+	ck_assert_int_eq(h_reject(f.c, w, 200, WAIT_MS), 200);
+	ck_assert(h_wait_count(wdlq, 200, WAIT_MS));
+
+	rc = h_run_split((const char *[]){ h_bin("dlqctl"), "-c", f.cfg,
+	    "--json", "replay", "--from-queue", wdlq, "--limit", "200",
+	    "--execute", "--reason", "upstream back", NULL }, NULL, &out, &err);
+	ck_assert_msg(rc == 3 && strstr(err, "audit") == NULL, "%d %s", rc,
+	    err);
+	ck_assert_ptr_nonnull(j = cJSON_Parse(out));
+	free(out);
+	free(err);
+	ck_assert_int_eq((int)get(j, "refused")->valuedouble, 200);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 0);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(wdlq, 200, WAIT_MS));
+
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
+	    NULL }), 0);
+	a = get(cJSON_GetArrayItem(j, 0), "args");
+	listed = cJSON_GetArraySize(get(a, "refused"));
+	ck_assert_int_gt(listed, 0);
+	ck_assert_int_eq(listed + (int)get(a, "refused_unlisted")->valuedouble,
+	    200);
+	memset(mid, '\x01', sizeof(mid) - 1);
+	memcpy(mid, "m00000", 6);
+	ck_assert_str_eq(get(cJSON_GetArrayItem(get(a, "refused"), 0),
+	    "message_id")->valuestring, mid);
+	cJSON_Delete(j);
 	h_rig_stop(&f);
 }
 END_TEST
@@ -1055,6 +1121,7 @@ suite(void)
 	tcase_add_test(tc, the_policy_refuses_with_its_reasons);
 	tcase_add_test(tc, evidence_is_required_recorded_shown_and_counted);
 	tcase_add_test(tc, from_queue_replays_the_eligible_and_leaves_the_rest);
+	tcase_add_test(tc, refusals_past_one_request_are_counted_not_lost);
 	tcase_add_test(tc, from_queue_says_when_the_queue_counts_returns);
 	tcase_add_test(tc, rate_limits_the_replay);
 	tcase_add_test(tc, a_signal_stops_a_replay_after_the_current_message);
