@@ -33,7 +33,6 @@
 
 #define MAX_CLIENTS	32
 #define POLL_MS		250
-#define IDS_MAX		1000
 #define MGMT_TIMEOUT_MS	3000	/* for stats' traffic from the broker */
 #define TRAFFIC_QUEUES	200	/* the most queues stats ask it about */
 /* The answer buffer is reused; one larger than this (a replay chunk's
@@ -150,9 +149,9 @@ need_ids(struct req *r, size_t *n)
 
 	*n = 0;
 	if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1 ||
-	    cJSON_GetArraySize(a) > IDS_MAX) {
+	    cJSON_GetArraySize(a) > DLQ_CONTROL_IDS_MAX) {
 		snprintf(r->err, sizeof(r->err), "'ids' must list 1 to %d "
-		    "archive ids", IDS_MAX);
+		    "archive ids", DLQ_CONTROL_IDS_MAX);
 		return NULL;
 	}
 	if ((ids = calloc((size_t)cJSON_GetArraySize(a), sizeof(*ids))) == NULL)

@@ -26,6 +26,8 @@
 /* Records a list answers without a "limit", and at most. */
 #define DLQ_CONTROL_LIST_DEFAULT	50
 #define DLQ_CONTROL_LIST_MAX		10000
+/* Archive ids a request names at most (assign, drop, replay by ids). */
+#define DLQ_CONTROL_IDS_MAX		1000
 
 /* Integers in requests: whole numbers of up to 15 digits, which cJSON
  * prints exactly (it prints a double with 15 significant digits when

@@ -216,7 +216,8 @@ cmp_id(const void *a, const void *b)
 }
 
 /* The remaining arguments as archive ids, in their order, each once: an
- * id given twice is one dead letter (replayed once, dropped once). */
+ * id given twice is one dead letter (replayed once, dropped once); at
+ * most DLQ_CONTROL_IDS_MAX of them. */
 bool
 dlq_args_ids(cJSON *r, int argc, char **argv)
 {
@@ -224,7 +225,7 @@ dlq_args_ids(cJSON *r, int argc, char **argv)
 	long long *sorted, v, *at;
 	bool *given;
 	size_t n = (size_t)(argc - optind), k;
-	int i;
+	int i, distinct = 0;
 
 	if (!dlq_args_has(optind, argc, argv, "an archive id"))
 		return false;
@@ -255,14 +256,21 @@ dlq_args_ids(cJSON *r, int argc, char **argv)
 		at = bsearch(&v, sorted, n, sizeof(*sorted), cmp_id);
 		for (k = (size_t)(at - sorted); k > 0 && sorted[k - 1] == v; k--)
 			;			/* the first of equal ones */
-		if (!given[k]) {
-			given[k] = true;
-			cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)v));
+		if (given[k])
+			continue;
+		if (distinct++ == DLQ_CONTROL_IDS_MAX) {
+			fprintf(stderr, "dlqctl: at most %d archive ids in one "
+			    "command; a selection (--queue, with --class, "
+			    "--signature, --since) takes more\n",
+			    DLQ_CONTROL_IDS_MAX);
+			break;
 		}
+		given[k] = true;
+		cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)v));
 	}
 	free(sorted);
 	free(given);
-	return true;
+	return i == argc;
 }
 
 /* True when the command line has an argument at argv[at]; else says

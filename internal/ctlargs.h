@@ -15,7 +15,7 @@ bool	dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed);
 /* Whether `r` holds every option named in `names` (space separated). */
 bool	dlq_args_require(const cJSON *r, const char *cmd, const char *names);
 /* The words from optind as archive ids into the array "ids" of `r`, in
- * their order, each once. At least one. */
+ * their order, each once. At least one, at most DLQ_CONTROL_IDS_MAX. */
 bool	dlq_args_ids(cJSON *r, int argc, char **argv);
 /* Whether there is a word at argv[at]; else: the command needs `what`. */
 bool	dlq_args_has(int at, int argc, char **argv, const char *what);

@@ -414,6 +414,14 @@ cmd_replay(struct ctx *x, int argc, char **argv)
 	v = cJSON_GetObjectItem(r, "limit");
 	o.limit = cJSON_IsNumber(v) ? (int64_t)v->valuedouble :
 	    x->cfg.replay_limit;
+	v = cJSON_GetObjectItem(r, "ids");
+	if (cJSON_GetArraySize(v) > o.limit) {
+		fprintf(stderr, "dlqctl: %d archive ids, more than the limit of "
+		    "%lld (--limit, or replay.limit): give --limit %d to "
+		    "replay them all\n", cJSON_GetArraySize(v),
+		    (long long)o.limit, cJSON_GetArraySize(v));
+		goto out;
+	}
 	v = cJSON_GetObjectItem(r, "rate");
 	o.rate = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : x->cfg.replay_rate;
 	v = cJSON_GetObjectItem(r, "canary");

@@ -267,6 +267,11 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		{ "dlqctl: --reason: empty\n" },
 		{ "assign", "7", "--owner", "a", "--owner", "b", "--decision", NULL },
 		{ "dlqctl: --owner given twice\n" },
+		/* ids named are all taken or none: more than the limit is a
+		 * mistake to say, not a cut to make */
+		{ "replay", "7", "8", "9", "--limit", "2", NULL },
+		{ "dlqctl: 3 archive ids, more than the limit of 2 (--limit, "
+		    "or replay.limit): give --limit 3 to replay them all\n" },
 		/* what the worker answers at most, said before asking it */
 		{ "list", "--limit", "20000", NULL },
 		{ "dlqctl: --limit: expected 1..10000, not '20000'\n" },

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../check_main.h"
+#include "control.h"
 #include "ctlargs.h"
 #include "ctlclient.h"
 
@@ -221,6 +222,41 @@ START_TEST(ids_keep_their_order_and_come_once)
 }
 END_TEST
 
+/* A command names at most what one request takes; an id given again
+ * does not count twice. */
+START_TEST(ids_are_at_most_a_requests_worth)
+{
+	static char w[DLQ_CONTROL_IDS_MAX + 2][16];
+	char *argv[DLQ_CONTROL_IDS_MAX + 2];
+	cJSON *r;
+	int i;
+
+	for (i = 0; i < DLQ_CONTROL_IDS_MAX + 2; i++) {
+		snprintf(w[i], sizeof(w[i]), "%d", i);
+		argv[i] = w[i];
+	}
+	snprintf(w[0], sizeof(w[0]), "drop");
+	snprintf(w[DLQ_CONTROL_IDS_MAX + 1], sizeof(w[0]), "7");
+	r = cJSON_CreateObject();
+	ck_assert(dlq_args_options(r, DLQ_CONTROL_IDS_MAX + 2, argv, ""));
+	ck_assert(dlq_args_ids(r, DLQ_CONTROL_IDS_MAX + 2, argv));
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(r, "ids")),
+	    DLQ_CONTROL_IDS_MAX);
+	ck_assert_str_eq(said(), "");
+	cJSON_Delete(r);
+
+	snprintf(w[DLQ_CONTROL_IDS_MAX + 1], sizeof(w[0]), "%d",
+	    DLQ_CONTROL_IDS_MAX + 1);
+	r = cJSON_CreateObject();
+	ck_assert(dlq_args_options(r, DLQ_CONTROL_IDS_MAX + 2, argv, ""));
+	ck_assert(!dlq_args_ids(r, DLQ_CONTROL_IDS_MAX + 2, argv));
+	ck_assert_str_eq(said(), "dlqctl: at most 1000 archive ids in one "
+	    "command; a selection (--queue, with --class, --signature, "
+	    "--since) takes more\n");
+	cJSON_Delete(r);
+}
+END_TEST
+
 START_TEST(what_is_not_an_id_is_refused)
 {
 	static const char *const bad[] = { "0", "-1", "abc", "7x", "",
@@ -309,6 +345,7 @@ suite(void)
 	tcase_add_test(tc, an_option_given_twice_is_refused);
 	tcase_add_test(tc, required_options_are_named);
 	tcase_add_test(tc, ids_keep_their_order_and_come_once);
+	tcase_add_test(tc, ids_are_at_most_a_requests_worth);
 	tcase_add_test(tc, what_is_not_an_id_is_refused);
 	tcase_add_test(tc, global_options_are_taken_only_where_an_option_stands);
 	tcase_add_test(tc, durations_print_exactly_and_read_back);
