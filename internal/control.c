@@ -32,6 +32,7 @@
 #include "replaysrv.h"
 
 #define MAX_CLIENTS	32
+#define TEXT_MAX	4096	/* bytes of a reason, owner, decision, ... */
 #define POLL_MS		250
 #define MGMT_TIMEOUT_MS	3000	/* for stats' traffic from the broker */
 #define TRAFFIC_QUEUES	200	/* the most queues stats ask it about */
@@ -132,8 +133,9 @@ need_str(struct req *r, const char *k, const char **out)
 		snprintf(r->err, sizeof(r->err), "'%s' is required", k);
 		return false;
 	}
-	if (strlen(*out) > 4096) {
-		snprintf(r->err, sizeof(r->err), "'%s' is too long", k);
+	if (strlen(*out) > TEXT_MAX) {
+		snprintf(r->err, sizeof(r->err), "'%s' is too long: %zu bytes, "
+		    "at most %d", k, strlen(*out), TEXT_MAX);
 		return false;
 	}
 	return true;

@@ -1879,6 +1879,12 @@ START_TEST(bad_control_requests_get_clear_errors)
 	big = malloc(n);
 	memset(big, 'a', n);
 	ck_assert_ptr_nonnull(strstr(raw(sock, big, n), "request too large"));
+	/* a text of 5000 bytes: how long it is, and how long it may be */
+	memcpy(big, "{\"cmd\":\"drop\",\"ids\":[1],\"reason\":\"", 34);
+	memcpy(big + 5034, "\"}\n", 3);
+	ck_assert_str_eq(raw(sock, big, 5037), "{\"ok\":false,\"code\":"
+	    "\"usage\",\"error\":\"'reason' is too long: 5000 bytes, at most "
+	    "4096\"}\n");
 	free(big);
 	ck_assert_str_eq(raw(sock, "{\"cmd\":\"ping\"}\n", 15),
 	    "{\"ok\":true,\"data\":\"pong\"}\n");
