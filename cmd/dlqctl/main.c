@@ -492,8 +492,10 @@ out:
 static void
 view_resumed(FILE *f, const cJSON *d, int64_t now)
 {
-	(void)d, (void)now;
-	fputs("redrive resumed: the next tick redrives again\n", f);
+	(void)now;
+	/* none resumed: the error says why */
+	if (cJSON_GetNumberValue(cJSON_GetObjectItem(d, "resumed")) > 0)
+		fputs("redrive resumed: the next tick redrives again\n", f);
 }
 
 static int

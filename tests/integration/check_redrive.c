@@ -223,6 +223,7 @@ START_TEST(the_circuit_trips_and_stays_open_until_resumed)
 	struct fixture f;
 	cJSON *st, *q, **ev;
 	amqp_message_t m;
+	char *out, *err;
 	int ticks, n;
 
 	start(&f, "redrive = { queues = [ \"%1$s\" ]; min_age_ms = 0; "
@@ -257,6 +258,14 @@ START_TEST(the_circuit_trips_and_stays_open_until_resumed)
 	    "redrive", "resume", f.rig.q[0], "--reason", "provider fixed",
 	    NULL }), 0);
 	ck_assert(h_worker_wait(&f.rig.w, "redrive_resumed", 1, WAIT_MS));
+	/* once more: it is closed now, and nothing claims it was resumed */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.rig.cfg, "redrive", "resume", f.rig.q[0], "--reason", "again",
+	    NULL }, NULL, &out, &err), 1);
+	ck_assert_str_eq(out, "");
+	ck_assert_ptr_nonnull(strstr(err, "is not open"));
+	free(out);
+	free(err);
 	ck_assert(h_worker_wait(&f.rig.w, "redrive_tick", ticks + 1, WAIT_MS));
 	ck_assert(h_get(f.rig.c, f.rig.q[0], &m, WAIT_MS));
 	amqp_destroy_message(&m);
