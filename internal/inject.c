@@ -177,6 +177,10 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 		amqp_basic_nack(conn, DLQ_AMQP_CHANNEL, 0, 1, 1);
 	dlq_amqp_close(conn);
 	fprintf(out, "%d of %d dead-lettered into %s\n", dead, count, q->dlq_name);
+	if (!q->monitored)
+		fprintf(out, "note: %s is not monitored: the worker leaves its "
+		    "dead letters there (dlqctl replay --from-queue %s reads "
+		    "them)\n", q->dlq_name, q->dlq_name);
 	if (held > 0)
 		fprintf(out, "%d other message%s met in %s %s put back, not "
 		    "failed%s\n", held, held == 1 ? "" : "s", name, held == 1 ?

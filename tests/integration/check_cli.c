@@ -515,7 +515,16 @@ START_TEST(make_run_starts_a_broker_and_the_worker_on_embedded_defaults)
 	ck_assert_msg(cJSON_GetArraySize(list) == 2, "%s", out);
 	cJSON_Delete(list);
 	free(out);
+	/* into the one DLQ it does not consume: said */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
+	    "inject", "--queue", "message_received_trigger", "--count", "1",
+	    NULL }, env, &out, NULL), 0);
+	ck_assert_msg(strstr(out, "\nnote: message_received_trigger.dlq is not "
+	    "monitored: the worker leaves its dead letters there") != NULL,
+	    "%s", out);
+	free(out);
 	ck_assert_int_eq(h_worker_stop(&w, 10000, NULL), 0);
+	ck_assert_int_eq(h_worker_count(&w, "dead_letter"), 2);
 	ck_assert_int_eq(h_worker_count(&w, "shutdown"), 1);
 	remove_node();
 }
