@@ -48,6 +48,7 @@ struct tally {
 	cJSON	*results;
 	cJSON	*canary;	/* NULL: no canary; else what it showed */
 	cJSON	*targets;	/* a dry run: where the eligible would go */
+	cJSON	*plan;		/* a live dry run: each message, as a plan */
 	char	 unseen[256];	/* why they could not be looked at, or "" */
 	int64_t	 delivery_count_max;	/* live: of what went back; -1 */
 };
@@ -268,6 +269,8 @@ summary(const struct tally *t, bool json)
 		for (i = 0; i < REFUSAL_KINDS && t->why[i][0]; i++)
 			cJSON_AddNumberToObject(w, t->why[i], (double)t->why_n[i]);
 		cJSON_AddItemReferenceToObject(j, "results", t->results);
+		if (t->plan != NULL)
+			cJSON_AddItemReferenceToObject(j, "plan", t->plan);
 		if (t->canary != NULL)
 			cJSON_AddItemReferenceToObject(j, "canary", t->canary);
 		targets_json(t, j);
@@ -357,15 +360,45 @@ add_options(cJSON *r, const struct dlq_replay_opts *o)
 		cJSON_AddTrueToObject(r, "reset_retries");
 }
 
+/* One line of a dry run's plan: the archive id (or a live delivery's
+ * message id), eligible or not, the target, and why not. */
+static void
+plan_line(const cJSON *i)
+{
+	const cJSON *why = cJSON_GetObjectItem(i, "why");
+	const cJSON *rk = cJSON_GetObjectItem(i, "routing_key");
+	char tgt[300];
+
+	dlq_replay_target_name(str_of(i, "exchange"), cJSON_IsString(rk) ?
+	    rk->valuestring : "-", tgt, sizeof(tgt));
+	if (cJSON_HasObjectItem(i, "id"))
+		printf("%-8lld ", (long long)cJSON_GetObjectItem(i,
+		    "id")->valuedouble);
+	else {
+		dlq_term_put(stdout, str_of(i, "message_id")[0] ? str_of(i,
+		    "message_id") : "-", 24, 24);
+		putchar(' ');
+	}
+	printf("%-9s ", cJSON_IsTrue(cJSON_GetObjectItem(i, "eligible")) ?
+	    "yes" : "no");
+	if (cJSON_IsString(why) && why->valuestring[0] != '\0') {
+		dlq_term_put(stdout, tgt, -1, 40);
+		putchar(' ');
+		dlq_term_put(stdout, why->valuestring, -1, 0);
+	} else
+		dlq_term_put(stdout, tgt, -1, 0);
+	putchar('\n');
+}
+
 /* The plan of a dry run, and where its eligible messages would go as
  * the broker sees it now. */
 static void
 print_plan(const struct dlq_config *c, const cJSON *plan, bool json)
 {
-	const cJSON *i, *why, *rk;
+	const cJSON *i;
 	struct tally t;
 	cJSON *out;
-	char *text, tgt[300];
+	char *text;
 	int yes = 0, n = 0;
 
 	tally_init(&t);
@@ -390,24 +423,8 @@ print_plan(const struct dlq_config *c, const cJSON *plan, bool json)
 		printf("%-8s %-9s %-40s %s\n", "ID", "ELIGIBLE", "TARGET",
 		    "WHY NOT");
 		cJSON_ArrayForEach(i, plan) {
-			bool ok = cJSON_IsTrue(cJSON_GetObjectItem(i,
-			    "eligible"));
-
-			rk = cJSON_GetObjectItem(i, "routing_key");
-			why = cJSON_GetObjectItem(i, "why");
-			dlq_replay_target_name(str_of(i, "exchange"),
-			    cJSON_IsString(rk) ? rk->valuestring : "-", tgt,
-			    sizeof(tgt));
-			printf("%-8lld %-9s ", (long long)cJSON_GetObjectItem(i,
-			    "id")->valuedouble, ok ? "yes" : "no");
-			if (cJSON_IsString(why) && why->valuestring[0] != '\0') {
-				dlq_term_put(stdout, tgt, -1, 40);
-				putchar(' ');
-				dlq_term_put(stdout, why->valuestring, -1, 0);
-			} else
-				dlq_term_put(stdout, tgt, -1, 0);
-			putchar('\n');
-			yes += ok;
+			plan_line(i);
+			yes += cJSON_IsTrue(cJSON_GetObjectItem(i, "eligible"));
 			n++;
 		}
 		printf("dry run: %d of %d would be replayed; nothing was "
@@ -820,6 +837,31 @@ judge_live(const struct dlq_config *c, const struct dlq_classifier *k,
 	return ok;
 }
 
+/* A live dry run's line for one delivery: its message id, eligible or
+ * not, where it would go (the run's target, else its source queue), why
+ * not. */
+static void
+plan_add(struct tally *t, const char *message_id, bool eligible,
+    const struct dlq_replay_opts *o, const char *queue, const char *why)
+{
+	cJSON *p;
+
+	if (t->plan == NULL || (p = cJSON_CreateObject()) == NULL)
+		return;
+	if (message_id[0] != '\0')
+		cJSON_AddStringToObject(p, "message_id", message_id);
+	else
+		cJSON_AddNullToObject(p, "message_id");
+	cJSON_AddBoolToObject(p, "eligible", eligible);
+	cJSON_AddStringToObject(p, "exchange", o->to_exchange ? o->to_exchange :
+	    "");
+	cJSON_AddStringToObject(p, "routing_key", o->routing_key ?
+	    o->routing_key : queue);
+	if (why != NULL)
+		cJSON_AddStringToObject(p, "why", why);
+	cJSON_AddItemToArray(t->plan, p);
+}
+
 /* One live delivery: judged, and published when eligible and executing.
  * Returns true when it was replayed (to be acked); *deliveries is its
  * x-delivery-count, -1 without one. */
@@ -847,11 +889,13 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	    d.message_id.p : "");
 	if (!judge_live(c, k, &d, queue, o->evidence != NULL, why, sizeof(why),
 	    &mark.replay_count)) {
+		plan_add(t, id, false, o, queue, why);
 		refuse(t, 0, id[0] ? id : NULL, why);
 		return false;
 	}
 	if (!o->execute) {
 		t->published++;
+		plan_add(t, id, true, o, queue, NULL);
 		dlq_replay_targets_add(t->targets, o->to_exchange ?
 		    o->to_exchange : "", o->routing_key ? o->routing_key : queue);
 		return false;
@@ -892,6 +936,7 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	amqp_rpc_reply_t r;
 	amqp_message_t msg;
 	struct tally t;
+	const cJSON *item;
 	uint64_t tag;
 	int64_t deliveries;
 	char why[512], me[64], res[300], what[400];
@@ -920,8 +965,10 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	t.results = cJSON_CreateArray();
 	if (o->execute)
 		t.refusals = cJSON_CreateArray();
-	else
+	else {
 		t.targets = cJSON_CreateArray();
+		t.plan = cJSON_CreateArray();
+	}
 	t.total = (size_t)o->limit;
 	t.start_ms = dlq_now_ms();
 	/* Ineligible deliveries stay unacked until the end, so that basic.get
@@ -965,6 +1012,12 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	t.total = t.done;
 	if (t.targets != NULL)
 		look_targets(c, &t);
+	if (!o->json && cJSON_GetArraySize(t.plan) > 0) {
+		printf("%-24s %-9s %-40s %s\n", "MESSAGE_ID", "ELIGIBLE",
+		    "TARGET", "WHY NOT");
+		cJSON_ArrayForEach(item, t.plan)
+			plan_line(item);
+	}
 	rc = summary(&t, o->json);
 	if (unread && rc == DLQ_EXIT_OK)
 		rc = DLQ_EXIT_ERROR;
@@ -978,6 +1031,7 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	cJSON_Delete(t.refusals);
 	cJSON_Delete(t.results);
 	cJSON_Delete(t.targets);
+	cJSON_Delete(t.plan);
 	dlq_publisher_close(pub);
 	dlq_classify_free(k);
 	return rc;

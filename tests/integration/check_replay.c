@@ -866,6 +866,17 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 	j = replay(f.cfg, &rc, (const char *[]){ "--from-queue", wdlq, NULL });
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq((int)get(j, "eligible")->valuedouble, 2);
+	/* each message, eligible or not and why, and where it would go */
+	ck_assert_int_eq(cJSON_GetArraySize(get(j, "plan")), 4);
+	cJSON_ArrayForEach(a, get(j, "plan")) {
+		bool good = strcmp(get(a, "message_id")->valuestring,
+		    "good") == 0;
+
+		ck_assert(cJSON_IsTrue(get(a, "eligible")) == good);
+		ck_assert_str_eq(get(a, "routing_key")->valuestring, w);
+		ck_assert(good ? get(a, "why") == NULL : strstr(get(a,
+		    "why")->valuestring, "validation") != NULL);
+	}
 	/* the two eligible would go back to their work queue, which is
 	 * there */
 	ck_assert_int_eq(cJSON_GetArraySize(get(j, "targets")), 1);
@@ -875,6 +886,15 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 	/* a classic queue does not count what goes back */
 	ck_assert_ptr_null(get(j, "delivery_count_max"));
 	cJSON_Delete(j);
+	ck_assert(h_wait_count(wdlq, 4, WAIT_MS));
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "replay", "--from-queue", wdlq, NULL }, NULL, &out, NULL),
+	    0);
+	ck_assert_msg(strncmp(out, "MESSAGE_ID               ELIGIBLE  TARGET",
+	    41) == 0 && strstr(out, "\nbad                      no        "
+	    "(default)/") != NULL && strstr(out, "\ngood                     "
+	    "yes       (default)/") != NULL, "%s", out);
+	free(out);
 	ck_assert(h_wait_count(wdlq, 4, WAIT_MS));
 	ck_assert_int_eq(h_count(w), 0);
 
