@@ -5,6 +5,30 @@
 
 #include "buf.h"
 #include "log.h"
+#include "termtext.h"
+
+/* The work queues the configuration names (a replay policy, redrive)
+ * must be the topology's: a misspelt one would leave its policy unused,
+ * and an expired OTP replayable. Returns how many are not. */
+static int
+unknown_queues(const struct dlq_config *c, const struct dlq_topology *t,
+    struct dlq_buf *errors)
+{
+	const struct dlq_queue_ref *r;
+	int n = 0;
+
+	for (r = c->queue_refs; r < c->queue_refs + c->n_queue_refs; r++) {
+		if (dlq_topology_find(t, r->name) != NULL)
+			continue;
+		dlq_buf_printf(errors, "%s: %s: bad value '", r->where, r->key);
+		dlq_term_add(errors, r->name);
+		dlq_buf_printf(errors, "': not a work queue of the topology "
+		    "(%s)\n", c->topology_file ? c->topology_file :
+		    "the built-in line topology");
+		n++;
+	}
+	return n;
+}
 
 int
 dlq_cli_load(const char *path, struct dlq_config *c, struct dlq_topology **t)
@@ -15,6 +39,10 @@ dlq_cli_load(const char *path, struct dlq_config *c, struct dlq_topology **t)
 	*t = NULL;
 	if (dlq_config_load(c, path, &errors) == 0)
 		*t = dlq_topology_load(c->topology_file, c->dlq_suffix, &errors);
+	if (*t != NULL && unknown_queues(c, *t, &errors) > 0) {
+		dlq_topology_free(*t);
+		*t = NULL;
+	}
 	if (*t == NULL) {
 		fputs(errors.data ? errors.data : "cannot load configuration\n",
 		    stderr);

@@ -746,6 +746,45 @@ read_rules(struct dlq_config *c, const config_setting_t *list,
 	return rc;
 }
 
+/* Forgets the queues `key` named (a setting read again replaces them). */
+static void
+queue_refs_drop(struct dlq_config *c, const char *key)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < c->n_queue_refs; i++) {
+		if (strcmp(c->queue_refs[i].key, key) == 0) {
+			free(c->queue_refs[i].name);
+			free(c->queue_refs[i].where);
+		} else
+			c->queue_refs[k++] = c->queue_refs[i];
+	}
+	c->n_queue_refs = k;
+}
+
+static int
+queue_ref_add(struct dlq_config *c, const char *key, const char *name,
+    const char *where)
+{
+	struct dlq_queue_ref *more, *r;
+
+	more = realloc(c->queue_refs, (c->n_queue_refs + 1) * sizeof(*more));
+	if (more == NULL)
+		return -1;
+	c->queue_refs = more;
+	r = &more[c->n_queue_refs];
+	r->key = key;
+	r->name = strdup(name);
+	r->where = strdup(where);
+	if (r->name == NULL || r->where == NULL) {
+		free(r->name);
+		free(r->where);
+		return -1;
+	}
+	c->n_queue_refs++;
+	return 0;
+}
+
 static void
 policies_release(struct dlq_replay_policy *p, size_t n)
 {
@@ -805,6 +844,7 @@ read_policies(struct dlq_config *c, const config_setting_t *list,
 
 	policies_release(c->replay_queues, c->n_replay_queues);
 	c->n_replay_queues = 0;
+	queue_refs_drop(c, "replay.queues");
 	if ((c->replay_queues = calloc(n + 1, sizeof(*c->replay_queues))) ==
 	    NULL)
 		return -1;
@@ -825,6 +865,8 @@ read_policies(struct dlq_config *c, const config_setting_t *list,
 			continue;
 		}
 		c->n_replay_queues++;
+		if (queue_ref_add(c, "replay.queues", p->queue, where) == -1)
+			return -1;
 		for (j = 0; (m = config_setting_get_elem(e, j)) != NULL; j++)
 			if (!in_list(policy_keys, config_setting_name(m))) {
 				dlq_buf_printf(errors, "%s: replay.queues: unknown "
@@ -992,6 +1034,15 @@ read_setting(struct dlq_config *c, const struct opt *o,
 		if (rc == 0) {
 			tmp = v;
 			list_set(field(c, o), tmp);
+		}
+		if (rc == 0 && o->off == OFF(redrive_queues)) {
+			queue_refs_drop(c, "redrive.queues");
+			for (i = 0; i < n && rc == 0; i++) {
+				where_of(config_setting_get_elem(s, (unsigned)i),
+				    path, where, sizeof(where));
+				rc = queue_ref_add(c, "redrive.queues", v[i],
+				    where);
+			}
 		}
 		free(v);
 		return rc;
@@ -1481,6 +1532,9 @@ dlq_config_release(struct dlq_config *c)
 	targets_release(c->extra_targets, c->n_extra_targets);
 	rules_release(c->rules, c->n_rules);
 	policies_release(c->replay_queues, c->n_replay_queues);
+	queue_refs_drop(c, "replay.queues");
+	queue_refs_drop(c, "redrive.queues");
+	free(c->queue_refs);
 	targets_release(c->targets, c->n_targets);
 	free(c->path);
 	free(c->url_safe);

@@ -58,6 +58,14 @@ struct dlq_replay_policy {
 						   needed; -1: inherit */
 };
 
+/* A work queue the file names (replay.queues, redrive.queues) and where:
+ * checked against the topology once that is loaded (dlq_cli_load). */
+struct dlq_queue_ref {
+	char			*name;
+	char			*where;		/* file:line */
+	const char		*key;		/* "replay.queues", ... */
+};
+
 struct dlq_broker {
 	char	*host;
 	int	 port;
@@ -161,6 +169,9 @@ struct dlq_config {
 	int64_t			 redrive_max_cycles;
 	int64_t			 redrive_trip_permille;	/* trip_ratio x 1000 */
 	int64_t			 redrive_watch_ms;
+
+	struct dlq_queue_ref	*queue_refs;
+	size_t			 n_queue_refs;
 };
 
 /* The policy for `queue`: its replay.queues entry merged over the global

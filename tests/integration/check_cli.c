@@ -100,6 +100,32 @@ START_TEST(bad_values_are_refused_with_file_line_and_value)
 }
 END_TEST
 
+/* A replay policy or redrive for a queue the topology does not have is
+ * a typo that would leave the policy unused (an expired OTP replayable):
+ * refused with file, line and name. An unmonitored queue is the
+ * topology's (its DLQ is read with replay --from-queue). */
+START_TEST(a_queue_the_topology_lacks_is_refused_where_it_is_named)
+{
+	const char *p = h_write_file("queues.conf",
+	    "replay = { queues = (\n"
+	    "  { queue = \"message_send\"; max_age_ms = 600000; },\n"
+	    "  { queue = \"notifcation_sms\"; max_age_ms = 600000; },\n"
+	    "  { queue = \"message_received_trigger\"; max_replays = 1; }\n"
+	    "); };\n"
+	    "redrive = { queues = [ \"message_send\",\n  \"mesage_push\" ]; };\n");
+	char *out, want[600];
+
+	ck_assert_int_eq(check_config(p, NULL, &out), 1);
+	snprintf(want, sizeof(want), "%s:3: replay.queues: bad value "
+	    "'notifcation_sms': not a work queue of the topology (the "
+	    "built-in line topology)\n%s:7: redrive.queues: bad value "
+	    "'mesage_push': not a work queue of the topology (the built-in "
+	    "line topology)\n", p, p);
+	ck_assert_str_eq(out, want);
+	free(out);
+}
+END_TEST
+
 START_TEST(env_errors_name_the_variable_never_the_password)
 {
 	char *out;
@@ -542,6 +568,7 @@ suite(void)
 	tcase_add_test(tc, unknown_role_members_are_warned_about);
 	tcase_add_test(tc, syntax_error_names_the_line);
 	tcase_add_test(tc, bad_values_are_refused_with_file_line_and_value);
+	tcase_add_test(tc, a_queue_the_topology_lacks_is_refused_where_it_is_named);
 	tcase_add_test(tc, env_errors_name_the_variable_never_the_password);
 	tcase_add_test(tc, bad_topology_file_is_refused);
 	tcase_add_test(tc, wrong_password_is_an_error_not_a_retry_loop);

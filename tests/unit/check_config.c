@@ -855,6 +855,14 @@ START_TEST(redrive_is_off_by_default_and_read_with_its_ratio)
 	ck_assert_int_eq(p.evidence_max_age_ms, 60000);
 	dlq_config_replay_policy(&c, "orders", &p);
 	ck_assert_int_eq(p.evidence_max_age_ms, 600000);
+	/* the queues named, and where, for the check against the topology */
+	ck_assert_uint_eq(c.n_queue_refs, 2);
+	ck_assert_str_eq(c.queue_refs[0].key, "replay.queues");
+	ck_assert_str_eq(c.queue_refs[0].name, "payments");
+	ck_assert_ptr_nonnull(strstr(c.queue_refs[0].where, ":2"));
+	ck_assert_str_eq(c.queue_refs[1].key, "redrive.queues");
+	ck_assert_str_eq(c.queue_refs[1].name, "sms_send");
+	ck_assert_ptr_nonnull(strstr(c.queue_refs[1].where, ":1"));
 }
 END_TEST
 
