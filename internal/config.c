@@ -1517,6 +1517,7 @@ void
 dlq_config_release(struct dlq_config *c)
 {
 	const struct opt *o;
+	size_t i;
 
 	if (c == NULL)
 		return;
@@ -1532,8 +1533,10 @@ dlq_config_release(struct dlq_config *c)
 	targets_release(c->extra_targets, c->n_extra_targets);
 	rules_release(c->rules, c->n_rules);
 	policies_release(c->replay_queues, c->n_replay_queues);
-	queue_refs_drop(c, "replay.queues");
-	queue_refs_drop(c, "redrive.queues");
+	for (i = 0; i < c->n_queue_refs; i++) {
+		free(c->queue_refs[i].name);
+		free(c->queue_refs[i].where);
+	}
 	free(c->queue_refs);
 	targets_release(c->targets, c->n_targets);
 	free(c->path);

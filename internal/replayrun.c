@@ -144,6 +144,8 @@ refuse(struct tally *t, int64_t id, const char *message_id, const char *why)
 			cJSON_AddStringToObject(r, "message_id", message_id);
 		cJSON_AddStringToObject(r, "why", why);
 		text = cJSON_PrintUnformatted(r);
+		/* and a comma; its id again in "ids" (15 digits and a
+		 * comma, with a margin) */
 		cost = text ? strlen(text) + 1 + (id > 0 ? 21 : 0) :
 		    REFUSALS_NOTED_MAX + 1;
 		free(text);
@@ -838,11 +840,10 @@ judge_live(const struct dlq_config *c, const struct dlq_classifier *k,
 }
 
 /* A live dry run's line for one delivery: its message id, eligible or
- * not, where it would go (the run's target, else its source queue), why
- * not. */
+ * not, where it would go, why not. */
 static void
 plan_add(struct tally *t, const char *message_id, bool eligible,
-    const struct dlq_replay_opts *o, const char *queue, const char *why)
+    const char *exchange, const char *routing_key, const char *why)
 {
 	cJSON *p;
 
@@ -853,10 +854,8 @@ plan_add(struct tally *t, const char *message_id, bool eligible,
 	else
 		cJSON_AddNullToObject(p, "message_id");
 	cJSON_AddBoolToObject(p, "eligible", eligible);
-	cJSON_AddStringToObject(p, "exchange", o->to_exchange ? o->to_exchange :
-	    "");
-	cJSON_AddStringToObject(p, "routing_key", o->routing_key ?
-	    o->routing_key : queue);
+	cJSON_AddStringToObject(p, "exchange", exchange);
+	cJSON_AddStringToObject(p, "routing_key", routing_key);
 	if (why != NULL)
 		cJSON_AddStringToObject(p, "why", why);
 	cJSON_AddItemToArray(t->plan, p);
@@ -878,6 +877,7 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	amqp_table_entry_t extra[5];
 	struct dlq_replay_mark mark;
 	enum dlq_pub_outcome out;
+	const char *to_ex = o->to_exchange ? o->to_exchange : "", *to_rk;
 	char why[256], queue[256], id[256], detail[512];
 
 	dlq_deadletter_decode(&d, &msg->properties, msg->body, dlq, fallback,
@@ -887,17 +887,18 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	    d.queue.p : "");
 	snprintf(id, sizeof(id), "%.*s", (int)d.message_id.n, d.message_id.p ?
 	    d.message_id.p : "");
+	/* the run's target, else the queue it died in */
+	to_rk = o->routing_key ? o->routing_key : queue;
 	if (!judge_live(c, k, &d, queue, o->evidence != NULL, why, sizeof(why),
 	    &mark.replay_count)) {
-		plan_add(t, id, false, o, queue, why);
+		plan_add(t, id, false, to_ex, to_rk, why);
 		refuse(t, 0, id[0] ? id : NULL, why);
 		return false;
 	}
 	if (!o->execute) {
 		t->published++;
-		plan_add(t, id, true, o, queue, NULL);
-		dlq_replay_targets_add(t->targets, o->to_exchange ?
-		    o->to_exchange : "", o->routing_key ? o->routing_key : queue);
+		plan_add(t, id, true, to_ex, to_rk, NULL);
+		dlq_replay_targets_add(t->targets, to_ex, to_rk);
 		return false;
 	}
 	pace(t, o->rate);
@@ -918,8 +919,7 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	    memcmp(props.user_id.bytes, c->broker.user, props.user_id.len) != 0))
 		props._flags &= ~AMQP_BASIC_USER_ID_FLAG;
 	props._flags &= ~AMQP_BASIC_EXPIRATION_FLAG;
-	out = dlq_publisher_send(pub, o->to_exchange ? o->to_exchange : "",
-	    o->routing_key ? o->routing_key : queue, &props, msg->body, detail,
+	out = dlq_publisher_send(pub, to_ex, to_rk, &props, msg->body, detail,
 	    sizeof(detail));
 	dlq_replay_headers_free(&props.headers);
 	result(t, 0, id[0] ? id : NULL, out, detail);
