@@ -32,7 +32,6 @@
 #include "replaysrv.h"
 
 #define MAX_CLIENTS	32
-#define TEXT_MAX	4096	/* bytes of a reason, owner, decision, ... */
 #define POLL_MS		250
 #define MGMT_TIMEOUT_MS	3000	/* for stats' traffic from the broker */
 #define TRAFFIC_QUEUES	200	/* the most queues stats ask it about */
@@ -133,12 +132,20 @@ need_str(struct req *r, const char *k, const char **out)
 		snprintf(r->err, sizeof(r->err), "'%s' is required", k);
 		return false;
 	}
-	if (strlen(*out) > TEXT_MAX) {
-		snprintf(r->err, sizeof(r->err), "'%s' is too long: %zu bytes, "
-		    "at most %d", k, strlen(*out), TEXT_MAX);
-		return false;
-	}
-	return true;
+	return dlq_json_text_fits(r->j, k, r->err, sizeof(r->err));
+}
+
+bool
+dlq_json_text_fits(const cJSON *req, const char *key, char *why, size_t n)
+{
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+	    req, key));
+
+	if (s == NULL || strlen(s) <= DLQ_CONTROL_TEXT_MAX)
+		return true;
+	snprintf(why, n, "'%s' is too long: %zu bytes, at most %d", key,
+	    strlen(s), DLQ_CONTROL_TEXT_MAX);
+	return false;
 }
 
 /* "ids": [1, 2, 3] -> malloc'd array */
@@ -397,7 +404,8 @@ cmd_assign(struct req *r)
 	enum answer a;
 
 	if (!need_str(r, "owner", &owner) || !need_str(r, "decision", &decision)
-	    || !opt_int(r, "escalate_in_ms", 0, DLQ_JSON_INT_MAX, 0, &esc) ||
+	    || !dlq_json_text_fits(r->j, "evidence", r->err, sizeof(r->err)) ||
+	    !opt_int(r, "escalate_in_ms", 0, DLQ_JSON_INT_MAX, 0, &esc) ||
 	    (ids = need_ids(r, &n)) == NULL)
 		return A_USAGE;
 	a = from_case(r, dlq_cases_assign(r->db, ids, n, owner, decision,
@@ -897,6 +905,18 @@ accept_client(struct dlq_control *k)
 }
 
 /* Reads what is there; handles complete lines. False: drop the client. */
+/* A request line longer than DLQ_CONTROL_REQUEST_MAX, whole or not: said,
+ * then the client is dropped (false). */
+static bool
+refuse_large(int fd)
+{
+	static const char big[] = "{\"ok\":false,\"code\":\"usage\","
+	    "\"error\":\"request too large\"}\n";
+
+	send_all(fd, big, sizeof(big) - 1);
+	return false;
+}
+
 static bool
 serve_client(struct dlq_control *k, struct client *c)
 {
@@ -910,6 +930,8 @@ serve_client(struct dlq_control *k, struct client *c)
 	dlq_buf_add(&c->in, buf, (size_t)n);
 	while (c->in.len > 0 && (nl = memchr(c->in.data, '\n', c->in.len))) {
 		used = (size_t)(nl - c->in.data) + 1;
+		if (used - 1 > DLQ_CONTROL_REQUEST_MAX)
+			return refuse_large(c->fd);
 		dlq_buf_reset(&k->out);
 		dlq_control_handle(k->cfg,
 		    k->archive ? dlq_archive_db(k->archive) : NULL,
@@ -924,12 +946,8 @@ serve_client(struct dlq_control *k, struct client *c)
 		if (!sent)
 			return false;
 	}
-	if (c->in.len > DLQ_CONTROL_REQUEST_MAX || c->in.oom) {
-		static const char big[] = "{\"ok\":false,\"code\":\"usage\","
-		    "\"error\":\"request too large\"}\n";
-		send_all(c->fd, big, sizeof(big) - 1);
-		return false;
-	}
+	if (c->in.len > DLQ_CONTROL_REQUEST_MAX || c->in.oom)
+		return refuse_large(c->fd);
 	return true;
 }
 

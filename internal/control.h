@@ -28,6 +28,9 @@
 #define DLQ_CONTROL_LIST_MAX		10000
 /* Archive ids a request names at most (assign, drop, replay by ids). */
 #define DLQ_CONTROL_IDS_MAX		1000
+/* Bytes of a free text a request carries at most: an owner, a decision,
+ * a reason, evidence. */
+#define DLQ_CONTROL_TEXT_MAX		4096
 
 /* Integers in requests: whole numbers of up to 15 digits, which cJSON
  * prints exactly (it prints a double with 15 significant digits when
@@ -38,6 +41,10 @@
 /* Reads a whole number in [min, max] from a JSON value; false otherwise
  * (never converts an out-of-range double). */
 bool	dlq_json_int(const cJSON *, int64_t min, int64_t max, int64_t *out);
+/* False, saying why in `why`, when the request's free text `key` is
+ * longer than DLQ_CONTROL_TEXT_MAX; true when it fits or is absent. */
+bool	dlq_json_text_fits(const cJSON *req, const char *key, char *why,
+	    size_t n);
 
 /* The text of a JSON string that says something; NULL when it is not a
  * string or holds only white space (a reason of " " is none). */

@@ -140,6 +140,12 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 				fprintf(stderr, "dlqctl: --%s: empty\n", o->name);
 				return false;
 			}
+			if (strlen(optarg) > DLQ_CONTROL_TEXT_MAX) {
+				fprintf(stderr, "dlqctl: --%s: too long: %zu "
+				    "bytes, at most %d\n", o->name, strlen(optarg),
+				    DLQ_CONTROL_TEXT_MAX);
+				return false;
+			}
 			cJSON_AddStringToObject(r, o->key, optarg);
 			break;
 		case K_FLAG:

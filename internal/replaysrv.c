@@ -28,16 +28,22 @@ struct row {
 	int64_t		 replay_count;
 	char		 queue[256];
 	char		 message_id[256];
-	char		 evidence[512];	/* the case's, from assign */
+	char		 evidence[DLQ_CONTROL_TEXT_MAX + 1]; /* the case's */
 	int64_t		 evidence_at;	/* 0: none */
 };
 
+/* Column `i` as text into out[n], cut whole characters short when it
+ * does not fit (an evidence assigned before its length was checked). */
 static void
 col(sqlite3_stmt *st, int i, char *out, size_t n)
 {
 	const unsigned char *t = sqlite3_column_text(st, i);
+	size_t len = t ? (size_t)sqlite3_column_bytes(st, i) : 0;
 
-	snprintf(out, n, "%s", t ? (const char *)t : "");
+	if (len > n - 1)
+		len = dlq_utf8_prefix(t, n - 1);
+	memcpy(out, t ? (const char *)t : "", len);
+	out[len] = '\0';
 }
 
 static void
@@ -70,6 +76,14 @@ static const char *
 jtext(const cJSON *req, const char *k)
 {
 	return dlq_json_text(cJSON_GetObjectItemCaseSensitive(req, k));
+}
+
+/* The reason and evidence a replay records, each within the limit. */
+static bool
+texts_fit(const cJSON *req, char *why, size_t n)
+{
+	return dlq_json_text_fits(req, "reason", why, n) &&
+	    dlq_json_text_fits(req, "evidence", why, n);
 }
 
 static bool
@@ -184,6 +198,8 @@ dlq_replay_plan(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 		snprintf(why, whylen, "--force needs --reason");
 		return DLQ_REPLAY_USAGE;
 	}
+	if (!texts_fit(req, why, whylen))
+		return DLQ_REPLAY_USAGE;
 	dlq_buf_addc(out, '[');
 	if (cJSON_IsArray(ids)) {
 		if (sqlite3_prepare_v2(db, "SELECT " ROW_COLUMNS " FROM "
@@ -354,9 +370,9 @@ claim_one(sqlite3 *db, struct claim_sql *q, const struct dlq_config *c,
     struct dlq_buf *refused)
 {
 	struct dlq_replay_policy p;
-	struct dlq_buf policy, message;
+	struct dlq_buf policy, message, evidence;
 	const char *ex, *rk;
-	char tgt[600], why[256], evidence[640], ago[32];
+	char tgt[600], why[256], ago[32];
 	struct row r;
 	int64_t now = dlq_wall_ms();
 	int rc = -1;
@@ -380,17 +396,16 @@ claim_one(sqlite3 *db, struct claim_sql *q, const struct dlq_config *c,
 		return 1;
 	}
 	/* the evidence this attempt relied on: given now, or the case's */
+	dlq_buf_init(&evidence);
 	if (jtext(req, "evidence") != NULL)
-		snprintf(evidence, sizeof(evidence), "%s", jtext(req, "evidence"));
+		dlq_buf_adds(&evidence, jtext(req, "evidence"));
 	else if (r.evidence_at > 0)
-		snprintf(evidence, sizeof(evidence), "%s (case evidence, checked "
-		    "%s ago)", r.evidence, dlq_format_age(now - r.evidence_at, ago,
+		dlq_buf_printf(&evidence, "%s (case evidence, checked %s ago)",
+		    r.evidence, dlq_format_age(now - r.evidence_at, ago,
 		    sizeof(ago)));
 	else if (r.evidence[0] != '\0')	/* recorded before its time was */
-		snprintf(evidence, sizeof(evidence), "%s (case evidence, checked "
-		    "at an unknown time)", r.evidence);
-	else
-		evidence[0] = '\0';
+		dlq_buf_printf(&evidence, "%s (case evidence, checked at an "
+		    "unknown time)", r.evidence);
 	dlq_buf_init(&policy);
 	dlq_replay_policy_json(&p, &policy);
 	target(req, &r, &ex, &rk);
@@ -401,8 +416,9 @@ claim_one(sqlite3 *db, struct claim_sql *q, const struct dlq_config *c,
 	sqlite3_bind_int64(q->attempt, 1, id);
 	sqlite3_bind_text(q->attempt, 2, actor, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q->attempt, 3, jtext(req, "reason"), -1, SQLITE_STATIC);
-	if (evidence[0] != '\0')
-		sqlite3_bind_text(q->attempt, 4, evidence, -1, SQLITE_STATIC);
+	if (evidence.len > 0)
+		sqlite3_bind_text(q->attempt, 4, evidence.data,
+		    (int)evidence.len, SQLITE_STATIC);
 	sqlite3_bind_text(q->attempt, 5, policy.data, (int)policy.len,
 	    SQLITE_STATIC);
 	sqlite3_bind_int64(q->attempt, 6, now);
@@ -423,6 +439,7 @@ claim_one(sqlite3 *db, struct claim_sql *q, const struct dlq_config *c,
 	dlq_buf_addc(claims, '}');
 	rc = 0;
 out:
+	dlq_buf_release(&evidence);
 	dlq_buf_release(&policy);
 	dlq_buf_release(&message);
 	return rc;
@@ -443,6 +460,8 @@ dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 		    DLQ_REPLAY_CLAIM_MAX);
 		return DLQ_REPLAY_USAGE;
 	}
+	if (!texts_fit(req, why, whylen))
+		return DLQ_REPLAY_USAGE;
 	if (claim_sql_prepare(db, &q) == -1) {
 		snprintf(why, whylen, "archive: %s", sqlite3_errmsg(db));
 		return DLQ_REPLAY_ERROR;

@@ -1859,12 +1859,34 @@ START_TEST(stats_tell_the_share_of_a_queues_traffic_that_died)
 }
 END_TEST
 
+/* Writes into `buf` the request `head` (up to an opening quote), `n`
+ * bytes of text and its end; returns its length. */
+static size_t
+text_request(char *buf, const char *head, size_t n)
+{
+	size_t k = strlen(head);
+
+	memcpy(buf, head, k);
+	memset(buf + k, 'a', n);
+	memcpy(buf + k + n, "\"}\n", 3);
+	return k + n + 3;
+}
+
 START_TEST(bad_control_requests_get_clear_errors)
 {
+	static const char *const texts[][2] = {
+		{ "{\"cmd\":\"drop\",\"ids\":[1],\"reason\":\"", "reason" },
+		{ "{\"cmd\":\"assign\",\"ids\":[1],\"owner\":\"o\","
+		    "\"decision\":\"d\",\"evidence\":\"", "evidence" },
+		{ "{\"cmd\":\"replay_plan\",\"ids\":[1],\"reason\":\"",
+		    "reason" },
+		{ "{\"cmd\":\"replay_claim\",\"ids\":[1],\"reason\":\"r\","
+		    "\"evidence\":\"", "evidence" },
+	};
 	struct h_rig f;
 	const char *sock;
-	char *big;
-	size_t n = 100 * 1024;
+	char *big, want[128];
+	size_t n = 100 * 1024, i;
 
 	start(&f, NULL);
 	sock = h_socket(f.prefix);
@@ -1879,12 +1901,19 @@ START_TEST(bad_control_requests_get_clear_errors)
 	big = malloc(n);
 	memset(big, 'a', n);
 	ck_assert_ptr_nonnull(strstr(raw(sock, big, n), "request too large"));
-	/* a text of 5000 bytes: how long it is, and how long it may be */
-	memcpy(big, "{\"cmd\":\"drop\",\"ids\":[1],\"reason\":\"", 34);
-	memcpy(big + 5034, "\"}\n", 3);
-	ck_assert_str_eq(raw(sock, big, 5037), "{\"ok\":false,\"code\":"
-	    "\"usage\",\"error\":\"'reason' is too long: 5000 bytes, at most "
-	    "4096\"}\n");
+	/* a text of 5000 bytes: how long it is, and how long it may be. The
+	 * evidence of an assign too, and a replay's reason and evidence (its
+	 * plan and its claim) */
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		snprintf(want, sizeof(want), "{\"ok\":false,\"code\":\"usage\","
+		    "\"error\":\"'%s' is too long: 5000 bytes, at most 4096\"}\n",
+		    texts[i][1]);
+		ck_assert_str_eq(raw(sock, big, text_request(big, texts[i][0],
+		    5000)), want);
+	}
+	/* a whole request line past 64 KiB, however fast it came */
+	ck_assert_ptr_nonnull(strstr(raw(sock, big, text_request(big,
+	    "{\"cmd\":\"ping\",\"pad\":\"", 70000)), "request too large"));
 	free(big);
 	ck_assert_str_eq(raw(sock, "{\"cmd\":\"ping\"}\n", 15),
 	    "{\"ok\":true,\"data\":\"pong\"}\n");

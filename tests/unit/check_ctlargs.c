@@ -58,7 +58,7 @@ said(void)
 /* A command line of words (NULL ended), copied: getopt permutes it. */
 struct line {
 	char	*argv[MAXW];
-	char	 words[MAXW][64];
+	char	 words[MAXW][DLQ_CONTROL_TEXT_MAX + 2];	/* a text one too long */
 	int	 argc;
 };
 
@@ -177,6 +177,29 @@ START_TEST(an_empty_exchange_is_the_default_exchange)
 	ck_assert_ptr_null(parse(&l, (const char *[]){ "replay",
 	    "--to-exchange", " ", NULL }, "to-exchange routing-key"));
 	ck_assert_str_eq(said(), "dlqctl: --to-exchange: empty\n");
+}
+END_TEST
+
+/* A free text is at most what the worker takes (4096 bytes): said before
+ * anything is asked of it or published. */
+START_TEST(a_text_longer_than_the_worker_takes_is_refused)
+{
+	char text[DLQ_CONTROL_TEXT_MAX + 2];
+	struct line l;
+	cJSON *r;
+
+	memset(text, 'e', sizeof(text) - 1);
+	text[sizeof(text) - 1] = '\0';
+	ck_assert_ptr_null(parse(&l, (const char *[]){ "replay", "--evidence",
+	    text, NULL }, "evidence"));
+	ck_assert_str_eq(said(), "dlqctl: --evidence: too long: 4097 bytes, "
+	    "at most 4096\n");
+	text[DLQ_CONTROL_TEXT_MAX] = '\0';
+	r = parse(&l, (const char *[]){ "replay", "--evidence", text, NULL },
+	    "evidence");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(strlen(dlq_args_str(r, "evidence")), 4096);
+	cJSON_Delete(r);
 }
 END_TEST
 
@@ -342,6 +365,7 @@ suite(void)
 	tcase_add_test(tc, options_fill_the_request_with_checked_values);
 	tcase_add_test(tc, bad_option_values_are_refused);
 	tcase_add_test(tc, an_empty_exchange_is_the_default_exchange);
+	tcase_add_test(tc, a_text_longer_than_the_worker_takes_is_refused);
 	tcase_add_test(tc, an_option_given_twice_is_refused);
 	tcase_add_test(tc, required_options_are_named);
 	tcase_add_test(tc, ids_keep_their_order_and_come_once);
