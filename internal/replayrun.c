@@ -10,6 +10,7 @@
 
 #include "amqp.h"
 #include "classify.h"
+#include "control.h"
 #include "ctlclient.h"
 #include "deadletter.h"
 #include "publisher.h"
@@ -446,6 +447,27 @@ chunk_size(const struct dlq_replay_opts *o)
 	return CLAIM_CHUNK;
 }
 
+/* Records the outcomes of a chunk (`fin`, freed): in as many requests as
+ * the worker's request limit needs. */
+static void
+finish(const struct dlq_config *c, cJSON *fin)
+{
+	cJSON *parts = dlq_replay_finish_split(fin, DLQ_CONTROL_REQUEST_MAX),
+	    *part, *ans;
+	char why[512];
+
+	cJSON_Delete(fin);
+	while ((part = cJSON_DetachItemViaPointer(parts, parts->child)) !=
+	    NULL) {
+		if ((ans = ask(c, part, why, sizeof(why), NULL)) == NULL)
+			/* the worker keeps them 'replaying', outcome unknown */
+			fprintf(stderr, "dlqctl: outcomes not recorded (left "
+			    "replaying, outcome unknown): %s\n", why);
+		cJSON_Delete(ans);
+	}
+	cJSON_Delete(parts);
+}
+
 /* Claims, publishes and records one chunk of eligible ids. Returns how
  * many of them it settled (claimed or refused): the worker defers the
  * rest of a chunk whose messages are large, to be asked for again. */
@@ -568,11 +590,7 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 		cJSON_Delete(fin);
 		return settled;
 	}
-	if ((ans = ask(c, fin, why, sizeof(why), NULL)) == NULL)
-		/* the worker keeps them 'replaying', outcome unknown */
-		fprintf(stderr, "dlqctl: outcomes not recorded (left replaying, "
-		    "outcome unknown): %s\n", why);
-	cJSON_Delete(ans);
+	finish(c, fin);
 	return settled;
 }
 

@@ -148,3 +148,46 @@ dlq_replay_verdict(cJSON *results, const cJSON *claim, enum dlq_pub_outcome o,
 	cJSON_AddStringToObject(one, "detail", detail);
 	cJSON_AddItemToArray(results, one);
 }
+
+/* Bytes `item` adds to an array in cJSON's unformatted print. */
+static size_t
+printed_len(const cJSON *item)
+{
+	char *text = cJSON_PrintUnformatted(item);
+	size_t n = text ? strlen(text) : 0;
+
+	cJSON_free(text);
+	return n;
+}
+
+cJSON *
+dlq_replay_finish_split(cJSON *fin, size_t max)
+{
+	cJSON *out = cJSON_CreateArray(), *ids, *res, *r, *id, *cur = NULL;
+	size_t base, used = 0, len;
+
+	ids = cJSON_DetachItemFromObject(fin, "ids");
+	res = cJSON_DetachItemFromObject(fin, "results");
+	/* the rest of the request, and its two arrays when empty */
+	base = printed_len(fin) + strlen(",\"ids\":[],\"results\":[]");
+	while (res != NULL && (r = res->child) != NULL) {
+		r = cJSON_DetachItemViaPointer(res, r);
+		id = ids != NULL && ids->child != NULL ?
+		    cJSON_DetachItemViaPointer(ids, ids->child) : NULL;
+		len = printed_len(r) + 1 + (id ? printed_len(id) + 1 : 0);
+		if (cur == NULL || used + len > max) {
+			cur = cJSON_Duplicate(fin, 1);
+			cJSON_AddArrayToObject(cur, "ids");
+			cJSON_AddArrayToObject(cur, "results");
+			cJSON_AddItemToArray(out, cur);
+			used = base;
+		}
+		if (id != NULL)
+			cJSON_AddItemToArray(cJSON_GetObjectItem(cur, "ids"), id);
+		cJSON_AddItemToArray(cJSON_GetObjectItem(cur, "results"), r);
+		used += len;
+	}
+	cJSON_Delete(ids);
+	cJSON_Delete(res);
+	return out;
+}

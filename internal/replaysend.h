@@ -36,4 +36,13 @@ int	dlq_replay_post(const struct dlq_config *, struct dlq_publisher *,
 void	dlq_replay_verdict(cJSON *results, const cJSON *claim,
 	    enum dlq_pub_outcome, const char *detail);
 
+/* A replay_finish request `fin` ("ids" and "results", one each per claim)
+ * as requests that print to at most `max` bytes each, in order: its
+ * results and ids are moved into them, each with its id. (A chunk of
+ * long broker errors can pass the worker's request limit, and a finish it
+ * refused would leave its records 'replaying'.) A result longer than
+ * `max` alone goes in a request of its own. Returns a cJSON array of
+ * requests; `fin` keeps what else it had. */
+cJSON	*dlq_replay_finish_split(cJSON *fin, size_t max);
+
 #endif

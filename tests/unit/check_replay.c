@@ -1,9 +1,12 @@
-/* check_replay.c - the replay eligibility policy, rule by rule. */
+/* check_replay.c - the replay eligibility policy, rule by rule, and the
+ * requests that record a replay's outcomes. */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../check_main.h"
 #include "replay.h"
+#include "replaysend.h"
 
 static char *never_v[] = { "validation", "security", NULL };
 static struct dlq_replay_policy p;
@@ -89,6 +92,82 @@ START_TEST(evidence_must_exist_and_be_fresh_when_required)
 }
 END_TEST
 
+/* A replay_finish of `n` results (attempts 1..n, ids 101..), each with a
+ * broker error `detail` of `len` control bytes (each printed as \u0001). */
+static cJSON *
+finish_of(int n, size_t len)
+{
+	cJSON *fin = cJSON_CreateObject(), *claim, *ids, *res;
+	char *detail = malloc(len + 1);
+	int i;
+
+	memset(detail, '\001', len);
+	detail[len] = '\0';
+	cJSON_AddStringToObject(fin, "cmd", "replay_finish");
+	ids = cJSON_AddArrayToObject(fin, "ids");
+	res = cJSON_AddArrayToObject(fin, "results");
+	for (i = 1; i <= n; i++) {
+		claim = cJSON_CreateObject();
+		cJSON_AddNumberToObject(claim, "attempt", i);
+		dlq_replay_verdict(res, claim, DLQ_PUB_FAILED, detail);
+		cJSON_AddItemToArray(ids, cJSON_CreateNumber(100 + i));
+		cJSON_Delete(claim);
+	}
+	free(detail);
+	return fin;
+}
+
+/* Each part prints within `max`, says what it is, and the parts hold
+ * every result with its id, in order. Returns how many parts. */
+static int
+parts_hold_all(cJSON *parts, int n, size_t max)
+{
+	const cJSON *part, *r;
+	char *text;
+	int k = 0, i;
+
+	cJSON_ArrayForEach(part, parts) {
+		text = cJSON_PrintUnformatted(part);
+		ck_assert_uint_le(strlen(text), max);
+		cJSON_free(text);
+		ck_assert_str_eq(cJSON_GetObjectItem(part, "cmd")->valuestring,
+		    "replay_finish");
+		ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(part,
+		    "ids")), cJSON_GetArraySize(cJSON_GetObjectItem(part,
+		    "results")));
+		i = 0;
+		cJSON_ArrayForEach(r, cJSON_GetObjectItem(part, "results")) {
+			k++;
+			ck_assert_int_eq((int)cJSON_GetObjectItem(r,
+			    "attempt")->valuedouble, k);
+			ck_assert_int_eq((int)cJSON_GetArrayItem(
+			    cJSON_GetObjectItem(part, "ids"), i++)->valuedouble,
+			    100 + k);
+		}
+	}
+	ck_assert_int_eq(k, n);
+	return cJSON_GetArraySize(parts);
+}
+
+/* 100 failures of 700 bytes that print six times as long: 420 KB, more
+ * than the worker takes in one request (64 KiB). */
+START_TEST(a_finish_past_the_request_limit_goes_in_parts)
+{
+	cJSON *fin = finish_of(100, 700), *parts;
+
+	parts = dlq_replay_finish_split(fin, 64 * 1024);
+	ck_assert_int_ge(parts_hold_all(parts, 100, 64 * 1024), 7);
+	cJSON_Delete(parts);
+	cJSON_Delete(fin);
+	/* a usual one stays one request */
+	fin = finish_of(100, 40);
+	parts = dlq_replay_finish_split(fin, 64 * 1024);
+	ck_assert_int_eq(parts_hold_all(parts, 100, 64 * 1024), 1);
+	cJSON_Delete(parts);
+	cJSON_Delete(fin);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -99,6 +178,9 @@ suite(void)
 	tcase_add_test(tc, an_open_transient_case_is_eligible);
 	tcase_add_test(tc, each_rule_refuses_with_its_reason);
 	tcase_add_test(tc, evidence_must_exist_and_be_fresh_when_required);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("finish");
+	tcase_add_test(tc, a_finish_past_the_request_limit_goes_in_parts);
 	suite_add_tcase(s, tc);
 	return s;
 }
