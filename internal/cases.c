@@ -523,14 +523,18 @@ dlq_cases_audit_add(sqlite3 *db, int64_t now_ms, const char *actor, long uid,
 }
 
 int
-dlq_cases_audit(sqlite3 *db, int64_t since_ms, struct dlq_buf *out)
+dlq_cases_audit(sqlite3 *db, const struct dlq_audit_filter *f,
+    struct dlq_buf *out)
 {
-	const struct param p[] = { INT(since_ms) };
+	const struct param p[] = { INT(f->since_ms), TEXT(f->actor),
+	    TEXT(f->command), INT(f->before_id), INT(f->limit) };
 
 	return query_list(db, "SELECT json_group_array(json_object('id', id,"
 	    " 'at', at, 'actor', actor, 'uid', uid, 'command', command,"
 	    " 'args', json(args), 'result', result)) FROM (SELECT * FROM audit"
-	    " WHERE at >= ?1 ORDER BY id DESC LIMIT 1000)", p, 1, out);
+	    " WHERE at >= ?1 AND (?2 IS NULL OR actor = ?2) AND (?3 IS NULL OR"
+	    " command = ?3) AND (?4 = 0 OR id < ?4) ORDER BY id DESC LIMIT ?5)",
+	    p, 5, out);
 }
 
 int

@@ -17,6 +17,8 @@
 
 /* The actor of the worker's automatic redrive, in attempts and audit. */
 #define DLQ_REDRIVE_ACTOR	"dlq-worker"
+/* The command of its audit entries (one per redriven batch). */
+#define DLQ_REDRIVE_AUDIT_COMMAND	"redrive"
 
 enum dlq_case_rc {
 	DLQ_CASE_OK,
@@ -93,6 +95,16 @@ int	dlq_cases_redrive_resume(sqlite3 *, const char *queue,
 int	dlq_cases_audit_add(sqlite3 *, int64_t now_ms, const char *actor,
 	    long uid, const char *command, const char *args_json,
 	    const char *result);
-int	dlq_cases_audit(sqlite3 *, int64_t since_ms, struct dlq_buf *out);
+/* Which audit entries, newest first. */
+struct dlq_audit_filter {
+	const char	*actor;		/* exact; NULL: any */
+	const char	*command;	/* exact; NULL: any */
+	int64_t		 since_ms;	/* wall clock; 0: any */
+	int64_t		 before_id;	/* older than this entry; 0: any */
+	int64_t		 limit;
+};
+
+int	dlq_cases_audit(sqlite3 *, const struct dlq_audit_filter *,
+	    struct dlq_buf *out);
 
 #endif

@@ -451,15 +451,26 @@ cmd_purge(struct req *r)
 	    dlq_wall_ms(), NULL, r->data));
 }
 
+static bool	audited(const char *, char *why, size_t n);
+
 static enum answer
 cmd_audit(struct req *r)
 {
+	struct dlq_audit_filter f;
 	int64_t since;
 
-	if (!opt_int(r, "since_ms", 0, DLQ_JSON_INT_MAX, 0, &since))
+	memset(&f, 0, sizeof(f));
+	f.actor = opt_str(r, "actor");
+	f.command = opt_str(r, "command");
+	if (f.command != NULL && !audited(f.command, r->err, sizeof(r->err)))
 		return A_USAGE;
-	return from_case(r, dlq_cases_audit(r->db, since ? dlq_wall_ms() -
-	    since : 0, r->data));
+	if (!opt_int(r, "since_ms", 0, DLQ_JSON_INT_MAX, 0, &since) ||
+	    !opt_int(r, "before_id", 1, DLQ_JSON_INT_MAX, 0, &f.before_id) ||
+	    !opt_int(r, "limit", 1, DLQ_CONTROL_LIST_MAX,
+	    DLQ_CONTROL_LIST_DEFAULT, &f.limit))
+		return A_USAGE;
+	f.since_ms = since ? dlq_wall_ms() - since : 0;
+	return from_case(r, dlq_cases_audit(r->db, &f, r->data));
 }
 
 static enum answer
@@ -615,6 +626,29 @@ static const struct command commands[] = {
 
 static const char *const codes[] = { "ok", "usage", "not_found", "refused",
 	"error" };
+
+/* Whether the audit has entries of `name`: the requests that write, and
+ * the worker's own redrive. If not, says which it has. */
+static bool
+audited(const char *name, char *why, size_t n)
+{
+	size_t i, used;
+
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (commands[i].writes != W_NONE &&
+		    strcmp(commands[i].name, name) == 0)
+			return true;
+	if (strcmp(name, DLQ_REDRIVE_AUDIT_COMMAND) == 0)
+		return true;
+	used = (size_t)snprintf(why, n, "no audited command '%.40s' (", name);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]) && used < n; i++)
+		if (commands[i].writes != W_NONE)
+			used += (size_t)snprintf(why + used, n - used, "%s, ",
+			    commands[i].name);
+	if (used < n)
+		snprintf(why + used, n - used, "%s)", DLQ_REDRIVE_AUDIT_COMMAND);
+	return false;
+}
 
 static void
 answer_error(struct dlq_buf *out, const char *code, const char *msg)

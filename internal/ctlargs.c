@@ -54,6 +54,8 @@ static const struct opt {
 	{ "retries",	"retries",	K_RATE },
 	{ "canary",	"canary",	K_COUNT },
 	{ "watch",	"watch_ms",	K_DUR },
+	{ "actor",	"actor",	K_STR },
+	{ "command",	"command",	K_STR },
 };
 
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))

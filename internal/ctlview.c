@@ -530,12 +530,17 @@ dlq_view_audit(FILE *f, const cJSON *data, int64_t now)
 	const cJSON *r;
 	char a[32], *args;
 
-	fprintf(f, "%-10s %-12s %-14s %-40s %s\n", "WHEN", "ACTOR", "COMMAND",
-	    "ARGS", "RESULT");
+	if (cJSON_GetArraySize(data) == 0) {
+		fputs("no audit entries match\n", f);
+		return;
+	}
+	fprintf(f, "%-8s %-10s %-12s %-14s %-40s %s\n", "ID", "WHEN", "ACTOR",
+	    "COMMAND", "ARGS", "RESULT");
 	cJSON_ArrayForEach(r, data) {
 		args = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(r,
 		    "args"));
-		fprintf(f, "%-10s ", age(r, "at", now, a, sizeof(a)));
+		fprintf(f, "%-8lld %-10s ", (long long)n(r, "id"), age(r, "at",
+		    now, a, sizeof(a)));
 		dlq_term_put(f, s(r, "actor"), -1, 12);
 		fprintf(f, " %-14s ", s(r, "command"));
 		cell(f, args ? args : "-", 40);

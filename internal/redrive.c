@@ -304,7 +304,7 @@ audit(struct dlq_redriver *r, const char *queue, const cJSON *req,
 	    (long long)t->unknown, (long long)t->refused);
 	dlq_archive_writer_lock();
 	dlq_cases_audit_add(db(r), dlq_wall_ms(), DLQ_REDRIVE_ACTOR,
-	    (long)getuid(), "redrive", text, result);
+	    (long)getuid(), DLQ_REDRIVE_AUDIT_COMMAND, text, result);
 	dlq_archive_writer_unlock();
 	cJSON_free(text);
 	cJSON_Delete(args);

@@ -195,26 +195,48 @@ note_unknown_queue(const struct ctx *x, const cJSON *r)
 		    q->valuestring);
 }
 
-static int64_t list_limit;	/* what the list asked for */
+static int64_t page_limit;	/* what a list or audit asked for */
 
-/* The table, and where the next page starts when it may not be all. */
+/* Where the next page starts, when the answer may not be all. */
 static void
-view_list(FILE *f, const cJSON *d, int64_t now)
+page_note(const cJSON *d)
 {
 	const cJSON *last = cJSON_GetArrayItem(d, cJSON_GetArraySize(d) - 1);
 
-	dlq_view_list(f, d, now);
-	if (cJSON_GetArraySize(d) == list_limit && last != NULL)
+	if (cJSON_GetArraySize(d) == page_limit && last != NULL)
 		fprintf(stderr, "dlqctl: the newest %lld shown; the next page "
-		    "(if any): --before %lld\n", (long long)list_limit,
+		    "(if any): --before %lld\n", (long long)page_limit,
 		    (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(last,
 		    "id")));
+}
+
+static void
+set_page_limit(const cJSON *r)
+{
+	const cJSON *limit = cJSON_GetObjectItemCaseSensitive(r, "limit");
+
+	page_limit = limit != NULL ? (int64_t)limit->valuedouble :
+	    DLQ_CONTROL_LIST_DEFAULT;
+}
+
+static void
+view_list(FILE *f, const cJSON *d, int64_t now)
+{
+	dlq_view_list(f, d, now);
+	page_note(d);
+}
+
+static void
+view_audit(FILE *f, const cJSON *d, int64_t now)
+{
+	dlq_view_audit(f, d, now);
+	page_note(d);
 }
 
 static int
 cmd_list(struct ctx *x, int argc, char **argv)
 {
-	cJSON *r = dlq_ctl_request("list"), *limit;
+	cJSON *r = dlq_ctl_request("list");
 
 	if (!dlq_args_options(r, argc, argv, "queue status class signature since "
 	    "limit before message-id correlation-id") ||
@@ -223,9 +245,7 @@ cmd_list(struct ctx *x, int argc, char **argv)
 		return DLQ_EXIT_USAGE;
 	}
 	note_unknown_queue(x, r);
-	limit = cJSON_GetObjectItemCaseSensitive(r, "limit");
-	list_limit = limit != NULL ? (int64_t)limit->valuedouble :
-	    DLQ_CONTROL_LIST_DEFAULT;
+	set_page_limit(r);
 	return call(x, r, view_list);
 }
 
@@ -380,12 +400,13 @@ cmd_audit(struct ctx *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("audit");
 
-	if (!dlq_args_options(r, argc, argv, "since") ||
-	    !dlq_args_done(optind, argc, argv)) {
+	if (!dlq_args_options(r, argc, argv, "since actor command limit "
+	    "before") || !dlq_args_done(optind, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
-	return call(x, r, dlq_view_audit);
+	set_page_limit(r);
+	return call(x, r, view_audit);
 }
 
 static int
@@ -564,7 +585,8 @@ static const struct cmd cmds[] = {
 	{ "redrive status", cmd_redrive_status, "redrive status" },
 	{ "redrive resume", cmd_redrive_resume, "redrive resume QUEUE "
 	    "--reason TEXT" },
-	{ "audit", cmd_audit, "audit [--since DUR]" },
+	{ "audit", cmd_audit, "audit [--since DUR] [--actor USER] [--command CMD] "
+	    "[--limit N] [--before ID]" },
 	{ "topology show", cmd_topology_show, "topology show" },
 	{ "topology assert", cmd_topology_assert, "topology assert" },
 	{ "test-alert", cmd_test_alert, "test-alert" },

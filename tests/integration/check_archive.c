@@ -871,6 +871,36 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 2), "actor"), "root");
 	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 2), "result"), "ok");
 	cJSON_Delete(j);
+	/* a page of it, the next one, and one command's or actor's */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "audit", "--limit", "2", NULL }, NULL, &out, &err), 0);
+	ck_assert_ptr_nonnull(strstr(out, "drop"));
+	ck_assert_ptr_null(strstr(out, "assign"));
+	ck_assert_ptr_nonnull(strstr(err, "dlqctl: the newest 2 shown; the "
+	    "next page (if any): --before "));
+	snprintf(want, sizeof(want), "%s", strstr(err, "--before ") + 9);
+	want[strcspn(want, "\n")] = '\0';
+	free(out);
+	free(err);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
+	    "--before", want, NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 0), "command"), "assign");
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
+	    "--command", "drop", "--actor", "root", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 2);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
+	    "--actor", "someone-else", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 0);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "audit", "--command", "list", NULL }, NULL, NULL, &err), 2);
+	ck_assert_ptr_nonnull(strstr(err, "dlqctl: no audited command 'list' "
+	    "(assign, drop, purge, replay_claim, replay_finish, audit_note, "
+	    "redrive_resume, redrive)\n"));
+	free(err);
 
 	/* malformed input: usage errors, nothing changes */
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "list",

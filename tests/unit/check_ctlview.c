@@ -205,6 +205,23 @@ START_TEST(groups_say_when_each_cause_began_and_last_hit)
 }
 END_TEST
 
+/* dlqctl audit: each entry with its id (where --before pages from); an
+ * actor's name is shown escaped, not run. */
+START_TEST(audit_entries_carry_their_ids)
+{
+	ck_assert_str_eq(view(dlq_view_audit, "[{\"id\":42,\"at\":1000,"
+	    "\"actor\":\"ops\\u001b[2J\",\"uid\":1000,\"command\":\"drop\","
+	    "\"args\":{\"ids\":[7],\"reason\":\"dup\"},\"result\":\"ok\"}]",
+	    61000),
+	    "ID       WHEN       ACTOR        COMMAND        ARGS"
+	    "                                     RESULT\n"
+	    "42       60s ago    ops\\e[2J     drop           "
+	    "{\"ids\":[7],\"reason\":\"dup\"}               ok\n");
+	ck_assert_str_eq(view(dlq_view_audit, "[]", 0),
+	    "no audit entries match\n");
+}
+END_TEST
+
 /* A dead letter that carried no error header reads as such in list,
  * groups and show, the words the digest uses, not as an empty column. */
 START_TEST(a_dead_letter_without_an_error_header_says_so)
@@ -250,6 +267,7 @@ suite(void)
 	tcase_add_test(tc, show_prints_attempts_and_refusals);
 	tcase_add_test(tc, groups_say_when_each_cause_began_and_last_hit);
 	tcase_add_test(tc, a_dead_letter_without_an_error_header_says_so);
+	tcase_add_test(tc, audit_entries_carry_their_ids);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	suite_add_tcase(s, tc);
 	return s;
