@@ -233,6 +233,16 @@ view_audit(FILE *f, const cJSON *d, int64_t now)
 	page_note(d);
 }
 
+/* Groups come largest first: when `limit` came, there may be smaller. */
+static void
+view_groups(FILE *f, const cJSON *d, int64_t now)
+{
+	dlq_view_groups(f, d, now);
+	if (cJSON_GetArraySize(d) == page_limit)
+		fprintf(stderr, "dlqctl: the largest %lld shown; --limit N for "
+		    "more\n", (long long)page_limit);
+}
+
 static int
 cmd_list(struct ctx *x, int argc, char **argv)
 {
@@ -284,7 +294,8 @@ cmd_groups(struct ctx *x, int argc, char **argv)
 		return DLQ_EXIT_USAGE;
 	}
 	note_unknown_queue(x, r);
-	return call(x, r, dlq_view_groups);
+	set_page_limit(r);
+	return call(x, r, view_groups);
 }
 
 /* --class, --signature and --since narrow a --queue selection; alone

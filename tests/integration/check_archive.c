@@ -813,6 +813,19 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	ck_assert_str_eq(h_jstr(g, "class"), "transient");
 	ck_assert_int_gt(h_jnum(g, "sample_id"), 0);
 	cJSON_Delete(j);
+	/* the largest one, and word that there may be more */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "groups", "--limit", "1", NULL }, NULL, &out, &err), 0);
+	ck_assert_ptr_nonnull(strstr(out, "transient"));
+	ck_assert_ptr_null(strstr(out, "validation"));
+	ck_assert_str_eq(err, "dlqctl: the largest 1 shown; --limit N for "
+	    "more\n");
+	free(out);
+	free(err);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "groups", "--limit", "3", NULL }, NULL, NULL, &err), 0);
+	ck_assert_str_eq(err, "");
+	free(err);
 
 	t_id = first_id(f.cfg, (const char *[]){ "list", "--class",
 	    "transient", NULL });
