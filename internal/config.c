@@ -89,6 +89,8 @@ static const struct opt opts[] = {
 	    0, 0, 0, NULL, NULL },
 	{ "topology", "dlq_suffix", "RABBITMQ_DLQ_SUFFIX", OPT_STR,
 	    OFF(dlq_suffix), 0, 0, 0, NULL, NULL },
+	{ "topology", "reassert", NULL, OPT_BOOL, OFF(reassert),
+	    0, 1, 1, NULL, NULL },
 	{ "alert", "webhook_url", "DLQ_ALERT_WEBHOOK_URL", OPT_STR,
 	    OFF(webhook_url), 0, 0, 0, NULL, NULL },
 	{ "alert", "webhook_format", "DLQ_ALERT_WEBHOOK_FORMAT", OPT_STR,

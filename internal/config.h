@@ -97,6 +97,7 @@ struct dlq_config {
 	/* topology */
 	char			*topology_file;	/* NULL: the embedded line topology */
 	char			*dlq_suffix;	/* NULL: the topology file's */
+	bool			 reassert;	/* a DLQ gone: assert again */
 
 	/* alert */
 	char			*webhook_url;	/* secret; NULL: log only */

@@ -113,6 +113,7 @@ struct dlq_monitor {
 	bool			 checked_shared;	/* other consumers */
 	bool			 busy;		/* counted in busy_consumers */
 	atomic_bool		 connected;
+	atomic_bool		 missing;	/* its DLQ: NOT_FOUND */
 	atomic_uint_fast64_t	 acked;
 	amqp_bytes_t		 consumer_tag;
 };
@@ -537,6 +538,7 @@ subscribe(struct dlq_monitor *m, amqp_connection_state_t conn)
 	amqp_basic_consume_ok_t *ok;
 	amqp_rpc_reply_t r;
 	char why[256];
+	int code;
 
 	amqp_basic_qos(conn, DLQ_AMQP_CHANNEL, 0, (uint16_t)m->cfg->prefetch, 0);
 	r = amqp_get_rpc_reply(conn);
@@ -555,7 +557,15 @@ subscribe(struct dlq_monitor *m, amqp_connection_state_t conn)
 	}
 	dlq_log(DLQ_LOG_WARN, "consume_failed", "dlq", m->q->dlq_name, "error",
 	    dlq_amqp_reply_text(r, why, sizeof(why)), NULL);
+	if (dlq_amqp_is_channel_error(r, &code) && code == AMQP_NOT_FOUND)
+		atomic_store(&m->missing, true);
 	return -1;
+}
+
+const char *
+dlq_monitor_take_missing(struct dlq_monitor *m)
+{
+	return atomic_exchange(&m->missing, false) ? m->q->dlq_name : NULL;
 }
 
 /* Keeps busy_consumers; `quiet`: the queue was found empty. */

@@ -41,6 +41,11 @@ struct dlq_monitor *dlq_monitor_start(const struct dlq_config *c,
  * hand is finished and acked first) and frees it. NULL ok. */
 void	dlq_monitor_join(struct dlq_monitor *);
 
+/* The consumer's DLQ when it found it missing (NOT_FOUND when it
+ * subscribed: deleted, or a broker back without its definitions) since
+ * the last call, else NULL. Any thread. */
+const char *dlq_monitor_take_missing(struct dlq_monitor *);
+
 /* Counters for health and tests; any thread. */
 bool	dlq_monitor_connected(const struct dlq_monitor *);
 uint64_t dlq_monitor_acked(const struct dlq_monitor *);

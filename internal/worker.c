@@ -166,6 +166,7 @@ struct services {
 	size_t			 n_mons;
 	int64_t			 next_retention_ms;
 	int64_t			 next_threshold_ms;
+	int64_t			 next_missing_ms;
 	int64_t			 threshold_fired_ms[2];	/* wall clock */
 };
 
@@ -443,6 +444,62 @@ note_escalations(const struct dlq_config *c, struct services *s, int64_t now)
 	dlq_archive_writer_unlock();
 }
 
+/* What a consumer's missing DLQ means, and what was done about it. */
+static const char *
+reassert_topology(const struct dlq_config *c, const struct dlq_topology *t,
+    const char *dlq)
+{
+	struct dlq_assert_result res;
+	char why[512];
+
+	if (!c->reassert)
+		return "missing: the broker drops the dead letters meant for it "
+		    "until someone declares it (dlqctl topology assert)";
+	dlq_log(DLQ_LOG_WARN, "topology_reassert", "dlq", dlq, "reason",
+	    "the queue is missing: dead letters to it are dropped until it is "
+	    "back", NULL);
+	if (dlq_topology_apply(c, t, &res, why, sizeof(why)) != DLQ_AMQP_OK) {
+		dlq_log(DLQ_LOG_WARN, "topology_reassert_failed", "error", why,
+		    NULL);
+		return "missing; declaring it again failed (see "
+		    "topology_reassert_failed): the broker drops the dead "
+		    "letters meant for it";
+	}
+	if (res.errors > 0)
+		return "missing; asserting the topology again met errors (see "
+		    "topology_error): the broker may drop the dead letters "
+		    "meant for it";
+	return "was missing (deleted?), declared again: dead letters that "
+	    "died meanwhile were dropped by the broker, unless their work "
+	    "queue dead-letters at least once";
+}
+
+/* Consumers that found their DLQ missing (deleted, or a broker back
+ * without its definitions): the broker drops the dead letters meant for
+ * them until they are back. Said in the digest, one line naming them;
+ * with topology.reassert the topology is asserted again (once for all)
+ * and each consumer subscribes at its next try. At most once per
+ * rabbitmq.reconnect_max_ms. */
+static void
+check_missing(const struct dlq_config *c, const struct dlq_topology *t,
+    struct services *s)
+{
+	const char *dlq, *text = NULL;
+	size_t i;
+
+	if (dlq_now_ms() < s->next_missing_ms)
+		return;
+	for (i = 0; i < s->n_mons; i++) {
+		if ((dlq = dlq_monitor_take_missing(s->mons[i])) == NULL)
+			continue;
+		if (text == NULL)
+			text = reassert_topology(c, t, dlq);
+		dlq_alert_notice(s->alerter, DLQ_NOTICE_MISSING, dlq, text);
+	}
+	if (text != NULL)
+		s->next_missing_ms = dlq_now_ms() + c->reconnect_max_ms;
+}
+
 /* alert.threshold, alert.max_age_ms and overdue escalations, checked
  * every alert.threshold_check_ms against the archive. */
 static void
@@ -660,6 +717,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	    !archive_replaced(c, &s)) {
 		apply_retention(c, &s);
 		check_thresholds(c, &s);
+		check_missing(c, t, &s);
 	}
 	if (sig != 0)
 		dlq_log(DLQ_LOG_INFO, "shutdown_started", "signal",

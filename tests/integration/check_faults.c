@@ -69,14 +69,53 @@ integrity_ok(const char *db)
 	return ok;
 }
 
-START_TEST(a_deleted_dlq_is_waited_for_and_consumed_again)
+/* A DLQ deleted while consumed (by mistake, or a broker back without its
+ * definitions): the broker drops what dies meanwhile, so the worker
+ * declares it again by itself, says so in the digest, and consumes. */
+START_TEST(a_deleted_dlq_is_declared_again_and_consumed)
+{
+	struct h_rig f;
+	cJSON **ev;
+	int n;
+
+	setup_only(&f, NULL);
+	h_rig_start(&f);
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.dlq[0]), 0, 0);
+	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
+	    AMQP_RESPONSE_NORMAL);
+	ck_assert(h_worker_wait(&f.w, "consumer_cancelled", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f.w, "topology_reassert", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "topology_reassert", &n);
+	ck_assert_str_eq(h_jstr(ev[0], "dlq"), f.dlq[0]);
+	h_events_free(ev, n);
+	ck_assert(h_worker_wait(&f.w, "consumer_started", 3, WAIT_MS));
+	ck_assert_int_ge(h_count(f.dlq[0]), 0);		/* it is there */
+	h_publish(f.c, f.exch, f.q[0], "{}", 2, "after", NULL);
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	/* on-call hears of it: dead letters may have been dropped */
+	ck_assert(h_worker_wait(&f.w, "alert_digest", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "alert_digest", &n);
+	ck_assert_msg(strstr(h_jstr(ev[0], "text"), "DLQ missing") &&
+	    strstr(h_jstr(ev[0], "text"), "declared again") &&
+	    strstr(h_jstr(ev[0], "text"), f.dlq[0]), "%s",
+	    h_jstr(ev[0], "text"));
+	h_events_free(ev, n);
+	h_close(f.c);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+}
+END_TEST
+
+/* topology.reassert = false (a user that may not declare queues): the
+ * consumer waits, with backoff, for someone to declare it. */
+START_TEST(a_deleted_dlq_is_waited_for_without_reassert)
 {
 	struct h_rig f;
 	char *out;
 	int64_t t0;
 	int before;
 
-	setup_only(&f, NULL);
+	setup_only(&f, "topology = { reassert = false; };");
 	h_rig_start(&f);
 	t0 = h_now_ms();
 	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.dlq[0]), 0, 0);
@@ -91,6 +130,8 @@ START_TEST(a_deleted_dlq_is_waited_for_and_consumed_again)
 	before = h_worker_count(&f.w, "consumer_reconnecting");
 	ck_assert_msg(before <= (h_now_ms() - t0) / 100 + 1,
 	    "%d reconnects in %lld ms", before, (long long)(h_now_ms() - t0));
+	ck_assert_int_eq(h_count(f.dlq[0]), -1);	/* still gone */
+	ck_assert_int_eq(h_worker_count(&f.w, "topology_reassert"), 0);
 	/* someone asserts the topology again: the consumer is back */
 	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlqctl"), "-c", f.cfg,
 	    "topology", "assert", NULL }, NULL, &out), 0);
@@ -118,7 +159,8 @@ START_TEST(dead_letters_of_a_gap_without_dlq_wait_in_an_at_least_once_queue)
 	h_set_topology("defaults = { type = \"quorum\"; "
 	    "dead_letter_strategy = \"at-least-once\"; };");
 	h_rig_name(&f, "alo", 1);
-	h_rig_setup(&f, NULL);
+	/* the gap stays open until the test closes it */
+	h_rig_setup(&f, "topology = { reassert = false; };");
 	h_rig_start(&f);
 	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.dlq[0]), 0, 0);
 	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
@@ -1051,7 +1093,8 @@ suite(void)
 	TCase *tc = tcase_create("faults");
 
 	tcase_set_timeout(tc, 180);
-	tcase_add_test(tc, a_deleted_dlq_is_waited_for_and_consumed_again);
+	tcase_add_test(tc, a_deleted_dlq_is_declared_again_and_consumed);
+	tcase_add_test(tc, a_deleted_dlq_is_waited_for_without_reassert);
 	tcase_add_test(tc,
 	    dead_letters_of_a_gap_without_dlq_wait_in_an_at_least_once_queue);
 	tcase_add_test(tc, a_broker_killed_mid_drain_loses_and_doubles_nothing);

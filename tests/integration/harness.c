@@ -422,11 +422,29 @@ h_set_broker(const char *url, const char *settings)
 	snprintf(broker_more, sizeof(broker_more), "%s", settings);
 }
 
+/* `extra` into out[n] with `setting` first in its group `group`, or in
+ * a group of its own before it when it has none. */
+static void
+in_group(char *out, size_t n, const char *extra, const char *group,
+    const char *setting)
+{
+	char open[64];
+	const char *g;
+
+	snprintf(open, sizeof(open), "%s = {", group);
+	if ((g = strstr(extra, open)) != NULL)
+		snprintf(out, n, "%.*s%s %s%s", (int)(g - extra), extra, open,
+		    setting, g + strlen(open));
+	else
+		snprintf(out, n, "%s %s };\n%s", open, setting, extra);
+}
+
 const char *
 h_setup(const char *prefix, const char *const *queues, const char *extra)
 {
-	char top[8192], cfg[8192], name[256], more[4096];
-	const char *tpath, *colon, *ctl;
+	char top[8192], cfg[8192], name[256], more[4096], ctl[4096];
+	char setting[400];
+	const char *tpath, *colon;
 	bool own_archive = extra && strstr(extra, "archive =");
 	size_t off;
 
@@ -444,20 +462,16 @@ h_setup(const char *prefix, const char *const *queues, const char *extra)
 	}
 	snprintf(top + off, sizeof(top) - off, ");\n");
 	tpath = h_write_file("topology.conf", top);
-	/* the control group always names this test's socket */
-	if (extra != NULL && (ctl = strstr(extra, "control = {")) != NULL)
-		snprintf(more, sizeof(more), "%.*scontrol = { socket = \"%s\";%s",
-		    (int)(ctl - extra), extra, h_socket(prefix),
-		    ctl + strlen("control = {"));
-	else
-		snprintf(more, sizeof(more), "control = { socket = \"%s\"; };\n%s",
-		    h_socket(prefix), extra ? extra : "");
+	/* the control group always names this test's socket, the topology
+	 * group this test's file */
+	snprintf(setting, sizeof(setting), "socket = \"%s\";", h_socket(prefix));
+	in_group(ctl, sizeof(ctl), extra ? extra : "", "control", setting);
+	snprintf(setting, sizeof(setting), "file = \"%s\";", tpath);
+	in_group(more, sizeof(more), ctl, "topology", setting);
 	off = (size_t)snprintf(cfg, sizeof(cfg),
 	    "rabbitmq = { url = \"%s\"; prefetch = 50; heartbeat = %d;\n"
-	    "  reconnect_min_ms = 100; reconnect_max_ms = 1000; %s };\n"
-	    "topology = { file = \"%s\"; };\n",
-	    broker_url[0] ? broker_url : h_url(), heartbeat_s, broker_more,
-	    tpath);
+	    "  reconnect_min_ms = 100; reconnect_max_ms = 1000; %s };\n",
+	    broker_url[0] ? broker_url : h_url(), heartbeat_s, broker_more);
 	if (!own_archive)
 		off += (size_t)snprintf(cfg + off, sizeof(cfg) - off,
 		    "archive = { path = \"%s/%s.db\"; };\n", tmpdir(), prefix);

@@ -80,6 +80,7 @@ START_TEST(defaults_match_the_source_system)
 	ck_assert_int_eq(c.cooldown_ms, 300000);
 	ck_assert_ptr_null(c.webhook_url);
 	ck_assert_ptr_null(c.dlq_suffix);
+	ck_assert(c.reassert);
 	ck_assert_int_eq(c.payload_max_bytes, 4096);
 	ck_assert(dlq_strlist_contains(&c.mask_keys, "password"));
 	ck_assert(dlq_strlist_contains(&c.mask_keys, "phone"));
@@ -92,11 +93,12 @@ START_TEST(env_overrides_file)
 {
 	write_conf("alert = { cooldown_ms = 1000; webhook_url = "
 	    "\"https://hooks.slack.com/services/T/B/x\"; };\n"
-	    "topology = { dlq_suffix = \".dead\"; };\n");
+	    "topology = { dlq_suffix = \".dead\"; reassert = false; };\n");
 	setenv("DLQ_ALERT_COOLDOWN_MS", "2500", 1);
 	setenv("RABBITMQ_URL", "amqps://u:p%40ss@mq.example:5671/prod", 1);
 	setenv("DLQ_LOG_LEVEL", "debug", 1);
 	ck_assert_int_eq(dlq_config_load(&c, path, &errors), 0);
+	ck_assert(!c.reassert);
 	ck_assert_int_eq(c.cooldown_ms, 2500);
 	ck_assert_str_eq(c.dlq_suffix, ".dead");
 	ck_assert_str_eq(c.broker.password, "p@ss");
