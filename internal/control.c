@@ -938,7 +938,6 @@ accept_client(struct dlq_control *k)
 	dlq_buf_init(&c->in);
 }
 
-/* Reads what is there; handles complete lines. False: drop the client. */
 /* A request line longer than DLQ_CONTROL_REQUEST_MAX, whole or not: said,
  * then the client is dropped (false). */
 static bool
@@ -951,6 +950,7 @@ refuse_large(int fd)
 	return false;
 }
 
+/* Reads what is there; handles complete lines. False: drop the client. */
 static bool
 serve_client(struct dlq_control *k, struct client *c)
 {
