@@ -62,6 +62,36 @@ ours(const amqp_message_t *m, const char *prefix)
 	    memcmp(m->properties.message_id.bytes, prefix, n) == 0;
 }
 
+/* Whether the work queue is there and nobody consumes it: a live
+ * service's consumers would take demo messages and act on them (an SMS
+ * sent, an order placed). Says why not. */
+static bool
+unconsumed(amqp_connection_state_t conn, const char *name)
+{
+	amqp_queue_declare_ok_t *ok;
+	amqp_rpc_reply_t r;
+	char why[256];
+
+	ok = amqp_queue_declare(conn, DLQ_AMQP_CHANNEL, amqp_cstring_bytes(name),
+	    1, 0, 0, 0, amqp_empty_table);
+	r = amqp_get_rpc_reply(conn);
+	if (ok == NULL || r.reply_type != AMQP_RESPONSE_NORMAL) {
+		fprintf(stderr, "dlqctl: %s: %s (dlqctl topology assert "
+		    "declares it)\n", name, dlq_amqp_reply_text(r, why,
+		    sizeof(why)));
+		return false;
+	}
+	if (ok->consumer_count > 0) {
+		fprintf(stderr, "dlqctl: %s has %u consumer%s (a live service?): "
+		    "they would take the demo messages and act on them; inject "
+		    "is for a queue nobody consumes. Nothing was published\n",
+		    name, (unsigned)ok->consumer_count,
+		    ok->consumer_count == 1 ? "" : "s");
+		return false;
+	}
+	return true;
+}
+
 int
 dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
     const char *name, int count, const char *error, int retries, FILE *out)
@@ -98,6 +128,10 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 	if ((conn = dlq_amqp_connect(c, "dlqctl inject", &st, why,
 	    sizeof(why))) == NULL) {
 		fprintf(stderr, "dlqctl: %s\n", why);
+		return -1;
+	}
+	if (!unconsumed(conn, name)) {
+		dlq_amqp_close(conn);
 		return -1;
 	}
 	snprintf(prefix, sizeof(prefix), "inject-%lld-%ld-", (long long)

@@ -499,6 +499,25 @@ START_TEST(inject_makes_real_dead_letters)
 	ck_assert_str_eq(err, want);
 	free(err);
 	ck_assert_int_eq(h_worker_count(&f.rig.w, "dead_letter"), 3);
+	/* a live service consumes the queue: it would act on demo messages
+	 * (send the SMS): refused, nothing published */
+	conn = h_connect();
+	amqp_basic_consume(conn, 1, amqp_cstring_bytes(f.rig.q[1]),
+	    amqp_empty_bytes, 0, 0, 0, amqp_empty_table);
+	ck_assert_int_eq(amqp_get_rpc_reply(conn).reply_type,
+	    AMQP_RESPONSE_NORMAL);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.rig.cfg, "inject", "--queue", f.rig.q[1], NULL }, NULL, NULL,
+	    &err), 1);
+	snprintf(want, sizeof(want), "dlqctl: %s has 1 consumer (a live "
+	    "service?): they would take the demo messages and act on them; "
+	    "inject is for a queue nobody consumes. Nothing was published\n",
+	    f.rig.q[1]);
+	ck_assert_str_eq(err, want);
+	free(err);
+	h_close(conn);		/* theirs go back: those two, no more */
+	ck_assert(h_wait_count(f.rig.q[1], 2, WAIT_MS));
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "dead_letter"), 3);
 	h_rig_stop(&f.rig);
 }
 END_TEST
