@@ -393,10 +393,28 @@ plan_line(const cJSON *i)
 	putchar('\n');
 }
 
+/* How an executed run with --canary would go, for `yes` eligible. */
+static void
+canary_plan(const struct dlq_replay_opts *o, int yes)
+{
+	char watch[32];
+
+	dlq_format_duration(o->watch_ms, watch, sizeof(watch));
+	if (o->canary >= yes)
+		printf("canary: all %d go at once (--canary %lld covers them "
+		    "all), then watched for %s for any that come back to a "
+		    "DLQ\n", yes, (long long)o->canary, watch);
+	else
+		printf("canary: the first %lld go, watched for %s; the other %lld "
+		    "only if none of them comes back to a DLQ meanwhile\n",
+		    (long long)o->canary, watch, (long long)(yes - o->canary));
+}
+
 /* The plan of a dry run, and where its eligible messages would go as
  * the broker sees it now. */
 static void
-print_plan(const struct dlq_config *c, const cJSON *plan, bool json)
+print_plan(const struct dlq_config *c, const struct dlq_replay_opts *o,
+    const cJSON *plan, bool json)
 {
 	const cJSON *i;
 	struct tally t;
@@ -432,6 +450,8 @@ print_plan(const struct dlq_config *c, const cJSON *plan, bool json)
 		}
 		printf("dry run: %d of %d would be replayed; nothing was "
 		    "published (add --execute --reason TEXT)\n", yes, n);
+		if (o->canary > 0 && yes > 0)
+			canary_plan(o, yes);
 		targets_text(&t);
 	}
 	cJSON_Delete(t.targets);
@@ -760,7 +780,7 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		return rc;	/* usage, permission, ... */
 	}
 	if (!o->execute) {
-		print_plan(c, cJSON_GetObjectItem(plan, "data"), o->json);
+		print_plan(c, o, cJSON_GetObjectItem(plan, "data"), o->json);
 		cJSON_Delete(plan);
 		return DLQ_EXIT_OK;
 	}

@@ -299,6 +299,7 @@ START_TEST(a_canary_that_dies_again_stops_the_replay)
 {
 	struct fixture f;
 	cJSON *j, *k, *all, *r;
+	char *out;
 	pid_t child;
 	int rc, status, touched = 0;
 
@@ -311,6 +312,14 @@ START_TEST(a_canary_that_dies_again_stops_the_replay)
 	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, NULL, (const char *[]){
 	    "replay", "--queue", f.rig.q[0], "--canary", "5000", "--watch",
 	    "1s", NULL }), 2);
+	/* the dry run says how the canary would go */
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.rig.cfg, "replay", "--queue", f.rig.q[0], "--canary", "2",
+	    "--watch", "20s", NULL }, NULL, &out), 0);
+	ck_assert_msg(strstr(out, "\ncanary: the first 2 go, watched for 20s; "
+	    "the other 4 only if none of them comes back to a DLQ "
+	    "meanwhile\n") != NULL, "%s", out);
+	free(out);
 	child = rejecter(f.rig.q[0], 2);
 	rc = h_dlqctl(f.rig.cfg, NULL, &j, (const char *[]){ "replay",
 	    "--queue", f.rig.q[0], "--canary", "2", "--watch", "20s", "--rate",
