@@ -449,10 +449,12 @@ dlq_cases_drop(sqlite3 *db, const int64_t *ids, size_t n, const char *reason,
 {
 	struct param p[] = { TEXT(reason), TEXT(actor), INT(now_ms), INT(0) };
 
+	/* 'replaying': a replay whose outcome is unknown, found to have
+	 * arrived: closed without sending it again */
 	return mutate(db, "UPDATE dead_letters SET status = 'discarded',"
 	    " resolution = ?1, resolved_by = ?2, resolved_at = ?3"
-	    " WHERE id = ?4 AND status IN ('open', 'assigned')", p, 4, ids, n,
-	    out);
+	    " WHERE id = ?4 AND status IN ('open', 'assigned', 'replaying')",
+	    p, 4, ids, n, out);
 }
 
 #define PURGEABLE	" status IN ('replayed', 'discarded') AND received_at < ?1" \
