@@ -464,8 +464,10 @@ dlq_view_stats(FILE *f, const cJSON *d)
 	    dlq_format_age(oldest, a, sizeof(a)));
 	fprintf(f, "new last hour     %lld\n", (long long)n(d, "new_last_hour"));
 	fprintf(f, "new last day      %lld\n", (long long)n(d, "new_last_day"));
-	fprintf(f, "replay unknown    %lld\n",
-	    (long long)n(d, "replaying_unknown"));
+	fprintf(f, "replay unknown    %lld%s\n",
+	    (long long)n(d, "replaying_unknown"), n(d, "replaying_unknown") > 0 ?
+	    " (list --status replaying; arrived: drop ID, else replay ID "
+	    "--force)" : "");
 	fprintf(f, "repeated cycles   %lld\n", (long long)n(d, "repeated_cycles"));
 	fprintf(f, "payloads purged   %lld\n", (long long)n(d, "payloads_purged"));
 	counts(f, "unresolved by queue",

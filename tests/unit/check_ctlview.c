@@ -222,6 +222,24 @@ START_TEST(audit_entries_carry_their_ids)
 }
 END_TEST
 
+static void
+stats_view(FILE *f, const cJSON *d, int64_t now)
+{
+	(void)now;
+	dlq_view_stats(f, d);
+}
+
+/* Replays of unknown outcome say how to settle them. */
+START_TEST(stats_say_how_to_settle_an_unknown_replay)
+{
+	ck_assert_ptr_nonnull(strstr(view(stats_view, "{\"replaying_unknown\":"
+	    "2,\"total\":5}", 0), "\nreplay unknown    2 (list --status "
+	    "replaying; arrived: drop ID, else replay ID --force)\n"));
+	ck_assert_ptr_nonnull(strstr(view(stats_view, "{\"replaying_unknown\":"
+	    "0,\"total\":5}", 0), "\nreplay unknown    0\n"));
+}
+END_TEST
+
 /* A dead letter that carried no error header reads as such in list,
  * groups and show, the words the digest uses, not as an empty column. */
 START_TEST(a_dead_letter_without_an_error_header_says_so)
@@ -268,6 +286,7 @@ suite(void)
 	tcase_add_test(tc, groups_say_when_each_cause_began_and_last_hit);
 	tcase_add_test(tc, a_dead_letter_without_an_error_header_says_so);
 	tcase_add_test(tc, audit_entries_carry_their_ids);
+	tcase_add_test(tc, stats_say_how_to_settle_an_unknown_replay);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	suite_add_tcase(s, tc);
 	return s;
