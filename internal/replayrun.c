@@ -414,7 +414,7 @@ canary_plan(const struct dlq_replay_opts *o, int yes)
  * the broker sees it now. */
 static void
 print_plan(const struct dlq_config *c, const struct dlq_replay_opts *o,
-    const cJSON *plan, bool json)
+    const cJSON *plan)
 {
 	const cJSON *i;
 	struct tally t;
@@ -429,7 +429,7 @@ print_plan(const struct dlq_config *c, const struct dlq_replay_opts *o,
 			dlq_replay_targets_add(t.targets, str_of(i, "exchange"),
 			    str_of(i, "routing_key"));
 	look_targets(c, &t);
-	if (json) {
+	if (o->json) {
 		out = cJSON_CreateObject();
 		cJSON_AddTrueToObject(out, "dry_run");
 		cJSON_AddItemReferenceToObject(out, "plan", (cJSON *)plan);
@@ -780,7 +780,7 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		return rc;	/* usage, permission, ... */
 	}
 	if (!o->execute) {
-		print_plan(c, o, cJSON_GetObjectItem(plan, "data"), o->json);
+		print_plan(c, o, cJSON_GetObjectItem(plan, "data"));
 		cJSON_Delete(plan);
 		return DLQ_EXIT_OK;
 	}
