@@ -444,9 +444,10 @@ note_escalations(const struct dlq_config *c, struct services *s, int64_t now)
 	dlq_archive_writer_unlock();
 }
 
-/* What a consumer's missing DLQ means, and what was done about it. */
+/* What a consumer's missing DLQ means, after asserting the topology
+ * again when topology.reassert allows: the digest's line about it. */
 static const char *
-reassert_topology(const struct dlq_config *c, const struct dlq_topology *t,
+answer_missing(const struct dlq_config *c, const struct dlq_topology *t,
     const char *dlq)
 {
 	struct dlq_assert_result res;
@@ -493,7 +494,7 @@ check_missing(const struct dlq_config *c, const struct dlq_topology *t,
 		if ((dlq = dlq_monitor_take_missing(s->mons[i])) == NULL)
 			continue;
 		if (text == NULL)
-			text = reassert_topology(c, t, dlq);
+			text = answer_missing(c, t, dlq);
 		dlq_alert_notice(s->alerter, DLQ_NOTICE_MISSING, dlq, text);
 	}
 	if (text != NULL)
