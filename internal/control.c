@@ -56,6 +56,8 @@ struct dlq_control {
 	struct client		 c[MAX_CLIENTS];
 	size_t			 n;
 	struct dlq_buf		 out;
+	dev_t			 sock_dev;	/* the socket file it made */
+	ino_t			 sock_ino;
 };
 
 static const char *const role_names[] = { "none", "viewer", "operator",
@@ -1015,14 +1017,47 @@ run(void *arg)
 	return NULL;
 }
 
-/* Binds and listens at `path`, making its directory when missing. On
- * failure `why` says why: the system's reason, or the directory that
- * could not be made (a user who may not write /run). */
+/* Makes way for the socket at `sa`: nothing there, or a socket no one
+ * listens on (left by a worker that was killed), which is removed. A
+ * live socket means another worker: never stolen. Anything else (a
+ * file, a directory, a link: control.socket given the archive's path by
+ * a slip) is refused and left as it is. */
+static int
+clear_socket_path(const struct sockaddr_un *sa, char *why, size_t size)
+{
+	struct stat st;
+	int probe, live;
+
+	if (lstat(sa->sun_path, &st) == -1)
+		return 0;	/* nothing there; or bind says why not */
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(why, size, "the path exists and is not a socket "
+		    "(left as it is: is control.socket right?)");
+		return -1;
+	}
+	if ((probe = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0) {
+		live = connect(probe, (const struct sockaddr *)sa,
+		    sizeof(*sa)) == 0;
+		close(probe);
+		if (live) {
+			snprintf(why, size, "%s", strerror(EADDRINUSE));
+			return -1;
+		}
+	}
+	unlink(sa->sun_path);
+	return 0;
+}
+
+/* Binds the control socket at `path`, world-connectable (the roles are
+ * the access control). Fails, saying why, when another worker holds it,
+ * something else is at the path or its directory could not be made (a
+ * user who may not write /run). */
 static int
 bind_socket(struct dlq_control *k, const char *path, char *why, size_t size)
 {
 	struct sockaddr_un sa;
-	int probe, dir_err;
+	struct stat st;
+	int dir_err;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
@@ -1034,23 +1069,31 @@ bind_socket(struct dlq_control *k, const char *path, char *why, size_t size)
 	/* others reach the socket through it: 0755. A directory that
 	 * cannot be made is why the bind below fails. */
 	dir_err = dlq_parentdir_make(path, 0755, why, size);
-	/* a live socket means another worker: never steal it */
-	if ((probe = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0) {
-		if (connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-			close(probe);
-			snprintf(why, size, "%s", strerror(EADDRINUSE));
-			return -1;
-		}
-		close(probe);
-	}
-	unlink(path);
+	if (dir_err == 0 && clear_socket_path(&sa, why, size) == -1)
+		return -1;
 	if ((k->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
 	    SOCK_NONBLOCK, 0)) >= 0 && bind(k->fd, (struct sockaddr *)&sa,
-	    sizeof(sa)) == 0 && chmod(path, 0666) == 0 && listen(k->fd, 64) == 0)
+	    sizeof(sa)) == 0 && chmod(path, 0666) == 0 &&
+	    lstat(path, &st) == 0 && listen(k->fd, 64) == 0) {
+		k->sock_dev = st.st_dev;
+		k->sock_ino = st.st_ino;
 		return 0;
+	}
 	if (dir_err == 0)
 		snprintf(why, size, "%s", strerror(errno));
 	return -1;
+}
+
+/* At stop: the socket file goes, if it is still the one it made (not
+ * one a worker started since put there after this one's was removed). */
+static void
+remove_socket(const struct dlq_control *k)
+{
+	struct stat st;
+
+	if (lstat(k->cfg->control_socket, &st) == 0 &&
+	    st.st_dev == k->sock_dev && st.st_ino == k->sock_ino)
+		unlink(k->cfg->control_socket);
 }
 
 static void
@@ -1103,7 +1146,7 @@ dlq_control_stop(struct dlq_control *k)
 	k->stop = true;
 	pthread_join(k->thread, NULL);
 	close(k->fd);
-	unlink(k->cfg->control_socket);
+	remove_socket(k);
 	dlq_archive_close(k->archive);
 	dlq_buf_release(&k->out);
 	free(k);

@@ -2002,6 +2002,68 @@ fails_saying(const char *cfg, const char *env, const char *want)
 	free(out);
 }
 
+/* A unix socket listening at `path`; its descriptor. */
+static int
+listen_at(const char *path)
+{
+	struct sockaddr_un sa;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	ck_assert_int_ge(fd = socket(AF_UNIX, SOCK_STREAM, 0), 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(fd, 1), 0);
+	return fd;
+}
+
+/* The worker makes its control socket anew at each start, and the only
+ * thing it removes for it is a socket no one listens on (a killed
+ * worker's). A file at that path (here the archive itself, given by a
+ * slip as control.socket) is refused and left whole; at exit the worker
+ * removes its own socket only, not one put in its place since (by a
+ * worker started after its socket was deleted). */
+START_TEST(the_control_socket_replaces_nothing_but_a_stale_socket)
+{
+	struct h_rig f;
+	char env[320], want[600];
+	const char *path;
+	cJSON *j;
+	struct stat st;
+	int fd, listed;
+
+	start(&f, NULL);
+	die_in(&f, 0, 1, "kept");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	path = h_socket(f.prefix);
+	ck_assert_int_eq(unlink(path), 0);
+	fd = listen_at(path);
+	h_rig_stop(&f);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	close(fd);		/* now stale: the next start replaces it */
+
+	snprintf(env, sizeof(env), "DLQ_CONTROL_SOCKET=%s", f.db);
+	snprintf(want, sizeof(want), "\"event\":\"control_failed\",\"socket\":"
+	    "\"%s\",\"error\":\"the path exists and is not a socket (left "
+	    "as it is: is control.socket right?)\"", f.db);
+	fails_saying(f.cfg, env, want);
+	ck_assert_int_eq(lstat(f.db, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+
+	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL }, NULL);
+	ck_assert(h_worker_wait(&f.w, "worker_started", 1, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j,
+	    (const char *[]){ "list", NULL }), 0);
+	listed = cJSON_GetArraySize(j);
+	cJSON_Delete(j);
+	ck_assert_int_eq(listed, 1);	/* the archive kept its record */
+	ck_assert_int_eq(h_worker_stop(&f.w, WAIT_MS, NULL), 0);
+	ck_assert_int_eq(lstat(path, &st), -1);	/* its own: removed */
+}
+END_TEST
+
 /* A fresh machine lacks the directories of the archive and the control
  * socket: the worker makes them. One it cannot make (a user who may
  * not write /var/lib or /run; here a file in the way, which root meets
@@ -2063,6 +2125,8 @@ suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, a_file_that_is_not_an_archive_is_refused_untouched);
 	tcase_add_test(tc, a_directory_that_cannot_be_made_is_named);
+	tcase_add_test(tc,
+	    the_control_socket_replaces_nothing_but_a_stale_socket);
 	tcase_add_test(tc, every_property_and_header_round_trips);
 	tcase_add_test(tc, sigkill_mid_drain_archives_each_exactly_once);
 	tcase_add_test(tc, a_crash_between_commit_and_ack_makes_no_second_record);
