@@ -704,6 +704,35 @@ open_problem(const char *path, int created)
 	return access(path, R_OK | W_OK) == -1 ? errno : 0;
 }
 
+/* Another program's SQLite database, given by a slip as archive.path,
+ * is refused before anything in it changes (its journal mode too): a
+ * database with tables is an archive only when one of them is
+ * dead_letters; an empty one becomes an archive. A file SQLite cannot
+ * read is left for the pragmas to name ("file is not a database"). */
+static bool
+foreign_database(struct dlq_archive *a)
+{
+	sqlite3_stmt *st;
+	const char *name;
+	bool foreign = false;
+
+	if (sqlite3_prepare_v2(a->db, "SELECT name FROM sqlite_master WHERE "
+	    "type = 'table' AND NOT EXISTS (SELECT 1 FROM sqlite_master "
+	    "WHERE type = 'table' AND name = 'dead_letters') ORDER BY name "
+	    "LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		return false;
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    (name = (const char *)sqlite3_column_text(st, 0)) != NULL) {
+		foreign = true;
+		snprintf(err_text, sizeof(err_text), "open: not an archive of "
+		    "dlq-monitor but another SQLite database (table %.*s, no "
+		    "dead_letters), left as it is", (int)dlq_utf8_prefix(name,
+		    64), name);
+	}
+	sqlite3_finalize(st);
+	return foreign;
+}
+
 /* Before SQLite initialises: no memory statistics (nothing reads them),
  * which would take a global mutex around every allocation. */
 static void
@@ -808,6 +837,8 @@ dlq_archive_open(const struct dlq_config *c)
 	}
 	a->busy_ms = (int)c->busy_timeout_ms;
 	sqlite3_busy_handler(a->db, busy_wait, a);
+	if (foreign_database(a))
+		goto fail;
 	/* a small page cache for the readers (control, HTTP, redrive);
 	 * the consumers' shared handle gets a larger one (dlq_archive_cache).
 	 * A checkpoint every 4000 WAL pages (16 MiB) rather than SQLite's

@@ -1970,6 +1970,8 @@ START_TEST(a_file_that_is_not_an_archive_is_refused_untouched)
 {
 	char prefix[64], q[96], extra[400], *out;
 	const char *cfg, *bad;
+	sqlite3 *db;
+	sqlite3_stmt *st;
 
 	h_name(prefix, sizeof(prefix), "nodb");
 	snprintf(q, sizeof(q), "%s_q", prefix);
@@ -1986,6 +1988,36 @@ START_TEST(a_file_that_is_not_an_archive_is_refused_untouched)
 	out = h_slurp(bad);
 	ck_assert_str_eq(out, "not an archive: someone's notes\n");
 	free(out);
+
+	/* another program's database: not even its journal mode changes */
+	bad = h_tmp_path("other-program.db");
+	ck_assert_int_eq(sqlite3_open(bad, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE customers (name); "
+	    "INSERT INTO customers VALUES ('Anna')", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+	snprintf(extra, sizeof(extra), "archive = { path = \"%s\"; };\n",
+	    bad);
+	cfg = h_setup(prefix, (const char *[]){ q, NULL }, extra);
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c",
+	    cfg, NULL }, NULL, &out), 1);
+	ck_assert_msg(strstr(out, "\"event\":\"archive_open_failed\"") &&
+	    strstr(out, "\"error\":\"open: not an archive of dlq-monitor but "
+	    "another SQLite database (table customers, no dead_letters), left "
+	    "as it is\""), "%s", out);
+	free(out);
+	ck_assert_int_eq(sqlite3_open(bad, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT (SELECT group_concat("
+	    "name) FROM sqlite_master), (SELECT count(*) FROM customers), "
+	    "journal_mode, user_version FROM pragma_journal_mode, "
+	    "pragma_user_version", -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "customers");
+	ck_assert_int_eq(sqlite3_column_int(st, 1), 1);
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 2), "delete");
+	ck_assert_int_eq(sqlite3_column_int(st, 3), 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
 }
 END_TEST
 
