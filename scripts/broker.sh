@@ -27,6 +27,15 @@ set -euo pipefail
 
 cmd=${1:-}
 port=${2:-5672}
+# the node also takes PORT + 20000 (distribution), + 10000 (management)
+# and + 1000 (TLS)
+case "$port" in
+''|*[!0-9]*|0*) port=0 ;;
+esac
+if [ "${#port}" -gt 5 ] || [ "$port" -lt 1 ] || [ "$port" -gt 45535 ]; then
+	echo "broker.sh: PORT must be a number from 1 to 45535, not '${2:-}'" >&2
+	exit 2
+fi
 node="dlqmon${port}@localhost"
 base="/var/tmp/dlq-monitor-rabbitmq-${port}"
 
