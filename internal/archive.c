@@ -714,6 +714,7 @@ foreign_database(struct dlq_archive *a)
 {
 	sqlite3_stmt *st;
 	const char *name;
+	size_t len;
 	bool foreign = false;
 
 	if (sqlite3_prepare_v2(a->db, "SELECT name FROM sqlite_master WHERE "
@@ -724,10 +725,11 @@ foreign_database(struct dlq_archive *a)
 	if (sqlite3_step(st) == SQLITE_ROW &&
 	    (name = (const char *)sqlite3_column_text(st, 0)) != NULL) {
 		foreign = true;
+		len = (size_t)sqlite3_column_bytes(st, 0);
+		len = len > 64 ? dlq_utf8_prefix(name, 64) : len;
 		snprintf(err_text, sizeof(err_text), "open: not an archive of "
 		    "dlq-monitor but another SQLite database (table %.*s, no "
-		    "dead_letters), left as it is", (int)dlq_utf8_prefix(name,
-		    64), name);
+		    "dead_letters), left as it is", (int)len, name);
 	}
 	sqlite3_finalize(st);
 	return foreign;
