@@ -139,6 +139,7 @@ struct dlq_config {
 
 	/* control */
 	char			*control_socket;
+	int64_t			 control_idle_ms;	/* for a whole request */
 	struct dlq_strlist	 viewers;	/* "user" or "@group" */
 	struct dlq_strlist	 operators;
 	struct dlq_strlist	 admins;

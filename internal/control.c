@@ -1,6 +1,8 @@
 /* control.c - the control socket: peers, roles, requests, audit.
  *
- * One thread polls the listening socket and up to MAX_CLIENTS clients.
+ * One thread polls the listening socket and up to MAX_CLIENTS clients,
+ * USER_CLIENTS of one user; a client that sends nothing for
+ * control.idle_timeout_ms (dlqctl sends its request at once) is closed.
  * Requests are parsed with cJSON and bounded in size; replies go out with
  * a send timeout so a client that does not read cannot stall the thread. */
 #include "control.h"
@@ -32,6 +34,9 @@
 #include "replaysrv.h"
 
 #define MAX_CLIENTS	32
+/* One user's connections at most: a script that leaks them (or sessions
+ * left open) cannot lock the others out. */
+#define USER_CLIENTS	(MAX_CLIENTS / 4)
 #define POLL_MS		250
 #define MGMT_TIMEOUT_MS	3000	/* for stats' traffic from the broker */
 #define TRAFFIC_QUEUES	200	/* the most queues stats ask it about */
@@ -45,6 +50,7 @@ struct client {
 	enum dlq_role	 role;
 	char		 user[64];
 	struct dlq_buf	 in;
+	int64_t		 idle_since_ms;	/* connected, sent, or answered */
 };
 
 struct dlq_control {
@@ -911,6 +917,28 @@ send_all(int fd, const char *p, size_t n)
 	return true;
 }
 
+/* Says `error` to a client about to be closed. */
+static void
+say_closing(int fd, const char *error)
+{
+	char line[256];
+	int n;
+
+	n = snprintf(line, sizeof(line), "{\"ok\":false,\"code\":\"error\","
+	    "\"error\":\"%s\"}\n", error);
+	send_all(fd, line, (size_t)n);
+}
+
+static size_t
+clients_of(const struct dlq_control *k, uid_t uid)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < k->n; i++)
+		n += k->c[i].uid == uid;
+	return n;
+}
+
 static void
 accept_client(struct dlq_control *k)
 {
@@ -918,19 +946,25 @@ accept_client(struct dlq_control *k)
 	socklen_t len = sizeof(cred);
 	struct timeval tv = { 2, 0 };
 	struct client *c;
+	char why[128];
 	int fd;
 
 	if ((fd = accept4(k->fd, NULL, NULL, SOCK_CLOEXEC)) < 0)
 		return;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (k->n >= MAX_CLIENTS ||
 	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-		static const char busy[] = "{\"ok\":false,\"code\":\"error\","
-		    "\"error\":\"too many control connections\"}\n";
-		send_all(fd, busy, sizeof(busy) - 1);
+		say_closing(fd, "too many control connections");
 		close(fd);
 		return;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (clients_of(k, cred.uid) >= USER_CLIENTS) {
+		snprintf(why, sizeof(why), "too many control connections of "
+		    "this user (%d at most)", USER_CLIENTS);
+		say_closing(fd, why);
+		close(fd);
+		return;
+	}
 	c = &k->c[k->n++];
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
@@ -938,6 +972,7 @@ accept_client(struct dlq_control *k)
 	c->role = dlq_control_role(k->cfg, cred.uid, cred.gid, c->user,
 	    sizeof(c->user));
 	dlq_buf_init(&c->in);
+	c->idle_since_ms = dlq_now_ms();
 }
 
 /* A request line longer than DLQ_CONTROL_REQUEST_MAX, whole or not: said,
@@ -963,6 +998,7 @@ serve_client(struct dlq_control *k, struct client *c)
 
 	if ((n = read(c->fd, buf, sizeof(buf))) <= 0)
 		return n < 0 && errno == EINTR;
+	c->idle_since_ms = dlq_now_ms();
 	dlq_buf_add(&c->in, buf, (size_t)n);
 	while (c->in.len > 0 && (nl = memchr(c->in.data, '\n', c->in.len))) {
 		used = (size_t)(nl - c->in.data) + 1;
@@ -975,6 +1011,7 @@ serve_client(struct dlq_control *k, struct client *c)
 		memmove(c->in.data, c->in.data + used, c->in.len - used);
 		c->in.len -= used;
 		sent = send_all(c->fd, k->out.data, k->out.len);
+		c->idle_since_ms = dlq_now_ms();	/* now its turn to ask */
 		if (k->out.cap > OUT_KEEP_BYTES) {
 			dlq_buf_release(&k->out);
 			dlq_buf_init(&k->out);
@@ -992,8 +1029,12 @@ run(void *arg)
 {
 	struct dlq_control *k = arg;
 	struct pollfd p[MAX_CLIENTS + 1];
+	char idle[128];
 	size_t i, n;
 
+	snprintf(idle, sizeof(idle), "nothing sent for %lld ms "
+	    "(control.idle_timeout_ms): connection closed",
+	    (long long)k->cfg->control_idle_ms);
 	while (!k->stop) {
 		p[0].fd = k->fd;
 		p[0].events = POLLIN;
@@ -1003,12 +1044,19 @@ run(void *arg)
 			p[i + 1].revents = 0;
 		}
 		n = k->n;
-		if (poll(p, n + 1, POLL_MS) <= 0)
+		if (poll(p, n + 1, POLL_MS) < 0)
 			continue;
-		/* clients first, from the end: dropping moves the last one */
+		/* clients first, from the end: dropping moves the last one.
+		 * One that sent nothing for too long is closed (what came
+		 * while another's request was handled is read first). */
 		for (i = n; i-- > 0;)
 			if (p[i + 1].revents && !serve_client(k, &k->c[i]))
 				drop_client(k, i);
+			else if (dlq_now_ms() - k->c[i].idle_since_ms >=
+			    k->cfg->control_idle_ms) {
+				say_closing(k->c[i].fd, idle);
+				drop_client(k, i);
+			}
 		if (p[0].revents & POLLIN)
 			accept_client(k);
 	}

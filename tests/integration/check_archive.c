@@ -1268,25 +1268,32 @@ START_TEST(warn_level_archives_without_dead_letter_lines)
 }
 END_TEST
 
-/* Raw requests on the socket: a line in, a line out. */
-static char *
-raw(const char *sock, const char *req, size_t len)
+/* A connection to the control socket; reads on it give up after
+ * WAIT_MS. */
+static int
+connect_to(const char *sock)
 {
 	struct sockaddr_un sa;
-	static char buf[65536];
-	ssize_t n;
-	size_t got = 0, off;
+	struct timeval tv = { WAIT_MS / 1000, 0 };
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
 	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	/* the worker answers a request that is too large and closes before
-	 * taking all of it: what it answered is what counts */
-	for (off = 0; off < len; off += (size_t)n)
-		if ((n = send(fd, req + off, len - off, MSG_NOSIGNAL)) <= 0)
-			break;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* What the worker sends on `fd` up to its first newline or its close
+ * (static buffer). */
+static char *
+answer_on(int fd)
+{
+	static char buf[65536];
+	ssize_t n;
+	size_t got = 0;
+
 	while (got < sizeof(buf) - 1 &&
 	    (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0) {
 		got += (size_t)n;
@@ -1294,9 +1301,76 @@ raw(const char *sock, const char *req, size_t len)
 			break;
 	}
 	buf[got] = '\0';
-	close(fd);
 	return buf;
 }
+
+/* Raw requests on the socket: a line in, a line out. */
+static char *
+raw(const char *sock, const char *req, size_t len)
+{
+	ssize_t n;
+	size_t off;
+	char *a;
+	int fd = connect_to(sock);
+
+	/* the worker answers a request that is too large and closes before
+	 * taking all of it: what it answered is what counts */
+	for (off = 0; off < len; off += (size_t)n)
+		if ((n = send(fd, req + off, len - off, MSG_NOSIGNAL)) <= 0)
+			break;
+	a = answer_on(fd);
+	close(fd);
+	return a;
+}
+
+/* A script that leaks control connections, or a session left open,
+ * holds at most 8 of the 32 the worker serves, each only until it has
+ * sent nothing for control.idle_timeout_ms; other users are served
+ * meanwhile. */
+START_TEST(connections_left_open_lock_no_one_out)
+{
+	struct h_rig f;
+	const char *sock;
+	char *out, want[200];
+	cJSON *j;
+	int fd[8], ninth, i;
+
+	h_share_tmpdir();
+	start(&f, "control = { idle_timeout_ms = 5000; viewers = "
+	    "[ \"nobody\" ]; };");
+	sock = h_socket(f.prefix);
+	for (i = 0; i < 8; i++)
+		fd[i] = connect_to(sock);
+	/* one of them half way through a request */
+	ck_assert_int_eq(send(fd[0], "{\"cmd\":", 7, MSG_NOSIGNAL), 7);
+	ninth = connect_to(sock);
+	ck_assert_str_eq(answer_on(ninth), "{\"ok\":false,\"code\":\"error\","
+	    "\"error\":\"too many control connections of this user (8 at "
+	    "most)\"}\n");
+	close(ninth);
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlqctl"), "-c", f.cfg,
+	    "stats", NULL }, NULL, &out), 1);
+	ck_assert_msg(strstr(out, "dlqctl: too many control connections of "
+	    "this user (8 at most)"), "%s", out);
+	free(out);
+	ck_assert_int_eq(h_dlqctl(f.cfg, "nobody", &j, (const char *[]){
+	    "stats", NULL }), 0);
+	cJSON_Delete(j);
+
+	snprintf(want, sizeof(want), "{\"ok\":false,\"code\":\"error\","
+	    "\"error\":\"nothing sent for 5000 ms (control.idle_timeout_ms): "
+	    "connection closed\"}\n");
+	for (i = 0; i < 8; i++) {
+		ck_assert_str_eq(answer_on(fd[i]), want);
+		ck_assert_str_eq(answer_on(fd[i]), "");	/* closed */
+		close(fd[i]);
+	}
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
+	    NULL }), 0);
+	cJSON_Delete(j);
+	h_rig_stop(&f);
+}
+END_TEST
 
 /* The first column of the first row of a query with at most one text
  * parameter, as text (NULL if none), straight from the file. */
@@ -2174,6 +2248,7 @@ suite(void)
 	tcase_add_test(tc, retention_purges_old_resolved_payloads_at_start);
 	tcase_add_test(tc, warn_level_archives_without_dead_letter_lines);
 	tcase_add_test(tc, bad_control_requests_get_clear_errors);
+	tcase_add_test(tc, connections_left_open_lock_no_one_out);
 	tcase_add_test(tc, stats_tell_the_share_of_a_queues_traffic_that_died);
 	tcase_add_test(tc, a_version_1_archive_is_migrated_and_keeps_its_records);
 	tcase_add_test(tc, an_archive_holding_a_fingerprint_twice_is_migrated);
