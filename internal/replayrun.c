@@ -233,6 +233,16 @@ print_canary(const cJSON *k)
 		    cJSON_GetObjectItem(k, "sent")->valueint, w);
 		return;
 	}
+	if (cJSON_IsString(cJSON_GetObjectItem(k, "inconclusive"))) {
+		printf("canary INCONCLUSIVE: %d sent, none came back within "
+		    "%s, but at its end ", cJSON_GetObjectItem(k,
+		    "sent")->valueint, w);
+		dlq_term_put(stdout, cJSON_GetObjectItem(k,
+		    "inconclusive")->valuestring, -1, 0);
+		printf(": the other %d were not touched\n",
+		    cJSON_GetObjectItem(k, "untouched")->valueint);
+		return;
+	}
 	printf("canary FAILED: %d of %d sent came back dead within %s; the "
 	    "other %d were not touched\n", cJSON_GetArraySize(
 	    cJSON_GetObjectItem(k, "returned")), cJSON_GetObjectItem(k,
@@ -393,11 +403,50 @@ plan_line(const cJSON *i)
 	putchar('\n');
 }
 
+/* Whether the canary's messages (the first k eligible of `plan`) go to
+ * queues with a consumer: one that waits unconsumed never comes back to
+ * a DLQ, and "none came back" would let the rest go blind. Looked at
+ * before the canary goes and again after its watch; false, with why,
+ * when a queue has none or cannot be looked at. */
+static bool
+canary_consumed(const struct dlq_config *c, const cJSON *plan, int k,
+    char *why, size_t n)
+{
+	cJSON *targets = cJSON_CreateArray();
+	const cJSON *i;
+	bool ok;
+	int taken = 0;
+
+	cJSON_ArrayForEach(i, plan)
+		if (taken < k && cJSON_IsTrue(cJSON_GetObjectItem(i,
+		    "eligible"))) {
+			dlq_replay_targets_add(targets, str_of(i, "exchange"),
+			    str_of(i, "routing_key"));
+			taken++;
+		}
+	ok = dlq_replay_targets_look(c, targets, why, n) == 0 &&
+	    !dlq_replay_targets_unconsumed(targets, why, n);
+	cJSON_Delete(targets);
+	return ok;
+}
+
+/* "canary: WHY: a canary there waits ...; THEN": a dry run's line on
+ * stdout, else an error (prefixed dlqctl:) on stderr. */
+static void
+say_unconsumed(FILE *f, const char *why, const char *then)
+{
+	fputs(f == stderr ? "dlqctl: canary: " : "canary: ", f);
+	dlq_term_put(f, why, -1, 0);
+	fprintf(f, ": a canary there waits unconsumed and proves nothing; "
+	    "%s\n", then);
+}
+
 /* How an executed run with --canary would go, for `yes` eligible. */
 static void
-canary_plan(const struct dlq_replay_opts *o, int yes)
+canary_plan(const struct dlq_config *c, const struct dlq_replay_opts *o,
+    const cJSON *plan, int yes)
 {
-	char watch[32];
+	char watch[32], why[512];
 
 	dlq_format_duration(o->watch_ms, watch, sizeof(watch));
 	if (o->canary >= yes)
@@ -408,6 +457,10 @@ canary_plan(const struct dlq_replay_opts *o, int yes)
 		printf("canary: the first %lld go, watched for %s; the other %lld "
 		    "only if none of them comes back to a DLQ meanwhile\n",
 		    (long long)o->canary, watch, (long long)(yes - o->canary));
+	if (!canary_consumed(c, plan, o->canary < yes ? (int)o->canary : yes,
+	    why, sizeof(why)))
+		say_unconsumed(stdout, why, "executed now, nothing would be "
+		    "sent");
 }
 
 /* The plan of a dry run, and where its eligible messages would go as
@@ -451,7 +504,7 @@ print_plan(const struct dlq_config *c, const struct dlq_replay_opts *o,
 		printf("dry run: %d of %d would be replayed; nothing was "
 		    "published (add --execute --reason TEXT)\n", yes, n);
 		if (o->canary > 0 && yes > 0)
-			canary_plan(o, yes);
+			canary_plan(c, o, plan, yes);
 		targets_text(&t);
 	}
 	cJSON_Delete(t.targets);
@@ -653,16 +706,18 @@ canary_returns(const struct dlq_config *c, const int64_t *ids, int k,
 
 /* Watches the canary's messages (sent since `from`) up to the watch,
  * polling every CANARY_POLL_MS; stops at the first that died again. True
- * when none did: the rest may go. Cannot tell -> false (never go on
- * blind). */
+ * when none did and their queues still have a consumer: the rest may go.
+ * Cannot tell -> false (never go on blind). */
 static bool
 watch_canary(const struct dlq_config *c, const struct dlq_replay_opts *o,
-    const int64_t *ids, int k, int rest, int64_t from, struct tally *t)
+    const cJSON *plan, const int64_t *ids, int k, int rest, int64_t from,
+    struct tally *t)
 {
 	int64_t end = dlq_now_ms() + o->watch_ms;
 	struct timespec ts = { 0, CANARY_POLL_MS * 1000000L };
 	cJSON *back;
-	bool ok;
+	char why[512];
+	bool ok, consumed = true;
 
 	if (isatty(2))
 		fprintf(stderr, "\ncanary: %d sent; watching them for %lld ms\n",
@@ -674,12 +729,17 @@ watch_canary(const struct dlq_config *c, const struct dlq_replay_opts *o,
 		nanosleep(&ts, NULL);
 	}
 	ok = back != NULL && cJSON_GetArraySize(back) == 0;
+	/* none came back: proof only if they were there to be consumed */
+	if (ok && !interrupted)
+		ok = consumed = canary_consumed(c, plan, k, why, sizeof(why));
 	t->canary = cJSON_CreateObject();
 	cJSON_AddNumberToObject(t->canary, "sent", k);
 	cJSON_AddNumberToObject(t->canary, "watch_ms", (double)o->watch_ms);
 	cJSON_AddItemToObject(t->canary, "returned", back ? back :
 	    cJSON_CreateArray());
 	cJSON_AddBoolToObject(t->canary, "stopped", !ok);
+	if (!consumed)
+		cJSON_AddStringToObject(t->canary, "inconclusive", why);
 	cJSON_AddNumberToObject(t->canary, "untouched", ok ? 0 : rest);
 	return ok && !interrupted;
 }
@@ -800,14 +860,18 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		}
 	}
 	/* the broker only when there is something to publish */
+	rc = DLQ_EXIT_ERROR;
+	if (o->canary > 0 && n > 0 && !canary_consumed(c,
+	    cJSON_GetObjectItem(plan, "data"), o->canary < n ? (int)o->canary :
+	    n, why, sizeof(why))) {
+		say_unconsumed(stderr, why, "nothing was sent (start its "
+		    "consumer, or replay without --canary)");
+		goto out;
+	}
 	if (n > 0 && (pub = dlq_publisher_open(c, "dlqctl replay", why,
 	    sizeof(why))) == NULL) {
 		fprintf(stderr, "dlqctl: %s\n", why);
-		free(ids);
-		cJSON_Delete(t.refusals);
-		cJSON_Delete(t.results);
-		cJSON_Delete(plan);
-		return DLQ_EXIT_ERROR;
+		goto out;
 	}
 	t.start_ms = dlq_now_ms();
 	i = 0;
@@ -817,14 +881,16 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		k = o->canary < n ? (int)o->canary : n;
 		send_ids(c, o, pub, ids, k, &t);
 		if (!interrupted && !t.blocked &&
-		    !watch_canary(c, o, ids, k, n - k, from, &t))
+		    !watch_canary(c, o, cJSON_GetObjectItem(plan, "data"), ids,
+		    k, n - k, from, &t))
 			n = k;	/* stop: the rest stays untouched */
 		i = k;
 	}
 	send_ids(c, o, pub, ids + i, n - i, &t);
-	free(ids);
 	rc = summary(&t, o->json);
 	note_refusals(c, o, &t);
+out:
+	free(ids);
 	cJSON_Delete(t.refusals);
 	cJSON_Delete(t.results);
 	cJSON_Delete(t.canary);

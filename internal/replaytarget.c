@@ -103,6 +103,31 @@ dlq_replay_targets_look(const struct dlq_config *c, cJSON *targets,
 	return 0;
 }
 
+bool
+dlq_replay_targets_unconsumed(const cJSON *targets, char *why, size_t n)
+{
+	const cJSON *t, *exists, *consumers;
+	const char *q;
+
+	cJSON_ArrayForEach(t, targets) {
+		if (str(t, "exchange")[0] != '\0')
+			continue;
+		q = str(t, "routing_key");
+		exists = cJSON_GetObjectItem(t, "exists");
+		consumers = cJSON_GetObjectItem(t, "consumers");
+		if (exists == NULL)
+			snprintf(why, n, "queue '%s' could not be looked at", q);
+		else if (!cJSON_IsTrue(exists))
+			snprintf(why, n, "no queue '%s' on the broker", q);
+		else if (!cJSON_IsNumber(consumers) || consumers->valuedouble < 1)
+			snprintf(why, n, "no consumer on queue '%s'", q);
+		else
+			continue;
+		return true;
+	}
+	return false;
+}
+
 void
 dlq_replay_targets_print(FILE *f, const cJSON *targets)
 {

@@ -6,6 +6,7 @@
 #define DLQ_REPLAYTARGET_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "config.h"
@@ -25,6 +26,13 @@ void	 dlq_replay_targets_add(cJSON *targets, const char *exchange,
  * with why in `why` when the broker could not be asked at all. */
 int	 dlq_replay_targets_look(const struct dlq_config *, cJSON *targets,
 	    char *why, size_t n);
+
+/* Whether a target reached through the default exchange, looked at,
+ * has no queue or no consumer (or could not be looked at): then true,
+ * with what it lacks in `why` ("no consumer on queue 'orders'"). A
+ * target through another exchange cannot be told so and is passed. */
+bool	 dlq_replay_targets_unconsumed(const cJSON *targets, char *why,
+	    size_t n);
 
 /* Prints them as a table (TARGET, MESSAGES, ON THE BROKER), terminal-
  * safe; nothing when there are none. */

@@ -279,29 +279,13 @@ START_TEST(the_circuit_trips_and_stays_open_until_resumed)
 }
 END_TEST
 
-/* A child process that rejects n messages of `queue`: the consumer that
- * still fails while dlqctl watches its canary. */
-static pid_t
-rejecter(const char *queue, int n)
-{
-	amqp_connection_state_t c;
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		c = h_connect();
-		_exit(h_reject(c, queue, n, WAIT_MS) == n ? 0 : 1);
-	}
-	return pid;
-}
-
 START_TEST(a_canary_that_dies_again_stops_the_replay)
 {
 	struct fixture f;
 	cJSON *j, *k, *all, *r;
-	char *out;
+	char *out, *err;
 	pid_t child;
-	int rc, status, touched = 0;
+	int rc, published, touched = 0;
 
 	h_set_heartbeat(1);	/* see the second replay */
 	start(&f, "alert = { threshold = 0; max_age_ms = 0; };");
@@ -319,13 +303,28 @@ START_TEST(a_canary_that_dies_again_stops_the_replay)
 	ck_assert_msg(strstr(out, "\ncanary: the first 2 go, watched for 20s; "
 	    "the other 4 only if none of them comes back to a DLQ "
 	    "meanwhile\n") != NULL, "%s", out);
+	/* ... and that, with no consumer on the queue, it would not go: a
+	 * canary waiting there unconsumed never comes back */
+	ck_assert_msg(strstr(out, "\ncanary: no consumer on queue '") &&
+	    strstr(out, "': a canary there waits unconsumed and proves "
+	    "nothing; executed now, nothing would be sent\n"), "%s", out);
 	free(out);
-	child = rejecter(f.rig.q[0], 2);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.rig.cfg, "replay", "--queue", f.rig.q[0], "--canary", "2",
+	    "--watch", "20s", "--execute", "--reason", "provider back", NULL },
+	    NULL, &out, &err), 1);
+	ck_assert_msg(strstr(err, "nothing was sent (start its consumer, or "
+	    "replay without --canary)"), "%s", err);
+	free(out);
+	free(err);
+	ck_assert_int_eq(h_count(f.rig.q[0]), 0);
+
+	/* the consumer still fails them */
+	child = h_consumer(f.rig.q[0], 2, true, WAIT_MS);
 	rc = h_dlqctl(f.rig.cfg, NULL, &j, (const char *[]){ "replay",
 	    "--queue", f.rig.q[0], "--canary", "2", "--watch", "20s", "--rate",
 	    "0", "--execute", "--reason", "provider back", NULL });
-	ck_assert_int_eq(waitpid(child, &status, 0), child);
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(h_consumer_done(child), 2);
 	ck_assert_int_eq(rc, 3);
 	ck_assert_int_eq(h_jnum(j, "published"), 2);
 	k = cJSON_GetObjectItem(j, "canary");
@@ -348,6 +347,7 @@ START_TEST(a_canary_that_dies_again_stops_the_replay)
 	 * rest go (the two that died again are new cases). The watch outlasts
 	 * the heartbeats (1 s here): the broker closes the idle publisher
 	 * meanwhile, and that must not cost a message */
+	child = h_consumer(f.rig.q[0], 6, false, 10000);
 	rc = h_dlqctl(f.rig.cfg, NULL, &j, (const char *[]){ "replay",
 	    "--queue", f.rig.q[0], "--canary", "1", "--watch", "8s", "--rate",
 	    "0", "--execute", "--reason", "provider back", NULL });
@@ -355,9 +355,29 @@ START_TEST(a_canary_that_dies_again_stops_the_replay)
 	ck_assert_int_eq(h_jnum(j, "unknown"), 0);
 	ck_assert(!cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j,
 	    "canary"), "stopped")));
-	ck_assert_int_ge(h_jnum(j, "published"), 4);
+	ck_assert_int_ge(published = (int)h_jnum(j, "published"), 4);
 	cJSON_Delete(j);
-	ck_assert(h_wait_count(f.rig.q[0], 6, WAIT_MS));
+	ck_assert_int_eq(h_consumer_done(child), published);
+
+	/* a consumer gone before the watch ends leaves the canary unproven:
+	 * the rest stays (the canary itself it took) */
+	die(&f, 3, TRANSIENT);
+	/* all archived: the 6, the 2 that died again and these 3 */
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 11, WAIT_MS));
+	child = h_consumer(f.rig.q[0], 1, false, WAIT_MS);
+	rc = h_dlqctl(f.rig.cfg, NULL, &j, (const char *[]){ "replay",
+	    "--queue", f.rig.q[0], "--canary", "1", "--watch", "3s", "--rate",
+	    "0", "--execute", "--reason", "provider back", NULL });
+	ck_assert_int_eq(h_consumer_done(child), 1);
+	ck_assert_int_eq(rc, 3);
+	k = cJSON_GetObjectItem(j, "canary");
+	ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(k, "stopped")));
+	ck_assert_msg(strstr(h_jstr(k, "inconclusive"), "no consumer on "
+	    "queue '"), "%s", h_jstr(k, "inconclusive"));
+	ck_assert_int_eq(h_jnum(k, "untouched"), 2);
+	ck_assert_int_eq(h_jnum(j, "published"), 1);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_count(f.rig.q[0]), 0);
 	h_rig_stop(&f.rig);
 }
 END_TEST

@@ -345,8 +345,10 @@ h_get(amqp_connection_state_t c, const char *queue, amqp_message_t *msg,
 	return false;
 }
 
-int
-h_count(const char *queue)
+/* The ready messages or the consumers of `queue` (passive declare); -1
+ * when it does not exist. */
+static int
+declared_count(const char *queue, bool consumers)
 {
 	amqp_connection_state_t c = h_connect();
 	amqp_queue_declare_ok_t *ok;
@@ -355,11 +357,80 @@ h_count(const char *queue)
 	ok = amqp_queue_declare(c, 1, amqp_cstring_bytes(queue), 1, 0, 0, 0,
 	    amqp_empty_table);
 	if (ok != NULL) {
-		n = (int)ok->message_count;
+		n = (int)(consumers ? ok->consumer_count : ok->message_count);
 		h_close(c);
 	} else
 		amqp_destroy_connection(c);
 	return n;
+}
+
+int
+h_count(const char *queue)
+{
+	return declared_count(queue, false);
+}
+
+int
+h_consumers(const char *queue)
+{
+	return declared_count(queue, true);
+}
+
+/* The child of h_consumer(): what it handled, as its exit status. */
+static int
+consume_in_child(const char *queue, int n, bool reject, int idle_ms)
+{
+	amqp_connection_state_t c = h_connect();
+	struct timeval tv = { idle_ms / 1000, (idle_ms % 1000) * 1000 };
+	amqp_envelope_t env;
+	amqp_rpc_reply_t r;
+	int done = 0;
+
+	amqp_basic_qos(c, 1, 0, 1, 0);
+	if (amqp_get_rpc_reply(c).reply_type != AMQP_RESPONSE_NORMAL ||
+	    amqp_basic_consume(c, 1, amqp_cstring_bytes(queue),
+	    amqp_empty_bytes, 0, 0, 0, amqp_empty_table) == NULL)
+		return 255;
+	while (done < n) {
+		amqp_maybe_release_buffers(c);
+		r = amqp_consume_message(c, &env, &tv, 0);
+		if (r.reply_type != AMQP_RESPONSE_NORMAL)
+			break;		/* idle that long, or an error */
+		if ((reject ? amqp_basic_reject(c, 1, env.delivery_tag, 0) :
+		    amqp_basic_ack(c, 1, env.delivery_tag, 0)) != 0)
+			return 255;
+		amqp_destroy_envelope(&env);
+		done++;
+	}
+	h_close(c);
+	return done;
+}
+
+pid_t
+h_consumer(const char *queue, int n, bool reject, int idle_ms)
+{
+	int64_t end = h_now_ms() + 20000;
+	int before = h_consumers(queue);
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(consume_in_child(queue, n, reject, idle_ms));
+	while (h_consumers(queue) <= before && h_now_ms() < end)
+		nap(20);
+	ck_assert_int_gt(h_consumers(queue), before);
+	return pid;
+}
+
+int
+h_consumer_done(pid_t pid)
+{
+	int status;
+
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_ne(WEXITSTATUS(status), 255);
+	return WEXITSTATUS(status);
 }
 
 bool

@@ -60,6 +60,14 @@ bool		 h_get(amqp_connection_state_t, const char *queue,
 		    amqp_message_t *msg, int timeout_ms);
 /* Messages ready in `queue` (passive declare); -1 when it does not exist. */
 int		 h_count(const char *queue);
+/* Its consumers, the same way. */
+int		 h_consumers(const char *queue);
+/* A child process consuming `queue` (basic.consume, prefetch 1): it acks,
+ * or with `reject` rejects without requeue, up to n messages, and stops
+ * after idle_ms without one. Returns once the broker counts it. */
+pid_t		 h_consumer(const char *queue, int n, bool reject, int idle_ms);
+/* Waits for that child: how many messages it handled (at most 254). */
+int		 h_consumer_done(pid_t);
 bool		 h_wait_count(const char *queue, int n, int timeout_ms);
 
 /* Writes a topology file for queues named in `queues` (NULL-terminated,
