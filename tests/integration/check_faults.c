@@ -978,10 +978,11 @@ START_TEST(a_broker_alarm_stops_replay_clearly_and_draining_goes_on)
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq(h_jnum(j, "published"), 2);
 	cJSON_Delete(j);
-	/* the unknown one did arrive (the broker delivered it when the alarm
-	 * cleared): the operator closes its record without sending it
-	 * again, and it can no longer be replayed by accident */
-	ck_assert(h_wait_count(f.q[0], 3, WAIT_MS));
+	/* the unknown one may arrive when the alarm clears, or never (the
+	 * broker had not read it, and the connection that held it is
+	 * closed): an operator who finds it arrived closes its record
+	 * without sending it again, and it can no longer be replayed by
+	 * accident */
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "drop",
 	    ids[0], "--reason", "arrived: it is in the work queue", NULL }),
 	    0);
@@ -992,8 +993,8 @@ START_TEST(a_broker_alarm_stops_replay_clearly_and_draining_goes_on)
 	    "--force", "--execute", "--reason", "again?", NULL });
 	ck_assert_int_eq(rc, 3);
 	ck_assert_int_eq(h_jnum(j, "published"), 0);
+	ck_assert_int_eq(h_jnum(j, "refused"), 1);
 	cJSON_Delete(j);
-	ck_assert_int_eq(h_count(f.q[0]), 3);
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
 }
 END_TEST
