@@ -23,6 +23,7 @@ struct dlq_publisher {
 						   unblocked */
 	char			 block_reason[64];
 	int64_t			 last_used_ms;	/* monotonic */
+	bool			 hold;	/* never replaced for idleness */
 };
 
 const char *
@@ -90,6 +91,12 @@ dlq_publisher_conn(struct dlq_publisher *p)
 {
 	p->last_used_ms = dlq_now_ms();	/* in use: not idle */
 	return p->conn;
+}
+
+void
+dlq_publisher_hold(struct dlq_publisher *p)
+{
+	p->hold = true;
 }
 
 static void
@@ -383,7 +390,8 @@ dlq_publisher_post(struct dlq_publisher *p, const char *exchange,
 	 * left idle (a canary's watch, the redrive's interval) may have been
 	 * closed by the broker meanwhile. Start afresh before sending, so a
 	 * dead connection never turns a message into an unknown outcome. */
-	if (p->conn != NULL && !p->blocked && p->cfg->heartbeat_s > 0 &&
+	if (p->conn != NULL && !p->blocked && !p->hold &&
+	    p->cfg->heartbeat_s > 0 &&
 	    dlq_now_ms() - p->last_used_ms > p->cfg->heartbeat_s * 1000 / 2)
 		broken(p);
 	if (p->conn == NULL && connect_confirmed(p, detail,

@@ -77,6 +77,13 @@ bool	dlq_publisher_blocked(struct dlq_publisher *);
  * have closed it); asking for it here counts as use. */
 amqp_connection_state_t dlq_publisher_conn(struct dlq_publisher *);
 
+/* The connection holds deliveries read on it (a live-queue replay): it
+ * is never replaced for being idle, since a delivery read on it goes
+ * back to its queue with it while its copy would be published (sent
+ * twice by the next run). A connection that did die makes the send's
+ * outcome unknown and ends the run. */
+void	dlq_publisher_hold(struct dlq_publisher *);
+
 const char *dlq_pub_outcome_name(enum dlq_pub_outcome);
 
 #endif

@@ -953,6 +953,69 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 }
 END_TEST
 
+/* A slow --rate in live-queue mode keeps the connection that holds the
+ * messages it read quiet between sends, longer than half the heartbeat
+ * (1 s here): that connection must stay. Replaced, a message read on it
+ * would go back to the DLQ while its copy is published, to be sent again
+ * by the next run. When the connection is lost between the confirm and
+ * the ack, the run says so and fails. */
+START_TEST(from_queue_replays_each_once_or_says_so)
+{
+	struct h_rig f;
+	char w[160], wdlq[170], *out, *err;
+	amqp_table_entry_t e;
+	amqp_table_t h = { 1, &e };
+	cJSON *j;
+	int i;
+
+	h_set_heartbeat(1);
+	start(&f, NULL);
+	unmonitored(&f, w, wdlq);
+	e = hstr("x-error", "timeout");
+	for (i = 0; i < 3; i++)
+		h_publish(f.c, "", w, "{}", 2, "slow", &h);
+	ck_assert_int_eq(h_reject(f.c, w, 3, WAIT_MS), 3);
+	ck_assert(h_wait_count(wdlq, 3, WAIT_MS));
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "--json", "replay", "--from-queue", wdlq, "--rate", "1",
+	    "--execute", "--reason", "upstream back", NULL }, NULL, &out,
+	    NULL), 0);
+	ck_assert_ptr_nonnull(j = cJSON_Parse(out));
+	free(out);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 3);
+	ck_assert_int_eq((int)get(j, "unknown")->valuedouble, 0);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(w, 3, WAIT_MS));
+	ck_assert_int_eq(h_count(wdlq), 0);
+
+	amqp_queue_purge(f.c, 1, amqp_cstring_bytes(w));
+	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
+	    AMQP_RESPONSE_NORMAL);
+	h_publish(f.c, "", w, "{}", 2, "lost-ack", &h);
+	ck_assert_int_eq(h_reject(f.c, w, 1, WAIT_MS), 1);
+	ck_assert(h_wait_count(wdlq, 1, WAIT_MS));
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "--json", "replay", "--from-queue", wdlq, "--execute",
+	    "--reason", "upstream back", NULL }, (const char *[]){
+	    "DLQ_FAULT_LOSE_BEFORE_ACK=1", NULL }, &out, &err), 1);
+	ck_assert_ptr_nonnull(j = cJSON_Parse(out));
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
+	ck_assert_int_eq((int)get(j, "originals_back")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert_msg(strstr(err, "dlqctl: replayed, but the connection was "
+	    "lost before its original was acked: it is back in ") &&
+	    strstr(err, " and a later run would send it again; take it out "
+	    "first (message id lost-ack)\n"), "%s", err);
+	free(out);
+	free(err);
+	ck_assert(h_wait_count(w, 1, WAIT_MS));		/* the copy */
+	ck_assert(h_wait_count(wdlq, 1, WAIT_MS));	/* and the original */
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(w), 0, 0);
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(wdlq), 0, 0);
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* An executed run refused more than one control request can list (the
  * audit note is at most 64 KiB): the note lists what fits, message ids
  * as they are sent (a control byte is six in JSON), and counts the
@@ -1149,6 +1212,7 @@ suite(void)
 	tcase_add_test(tc, the_policy_refuses_with_its_reasons);
 	tcase_add_test(tc, evidence_is_required_recorded_shown_and_counted);
 	tcase_add_test(tc, from_queue_replays_the_eligible_and_leaves_the_rest);
+	tcase_add_test(tc, from_queue_replays_each_once_or_says_so);
 	tcase_add_test(tc, refusals_past_one_request_are_counted_not_lost);
 	tcase_add_test(tc, from_queue_says_when_the_queue_counts_returns);
 	tcase_add_test(tc, rate_limits_the_replay);
