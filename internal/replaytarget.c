@@ -1,5 +1,5 @@
-/* replaytarget.c - where a dry run's replay would go, looked at on the
- * broker with passive declares. */
+/* replaytarget.c - where a dry run's replay (or a canary) would go,
+ * looked at on the broker with passive declares. */
 #include "replaytarget.h"
 
 #include <amqp.h>

@@ -1,7 +1,7 @@
-/* replaytarget.h - where a dry run's replay would go, looked at on the
- * broker with passive declares (nothing is created or changed): the
- * target exchange exists; for the default exchange, the target queue
- * exists, with its ready messages and consumers. */
+/* replaytarget.h - where a dry run's replay (or a canary) would go,
+ * looked at on the broker with passive declares (nothing is created or
+ * changed): the target exchange exists; for the default exchange, the
+ * target queue exists, with its ready messages and consumers. */
 #ifndef DLQ_REPLAYTARGET_H
 #define DLQ_REPLAYTARGET_H
 
