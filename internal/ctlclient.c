@@ -87,7 +87,9 @@ dlq_ctl_call(const char *path, const cJSON *request, char *why, size_t whylen)
 	}
 	free(text);
 	dlq_buf_init(&in);
-	while (off == len + 1 && wait_answer(fd, deadline) > 0 &&
+	/* read even when the request did not all go: a worker that refuses
+	 * a connection (too many) answers and closes without reading it */
+	while (wait_answer(fd, deadline) > 0 &&
 	    (n = read(fd, buf, sizeof(buf))) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
