@@ -917,7 +917,7 @@ send_all(int fd, const char *p, size_t n)
 	return true;
 }
 
-/* Says `error` to a client about to be closed. */
+/* Says `error` (short, plain ASCII) to a client about to be closed. */
 static void
 say_closing(int fd, const char *error)
 {
@@ -925,8 +925,9 @@ say_closing(int fd, const char *error)
 	int n;
 
 	n = snprintf(line, sizeof(line), "{\"ok\":false,\"code\":\"error\","
-	    "\"error\":\"%s\"}\n", error);
-	send_all(fd, line, (size_t)n);
+	    "\"error\":\"%.200s\"}\n", error);
+	if (n > 0 && (size_t)n < sizeof(line))
+		send_all(fd, line, (size_t)n);
 }
 
 static size_t
