@@ -25,6 +25,10 @@
 #define REFUSAL_KINDS	16
 #define CLAIM_CHUNK	100
 #define CANARY_POLL_MS	250
+/* How long a chunk's outcomes wait for a worker that does not answer (a
+ * restart, a deploy) before they are given up, and how often asked. */
+#define FINISH_WAIT_MS	30000
+#define FINISH_RETRY_MS	1000
 #define REFUSALS_NOTED_MAX	(32 * 1024)	/* bytes of ids and reasons */
 
 static volatile sig_atomic_t interrupted;
@@ -529,23 +533,77 @@ chunk_size(const struct dlq_replay_opts *o)
 	return CLAIM_CHUNK;
 }
 
+/* Outcomes the worker did not record: their records stay 'replaying'
+ * (outcome unknown) though dlqctl knows them. Said id by id with what
+ * settles each, so that a published one is never sent again. */
+static void
+say_unrecorded(const cJSON *part, const char *why)
+{
+	static const char *const what[][2] = {
+		{ "published", "published, confirmed by the broker: never "
+		    "replay them again; close each with dlqctl drop ID "
+		    "--reason \"replayed; outcome not recorded\"" },
+		{ "failed", "not sent: dlqctl replay ID --force sends it" },
+		{ "unknown", "outcome unknown: if it is in the target queue, "
+		    "dlqctl drop ID, else dlqctl replay ID --force" },
+	};
+	const cJSON *id, *r;
+	size_t i;
+	int n;
+
+	fprintf(stderr, "dlqctl: outcomes not recorded (%s); these records "
+	    "stay 'replaying':\n", why);
+	for (i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+		n = 0;
+		id = cJSON_GetObjectItem(part, "ids")->child;
+		cJSON_ArrayForEach(r, cJSON_GetObjectItem(part, "results")) {
+			if (id != NULL && strcmp(str_of(r, "outcome"),
+			    what[i][0]) == 0)
+				fprintf(stderr, "%s%lld", n++ ? " " : "  ",
+				    (long long)id->valuedouble);
+			id = id != NULL ? id->next : NULL;
+		}
+		if (n > 0)
+			fprintf(stderr, ": %s\n", what[i][1]);
+	}
+}
+
 /* Records the outcomes of a chunk (`fin`, freed): in as many requests as
- * the worker's request limit needs. */
+ * the worker's request limit needs. A worker that does not answer (it is
+ * restarting) is asked again every FINISH_RETRY_MS for FINISH_WAIT_MS. */
 static void
 finish(const struct dlq_config *c, cJSON *fin)
 {
 	cJSON *parts = dlq_replay_finish_split(fin, DLQ_CONTROL_REQUEST_MAX),
 	    *part, *ans;
+	struct timespec ts = { FINISH_RETRY_MS / 1000,
+	    (FINISH_RETRY_MS % 1000) * 1000000L };
+	int64_t end;
 	char why[512];
+	bool said = false;
 
 	cJSON_Delete(fin);
 	while ((part = cJSON_DetachItemViaPointer(parts, parts->child)) !=
 	    NULL) {
-		if ((ans = ask(c, part, why, sizeof(why), NULL)) == NULL)
-			/* the worker keeps them 'replaying', outcome unknown */
-			fprintf(stderr, "dlqctl: outcomes not recorded (left "
-			    "replaying, outcome unknown): %s\n", why);
+		end = dlq_now_ms() + FINISH_WAIT_MS;
+		while ((ans = dlq_ctl_call(c->control_socket, part, why,
+		    sizeof(why))) == NULL && dlq_now_ms() < end &&
+		    !interrupted) {
+			if (!said)
+				fprintf(stderr, "dlqctl: the worker does not "
+				    "answer (%s); recording the outcomes waits "
+				    "up to %d s\n", why, FINISH_WAIT_MS / 1000);
+			said = true;
+			nanosleep(&ts, NULL);
+		}
+		if (ans == NULL)
+			say_unrecorded(part, why);
+		else if (!cJSON_IsTrue(cJSON_GetObjectItem(ans, "ok")))
+			say_unrecorded(part, cJSON_IsString(cJSON_GetObjectItem(
+			    ans, "error")) ? cJSON_GetObjectItem(ans,
+			    "error")->valuestring : "refused");
 		cJSON_Delete(ans);
+		cJSON_Delete(part);
 	}
 	cJSON_Delete(parts);
 }

@@ -1194,6 +1194,124 @@ START_TEST(a_signal_stops_a_replay_after_the_current_message)
 }
 END_TEST
 
+/* Records of `cfg`'s archive in `status` (dlqctl list). */
+static int
+with_status(const char *cfg, const char *status)
+{
+	cJSON *j;
+	int n;
+
+	ck_assert_int_eq(h_dlqctl(cfg, NULL, &j, (const char *[]){ "list",
+	    "--status", status, NULL }), 0);
+	n = cJSON_GetArraySize(j);
+	cJSON_Delete(j);
+	return n;
+}
+
+/* Whether the file at `path` holds `text`. */
+static bool
+said(const char *path, const char *text)
+{
+	char *all = h_slurp(path);
+	bool found = all != NULL && strstr(all, text) != NULL;
+
+	free(all);
+	return found;
+}
+
+/* Kills the worker of `f` with SIGKILL while the replay `r` runs, and
+ * waits until `r` says it waits for a worker. */
+static void
+kill_worker_under(struct h_rig *f, struct h_worker *r)
+{
+	int64_t end = h_now_ms() + WAIT_MS;
+	bool waiting;
+
+	kill(f->w.pid, SIGKILL);
+	ck_assert_int_eq(h_worker_exit(&f->w, WAIT_MS), -1);
+	while (!(waiting = said(r->err, "dlqctl: the worker does not answer "
+	    "(")) && h_now_ms() < end)
+		usleep(10000);
+	ck_assert(waiting);
+}
+
+/* A worker restarted in the middle of a replay (a deploy, a crash): the
+ * outcomes dlqctl holds wait for it and are recorded, rather than leave
+ * a published record 'replaying', outcome unknown (replayed again with
+ * --force, it would go twice). */
+START_TEST(a_worker_restarted_mid_replay_still_gets_the_outcomes)
+{
+	struct h_rig f;
+	struct h_worker r;
+	int64_t end;
+	char *text, id[24], want[400];
+	cJSON *j;
+
+	start(&f, NULL);
+	die_in(&f, 0, 3, "upstream timeout", 0);
+	h_spawn(&r, "dlqctl", (const char *[]){ "-c", f.cfg, "--json",
+	    "replay", "--queue", f.q[0], "--rate", "1", "--execute",
+	    "--reason", "deploy test", NULL }, NULL);
+	/* one recorded, the next claimed: its publish is a second away */
+	for (end = h_now_ms() + WAIT_MS; (with_status(f.cfg, "replayed") != 1 ||
+	    with_status(f.cfg, "replaying") != 1) && h_now_ms() < end; )
+		usleep(10000);
+	ck_assert_int_eq(with_status(f.cfg, "replaying"), 1);
+	/* dlqctl finds no worker to record the outcome, and waits */
+	kill_worker_under(&f, &r);
+	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL }, NULL);
+	ck_assert(h_worker_wait(&f.w, "control_listening", 1, WAIT_MS));
+
+	ck_assert_int_eq(h_worker_exit(&r, 60000), 0);
+	text = h_slurp(r.log);
+	ck_assert_ptr_nonnull(j = cJSON_Parse(text));
+	free(text);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 3);
+	ck_assert_int_eq((int)get(j, "unknown")->valuedouble, 0);
+	cJSON_Delete(j);
+	text = h_slurp(r.err);
+	ck_assert_msg(strstr(text, "recording the outcomes waits up to 30 "
+	    "s\n") && !strstr(text, "not recorded"), "%s", text);
+	free(text);
+	ck_assert_int_eq(with_status(f.cfg, "replayed"), 3);
+	ck_assert_int_eq(with_status(f.cfg, "replaying"), 0);
+	ck_assert(h_wait_count(f.q[0], 3, WAIT_MS));
+
+	/* stopped while it waits (^C), dlqctl says what it could not
+	 * record, id by id, and how to settle each */
+	die_in(&f, 0, 2, "upstream timeout", 0);	/* a new log */
+	h_spawn(&r, "dlqctl", (const char *[]){ "-c", f.cfg, "replay",
+	    "--queue", f.q[0], "--rate", "1", "--execute", "--reason",
+	    "deploy test", NULL }, NULL);
+	for (end = h_now_ms() + WAIT_MS; (with_status(f.cfg, "replayed") != 4 ||
+	    with_status(f.cfg, "replaying") != 1) && h_now_ms() < end; )
+		usleep(10000);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    "--status", "replaying", NULL }), 0);
+	snprintf(id, sizeof(id), "%lld", (long long)h_jnum(
+	    cJSON_GetArrayItem(j, 0), "id"));
+	cJSON_Delete(j);
+	kill_worker_under(&f, &r);
+	kill(r.pid, SIGINT);
+	ck_assert_int_ge(h_worker_exit(&r, WAIT_MS), 0);
+	text = h_slurp(r.err);
+	snprintf(want, sizeof(want), "; these records stay 'replaying':\n  %s: "
+	    "published, confirmed by the broker: never replay them again; "
+	    "close each with dlqctl drop ID --reason \"replayed; outcome not "
+	    "recorded\"\n", id);
+	ck_assert_msg(strstr(text, "dlqctl: outcomes not recorded (") &&
+	    strstr(text, want), "%s", text);
+	free(text);
+	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL }, NULL);
+	ck_assert(h_worker_wait(&f.w, "control_listening", 1, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "drop",
+	    id, "--reason", "replayed; outcome not recorded", NULL }), 0);
+	ck_assert_int_eq(with_status(f.cfg, "replaying"), 0);
+	ck_assert(h_wait_count(f.q[0], 5, WAIT_MS));
+	h_rig_stop(&f);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -1217,6 +1335,8 @@ suite(void)
 	tcase_add_test(tc, from_queue_says_when_the_queue_counts_returns);
 	tcase_add_test(tc, rate_limits_the_replay);
 	tcase_add_test(tc, a_signal_stops_a_replay_after_the_current_message);
+	tcase_add_test(tc,
+	    a_worker_restarted_mid_replay_still_gets_the_outcomes);
 	suite_add_tcase(s, tc);
 	return s;
 }
