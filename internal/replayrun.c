@@ -580,12 +580,13 @@ finish(const struct dlq_config *c, cJSON *fin)
 	    (FINISH_RETRY_MS % 1000) * 1000000L };
 	int64_t end;
 	char why[512];
-	bool said = false;
+	bool said = false, again;
 
 	cJSON_Delete(fin);
 	while ((part = cJSON_DetachItemViaPointer(parts, parts->child)) !=
 	    NULL) {
 		end = dlq_now_ms() + FINISH_WAIT_MS;
+		again = false;
 		while ((ans = dlq_ctl_call(c->control_socket, part, why,
 		    sizeof(why))) == NULL && dlq_now_ms() < end &&
 		    !interrupted) {
@@ -593,12 +594,15 @@ finish(const struct dlq_config *c, cJSON *fin)
 				fprintf(stderr, "dlqctl: the worker does not "
 				    "answer (%s); recording the outcomes waits "
 				    "up to %d s\n", why, FINISH_WAIT_MS / 1000);
-			said = true;
+			said = again = true;
 			nanosleep(&ts, NULL);
 		}
+		/* asked again, "not open": a request that timed out was
+		 * recorded after all */
 		if (ans == NULL)
 			say_unrecorded(part, why);
-		else if (!cJSON_IsTrue(cJSON_GetObjectItem(ans, "ok")))
+		else if (!cJSON_IsTrue(cJSON_GetObjectItem(ans, "ok")) &&
+		    !(again && strcmp(str_of(ans, "code"), "not_found") == 0))
 			say_unrecorded(part, cJSON_IsString(cJSON_GetObjectItem(
 			    ans, "error")) ? cJSON_GetObjectItem(ans,
 			    "error")->valuestring : "refused");
