@@ -1103,15 +1103,13 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 
 /* For the tests only: DLQ_FAULT_LOSE_BEFORE_ACK=1 breaks the connection
  * after a live delivery's copy was confirmed, before its ack (a network
- * that fails just then). Never set in production. Returns false. */
+ * that fails just then). Never set in production. */
 static bool
-lose_before_ack(amqp_connection_state_t conn)
+fault_lose_before_ack(void)
 {
 	const char *v = getenv("DLQ_FAULT_LOSE_BEFORE_ACK");
 
-	if (v != NULL && strcmp(v, "1") == 0)
-		shutdown(amqp_get_sockfd(conn), SHUT_RDWR);
-	return false;
+	return v != NULL && strcmp(v, "1") == 0;
 }
 
 /* A live delivery was published, but the connection it was read on is
@@ -1152,6 +1150,7 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	char why[512], me[64], res[300], what[400];
 	bool unread = false;	/* stopped by a failed read, not the end */
 	bool lost = false;	/* the connection, after a publish */
+	bool lose_ack = fault_lose_before_ack();
 	int rc;
 
 	snprintf(what, sizeof(what), "replay --from-queue %s%s", o->from_queue,
@@ -1212,12 +1211,14 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		if (!replay_live(c, o, pub, k, &msg, ok->routing_key, &t, me,
 		    &deliveries))
 			note_return(&t, deliveries);
-		else if ((conn = dlq_publisher_conn(pub)) == NULL ||
-		    lose_before_ack(conn) ||
-		    amqp_basic_ack(conn, DLQ_AMQP_CHANNEL, tag, 0) !=
-		    AMQP_STATUS_OK) {
-			original_back(&t, o->from_queue, &msg);
-			lost = true;	/* nothing more can be read on it */
+		else {
+			if ((conn = dlq_publisher_conn(pub)) != NULL && lose_ack)
+				shutdown(amqp_get_sockfd(conn), SHUT_RDWR);
+			if (conn == NULL || amqp_basic_ack(conn,
+			    DLQ_AMQP_CHANNEL, tag, 0) != AMQP_STATUS_OK) {
+				original_back(&t, o->from_queue, &msg);
+				lost = true;	/* nothing more to read on it */
+			}
 		}
 		/* a blocked connection would hang the next basic.get */
 		t.blocked = o->execute && dlq_publisher_blocked(pub);

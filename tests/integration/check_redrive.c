@@ -279,6 +279,17 @@ START_TEST(the_circuit_trips_and_stays_open_until_resumed)
 }
 END_TEST
 
+/* dlqctl --json replay of the first queue's dead letters, unthrottled,
+ * with a canary of `k` watched for `watch`; its exit status, its answer
+ * in *j. */
+static int
+canary_replay(struct fixture *f, const char *k, const char *watch, cJSON **j)
+{
+	return h_dlqctl(f->rig.cfg, NULL, j, (const char *[]){ "replay",
+	    "--queue", f->rig.q[0], "--canary", k, "--watch", watch, "--rate",
+	    "0", "--execute", "--reason", "provider back", NULL });
+}
+
 START_TEST(a_canary_that_dies_again_stops_the_replay)
 {
 	struct fixture f;
@@ -321,9 +332,7 @@ START_TEST(a_canary_that_dies_again_stops_the_replay)
 
 	/* the consumer still fails them */
 	child = h_consumer(f.rig.q[0], 2, true, WAIT_MS);
-	rc = h_dlqctl(f.rig.cfg, NULL, &j, (const char *[]){ "replay",
-	    "--queue", f.rig.q[0], "--canary", "2", "--watch", "20s", "--rate",
-	    "0", "--execute", "--reason", "provider back", NULL });
+	rc = canary_replay(&f, "2", "20s", &j);
 	ck_assert_int_eq(h_consumer_done(child), 2);
 	ck_assert_int_eq(rc, 3);
 	ck_assert_int_eq(h_jnum(j, "published"), 2);
@@ -348,9 +357,7 @@ START_TEST(a_canary_that_dies_again_stops_the_replay)
 	 * the heartbeats (1 s here): the broker closes the idle publisher
 	 * meanwhile, and that must not cost a message */
 	child = h_consumer(f.rig.q[0], 6, false, 10000);
-	rc = h_dlqctl(f.rig.cfg, NULL, &j, (const char *[]){ "replay",
-	    "--queue", f.rig.q[0], "--canary", "1", "--watch", "8s", "--rate",
-	    "0", "--execute", "--reason", "provider back", NULL });
+	rc = canary_replay(&f, "1", "8s", &j);
 	ck_assert_int_eq(rc, 0);
 	ck_assert_int_eq(h_jnum(j, "unknown"), 0);
 	ck_assert(!cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j,
@@ -365,9 +372,7 @@ START_TEST(a_canary_that_dies_again_stops_the_replay)
 	/* all archived: the 6, the 2 that died again and these 3 */
 	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 11, WAIT_MS));
 	child = h_consumer(f.rig.q[0], 1, false, WAIT_MS);
-	rc = h_dlqctl(f.rig.cfg, NULL, &j, (const char *[]){ "replay",
-	    "--queue", f.rig.q[0], "--canary", "1", "--watch", "3s", "--rate",
-	    "0", "--execute", "--reason", "provider back", NULL });
+	rc = canary_replay(&f, "1", "3s", &j);
 	ck_assert_int_eq(h_consumer_done(child), 1);
 	ck_assert_int_eq(rc, 3);
 	k = cJSON_GetObjectItem(j, "canary");
