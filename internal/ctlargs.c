@@ -161,6 +161,11 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 				    "0, not '%s'\n", o->name, optarg);
 				return false;
 			}
+			if (ms == DLQ_DURATION_TOO_LONG) {
+				fprintf(stderr, "dlqctl: --%s: too long: '%s' "
+				    "(at most 3650d)\n", o->name, optarg);
+				return false;
+			}
 			if (ms < 0) {
 				fprintf(stderr, "dlqctl: --%s: bad duration '%s' "
 				    "(a number and ms, s, m, h, d or w: 90s, 15m, "

@@ -2,6 +2,7 @@
 #include "ctlclient.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,11 +163,14 @@ dlq_parse_duration(const char *s)
 		return -1;
 	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (errno != 0 || v < 0 || v > 3650LL * 86400)
+	if (errno == ERANGE && v == LLONG_MAX)
+		v = LLONG_MAX;	/* a unit still makes it too long, not bad */
+	else if (errno != 0 || v < 0)
 		return -1;
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 		if (strcmp(end, units[i].unit) == 0)
-			return v * units[i].ms;
+			return v > DLQ_DURATION_MAX_MS / units[i].ms ?
+			    DLQ_DURATION_TOO_LONG : v * units[i].ms;
 	return -1;
 }
 

@@ -34,7 +34,11 @@ int	dlq_ctl_exit_code(const cJSON *answer);
 /* The same, with the answer's error said on stderr ("dlqctl: ..."). */
 int	dlq_ctl_refusal(const cJSON *answer);
 
-/* "90s", "15m", "2h", "7d", "500ms", "1w" -> milliseconds; -1 if bad. */
+/* "90s", "15m", "2h", "7d", "500ms", "1w" -> milliseconds; -1 if bad,
+ * DLQ_DURATION_TOO_LONG if more than DLQ_DURATION_MAX_MS (ten years,
+ * "3650d": any unit, the total counts). */
+#define DLQ_DURATION_MAX_MS	(3650LL * 86400000)
+#define DLQ_DURATION_TOO_LONG	(-2)
 int64_t	dlq_parse_duration(const char *);
 
 /* A duration exactly, in its largest whole unit: "1500ms", "90s", "2m",

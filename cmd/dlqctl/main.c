@@ -741,7 +741,13 @@ main(int argc, char **argv)
 		case 'c': path = optarg; break;
 		case 'j': x.json = true; break;
 		case 't':
-			if ((timeout = dlq_parse_duration(optarg)) == -1) {
+			timeout = dlq_parse_duration(optarg);
+			if (timeout == DLQ_DURATION_TOO_LONG) {
+				fprintf(stderr, "dlqctl: --timeout: too long: "
+				    "'%s' (at most 3650d; 0s: no limit)\n", optarg);
+				return DLQ_EXIT_USAGE;
+			}
+			if (timeout < 0) {
 				fprintf(stderr, "dlqctl: --timeout: bad duration "
 				    "'%s' (e.g. 30s, 10m; 0s: no limit)\n", optarg);
 				return DLQ_EXIT_USAGE;

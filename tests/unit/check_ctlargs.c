@@ -132,6 +132,14 @@ START_TEST(bad_option_values_are_refused)
 		    "and ms, s, m, h, d or w" },
 		{ "--since", "1y", "--since: bad duration '1y'" },
 		{ "--since", "-1h", "--since: bad duration '-1h'" },
+		/* the total counts, whatever the unit; a number too large
+		 * for any integer is too long, not malformed */
+		{ "--since", "3651d", "--since: too long: '3651d' (at most "
+		    "3650d)" },
+		{ "--since", "522w", "--since: too long: '522w'" },
+		{ "--since", "99999999999999999999d", "--since: too long: "
+		    "'99999999999999999999d'" },
+		{ "--since", "99999999999999999999x", "--since: bad duration" },
 		{ "--reason", " \t", "--reason: empty" },
 		{ "--rate", "-1", "--rate: expected 0..100000, not '-1'" },
 		{ "--owner", "a", "list does not take --owner" },
@@ -352,6 +360,12 @@ START_TEST(durations_print_exactly_and_read_back)
 	    sizeof(out)), "7d");
 	ck_assert_str_eq(dlq_format_duration(dlq_parse_duration("120m"), out,
 	    sizeof(out)), "2h");
+	/* ten years in any unit reads, as long as the total is in range */
+	ck_assert_int_eq(dlq_parse_duration("3650d"), DLQ_DURATION_MAX_MS);
+	ck_assert_int_eq(dlq_parse_duration("315360000000ms"),
+	    DLQ_DURATION_MAX_MS);
+	ck_assert_int_eq(dlq_parse_duration("315360000001ms"),
+	    DLQ_DURATION_TOO_LONG);
 }
 END_TEST
 
