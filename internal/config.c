@@ -513,7 +513,7 @@ resolve_relative(char **p, const char *cfgpath)
  * said at the start, where it is set (`where`: "file:line" or the env
  * var). */
 static int
-check_tls_file(const char *key, const char *file, const char *where,
+check_readable_file(const char *key, const char *file, const char *where,
     struct dlq_buf *errors)
 {
 	struct stat st;
@@ -568,7 +568,7 @@ read_target_ca(struct dlq_target *t, const config_setting_t *e,
 	}
 	t->ca_cert = strdup(v);
 	resolve_relative(&t->ca_cert, path);
-	return check_tls_file("alert.targets: ca_cert", t->ca_cert, where,
+	return check_readable_file("alert.targets: ca_cert", t->ca_cert, where,
 	    errors);
 }
 
@@ -1127,6 +1127,7 @@ FILE *
 dlq_config_fopen(const char *path, struct dlq_buf *errors)
 {
 	struct stat st;
+	unsigned char bom[3];
 	FILE *fp;
 
 	if ((fp = fopen(path, "r")) == NULL) {
@@ -1141,11 +1142,75 @@ dlq_config_fopen(const char *path, struct dlq_buf *errors)
 		fclose(fp);
 		return NULL;
 	}
+	/* a UTF-8 byte order mark, as some editors save a file, is not
+	 * part of the text: libconfig would call line 1 a syntax error */
+	if (fread(bom, 1, sizeof(bom), fp) != sizeof(bom) ||
+	    memcmp(bom, "\xef\xbb\xbf", sizeof(bom)) != 0)
+		rewind(fp);
 	return fp;
 }
 
+void
+dlq_config_say_unread(const config_t *cf, const char *path,
+    struct dlq_buf *errors)
+{
+	const char *text = config_error_text(cf);
+
+	/* libconfig says no more than "syntax error": what it expects is
+	 * not what YAML or INI habits write */
+	dlq_buf_printf(errors, "%s:%d: %s%s\n", path, config_error_line(cf),
+	    text, strcmp(text, "syntax error") != 0 ? "" : " (a setting "
+	    "is name = value; text in \"double quotes\", a group in { }, a "
+	    "list in ( ))");
+}
+
+/* Where each file setting got its value: FILE:LINE or the variable. */
+struct file_places {
+	char	*at[NOPTS];
+};
+
+static bool
+names_file(const struct opt *o)
+{
+	return is_file(o) || (strcmp(o->group, "topology") == 0 &&
+	    strcmp(o->name, "file") == 0);
+}
+
+static void
+place_file(struct file_places *places, const struct opt *o,
+    const char *where)
+{
+	free(places->at[o - opts]);
+	places->at[o - opts] = strdup(where);
+}
+
+/* The files named (topology, TLS), once the file and the environment
+ * have said their last word: a path in the file that a variable
+ * replaces is not looked at. Each one that cannot be read is refused
+ * where it was set, not at the first connection or the topology load. */
 static int
-load_file(struct dlq_config *c, const char *path, struct dlq_buf *errors)
+check_files(struct dlq_config *c, struct file_places *places,
+    struct dlq_buf *errors)
+{
+	const struct opt *o;
+	char key[128], *file, *at;
+	int rc = 0;
+
+	for (o = opts; o < opts + NOPTS; o++) {
+		if ((at = places->at[o - opts]) == NULL)
+			continue;
+		file = *(char **)field(c, o);
+		if (file != NULL && check_readable_file(key_of(o, key,
+		    sizeof(key)), file, at, errors) == -1)
+			rc = -1;
+		free(at);
+	}
+	return rc;
+}
+
+static int
+load_file(struct dlq_config *c, const char *path, struct file_places *places,
+    struct dlq_buf *errors)
 {
 	config_t cf;
 	const config_setting_t *s;
@@ -1158,9 +1223,8 @@ load_file(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 		return -1;
 	config_init(&cf);
 	if (config_read(&cf, fp) != CONFIG_TRUE) {
-		dlq_buf_printf(errors, "%s:%d: %s\n",
-		    config_error_file(&cf) ? config_error_file(&cf) : path,
-		    config_error_line(&cf), config_error_text(&cf));
+		dlq_config_say_unread(&cf, config_error_file(&cf) ?
+		    config_error_file(&cf) : path, errors);
 		rc = -1;
 		goto out;
 	}
@@ -1172,15 +1236,11 @@ load_file(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 			continue;
 		if (read_setting(c, o, s, path, errors) == -1)
 			rc = -1;
-		else if (strcmp(key, "topology.file") == 0)
-			resolve_relative(&c->topology_file, path);
-		else if (is_file(o)) {
-			char **file = field(c, o);
+		else if (names_file(o)) {
 			char where[PATH_MAX + 16];
-			resolve_relative(file, path);
+			resolve_relative(field(c, o), path);
 			where_of(s, path, where, sizeof(where));
-			if (check_tls_file(key, *file, where, errors) == -1)
-				rc = -1;
+			place_file(places, o, where);
 		}
 	}
 out:
@@ -1304,7 +1364,8 @@ env_list(struct dlq_config *c, const struct opt *o, const char *v,
 }
 
 static int
-load_env(struct dlq_config *c, struct dlq_buf *errors)
+load_env(struct dlq_config *c, struct file_places *places,
+    struct dlq_buf *errors)
 {
 	const struct opt *o;
 	const char *v;
@@ -1331,12 +1392,8 @@ load_env(struct dlq_config *c, struct dlq_buf *errors)
 		if (o->kind != OPT_INT) {
 			if (apply_str(c, o, v, where, errors) == -1)
 				rc = -1;
-			else if (is_file(o)) {
-				char key[128];
-				if (check_tls_file(key_of(o, key, sizeof(key)),
-				    *(char **)field(c, o), where, errors) == -1)
-					rc = -1;
-			}
+			else if (names_file(o))
+				place_file(places, o, where);
 			continue;
 		}
 		/* digits, maybe after a minus, as in the file: strtoll
@@ -1414,6 +1471,7 @@ check_targets_differ(const struct dlq_config *c, const char *path,
 int
 dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 {
+	struct file_places files = { { NULL } };
 	const char *why;
 	int rc = 0;
 
@@ -1421,10 +1479,12 @@ dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 	set_defaults(c);
 	if (path != NULL) {
 		c->path = strdup(path);
-		if (load_file(c, path, errors) == -1)
+		if (load_file(c, path, &files, errors) == -1)
 			rc = -1;
 	}
-	if (load_env(c, errors) == -1)
+	if (load_env(c, &files, errors) == -1)
+		rc = -1;
+	if (check_files(c, &files, errors) == -1)
 		rc = -1;
 	if (c->reconnect_min_ms > c->reconnect_max_ms) {
 		dlq_buf_printf(errors, "%s: rabbitmq.reconnect_min_ms (%lld) "

@@ -214,6 +214,12 @@ int	dlq_alert_format_parse(const char *, enum dlq_alert_format *);
  * ("PATH: cannot open: ..." or a directory) added to `errors`. */
 FILE	*dlq_config_fopen(const char *path, struct dlq_buf *errors);
 
+/* Why libconfig could not read `cf` from `path`, with its line, into
+ * `errors` ("PATH:LINE: syntax error (a setting is name = value; ...)"). */
+struct config_t;
+void	dlq_config_say_unread(const struct config_t *cf, const char *path,
+	    struct dlq_buf *errors);
+
 /* Copy of `url` with the password replaced by "***"; caller frees. */
 char	*dlq_config_url_mask(const char *url);
 

@@ -399,8 +399,7 @@ dlq_topology_load(const char *path, const char *suffix, struct dlq_buf *errors)
 	} else
 		ok = config_read_string(&cf, dlq_topology_default_text);
 	if (ok != CONFIG_TRUE) {
-		dlq_buf_printf(errors, "%s:%d: %s\n", l.path,
-		    config_error_line(&cf), config_error_text(&cf));
+		dlq_config_say_unread(&cf, l.path, errors);
 		l.rc = -1;
 		goto out;
 	}

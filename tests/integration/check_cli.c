@@ -74,7 +74,9 @@ START_TEST(syntax_error_names_the_line)
 	char *out, want[300];
 
 	ck_assert_int_eq(check_config(p, NULL, &out), 1);
-	snprintf(want, sizeof(want), "%s:3: syntax error\n", p);
+	snprintf(want, sizeof(want), "%s:3: syntax error (a setting is "
+	    "name = value; text in \"double quotes\", a group in { }, a list "
+	    "in ( ))\n", p);
 	ck_assert_str_eq(out, want);
 	free(out);
 }

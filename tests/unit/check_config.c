@@ -112,12 +112,35 @@ END_TEST
 
 START_TEST(syntax_error_names_file_and_line)
 {
-	char want[128];
+	char want[256];
 
 	write_conf("rabbitmq = {\n  prefetch = 5\n  heartbeat = ;\n};\n");
 	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
-	snprintf(want, sizeof(want), "%s:3: syntax error\n", path);
+	snprintf(want, sizeof(want), "%s:3: syntax error (a setting is "
+	    "name = value; text in \"double quotes\", a group in { }, a list "
+	    "in ( ))\n", path);
 	ck_assert_str_eq(err(), want);
+
+	/* an unquoted URL is the usual one */
+	ck_assert_int_eq(load_next("rabbitmq = {\n  url = amqp://mq/;\n};\n"),
+	    -1);
+	snprintf(want, sizeof(want), "%s:2: syntax error (a setting", path);
+	ck_assert_msg(strncmp(err(), want, strlen(want)) == 0, "%s", err());
+}
+END_TEST
+
+/* A file saved with a UTF-8 byte order mark (as some Windows editors
+ * do) reads as the same file without it: not "line 1: syntax error". */
+START_TEST(a_byte_order_mark_is_not_part_of_the_file)
+{
+	ck_assert_int_eq(load_next("\xef\xbb\xbf" "alert = { cooldown_ms = 1500; "
+	    "};\n"), 0);
+	ck_assert_int_eq(c.cooldown_ms, 1500);
+	/* only at the start: one later is text libconfig refuses */
+	ck_assert_int_eq(load_next("alert = { cooldown_ms = 1500; };\n"
+	    "\xef\xbb\xbf\n"), -1);
+	/* a file shorter than the mark reads from its start */
+	ck_assert_int_eq(load_next("\n"), 0);
 }
 END_TEST
 
@@ -507,11 +530,42 @@ START_TEST(every_problem_is_reported_at_once)
 }
 END_TEST
 
+/* A topology file is found next to the config file, and one that cannot
+ * be read is refused where it was named (the file's line, or the
+ * variable), once the variable has had its say. */
 START_TEST(topology_path_is_relative_to_the_config_file)
 {
-	write_conf("topology = { file = \"topo/line.conf\"; };\n");
+	char conf[300], topo[64], want[512];
+
+	ck_assert_int_eq(load_next("topology = { file = \"topo/line.conf\"; "
+	    "};\n"), -1);
+	snprintf(want, sizeof(want), "%s:1: topology.file: cannot read "
+	    "'/tmp/topo/line.conf': No such file or directory\n", path);
+	ck_assert_str_eq(err(), want);
+
+	/* the variable replaces the file's path: that one is not read */
+	setenv("DLQ_TOPOLOGY_FILE", path, 1);
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
 	ck_assert_int_eq(dlq_config_load(&c, path, &errors), 0);
-	ck_assert_str_eq(c.topology_file, "/tmp/topo/line.conf");
+	ck_assert_str_eq(c.topology_file, path);
+	setenv("DLQ_TOPOLOGY_FILE", "/tmp", 1);
+	dlq_config_release(&c);
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	ck_assert_str_eq(err(), "DLQ_TOPOLOGY_FILE: topology.file: cannot read "
+	    "'/tmp': not a regular file\n");
+	unsetenv("DLQ_TOPOLOGY_FILE");
+
+	/* a relative name that is there: the previous config file */
+	snprintf(topo, sizeof(topo), "%s", path);
+	snprintf(conf, sizeof(conf), "topology = { file = \"%s\"; };\n",
+	    topo + strlen("/tmp/"));
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	write_conf(conf);
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), 0);
+	ck_assert_str_eq(c.topology_file, topo);
+	unlink(topo);
 }
 END_TEST
 
@@ -976,6 +1030,7 @@ suite(void)
 	tcase_add_test(tc, defaults_match_the_source_system);
 	tcase_add_test(tc, env_overrides_file);
 	tcase_add_test(tc, syntax_error_names_file_and_line);
+	tcase_add_test(tc, a_byte_order_mark_is_not_part_of_the_file);
 	tcase_add_test(tc, missing_file_is_an_error);
 	tcase_add_test(tc, a_directory_is_not_a_config_file);
 	tcase_add_test(tc, out_of_range_numbers_are_refused_not_wrapped);

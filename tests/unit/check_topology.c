@@ -122,6 +122,25 @@ START_TEST(bad_files_report_file_and_line)
 }
 END_TEST
 
+/* A topology file saved with a UTF-8 byte order mark reads as without
+ * it; a syntax error says what libconfig expects. */
+START_TEST(a_byte_order_mark_is_skipped_and_syntax_is_explained)
+{
+	write_topo("\xef\xbb\xbf" "queues = ( { name = \"a\"; } );\n");
+	t = dlq_topology_load(path, NULL, &errors);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(t->n_queues, 1);
+	dlq_topology_free(t);
+	t = NULL;
+	unlink(path);
+	write_topo("queues = (\n  { name = a; }\n);\n");
+	t = dlq_topology_load(path, NULL, &errors);
+	ck_assert_ptr_null(t);
+	said_at(":2: syntax error (a setting is name = value; text in \"double "
+	    "quotes\"");
+}
+END_TEST
+
 /* At-least-once dead-lettering exists only for quorum queues: asked of a
  * classic one it is a load error, not a broker refusal at start. */
 START_TEST(at_least_once_dead_lettering_is_for_quorum_queues)
@@ -281,6 +300,8 @@ suite(void)
 	tcase_add_test(tc, embedded_topology_is_the_shipped_file);
 	tcase_add_test(tc, suffix_override_renames_every_dlq);
 	tcase_add_test(tc, bad_files_report_file_and_line);
+	tcase_add_test(tc,
+	    a_byte_order_mark_is_skipped_and_syntax_is_explained);
 	tcase_add_test(tc, at_least_once_dead_lettering_is_for_quorum_queues);
 	tcase_add_test(tc, a_directory_is_not_a_topology_file);
 	tcase_add_test(tc, empty_queue_list_is_refused);
