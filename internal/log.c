@@ -3,11 +3,13 @@
  * lines to a pipe or socket. */
 #include "log.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,13 +44,15 @@ dlq_log_level_parse(const char *s, enum dlq_log_level *out)
 {
 	size_t i;
 
+	/* LOG_LEVEL=DEBUG is as usual as debug */
 	for (i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
-		if (strcmp(s, level_names[i]) == 0) {
+		if (strcasecmp(s, level_names[i]) == 0) {
 			*out = (enum dlq_log_level)i;
 			return 0;
 		}
-	if (strcmp(s, "warning") == 0 || strcmp(s, "err") == 0) {
-		*out = s[0] == 'w' ? DLQ_LOG_WARN : DLQ_LOG_ERR;
+	if (strcasecmp(s, "warning") == 0 || strcasecmp(s, "err") == 0) {
+		*out = tolower((unsigned char)s[0]) == 'w' ? DLQ_LOG_WARN :
+		    DLQ_LOG_ERR;
 		return 0;
 	}
 	return -1;

@@ -190,6 +190,33 @@ START_TEST(lines_below_the_level_are_not_written)
 }
 END_TEST
 
+/* A level is read in any case, with the usual other spellings; what is
+ * none of them is refused, not taken for the default. */
+START_TEST(levels_are_read_in_any_case)
+{
+	static const struct { const char *given; int want; } named[] = {
+		{ "debug", DLQ_LOG_DEBUG }, { "DEBUG", DLQ_LOG_DEBUG },
+		{ "Info", DLQ_LOG_INFO }, { "WARN", DLQ_LOG_WARN },
+		{ "warning", DLQ_LOG_WARN }, { "WARNING", DLQ_LOG_WARN },
+		{ "ERROR", DLQ_LOG_ERR }, { "Err", DLQ_LOG_ERR },
+	};
+	static const char *const bad[] = { "", "verbose", "debug ", "w",
+	    "errors" };
+	enum dlq_log_level l;
+	size_t i;
+
+	for (i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		l = (enum dlq_log_level)-1;
+		ck_assert_msg(dlq_log_level_parse(named[i].given, &l) == 0,
+		    "'%s' refused", named[i].given);
+		ck_assert_int_eq(l, named[i].want);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(dlq_log_level_parse(bad[i], &l) == -1,
+		    "'%s' accepted", bad[i]);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -203,6 +230,7 @@ suite(void)
 	tcase_add_test(tc, an_unfinished_line_is_not_written);
 	tcase_add_test(tc, a_single_event_is_one_write);
 	tcase_add_test(tc, lines_below_the_level_are_not_written);
+	tcase_add_test(tc, levels_are_read_in_any_case);
 	suite_add_tcase(s, tc);
 	return s;
 }
