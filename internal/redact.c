@@ -531,6 +531,35 @@ element_at(const struct dlq_redact *r, const unsigned char *s, size_t i,
 }
 
 /* Masks the n bytes at s into out; `cut`: the text goes on past them. */
+/* The credential in a URL's user information, at s just after "://"
+ * (redis://app:s3cret@cache:6379, https://ghp_x@github.com): sets
+ * [*from, *to) to the password, after the first ':' up to the '@' that
+ * ends the user information, or to the whole user information when it
+ * has no ':' (a token given as the user name). The host and port stay,
+ * as dlq-worker prints its own broker URL. */
+static bool
+url_credential_at(const unsigned char *s, size_t n, size_t *from, size_t *to)
+{
+	size_t i, at = 0, colon = 0;
+	bool seen_at = false, seen_colon = false;
+
+	for (i = 0; i < n && !isspace(s[i]) && s[i] != '/' && s[i] != '?' &&
+	    s[i] != '#' && s[i] != '"' && s[i] != '\'' && s[i] != '\\' &&
+	    s[i] != '<' && s[i] != '>'; i++)
+		if (s[i] == '@') {
+			at = i;		/* the last one: a raw '@' in a password */
+			seen_at = true;
+		} else if (s[i] == ':' && !seen_colon && !seen_at) {
+			colon = i;
+			seen_colon = true;
+		}
+	if (!seen_at)
+		return false;
+	*from = seen_colon ? colon + 1 : 0;
+	*to = at;
+	return *to > *from;
+}
+
 static void
 mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
     bool cut, struct dlq_buf *out)
@@ -568,6 +597,16 @@ mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
 			i += to;
 			run = i;
 			continue;	/* a stop: not the start of a word */
+		}
+		if (word > 0 && n - i - word > 3 &&
+		    memcmp(s + i + word, "://", 3) == 0 &&
+		    url_credential_at(s + i + word + 3, n - i - word - 3,
+		    &from, &to)) {
+			dlq_buf_add(out, s + run, i + word + 3 + from - run);
+			dlq_buf_adds(out, MASK);
+			i += word + 3 + to;
+			run = i;
+			continue;	/* at the '@' before the host */
 		}
 		k = 0;
 		if (r->emails)

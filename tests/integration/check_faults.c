@@ -298,7 +298,7 @@ START_TEST(no_secret_or_masked_value_in_logs_or_webhooks)
 	e.key = amqp_cstring_bytes("x-error");
 	e.value.kind = AMQP_FIELD_KIND_UTF8;
 	e.value.value.bytes = amqp_cstring_bytes("mail to leak.me@example.com "
-	    "failed, call +1 555 0100 999");
+	    "failed, call +1 555 0100 999, cache redis://:DsnPw77x@cache:6379");
 	for (i = 0; i < 3; i++)
 		h_publish(f.c, f.exch, f.q[0], body, strlen(body), "leak", &h);
 	ck_assert_int_eq(h_reject(f.c, f.q[0], 3, WAIT_MS), 3);
@@ -323,6 +323,10 @@ START_TEST(no_secret_or_masked_value_in_logs_or_webhooks)
 		ck_assert_msg(!contains(text, "4111111111111111"), "card");
 		ck_assert_msg(!contains(text, "leak.me@example.com"), "email");
 		ck_assert_msg(!contains(text, "555 0100 999"), "phone");
+		ck_assert_msg(!contains(text, "DsnPw77x"), "URL password");
+		/* what is left of it says where it went */
+		ck_assert_msg(contains(text, "redis://:***@cache:6379"), "%s",
+		    text);
 		if (i > 0)
 			free(q.body);
 	}

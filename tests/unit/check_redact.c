@@ -265,6 +265,38 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 }
 END_TEST
 
+/* A URL in an error text may carry its credentials: the password goes
+ * (the whole user information when it is a token alone), the scheme,
+ * user, host and path stay readable. */
+START_TEST(credentials_in_urls_are_masked_hosts_kept)
+{
+	static const char *const cases[][2] = {
+		{ "dial redis://:supersecret@cache:6379 refused",
+		  "dial redis://:***@cache:6379 refused" },
+		{ "postgres://app:s3cr%40t@db.internal/app: timeout",
+		  "postgres://app:***@db.internal/app: timeout" },
+		{ "amqp://guest:guest@localhost:5672/ closed",
+		  "amqp://guest:***@localhost:5672/ closed" },
+		{ "clone https://ghp_abcDEF123@github.com/x/y failed",
+		  "clone https://***@github.com/x/y failed" },
+		/* a raw '@' in the password: the last '@' ends it */
+		{ "mongodb://u:p@ss@mongo:27017", "mongodb://u:***@mongo:27017" },
+		{ "(http://u:pw@h)", "(http://u:***@h)" },
+		/* no user information, or an empty password: nothing hidden */
+		{ "GET https://api.example.com/v1/a@b failed",
+		  "GET https://api.example.com/v1/a@b failed" },
+		{ "http://u:@h and http://@h", "http://u:@h and http://@h" },
+		{ "see http://host, then mail bob", "see http://host, then mail "
+		  "bob" },
+	};
+
+	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]));
+	/* in a JSON payload's string too */
+	run(&R, "{\"dsn\":\"mysql://root:toor@db:3306/x\"}");
+	ck_assert_str_eq(text(), "{\"dsn\":\"mysql://root:***@db:3306/x\"}");
+}
+END_TEST
+
 /* XML and SOAP payloads name their secrets by element: the text of an
  * element named after a mask key, or by a name attribute, goes, and its
  * value attribute; its other attributes are masked as any text. Prose
@@ -433,6 +465,7 @@ suite(void)
 	tcase_add_test(tc, broken_and_deep_json_never_leaks_or_crashes);
 	tcase_add_test(tc, text_redaction_for_error_messages);
 	tcase_add_test(tc, secrets_after_their_key_in_text_are_masked);
+	tcase_add_test(tc, credentials_in_urls_are_masked_hosts_kept);
 	tcase_add_test(tc, jwts_ibans_and_cards_are_masked_wherever_they_stand);
 	tcase_add_test(tc, phone_numbers_in_groups_are_masked_dates_kept);
 	tcase_add_test(tc, xml_elements_named_after_a_mask_key_lose_their_text);
