@@ -43,8 +43,10 @@ struct opt {
 };
 
 static const char *const default_mask_keys[] = {
-	"password", "passwd", "secret", "token", "authorization", "api_key",
-	"apikey", "phone", "msisdn", "email", "card", "iban", NULL
+	"password", "passwd", "pwd", "secret", "token", "authorization",
+	"api_key", "apikey", "api-key", "credential", "private_key",
+	"private-key", "privatekey", "cookie", "session", "phone", "msisdn",
+	"email", "card", "iban", NULL
 };
 
 static const char *const default_error_headers[] = {

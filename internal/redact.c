@@ -194,6 +194,69 @@ jwt_at(const unsigned char *s, size_t word)
 	return dots >= 2 ? i : 0;
 }
 
+/* Length of a credential of a well-known service at s, the `word`
+ * bytes of a word, known by its prefix and length (what secret
+ * scanners look for): a Stripe, GitHub, GitLab, Slack, npm or Google
+ * API key or an AWS access key id; or 0. A credential whatever its key
+ * (an error text quotes a request), masked wherever it stands. */
+static size_t
+service_key_at(const unsigned char *s, size_t word)
+{
+	static const struct { const char *prefix; size_t min, max; } keys[] = {
+		{ "sk_live_", 20, 255 }, { "rk_live_", 20, 255 },
+		{ "sk_test_", 20, 255 }, { "rk_test_", 20, 255 },
+		{ "whsec_", 20, 255 },
+		{ "ghp_", 40, 255 }, { "gho_", 40, 255 }, { "ghu_", 40, 255 },
+		{ "ghs_", 40, 255 }, { "ghr_", 40, 255 },
+		{ "github_pat_", 40, 255 }, { "glpat-", 26, 255 },
+		{ "xoxb-", 20, 255 }, { "xoxp-", 20, 255 },
+		{ "xoxa-", 20, 255 }, { "xoxr-", 20, 255 },
+		{ "xoxe-", 20, 255 }, { "npm_", 40, 40 },
+		{ "AIza", 39, 39 }, { "AKIA", 20, 20 }, { "ASIA", 20, 20 },
+	};
+	size_t i, m;
+
+	while (word > 0 && s[word - 1] == '.')	/* the end of a sentence */
+		word--;
+	if (word < 20 || strchr("srwgxnA", s[0]) == NULL)
+		return 0;
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		m = strlen(keys[i].prefix);
+		if (word >= keys[i].min && word <= keys[i].max &&
+		    memcmp(s, keys[i].prefix, m) == 0)
+			return word;
+	}
+	return 0;
+}
+
+/* A PEM private key at s (a word "-----BEGIN"): [*from, *to) is its
+ * base64 body, between the header line's "-----" and the "-----END"
+ * that follows (or the end of the text, cut short); the labels stay,
+ * so a reader sees what was there. Other PEM blocks (certificates) are
+ * public and stay. */
+static bool
+pem_private_key_at(const unsigned char *s, size_t n, size_t *from,
+    size_t *to)
+{
+	const unsigned char *label, *end;
+	size_t i;
+
+	if (n < 16 || memcmp(s, "-----BEGIN ", 11) != 0)
+		return false;
+	for (i = 11; i + 5 <= n && s[i] != '\n' && memcmp(s + i, "-----",
+	    5) != 0; i++)
+		;
+	if (i + 5 > n || s[i] == '\n')
+		return false;
+	label = memmem(s + 11, i - 11, "PRIVATE KEY", 11);
+	if (label == NULL)
+		return false;
+	*from = i + 5;
+	end = memmem(s + *from, n - *from, "-----END", 8);
+	*to = end != NULL ? (size_t)(end - s) : n;
+	return *to > *from;
+}
+
 /* Whether the `n` characters of an IBAN (letters and digits, country
  * code first) pass its check (ISO 13616: the first four moved to the
  * end, letters as 10..35, mod 97 == 1). */
@@ -598,6 +661,14 @@ mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
 			run = i;
 			continue;	/* a stop: not the start of a word */
 		}
+		if (s[i] == '-' && pem_private_key_at(s + i, n - i, &from,
+		    &to)) {
+			dlq_buf_add(out, s + run, i + from - run);
+			dlq_buf_adds(out, MASK);
+			i += to;
+			run = i;
+			continue;	/* at its "-----END" */
+		}
 		if (word > 0 && n - i - word > 3 &&
 		    memcmp(s + i + word, "://", 3) == 0 &&
 		    url_credential_at(s + i + word + 3, n - i - word - 3,
@@ -621,6 +692,8 @@ mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
 			    i > 0 && s[i - 1] == '(');
 		if (k == 0 && s[i] == 'e')
 			k = jwt_at(s + i, word);
+		if (k == 0)
+			k = service_key_at(s + i, word);
 		if (k == 0 && isupper(s[i]))
 			k = iban_at(s + i, n - i);
 		if (k > 0) {

@@ -84,6 +84,9 @@ START_TEST(defaults_match_the_source_system)
 	ck_assert_int_eq(c.payload_max_bytes, 4096);
 	ck_assert(dlq_strlist_contains(&c.mask_keys, "password"));
 	ck_assert(dlq_strlist_contains(&c.mask_keys, "phone"));
+	/* a session cookie is a credential */
+	ck_assert(dlq_strlist_contains(&c.mask_keys, "cookie"));
+	ck_assert(dlq_strlist_contains(&c.mask_keys, "session"));
 	ck_assert_str_eq(c.error_headers.v[0], "x-error");
 	ck_assert_int_eq(c.log_level, DLQ_LOG_INFO);
 }

@@ -408,6 +408,49 @@ START_TEST(jwts_ibans_and_cards_are_masked_wherever_they_stand)
 }
 END_TEST
 
+/* The keys of well-known services, by prefix and length, and the body
+ * of a PEM private key are credentials whatever key they stand after:
+ * masked. A word that only starts the same way, and a certificate
+ * (public), stay. */
+START_TEST(service_keys_and_private_keys_are_masked_wherever_they_stand)
+{
+	static const char *const cases[][2] = {
+		{ "stripe: sk_live_51H8abcdefghijklmnopqrstu invalid",
+		  "stripe: *** invalid" },
+		{ "push ghp_0123456789abcdefghijABCDEFGHIJ012345 denied.",
+		  "push *** denied." },
+		{ "slack xoxb-1234-5678-abcdefghijkl revoked",
+		  "slack *** revoked" },
+		{ "id AKIAIOSFODNN7EXAMPLE.", "id ***." },
+		{ "key AIzaSyA-0123456789abcdefghijklmnopqrstu ok", "key *** ok" },
+		{ "glpat-0123456789abcdefghij", "***" },
+		/* the prefix alone, too short, too long, or inside a word */
+		{ "sk_live_ is not set", "sk_live_ is not set" },
+		{ "ghp_short", "ghp_short" },
+		{ "AKIAIOSFODNN7EXAMPLE1", "AKIAIOSFODNN7EXAMPLE1" },
+		{ "mask_live_0123456789abcdef", "mask_live_0123456789abcdef" },
+		{ "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n"
+		  "-----END RSA PRIVATE KEY-----",
+		  "-----BEGIN RSA PRIVATE KEY-----***-----END RSA PRIVATE "
+		  "KEY-----" },
+		/* cut before its end: all of the rest goes */
+		{ "key -----BEGIN PRIVATE KEY----- MIIEvQIBADANBg",
+		  "key -----BEGIN PRIVATE KEY-----***" },
+		{ "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+		  "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----" },
+		{ "-----BEGIN PRIVATE KEY with no end of its label",
+		  "-----BEGIN PRIVATE KEY with no end of its label" },
+	};
+
+	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]));
+	/* in a JSON string, its newlines escaped */
+	run(&R, "{\"tls\":\"-----BEGIN EC PRIVATE KEY-----\\nMHc\\n-----END "
+	    "EC PRIVATE KEY-----\\n\"}");
+	ck_assert_str_eq(text(), "{\"tls\":\"-----BEGIN EC PRIVATE KEY-----***"
+	    "-----END EC PRIVATE KEY-----\\n\"}");
+}
+END_TEST
+
 /* Error texts write phone numbers as people do, in groups: masked as a
  * run of digits is. Dates, spans of years, IPv4 addresses and decimal
  * numbers have the shape of such groups and stay readable. */
@@ -466,6 +509,8 @@ suite(void)
 	tcase_add_test(tc, text_redaction_for_error_messages);
 	tcase_add_test(tc, secrets_after_their_key_in_text_are_masked);
 	tcase_add_test(tc, credentials_in_urls_are_masked_hosts_kept);
+	tcase_add_test(tc,
+	    service_keys_and_private_keys_are_masked_wherever_they_stand);
 	tcase_add_test(tc, jwts_ibans_and_cards_are_masked_wherever_they_stand);
 	tcase_add_test(tc, phone_numbers_in_groups_are_masked_dates_kept);
 	tcase_add_test(tc, xml_elements_named_after_a_mask_key_lose_their_text);
