@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "ctlargs.h"
 #include "ctlclient.h"
+#include "ctlhelp.h"
 #include "ctlselect.h"
 #include "ctlview.h"
 #include "inject.h"
@@ -704,6 +705,8 @@ help(int argc, char **argv, bool asked)
 		return -1;
 	if ((cmd = lookup(argc, argv, &used)) != NULL) {
 		printf("usage: dlqctl %s\n", cmd->usage);
+		if (dlq_ctl_help(cmd->name) != NULL)
+			printf("\n%s", dlq_ctl_help(cmd->name));
 		return DLQ_EXIT_OK;
 	}
 	for (k = 0; argc == 1 && k < NCMDS; k++)	/* "help topology" */

@@ -212,6 +212,58 @@ START_TEST(dlqctl_names_what_a_mistyped_command_could_be)
 }
 END_TEST
 
+/* `dlqctl help COMMAND` of each command `dlqctl help` lists: its usage
+ * line, a blank line, what it does and a line for each option it takes
+ * (the words of its usage line that start with "--"). */
+static void
+every_command_says_what_it_does(void)
+{
+	const char *argv[5] = { NULL, "help", NULL, NULL, NULL };
+	char *all, *out, *line, *save, *w, *wsave, *text, name[64], opt[48];
+	int n = 0, words;
+
+	argv[0] = h_bin("dlqctl");
+	ck_assert_int_eq(h_run_split(argv, NULL, &all, NULL), 0);
+	for (line = strtok_r(all, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "  dlqctl ", 9) != 0)
+			continue;
+		/* the command's name: its lowercase words before the first
+		 * argument or option ("show", "redrive resume") */
+		words = 0;
+		name[0] = '\0';
+		for (w = strtok_r(line + 9, " ", &wsave); w != NULL &&
+		    w[0] != '-' && strspn(w, "abcdefghijklmnopqrstuvwxyz-") ==
+		    strlen(w); w = strtok_r(NULL, " ", &wsave)) {
+			ck_assert_int_lt(words, 2);
+			argv[2 + words++] = w;
+			snprintf(name + strlen(name), sizeof(name) -
+			    strlen(name), "%s%s", words > 1 ? " " : "", w);
+		}
+		ck_assert_msg(words > 0, "no command in '%s'", line);
+		argv[2 + words] = NULL;
+		ck_assert_int_eq(h_run_split(argv, NULL, &out, NULL), 0);
+		text = strstr(out, "\n\n");
+		ck_assert_msg(text != NULL && strlen(text) > 40 &&
+		    out[strlen(out) - 1] == '\n', "help %s says nothing: %s",
+		    name, out);
+		/* each option of its usage line is explained */
+		for (; w != NULL; w = strtok_r(NULL, " ", &wsave)) {
+			w += strspn(w, "[(|");
+			if (strncmp(w, "--", 2) != 0)
+				continue;
+			snprintf(opt, sizeof(opt), "%.*s", (int)strcspn(w,
+			    "])|"), w);
+			ck_assert_msg(strstr(text, opt) != NULL,
+			    "help %s does not explain %s", name, opt);
+		}
+		free(out);
+		n++;
+	}
+	ck_assert_int_ge(n, 15);
+	free(all);
+}
+
 /* Help is asked for, not a mistake: stdout, exit 0, no config read (the
  * file named here does not exist). */
 START_TEST(dlqctl_help_prints_the_usage_asked_for)
@@ -250,6 +302,7 @@ START_TEST(dlqctl_help_prints_the_usage_asked_for)
 		free(out);
 		free(err);
 	}
+	every_command_says_what_it_does();
 	argv[0] = h_bin("dlqctl");
 	argv[1] = "help";
 	argv[2] = "frob";
