@@ -140,7 +140,7 @@ static const struct opt opts[] = {
 	{ "archive", "batch_max", NULL, OPT_INT, OFF(batch_max),
 	    1, 10000, 256, NULL, NULL },
 	{ "control", "socket", "DLQ_CONTROL_SOCKET", OPT_STR,
-	    OFF(control_socket), 0, 0, 0, "/run/dlq-monitor/control.sock", NULL },
+	    OFF(control_socket), 0, 0, 0, DLQ_CONTROL_SOCKET_DEFAULT, NULL },
 	{ "control", "idle_timeout_ms", NULL, OPT_INT, OFF(control_idle_ms),
 	    1000, 3600000, 60000, NULL, NULL },
 	{ "control", "viewers", NULL, OPT_LIST, OFF(viewers),

@@ -224,6 +224,9 @@ void	dlq_config_say_unread(const struct config_t *cf, const char *path,
 char	*dlq_config_url_mask(const char *url);
 
 /* The error classes, as messages name them. */
+/* Where the worker listens for dlqctl unless control.socket says. */
+#define DLQ_CONTROL_SOCKET_DEFAULT	"/run/dlq-monitor/control.sock"
+
 #define DLQ_CLASS_LIST	"transient, rate_limited, validation, " \
 	"configuration, contract, security, expired, manual, unknown"
 

@@ -1,10 +1,12 @@
 /* dlqctl - the operator's command line for dlq-monitor.
  * A table of commands, each short, each calling into internal/. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -773,8 +775,17 @@ main(int argc, char **argv)
 		return DLQ_EXIT_USAGE;
 	}
 	dlq_log_set_fd(2);
-	if (dlq_cli_load(path, &x.cfg, &x.top) == -1)
+	if (dlq_cli_load(path, &x.cfg, &x.top) == -1) {
+		/* the worker's file holds secrets: operators often may not
+		 * read it, and the archive commands need only the socket */
+		if (path != NULL && access(path, R_OK) == -1 && errno == EACCES)
+			fprintf(stderr, "dlqctl: the worker's configuration is "
+			    "not readable for you; the archive commands need "
+			    "only its socket: leave out -c and set "
+			    "DLQ_CONTROL_SOCKET if it is not %s\n",
+			    DLQ_CONTROL_SOCKET_DEFAULT);
 		return DLQ_EXIT_ERROR;
+	}
 	/* a command line prints results, not the daemon's info events */
 	if (x.cfg.log_level < DLQ_LOG_WARN)
 		dlq_log_set_level(DLQ_LOG_WARN);

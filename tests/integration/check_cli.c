@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -309,6 +310,34 @@ START_TEST(dlqctl_help_prints_the_usage_asked_for)
 	argv[3] = NULL;
 	ck_assert_int_eq(h_run_split(argv, NULL, NULL, &err), 2);
 	ck_assert_ptr_nonnull(strstr(err, "dlqctl: unknown command 'frob'\n"));
+	free(err);
+}
+END_TEST
+
+/* The worker's file holds secrets and is kept from others: an operator
+ * who names it is told what dlqctl needs of it instead. */
+START_TEST(an_unreadable_config_says_dlqctl_needs_only_the_socket)
+{
+	const char *dlqctl = h_share_tmpdir();
+	const char *cfg = h_write_file("secret.conf", "alert = { webhook_url "
+	    "= \"https://chat.example/hook\"; };\n");
+	char *err;
+
+	ck_assert_int_eq(chmod(cfg, 0600), 0);
+	ck_assert_int_eq(h_run_split((const char *[]){ "/usr/sbin/runuser",
+	    "-u", "nobody", "--", dlqctl, "-c", cfg, "list", NULL }, NULL,
+	    NULL, &err), 1);
+	ck_assert_msg(strstr(err, ": cannot open: Permission denied\n"
+	    "dlqctl: the worker's configuration is not readable for you; the "
+	    "archive commands need only its socket: leave out -c and set "
+	    "DLQ_CONTROL_SOCKET if it is not /run/dlq-monitor/control.sock\n")
+	    != NULL, "%s", err);
+	free(err);
+	/* a file that is not there is no matter of access */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    "/nonexistent/dlq.conf", "list", NULL }, NULL, NULL, &err), 1);
+	ck_assert_str_eq(err, "/nonexistent/dlq.conf: cannot open: No such "
+	    "file or directory\n");
 	free(err);
 }
 END_TEST
@@ -630,6 +659,7 @@ suite(void)
 	tcase_add_test(tc, dlqctl_names_what_a_mistyped_command_could_be);
 	tcase_add_test(tc, dlqctl_says_what_a_command_line_is_missing);
 	tcase_add_test(tc, dlqctl_help_prints_the_usage_asked_for);
+	tcase_add_test(tc, an_unreadable_config_says_dlqctl_needs_only_the_socket);
 	tcase_add_test(tc, dlqctl_gives_up_on_a_worker_that_never_answers);
 	suite_add_tcase(s, tc);
 	/* a broker node's start and stop: up to a minute on a busy machine */

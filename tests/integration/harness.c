@@ -786,7 +786,7 @@ h_run_split(const char *const *argv, const char *const *env, char **out,
 
 static char shared_dlqctl[256];
 
-void
+const char *
 h_share_tmpdir(void)
 {
 	char cmd[700];
@@ -796,6 +796,7 @@ h_share_tmpdir(void)
 	snprintf(cmd, sizeof(cmd), "cp %s %s && chmod 755 %s", h_bin("dlqctl"),
 	    shared_dlqctl, shared_dlqctl);
 	ck_assert_int_eq(system(cmd), 0);
+	return shared_dlqctl;
 }
 
 int

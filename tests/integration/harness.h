@@ -181,8 +181,8 @@ void		 h_rig_start(struct h_rig *);
 void		 h_rig_stop(struct h_rig *);
 
 /* Makes the test's temporary directory and binaries usable by other
- * users (for role tests). */
-void		 h_share_tmpdir(void);
+ * users (for role tests); returns the path of the dlqctl they can run. */
+const char	*h_share_tmpdir(void);
 
 /* A string member ("" when absent or not a string) and a number member
  * (-1 when absent or not a number) of a JSON object. */
