@@ -39,7 +39,12 @@ static const struct dlq_rule_cfg defaults[] = {
 	    NULL },
 	{ "invalid_auth|token_revoked|token expired|unauthori[sz]ed|forbidden|"
 	    "(^|[^0-9])40[13]([^0-9]|$)|signature|access denied|"
-	    "permission denied|not authori[sz]ed", NULL, NULL, "security",
+	    "permission denied|not authori[sz]ed|auth(entication)? (failed|"
+	    "failure|error|required)|invalid (api[ _-]?key|credentials|"
+	    "(access|bearer|refresh|auth) token|password)|invalid_token|"
+	    "invalid_grant|bad credentials|"
+	    "(token|api[ _-]?key|credentials) (is )?(invalid|revoked|expired)",
+	    NULL, NULL, "security",
 	    "Credentials, a signature or a permission were refused. Fix the "
 	    "token or the grant first; never replay before that.", NULL },
 	{ "template.*not found|route.*not found|config.*(not found|missing)|"
