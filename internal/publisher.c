@@ -418,6 +418,17 @@ dlq_publisher_post(struct dlq_publisher *p, const char *exchange,
 	rc = amqp_basic_publish(p->conn, DLQ_AMQP_CHANNEL,
 	    amqp_cstring_bytes(exchange), amqp_cstring_bytes(rk), 1, 0, props,
 	    body);
+	if (rc == AMQP_STATUS_BAD_AMQP_DATA) {
+		/* rabbitmq-c could not encode it (a name or a header over
+		 * what AMQP carries): at most a part went out, which the
+		 * broker discards with the connection */
+		snprintf(detail, sizeof(detail), "not sent: the message cannot "
+		    "be encoded (%s: a name of more than 255 bytes?)",
+		    amqp_error_string2(rc));
+		settle(e, DLQ_PUB_FAILED, detail);
+		broken(p);
+		return -1;
+	}
 	if (rc != AMQP_STATUS_OK) {
 		snprintf(detail, sizeof(detail), "publish failed: %s",
 		    amqp_error_string2(rc));

@@ -423,6 +423,17 @@ cmd_audit(struct ctx *x, int argc, char **argv)
 	return call(x, r, view_audit);
 }
 
+/* An exchange, queue or routing key travels as an AMQP short string. */
+static bool
+fits_amqp(const char *option, const char *name)
+{
+	if (name == NULL || strlen(name) <= 255)
+		return true;
+	fprintf(stderr, "dlqctl: --%s: too long: %zu bytes, at most 255 (an "
+	    "AMQP name)\n", option, strlen(name));
+	return false;
+}
+
 static int
 cmd_replay(struct ctx *x, int argc, char **argv)
 {
@@ -490,6 +501,10 @@ cmd_replay(struct ctx *x, int argc, char **argv)
 		    "together\n");
 		goto out;
 	}
+	if (!fits_amqp("to-exchange", o.to_exchange) ||
+	    !fits_amqp("routing-key", o.routing_key) ||
+	    !fits_amqp("from-queue", o.from_queue))
+		goto out;
 	if (cJSON_HasObjectItem(r, "ids") + cJSON_HasObjectItem(r, "queue") +
 	    (o.from_queue != NULL) != 1) {
 		fprintf(stderr, "dlqctl: replay needs one of: archive ids, "

@@ -13,6 +13,7 @@
 #include "control.h"
 #include "deadletter.h"
 #include "harness.h"
+#include "publisher.h"
 
 #define WAIT_MS	20000
 
@@ -500,6 +501,56 @@ START_TEST(a_deleted_target_fails_and_stays_replayable)
 	cJSON_Delete(j);
 	ck_assert(h_wait_count(f.q[1], 1, WAIT_MS));
 	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.q[1]), 0, 0);
+	h_rig_stop(&f);
+}
+END_TEST
+
+/* An AMQP name is at most 255 bytes. dlqctl refuses a longer target
+ * before it claims anything; a message the publisher cannot encode is
+ * FAILED (not sent, replayable), never UNKNOWN (left 'replaying'). */
+START_TEST(a_name_longer_than_amqp_carries_is_refused_not_left_unknown)
+{
+	struct h_rig f;
+	struct dlq_config c;
+	struct dlq_buf errors;
+	struct dlq_publisher *p;
+	amqp_basic_properties_t props = { 0 };
+	char id[24], key[301], detail[512], why[256], *err;
+	cJSON *j;
+
+	start(&f, NULL);
+	snprintf(id, sizeof(id), "%lld", (long long)die_in(&f, 1, 1, "timeout",
+	    0));
+	memset(key, 'k', 300);
+	key[300] = '\0';
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "replay", id, "--to-exchange", "", "--routing-key", key,
+	    "--execute", "--reason", "retry", NULL }, NULL, NULL, &err), 2);
+	ck_assert_ptr_nonnull(strstr(err, "dlqctl: --routing-key: too long: "
+	    "300 bytes, at most 255 (an AMQP name)\n"));
+	free(err);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    id, NULL }), 0);
+	ck_assert_str_eq(get(j, "status")->valuestring, "open");
+	ck_assert_int_eq(cJSON_GetArraySize(get(j, "attempts")), 0);
+	cJSON_Delete(j);
+
+	/* the publisher itself, given such a name */
+	dlq_buf_init(&errors);
+	ck_assert_int_eq(dlq_config_load(&c, f.cfg, &errors), 0);
+	p = dlq_publisher_open(&c, "dlq-test", why, sizeof(why));
+	ck_assert_msg(p != NULL, "%s", why);
+	ck_assert_int_eq(dlq_publisher_send(p, "", key, &props,
+	    amqp_cstring_bytes("x"), detail, sizeof(detail)), DLQ_PUB_FAILED);
+	ck_assert_msg(strncmp(detail, "not sent: the message cannot be "
+	    "encoded", 39) == 0, "%s", detail);
+	/* and goes on with the next message */
+	ck_assert_int_eq(dlq_publisher_send(p, "", f.q[1], &props,
+	    amqp_cstring_bytes("x"), detail, sizeof(detail)), DLQ_PUB_OK);
+	ck_assert(h_wait_count(f.q[1], 1, WAIT_MS));
+	dlq_publisher_close(p);
+	dlq_config_release(&c);
+	dlq_buf_release(&errors);
 	h_rig_stop(&f);
 }
 END_TEST
@@ -1325,6 +1376,8 @@ suite(void)
 	tcase_add_test(tc, dead_letters_are_read_and_replayed_over_tls);
 	tcase_add_test(tc, two_replays_at_once_publish_one_message);
 	tcase_add_test(tc, a_deleted_target_fails_and_stays_replayable);
+	tcase_add_test(tc,
+	    a_name_longer_than_amqp_carries_is_refused_not_left_unknown);
 	tcase_add_test(tc, a_dry_run_looks_at_where_its_messages_would_go);
 	tcase_add_test(tc, returns_in_a_pipelined_chunk_fail_only_their_own_messages);
 	tcase_add_test(tc, the_policy_refuses_with_its_reasons);
