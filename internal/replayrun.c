@@ -1064,8 +1064,15 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	    d.message_id.p : "");
 	/* the run's target, else the queue it died in */
 	to_rk = o->routing_key ? o->routing_key : queue;
-	if (!judge_live(c, k, &d, queue, o->evidence != NULL, why, sizeof(why),
-	    &mark.replay_count)) {
+	if (to_ex[0] == '\0' && strcmp(to_rk, o->from_queue) == 0)
+		/* no x-death names another queue: a copy would be read
+		 * again by this very run */
+		snprintf(why, sizeof(why), "its target is the queue it is read "
+		    "from (no x-death names another): give --to-exchange and "
+		    "--routing-key");
+	if ((to_ex[0] == '\0' && strcmp(to_rk, o->from_queue) == 0) ||
+	    !judge_live(c, k, &d, queue, o->evidence != NULL, why,
+	    sizeof(why), &mark.replay_count)) {
 		plan_add(t, id, false, to_ex, to_rk, why);
 		refuse(t, 0, id[0] ? id : NULL, why);
 		return false;

@@ -434,6 +434,35 @@ fits_amqp(const char *option, const char *name)
 	return false;
 }
 
+/* --from-queue reads dead letters live: not from a queue of live work
+ * (a work or retry queue of the topology), nor from a DLQ the worker
+ * consumes into the archive, which the archive replays. */
+static bool
+from_queue_holds_dead_letters(const struct ctx *x, const char *q)
+{
+	const struct dlq_queue *t;
+	size_t i;
+
+	for (i = 0; q != NULL && i < x->top->n_queues; i++) {
+		t = &x->top->queues[i];
+		if (strcmp(q, t->name) == 0 || (t->retry_name != NULL &&
+		    strcmp(q, t->retry_name) == 0)) {
+			fprintf(stderr, "dlqctl: --from-queue: %s is a work "
+			    "queue of the topology: its messages are live work, "
+			    "not dead letters (its DLQ is %s)\n", q,
+			    t->dlq_name);
+			return false;
+		}
+		if (strcmp(q, t->dlq_name) == 0 && t->monitored) {
+			fprintf(stderr, "dlqctl: --from-queue: the worker "
+			    "consumes %s into the archive: replay its dead "
+			    "letters from there with --queue %s\n", q, t->name);
+			return false;
+		}
+	}
+	return true;
+}
+
 static int
 cmd_replay(struct ctx *x, int argc, char **argv)
 {
@@ -503,7 +532,8 @@ cmd_replay(struct ctx *x, int argc, char **argv)
 	}
 	if (!fits_amqp("to-exchange", o.to_exchange) ||
 	    !fits_amqp("routing-key", o.routing_key) ||
-	    !fits_amqp("from-queue", o.from_queue))
+	    !fits_amqp("from-queue", o.from_queue) ||
+	    !from_queue_holds_dead_letters(x, o.from_queue))
 		goto out;
 	if (cJSON_HasObjectItem(r, "ids") + cJSON_HasObjectItem(r, "queue") +
 	    (o.from_queue != NULL) != 1) {

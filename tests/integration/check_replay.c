@@ -1004,6 +1004,70 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 }
 END_TEST
 
+/* --from-queue reads dead letters: a work queue of the topology holds
+ * live work and a monitored DLQ is drained into the archive, so both are
+ * refused before anything is read; a message with no x-death naming
+ * another queue would go back into the queue the run reads, to be read
+ * again: refused unless a target is given. */
+START_TEST(from_queue_reads_dead_letters_only)
+{
+	struct h_rig f;
+	char w[160], wdlq[170], want[512], *out, *err;
+	const cJSON *a;
+	cJSON *j;
+	int rc;
+
+	start(&f, NULL);
+	snprintf(want, sizeof(want), "dlqctl: --from-queue: %s is a work queue "
+	    "of the topology: its messages are live work, not dead letters "
+	    "(its DLQ is %s)\n", f.q[0], f.dlq[0]);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "replay", "--from-queue", f.q[0], NULL }, NULL, &out, &err),
+	    2);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
+	ck_assert_str_eq(out, "");
+	free(out);
+	free(err);
+	snprintf(want, sizeof(want), "dlqctl: --from-queue: the worker consumes "
+	    "%s into the archive: replay its dead letters from there with "
+	    "--queue %s\n", f.dlq[1], f.q[1]);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "replay", "--from-queue", f.dlq[1], "--execute", "--reason",
+	    "x", NULL }, NULL, NULL, &err), 2);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
+	free(err);
+
+	/* published straight into a DLQ: no x-death says where it died */
+	unmonitored(&f, w, wdlq);
+	h_publish(f.c, "", wdlq, "{}", 2, "stray", NULL);
+	ck_assert(h_wait_count(wdlq, 1, WAIT_MS));
+	j = replay(f.cfg, &rc, (const char *[]){ "--from-queue", wdlq,
+	    "--execute", "--reason", "x", NULL });
+	ck_assert_int_eq(rc, 3);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 0);
+	/* the refusals by reason */
+	a = get(j, "refusals");
+	ck_assert_int_eq(cJSON_GetArraySize(a), 1);
+	ck_assert_int_eq((int)get(a, "its target is the queue it is read from "
+	    "(no x-death names another): give --to-exchange and "
+	    "--routing-key")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(wdlq, 1, WAIT_MS));
+	/* with a target it goes, once */
+	j = replay(f.cfg, &rc, (const char *[]){ "--from-queue", wdlq,
+	    "--to-exchange", "", "--routing-key", w, "--execute", "--reason",
+	    "x", NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(w, 1, WAIT_MS));
+	ck_assert_int_eq(h_count(wdlq), 0);
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(w), 0, 0);
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(wdlq), 0, 0);
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* A slow --rate in live-queue mode keeps the connection that holds the
  * messages it read quiet between sends, longer than half the heartbeat
  * (1 s here): that connection must stay. Replaced, a message read on it
@@ -1383,6 +1447,7 @@ suite(void)
 	tcase_add_test(tc, the_policy_refuses_with_its_reasons);
 	tcase_add_test(tc, evidence_is_required_recorded_shown_and_counted);
 	tcase_add_test(tc, from_queue_replays_the_eligible_and_leaves_the_rest);
+	tcase_add_test(tc, from_queue_reads_dead_letters_only);
 	tcase_add_test(tc, from_queue_replays_each_once_or_says_so);
 	tcase_add_test(tc, refusals_past_one_request_are_counted_not_lost);
 	tcase_add_test(tc, from_queue_says_when_the_queue_counts_returns);
