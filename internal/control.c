@@ -32,6 +32,7 @@
 #include "mgmt.h"
 #include "parentdir.h"
 #include "replaysrv.h"
+#include "signature.h"
 
 #define MAX_CLIENTS	32
 /* One user's connections at most: a script that leaks them (or sessions
@@ -260,6 +261,10 @@ cmd_list(struct req *r)
 	if (f.class != NULL && !dlq_class_valid(f.class)) {
 		snprintf(r->err, sizeof(r->err), "unknown class '%.40s' (%s)",
 		    f.class, DLQ_CLASS_LIST);
+		return A_USAGE;
+	}
+	if (f.signature != NULL && !dlq_signature_id_valid(f.signature)) {
+		snprintf(r->err, sizeof(r->err), DLQ_SIGNATURE_BAD, f.signature);
 		return A_USAGE;
 	}
 	f.since_ms = since ? dlq_wall_ms() - since : 0;

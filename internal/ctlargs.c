@@ -4,6 +4,7 @@
  * has too much of. Every problem is said on stderr as "dlqctl: ...". */
 #include "ctlargs.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -92,7 +93,7 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 {
 	struct option longopts[NOPTS + 1];
 	const struct opt *o;
-	char *end;
+	char *end, *c;
 	long long v, max;
 	int64_t ms;
 	size_t i;
@@ -148,6 +149,10 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 				    DLQ_CONTROL_TEXT_MAX);
 				return false;
 			}
+			if (strcmp(o->key, "signature") == 0)
+				/* as groups prints it, however copied */
+				for (c = optarg; *c != '\0'; c++)
+					*c = (char)tolower((unsigned char)*c);
 			cJSON_AddStringToObject(r, o->key, optarg);
 			break;
 		case K_FLAG:

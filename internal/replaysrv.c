@@ -9,6 +9,7 @@
 #include "control.h"
 #include "ctlclient.h"
 #include "replay.h"
+#include "signature.h"
 
 #define PLAN_MAX	10000
 
@@ -192,6 +193,12 @@ dlq_replay_plan(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 	if (jstr(req, "class") != NULL && !dlq_class_valid(jstr(req, "class"))) {
 		snprintf(why, whylen, "unknown class '%.40s' (%s)", jstr(req,
 		    "class"), DLQ_CLASS_LIST);
+		return DLQ_REPLAY_USAGE;
+	}
+	if (jstr(req, "signature") != NULL &&
+	    !dlq_signature_id_valid(jstr(req, "signature"))) {
+		snprintf(why, whylen, DLQ_SIGNATURE_BAD, jstr(req,
+		    "signature"));
 		return DLQ_REPLAY_USAGE;
 	}
 	if (jtrue(req, "force") && jtext(req, "reason") == NULL) {

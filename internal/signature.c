@@ -106,3 +106,10 @@ dlq_signature_id(uint64_t h, char out[DLQ_SIGNATURE_ID_LEN + 1])
 	snprintf(out, DLQ_SIGNATURE_ID_LEN + 1, "%012llx",
 	    (unsigned long long)(h >> 16));
 }
+
+bool
+dlq_signature_id_valid(const char *s)
+{
+	return strlen(s) == DLQ_SIGNATURE_ID_LEN &&
+	    strspn(s, "0123456789abcdef") == DLQ_SIGNATURE_ID_LEN;
+}

@@ -8,6 +8,7 @@
 #ifndef DLQ_SIGNATURE_H
 #define DLQ_SIGNATURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,5 +32,12 @@ uint64_t dlq_signature_hash(const char *queue, const char *reason,
 
 /* The printable id: the hash's first 12 hex digits, NUL-terminated. */
 void	 dlq_signature_id(uint64_t, char out[DLQ_SIGNATURE_ID_LEN + 1]);
+
+/* Whether `s` has the shape of such an id (12 lowercase hex digits): a
+ * selection by anything else would match nothing, by mistake. */
+bool	 dlq_signature_id_valid(const char *s);
+/* Says so, given the text (printf format, one %.40s). */
+#define DLQ_SIGNATURE_BAD	"not a signature: '%.40s' (12 hex digits, as " \
+	"dlqctl groups shows them)"
 
 #endif

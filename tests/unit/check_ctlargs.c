@@ -118,6 +118,11 @@ START_TEST(options_fill_the_request_with_checked_values)
 	ck_assert(!dlq_args_done(optind, l.argc, l.argv));
 	ck_assert_str_eq(said(), "dlqctl: replay: unexpected argument '7'\n");
 	cJSON_Delete(r);
+	/* a signature is sent as groups prints it, however it was copied */
+	r = parse(&l, (const char *[]){ "list", "--signature", "3DADB6D55F29",
+	    NULL }, "signature");
+	ck_assert_str_eq(dlq_args_str(r, "signature"), "3dadb6d55f29");
+	cJSON_Delete(r);
 }
 END_TEST
 

@@ -62,6 +62,13 @@ START_TEST(hash_separates_parts_and_is_stable)
 	dlq_signature_id(a, id);
 	ck_assert_uint_eq(strlen(id), 12);
 	ck_assert_uint_eq(strspn(id, "0123456789abcdef"), 12);
+	/* the shape a selection by signature is checked for */
+	ck_assert(dlq_signature_id_valid(id));
+	ck_assert(!dlq_signature_id_valid("zzz"));
+	ck_assert(!dlq_signature_id_valid("3dadb6d55f2"));
+	ck_assert(!dlq_signature_id_valid("3dadb6d55f29a"));
+	ck_assert(!dlq_signature_id_valid("3DADB6D55F29"));
+	ck_assert(!dlq_signature_id_valid(""));
 }
 END_TEST
 
