@@ -370,8 +370,11 @@ connect_node(const struct dlq_config *c, const char *name,
 		goto fail;
 	}
 	if (rc != AMQP_STATUS_OK) {
-		snprintf(why, whylen, "cannot connect to %s:%d: %s", n->host,
-		    n->port, amqp_error_string2(rc));
+		snprintf(why, whylen, "cannot connect to %s:%d: %s%s", n->host,
+		    n->port, amqp_error_string2(rc),
+		    rc == AMQP_STATUS_SSL_CONNECTION_FAILED ? " (is the port a "
+		    "TLS listener? amqps:// is usually 5671, amqp:// 5672)" :
+		    "");
 		goto fail;
 	}
 	amqp_set_handshake_timeout(conn, &tv);
@@ -405,10 +408,16 @@ connect_node(const struct dlq_config *c, const char *name,
 	    c->broker.user, c->broker.password);
 	if (r.reply_type != AMQP_RESPONSE_NORMAL) {
 		*status = login_status(r);
-		snprintf(why, whylen, "login to %s:%d vhost %s as %s failed: %s",
-		    n->host, n->port, c->broker.vhost,
+		/* what answered the socket did not speak AMQP 0-9-1: the
+		 * usual slips are a TLS port or the management API's */
+		snprintf(why, whylen, "login to %s:%d vhost %s as %s failed: "
+		    "%s%s", n->host, n->port, c->broker.vhost,
 		    external ? "the client certificate's user" :
-		    c->broker.user, dlq_amqp_reply_text(r, tmp, sizeof(tmp)));
+		    c->broker.user, dlq_amqp_reply_text(r, tmp, sizeof(tmp)),
+		    r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+		    !c->broker.tls ? " (is the port an AMQP listener? amqp:// is "
+		    "usually 5672, amqps:// 5671, the management API 15672 is "
+		    "not one)" : "");
 		goto fail;
 	}
 	amqp_channel_open(conn, DLQ_AMQP_CHANNEL);

@@ -794,6 +794,21 @@ START_TEST(a_broker_not_up_is_waited_for_until_stopped)
 	h_events_free(ev, n);
 	ck_assert_int_eq(h_worker_stop(&w, 5000, &ms), 0);
 	ck_assert_int_eq(h_worker_count(&w, "topology_asserted"), 0);
+
+	/* a port that answers, but not in AMQP (the node's TLS listener
+	 * given with amqp://): waited for too, and the error says what to
+	 * look at */
+	snprintf(env, sizeof(env), "RABBITMQ_URL=amqp://guest:guest@"
+	    "127.0.0.1:%d/", h_port() + 1000);
+	h_worker_start(&w, (const char *[]){ "--assert-only", NULL },
+	    (const char *[]){ env, NULL });
+	ck_assert(h_worker_wait(&w, "broker_unavailable", 1, WAIT_MS));
+	ev = h_worker_events(&w, "broker_unavailable", &n);
+	ck_assert_msg(strstr(h_jstr(ev[0], "error"), " (is the port an AMQP "
+	    "listener? amqp:// is usually 5672, amqps:// 5671, the management "
+	    "API 15672 is not one)") != NULL, "%s", h_jstr(ev[0], "error"));
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_worker_stop(&w, 5000, &ms), 0);
 }
 END_TEST
 
