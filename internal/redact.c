@@ -661,8 +661,13 @@ mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
 			run = i;
 			continue;	/* a stop: not the start of a word */
 		}
-		if (s[i] == '-' && pem_private_key_at(s + i, n - i, &from,
-		    &to)) {
+		/* at a line's start, which in a JSON string follows "\n" */
+		k = s[i] == 'n' && i > 0 && s[i - 1] == '\\' && i + 1 < n ?
+		    1 : 0;
+		if (s[i + k] == '-' && pem_private_key_at(s + i + k, n - i - k,
+		    &from, &to)) {
+			from += k;
+			to += k;
 			dlq_buf_add(out, s + run, i + from - run);
 			dlq_buf_adds(out, MASK);
 			i += to;

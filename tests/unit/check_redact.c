@@ -448,6 +448,11 @@ START_TEST(service_keys_and_private_keys_are_masked_wherever_they_stand)
 	    "EC PRIVATE KEY-----\\n\"}");
 	ck_assert_str_eq(text(), "{\"tls\":\"-----BEGIN EC PRIVATE KEY-----***"
 	    "-----END EC PRIVATE KEY-----\\n\"}");
+	/* and after other text, on a line of its own */
+	run(&R, "{\"pem\":\"cert\\n-----BEGIN PRIVATE KEY-----\\nMII\\n"
+	    "-----END PRIVATE KEY-----\"}");
+	ck_assert_str_eq(text(), "{\"pem\":\"cert\\n-----BEGIN PRIVATE "
+	    "KEY-----***-----END PRIVATE KEY-----\"}");
 }
 END_TEST
 
