@@ -511,9 +511,9 @@ resolve_relative(char **p, const char *cfgpath)
 	*p = r;
 }
 
-/* The TLS files are read at each connection; one that cannot be read is
- * said at the start, where it is set (`where`: "file:line" or the env
- * var). */
+/* A file a setting names (the topology, the TLS files, which are read
+ * at each connection): one that cannot be read is said at the start,
+ * where it is set (`where`: "file:line" or the env var). */
 static int
 check_readable_file(const char *key, const char *file, const char *where,
     struct dlq_buf *errors)
@@ -1156,7 +1156,8 @@ void
 dlq_config_say_unread(const config_t *cf, const char *path,
     struct dlq_buf *errors)
 {
-	const char *text = config_error_text(cf);
+	const char *text = config_error_text(cf) ? config_error_text(cf) :
+	    "cannot be read";
 
 	/* libconfig says no more than "syntax error": what it expects is
 	 * not what YAML or INI habits write */
