@@ -593,7 +593,6 @@ element_at(const struct dlq_redact *r, const unsigned char *s, size_t i,
 	return e->to > e->from || e->vto > e->vfrom;
 }
 
-/* Masks the n bytes at s into out; `cut`: the text goes on past them. */
 /* The credential in a URL's user information, at s just after "://"
  * (redis://app:s3cret@cache:6379, https://ghp_x@github.com): sets
  * [*from, *to) to the password, after the first ':' up to the '@' that
@@ -623,6 +622,7 @@ url_credential_at(const unsigned char *s, size_t n, size_t *from, size_t *to)
 	return *to > *from;
 }
 
+/* Masks the n bytes at s into out; `cut`: the text goes on past them. */
 static void
 mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
     bool cut, struct dlq_buf *out)
