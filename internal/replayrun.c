@@ -1054,6 +1054,7 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	enum dlq_pub_outcome out;
 	const char *to_ex = o->to_exchange ? o->to_exchange : "", *to_rk;
 	char why[256], queue[256], id[256], detail[512];
+	bool loops;
 
 	dlq_deadletter_decode(&d, &msg->properties, msg->body, dlq, fallback,
 	    &c->error_headers);
@@ -1064,14 +1065,14 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	    d.message_id.p : "");
 	/* the run's target, else the queue it died in */
 	to_rk = o->routing_key ? o->routing_key : queue;
-	if (to_ex[0] == '\0' && strcmp(to_rk, o->from_queue) == 0)
-		/* no x-death names another queue: a copy would be read
-		 * again by this very run */
+	/* no x-death names another queue: a copy would be read again by
+	 * this very run */
+	loops = to_ex[0] == '\0' && strcmp(to_rk, o->from_queue) == 0;
+	if (loops)
 		snprintf(why, sizeof(why), "its target is the queue it is read "
 		    "from (no x-death names another): give --to-exchange and "
 		    "--routing-key");
-	if ((to_ex[0] == '\0' && strcmp(to_rk, o->from_queue) == 0) ||
-	    !judge_live(c, k, &d, queue, o->evidence != NULL, why,
+	if (loops || !judge_live(c, k, &d, queue, o->evidence != NULL, why,
 	    sizeof(why), &mark.replay_count)) {
 		plan_add(t, id, false, to_ex, to_rk, why);
 		refuse(t, 0, id[0] ? id : NULL, why);
