@@ -366,21 +366,30 @@ lower(unsigned char c)
 static bool
 key_is_masked(const struct dlq_redact *r, const unsigned char *k, size_t n)
 {
+	uint32_t starts = 0;	/* the first letters of the mask keys */
 	size_t i, j, m;
 	const char *w;
-	unsigned char first;
+	unsigned char c;
 
 	if (r->keys == NULL)
 		return false;
+	/* a bit per letter (others share bit 31): a key's characters that
+	 * start no mask key are passed over without comparing each */
 	for (i = 0; i < r->keys->n; i++) {
-		w = r->keys->v[i];
-		if ((m = strlen(w)) == 0 || m > n)
+		c = lower((unsigned char)r->keys->v[i][0]);
+		starts |= 1u << (c >= 'a' && c <= 'z' ? c - 'a' : 31);
+	}
+	for (j = 0; j < n; j++) {
+		c = lower(k[j]);
+		if (!(starts & 1u << (c >= 'a' && c <= 'z' ? c - 'a' : 31)))
 			continue;
-		first = lower((unsigned char)w[0]);
-		for (j = 0; j + m <= n; j++)
-			if (lower(k[j]) == first &&
+		for (i = 0; i < r->keys->n; i++) {
+			w = r->keys->v[i];
+			if (lower((unsigned char)w[0]) == c &&
+			    (m = strlen(w)) > 0 && m <= n - j &&
 			    strncasecmp((const char *)k + j, w, m) == 0)
 				return true;
+		}
 	}
 	return false;
 }
