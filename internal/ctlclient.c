@@ -163,9 +163,9 @@ dlq_parse_duration(const char *s)
 		return -1;
 	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (errno == ERANGE && v == LLONG_MAX)
-		v = LLONG_MAX;	/* a unit still makes it too long, not bad */
-	else if (errno != 0 || v < 0)
+	/* a number too large for any integer (strtoll gives LLONG_MAX) is
+	 * too long with its unit, not malformed */
+	if ((errno != 0 && !(errno == ERANGE && v == LLONG_MAX)) || v < 0)
 		return -1;
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 		if (strcmp(end, units[i].unit) == 0)
