@@ -586,8 +586,13 @@ cmd_redrive_resume(struct req *r)
 	a = from_case(r, dlq_cases_redrive_resume(r->db, queue, reason, r->user,
 	    dlq_wall_ms(), r->data));
 	if (a == A_NOT_FOUND)
-		snprintf(r->err, sizeof(r->err), "the redrive circuit of %.200s "
-		    "is not open", queue);
+		/* a typo, or a queue the redrive does not handle */
+		snprintf(r->err, sizeof(r->err), "the redrive circuit of %.140s "
+		    "is not open%s", queue, r->cfg->redrive_queues.n == 0 ?
+		    " (redrive is off: no redrive.queues)" :
+		    !dlq_strlist_contains(&r->cfg->redrive_queues, queue) ?
+		    " (nor is it one of redrive.queues: dlqctl redrive status "
+		    "lists them)" : "");
 	else if (a == A_OK)
 		dlq_log(DLQ_LOG_INFO, "redrive_resumed", "queue", queue, "by",
 		    r->user, "reason", reason, NULL);
