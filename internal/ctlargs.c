@@ -18,8 +18,9 @@
 
 /* Every option a command may take, and the request key it fills. */
 /* K_NAME: an exchange or routing key, where "" means something (the
- * default exchange; no key); blanks only are still a mistake. */
-enum kind { K_STR, K_NAME, K_DUR, K_COUNT, K_RATE, K_FLAG, K_ID };
+ * default exchange; no key); blanks only are still a mistake. K_SIG: a
+ * failure signature, sent in lowercase as groups prints it. */
+enum kind { K_STR, K_NAME, K_SIG, K_DUR, K_COUNT, K_RATE, K_FLAG, K_ID };
 
 static const struct opt {
 	const char	*name;
@@ -29,7 +30,7 @@ static const struct opt {
 	{ "queue",	"queue",	K_STR },
 	{ "status",	"status",	K_STR },
 	{ "class",	"class",	K_STR },
-	{ "signature",	"signature",	K_STR },
+	{ "signature",	"signature",	K_SIG },
 	{ "message-id",	"message_id",	K_STR },
 	{ "correlation-id", "correlation_id", K_STR },
 	{ "since",	"since_ms",	K_DUR },
@@ -138,8 +139,9 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 		switch (o->kind) {
 		case K_STR:
 		case K_NAME:
+		case K_SIG:
 			if (optarg[strspn(optarg, " \t\r\n")] == '\0' &&
-			    (o->kind == K_STR || optarg[0] != '\0')) {
+			    (o->kind != K_NAME || optarg[0] != '\0')) {
 				fprintf(stderr, "dlqctl: --%s: empty\n", o->name);
 				return false;
 			}
@@ -149,8 +151,7 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 				    DLQ_CONTROL_TEXT_MAX);
 				return false;
 			}
-			if (strcmp(o->key, "signature") == 0)
-				/* as groups prints it, however copied */
+			if (o->kind == K_SIG)	/* however it was copied */
 				for (c = optarg; *c != '\0'; c++)
 					*c = (char)tolower((unsigned char)*c);
 			cJSON_AddStringToObject(r, o->key, optarg);
