@@ -12,6 +12,7 @@
 #include <amqp.h>
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libconfig.h>
@@ -252,6 +253,42 @@ is_file(const struct opt *o)
 	    strcmp(o->name, "webhook_ca_cert") == 0);
 }
 
+/* What libcurl will make of an http(s) URL, checked now rather than at
+ * the first digest, hours later: a port typo, a broken IPv6 literal, or
+ * a chat webhook cut off after its host (its path is its secret). */
+static const char *
+check_url_parts(const char *v)
+{
+	CURLU *u = curl_url();
+	CURLUcode rc;
+	char *port = NULL, *path = NULL;
+	const char *why = NULL;
+
+	if (u == NULL)
+		return NULL;	/* out of memory: curl says it at the send */
+	rc = curl_url_set(u, CURLUPART_URL, v, 0);
+	if (rc == CURLUE_BAD_PORT_NUMBER)
+		why = "has a port that is not a number 1..65535";
+	else if (rc == CURLUE_BAD_IPV6)
+		why = "has a bad IPv6 address (written like "
+		    "http://[::1]:8080/path)";
+	else if (rc != CURLUE_OK)
+		why = "is not a URL libcurl can read";
+	else if (curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK &&
+	    strcmp(port, "0") == 0)
+		why = "has a port that is not a number 1..65535";
+	else if (dlq_alert_format_detect(v) != DLQ_FORMAT_PLAIN &&
+	    curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK &&
+	    strcmp(path, "/") == 0)
+		why = "has no path: a Slack or Google Chat webhook URL is the "
+		    "whole address the chat gave (https://hooks.slack.com/"
+		    "services/...), cut short here";
+	curl_free(port);
+	curl_free(path);
+	curl_url_cleanup(u);
+	return why;
+}
+
 /* Checks a webhook or management URL; NULL when fine, else the reason.
  * A value pasted from a file or a secret often ends in a newline: curl
  * would refuse it at the first digest, hours later. */
@@ -268,7 +305,7 @@ check_http_url(const char *v)
 		    "trailing newline?)";
 	if (v[scheme] == '\0' || v[scheme] == '/' || v[scheme] == ':')
 		return "has no host";
-	return NULL;
+	return check_url_parts(v);
 }
 
 /* Checks a string value of `o`; NULL when fine, else the reason. */

@@ -476,6 +476,58 @@ START_TEST(webhook_must_be_http_and_is_never_echoed)
 }
 END_TEST
 
+/* What libcurl would refuse at the first digest, hours later, is refused
+ * at load: a port typo, a broken IPv6 literal, a chat URL cut short. */
+START_TEST(a_webhook_url_curl_cannot_use_is_refused_at_load)
+{
+	static const char *const bad[][2] = {
+		{ "https://hooks.example:8O80/secret",
+		    "has a port that is not a number 1..65535" },
+		{ "https://hooks.example:99999/secret",
+		    "has a port that is not a number 1..65535" },
+		{ "https://hooks.example:0/secret",
+		    "has a port that is not a number 1..65535" },
+		{ "http://[fd00::1/secret", "has a bad IPv6 address" },
+		{ "https://hooks.slack.com", "has no path: a Slack or Google "
+		    "Chat webhook URL is the whole address" },
+		{ "https://chat.googleapis.com/", "has no path" },
+	};
+	static const char *const good[] = {
+		"https://hooks.slack.com/services/T0/B0/secret",
+		"http://[::1]:8080/hook", "http://127.0.0.1:9/",
+		"https://hooks.example/", "https://hooks.example:443/x?y=1",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		dlq_config_release(&c);
+		dlq_buf_reset(&errors);
+		setenv("DLQ_ALERT_WEBHOOK_URL", bad[i][0], 1);
+		ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+		ck_assert_msg(strstr(err(), "DLQ_ALERT_WEBHOOK_URL: alert."
+		    "webhook_url: ") == err() && strstr(err(), bad[i][1]) !=
+		    NULL, "%s: %s", bad[i][0], err());
+		ck_assert_ptr_null(strstr(err(), "secret"));
+	}
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		dlq_config_release(&c);
+		dlq_buf_reset(&errors);
+		setenv("DLQ_ALERT_WEBHOOK_URL", good[i], 1);
+		ck_assert_msg(dlq_config_load(&c, NULL, &errors) == 0, "%s: %s",
+		    good[i], err());
+	}
+	unsetenv("DLQ_ALERT_WEBHOOK_URL");
+	/* the management API's URL is read the same way */
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	setenv("RABBITMQ_MANAGEMENT_URL", "http://localhost:156722/", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_str_eq(err(), "RABBITMQ_MANAGEMENT_URL: rabbitmq."
+	    "management_url: has a port that is not a number 1..65535\n");
+	unsetenv("RABBITMQ_MANAGEMENT_URL");
+}
+END_TEST
+
 /* Spaces, C0 controls and DEL make no queue name anyone can type. */
 START_TEST(a_dlq_suffix_with_a_control_character_is_refused)
 {
@@ -1043,6 +1095,7 @@ suite(void)
 	tcase_add_test(tc, bad_urls_are_refused_without_the_password);
 	tcase_add_test(tc, a_bad_url_says_what_is_wrong_without_the_password);
 	tcase_add_test(tc, webhook_must_be_http_and_is_never_echoed);
+	tcase_add_test(tc, a_webhook_url_curl_cannot_use_is_refused_at_load);
 	tcase_add_test(tc, every_problem_is_reported_at_once);
 	tcase_add_test(tc, control_characters_in_paths_are_refused_and_shown_escaped);
 	tcase_add_test(tc, a_dlq_suffix_with_a_control_character_is_refused);
