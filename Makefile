@@ -32,6 +32,7 @@ CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 
 LIB_SRC := $(wildcard internal/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/topology_default.o
+DLQCTL_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard cmd/dlqctl/*.c))
 UNIT_SRC := $(wildcard tests/unit/check_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 IT_SRC := $(wildcard tests/integration/check_*.c)
@@ -66,7 +67,7 @@ $(B)/libdlq.a: $(LIB_OBJ)
 $(B)/dlq-worker: $(B)/obj/cmd/worker/main.o $(B)/libdlq.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/dlqctl: $(B)/obj/cmd/dlqctl/main.o $(B)/libdlq.a
+$(B)/dlqctl: $(DLQCTL_OBJ) $(B)/libdlq.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/tests/check_%: $(B)/obj/tests/unit/check_%.o $(B)/libdlq.a

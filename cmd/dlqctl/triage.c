@@ -1,0 +1,318 @@
+/* dlqctl's triage commands, each a request to the worker's control
+ * socket: list, show, stats, groups, assign, drop, purge, audit. */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "ctlargs.h"
+#include "ctlclient.h"
+#include "ctlselect.h"
+#include "ctlview.h"
+#include "control.h"
+#include "log.h"
+#include "topology.h"
+
+#include "dlqctl.h"
+
+int
+dlqctl_call(struct dlqctl *x, cJSON *req,
+    void (*view)(FILE *, const cJSON *, int64_t))
+{
+	const cJSON *data;
+	char why[512], *text;
+	cJSON *ans;
+	int rc = DLQ_EXIT_OK;
+
+	ans = dlq_ctl_call(x->cfg.control_socket, req, why, sizeof(why));
+	cJSON_Delete(req);
+	if (ans == NULL) {
+		fprintf(stderr, "dlqctl: %s\n", why);
+		return DLQ_EXIT_ERROR;
+	}
+	data = cJSON_GetObjectItemCaseSensitive(ans, "data");
+	if (data != NULL && !cJSON_IsNull(data)) {
+		if (x->json) {
+			text = cJSON_PrintUnformatted(data);
+			puts(text);
+			cJSON_free(text);
+		} else
+			view(stdout, data, dlq_wall_ms());
+	}
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "ok")))
+		rc = dlq_ctl_refusal(ans);
+	cJSON_Delete(ans);
+	return rc;
+}
+
+static void
+view_stats(FILE *f, const cJSON *d, int64_t now)
+{
+	(void)now;
+	dlq_view_stats(f, d);
+}
+
+static void
+view_assigned(FILE *f, const cJSON *d, int64_t now)
+{
+	(void)now;
+	dlq_view_changes(f, d, "assigned");
+}
+
+static void
+view_dropped(FILE *f, const cJSON *d, int64_t now)
+{
+	(void)now;
+	dlq_view_changes(f, d, "dropped");
+}
+
+static void
+view_purged(FILE *f, const cJSON *d, int64_t now)
+{
+	(void)now;
+	fprintf(f, "purged the payloads of %lld records\n", (long long)
+	    cJSON_GetObjectItemCaseSensitive(d, "purged")->valuedouble);
+}
+
+
+/* A --queue that the topology does not know is most likely mistyped: the
+ * answer (often empty) comes with a note saying so. */
+void
+dlqctl_note_unknown_queue(const struct dlqctl *x, const cJSON *r)
+{
+	const cJSON *q = cJSON_GetObjectItemCaseSensitive(r, "queue");
+
+	if (cJSON_IsString(q) && dlq_topology_find(x->top, q->valuestring) ==
+	    NULL)
+		fprintf(stderr, "dlqctl: note: '%s' is not a queue of the "
+		    "topology (dlqctl topology show lists them)\n",
+		    q->valuestring);
+}
+
+static int64_t page_limit;	/* what a list or audit asked for */
+
+/* Where the next page starts, when the answer may not be all. */
+static void
+page_note(const cJSON *d)
+{
+	const cJSON *last = cJSON_GetArrayItem(d, cJSON_GetArraySize(d) - 1);
+
+	if (cJSON_GetArraySize(d) == page_limit && last != NULL)
+		fprintf(stderr, "dlqctl: the newest %lld shown; the next page "
+		    "(if any): --before %lld\n", (long long)page_limit,
+		    (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(last,
+		    "id")));
+}
+
+static void
+set_page_limit(const cJSON *r)
+{
+	const cJSON *limit = cJSON_GetObjectItemCaseSensitive(r, "limit");
+
+	page_limit = limit != NULL ? (int64_t)limit->valuedouble :
+	    DLQ_CONTROL_LIST_DEFAULT;
+}
+
+static void
+view_list(FILE *f, const cJSON *d, int64_t now)
+{
+	dlq_view_list(f, d, now);
+	page_note(d);
+}
+
+static void
+view_audit(FILE *f, const cJSON *d, int64_t now)
+{
+	dlq_view_audit(f, d, now);
+	page_note(d);
+}
+
+/* Groups come largest first: when `limit` came, there may be smaller. */
+static void
+view_groups(FILE *f, const cJSON *d, int64_t now)
+{
+	dlq_view_groups(f, d, now);
+	if (cJSON_GetArraySize(d) == page_limit)
+		fprintf(stderr, "dlqctl: the largest %lld shown; --limit N for "
+		    "more\n", (long long)page_limit);
+}
+
+int
+cmd_list(struct dlqctl *x, int argc, char **argv)
+{
+	cJSON *r = dlq_ctl_request("list");
+
+	if (!dlq_args_options(r, argc, argv, "queue status class signature "
+	    "since limit before message-id correlation-id") ||
+	    !dlq_args_done(optind, argc, argv)) {
+		cJSON_Delete(r);
+		return DLQ_EXIT_USAGE;
+	}
+	dlqctl_note_unknown_queue(x, r);
+	set_page_limit(r);
+	return dlqctl_call(x, r, view_list);
+}
+
+int
+cmd_show(struct dlqctl *x, int argc, char **argv)
+{
+	cJSON *r = dlq_ctl_request("show"), *ids;
+
+	if (!dlq_args_options(r, argc, argv, "payload") ||
+	    !dlq_args_done(optind + 1, argc, argv) ||
+	    !dlq_args_ids(r, argc, argv)) {
+		cJSON_Delete(r);
+		return DLQ_EXIT_USAGE;
+	}
+	ids = cJSON_DetachItemFromObjectCaseSensitive(r, "ids");
+	cJSON_AddNumberToObject(r, "id",
+	    cJSON_GetArrayItem(ids, 0)->valuedouble);
+	cJSON_Delete(ids);
+	return dlqctl_call(x, r, dlq_view_show);
+}
+
+int
+cmd_stats(struct dlqctl *x, int argc, char **argv)
+{
+	if (!dlq_args_done(1, argc, argv))
+		return DLQ_EXIT_USAGE;
+	return dlqctl_call(x, dlq_ctl_request("stats"), view_stats);
+}
+
+int
+cmd_groups(struct dlqctl *x, int argc, char **argv)
+{
+	cJSON *r = dlq_ctl_request("groups");
+
+	if (!dlq_args_options(r, argc, argv, "queue since limit") ||
+	    !dlq_args_done(optind, argc, argv)) {
+		cJSON_Delete(r);
+		return DLQ_EXIT_USAGE;
+	}
+	dlqctl_note_unknown_queue(x, r);
+	set_page_limit(r);
+	return dlqctl_call(x, r, view_groups);
+}
+
+/* --class, --signature and --since narrow a --queue selection; alone
+ * they would select across every queue. */
+bool
+dlqctl_narrows_a_queue(const cJSON *r)
+{
+	if (!cJSON_HasObjectItem(r, "queue") && (cJSON_HasObjectItem(r,
+	    "class") || cJSON_HasObjectItem(r, "signature") ||
+	    cJSON_HasObjectItem(r, "since_ms"))) {
+		fprintf(stderr, "dlqctl: --class, --signature and --since narrow "
+		    "a --queue selection\n");
+		return false;
+	}
+	return true;
+}
+
+/* The common part of drop and assign: archive ids, or a --queue
+ * selection (then run here, and *done is set). Returns an exit code;
+ * 0 with *done false: `r` holds ids, for the caller's request. */
+static int
+ids_or_selection(struct dlqctl *x, cJSON *r, const char *cmd,
+    const char *const *copy, const char *verb, bool *done)
+{
+	*done = false;
+	if (!dlqctl_narrows_a_queue(r))
+		return DLQ_EXIT_USAGE;
+	if (cJSON_HasObjectItem(r, "ids") == cJSON_HasObjectItem(r, "queue")) {
+		fprintf(stderr, "dlqctl: %s needs one of: archive ids or --queue "
+		    "Q\n", cmd);
+		return DLQ_EXIT_USAGE;
+	}
+	if (!cJSON_HasObjectItem(r, "queue")) {
+		if (cJSON_HasObjectItem(r, "limit")) {
+			fprintf(stderr, "dlqctl: --limit caps a --queue "
+			    "selection\n");
+			return DLQ_EXIT_USAGE;
+		}
+		return DLQ_EXIT_OK;
+	}
+	*done = true;
+	dlqctl_note_unknown_queue(x, r);
+	return dlq_select_change(x->cfg.control_socket, x->json, r, cmd, copy,
+	    verb);
+}
+
+int
+cmd_assign(struct dlqctl *x, int argc, char **argv)
+{
+	static const char *const copy[] = { "owner", "decision",
+	    "escalate_in_ms", "evidence", NULL };
+	cJSON *r = dlq_ctl_request("assign");
+	int rc = DLQ_EXIT_USAGE;
+	bool done;
+
+	if (!dlq_args_options(r, argc, argv, "owner decision escalate-in "
+	    "evidence yes queue class signature since limit") ||
+	    (optind < argc && !dlq_args_ids(r, argc, argv)) ||
+	    !dlq_args_require(r, argv[0], "owner decision"))
+		goto out;
+	if ((rc = ids_or_selection(x, r, "assign", copy, "assigned", &done)) !=
+	    DLQ_EXIT_OK || done)
+		goto out;
+	return dlqctl_call(x, r, view_assigned);
+out:
+	cJSON_Delete(r);
+	return rc;
+}
+
+int
+cmd_drop(struct dlqctl *x, int argc, char **argv)
+{
+	static const char *const copy[] = { "reason", NULL };
+	cJSON *r = dlq_ctl_request("drop");
+	int n, rc = DLQ_EXIT_USAGE;
+	bool done;
+
+	if (!dlq_args_options(r, argc, argv, "reason yes queue class "
+	    "signature since limit") ||
+	    (optind < argc && !dlq_args_ids(r, argc, argv)) ||
+	    !dlq_args_require(r, argv[0], "reason"))
+		goto out;
+	if ((rc = ids_or_selection(x, r, "drop", copy, "dropped", &done)) !=
+	    DLQ_EXIT_OK || done)
+		goto out;
+	n = cJSON_GetArraySize(cJSON_GetObjectItem(r, "ids"));
+	if (n > 1 && !cJSON_IsTrue(cJSON_GetObjectItem(r, "yes"))) {
+		fprintf(stderr, "dlqctl: this would drop %d dead letters; run "
+		    "again with --yes to do it\n", n);
+		rc = DLQ_EXIT_USAGE;
+		goto out;
+	}
+	return dlqctl_call(x, r, view_dropped);
+out:
+	cJSON_Delete(r);
+	return rc;
+}
+
+int
+cmd_purge(struct dlqctl *x, int argc, char **argv)
+{
+	cJSON *r = dlq_ctl_request("purge");
+
+	if (!dlq_args_options(r, argc, argv, "older-than") ||
+	    !dlq_args_done(optind, argc, argv) ||
+	    !dlq_args_require(r, argv[0], "older-than")) {
+		cJSON_Delete(r);
+		return DLQ_EXIT_USAGE;
+	}
+	return dlqctl_call(x, r, view_purged);
+}
+
+int
+cmd_audit(struct dlqctl *x, int argc, char **argv)
+{
+	cJSON *r = dlq_ctl_request("audit");
+
+	if (!dlq_args_options(r, argc, argv, "since actor command limit "
+	    "before") || !dlq_args_done(optind, argc, argv)) {
+		cJSON_Delete(r);
+		return DLQ_EXIT_USAGE;
+	}
+	set_page_limit(r);
+	return dlqctl_call(x, r, view_audit);
+}
