@@ -32,6 +32,7 @@
 #include "archive.h"
 #include "log.h"
 #include "metrics.h"
+#include "url.h"
 #include "webhook.h"
 
 #define MIN_INTERVAL_MS		1000

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "url.h"
 
 #define CONNECT_TIMEOUT_S	10
 #define RPC_TIMEOUT_S		30
@@ -318,7 +319,7 @@ nodes(const struct dlq_config *c, struct node *out, size_t max)
 	snprintf(out[n].host, sizeof(out[n].host), "%s", c->broker.host);
 	out[n++].port = c->broker.port;
 	for (i = 0; i < c->hosts.n && n < max; i++)
-		if (dlq_config_host_port(c->hosts.v[i], c->broker.port,
+		if (dlq_url_host_port(c->hosts.v[i], c->broker.port,
 		    out[n].host, sizeof(out[n].host), &out[n].port) == NULL)
 			n++;
 	return n;

@@ -188,24 +188,8 @@ int	dlq_config_load(struct dlq_config *c, const char *path,
 	    struct dlq_buf *errors);
 void	dlq_config_release(struct dlq_config *);	/* NULL ok */
 
-/* Checks a rabbitmq.hosts entry: HOST, HOST:PORT or [IPv6]:PORT. NULL
- * when fine (`host`, `port` filled when not NULL; `default_port` when it
- * names none), else the reason. */
-const char *dlq_config_host_port(const char *item, int default_port,
-	    char *host, size_t hn, int *port);
-
-/* Parses an amqp:// or amqps:// URL into `b` (strings copied). An empty
- * vhost means "/". Returns 0, or -1 with the reason in `why`. */
-int	dlq_config_parse_url(const char *url, struct dlq_broker *b,
-	    const char **why);
 void	dlq_broker_release(struct dlq_broker *);
 
-/* Writes the host of an http(s)/amqp URL (no user, port or path) to
- * `out`: what logs may show of a secret URL. */
-const char *dlq_url_host(const char *url, char *out, size_t n);
-/* Whether an http(s)/amqp URL carries its own user (and maybe password)
- * before its host: scheme://user[:password]@host/... */
-bool	dlq_url_has_userinfo(const char *url);
 enum dlq_alert_format dlq_alert_format_detect(const char *url);
 const char *dlq_alert_format_name(enum dlq_alert_format);
 int	dlq_alert_format_parse(const char *, enum dlq_alert_format *);
@@ -219,9 +203,6 @@ FILE	*dlq_config_fopen(const char *path, struct dlq_buf *errors);
 struct config_t;
 void	dlq_config_say_unread(const struct config_t *cf, const char *path,
 	    struct dlq_buf *errors);
-
-/* Copy of `url` with the password replaced by "***"; caller frees. */
-char	*dlq_config_url_mask(const char *url);
 
 /* The error classes, as messages name them. */
 /* Where the worker listens for dlqctl unless control.socket says. */

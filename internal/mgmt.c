@@ -10,6 +10,7 @@
 
 #include "amqp.h"
 #include "buf.h"
+#include "url.h"
 #include "webhook.h"
 
 /* More than an answer about one queue with its samples. */

@@ -5,6 +5,7 @@
  * only an atomic stop flag. A broker that is not up yet (compose starts
  * both at once) is waited for with backoff; a broker that refuses our
  * credentials is an error that retrying cannot fix. */
+#include "url.h"
 #include "worker.h"
 
 #include <errno.h>

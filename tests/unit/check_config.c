@@ -8,6 +8,7 @@
 
 #include "../check_main.h"
 #include "config.h"
+#include "url.h"
 
 static struct dlq_config c;
 static struct dlq_buf errors;
@@ -809,15 +810,15 @@ START_TEST(other_nodes_are_host_and_port)
 	    "[ \"node2\", \"node3:5680\", \"[fd00::3]:5681\" ]; };\n");
 	ck_assert_int_eq(dlq_config_load(&c, path, &errors), 0);
 	ck_assert_uint_eq(c.hosts.n, 3);
-	ck_assert_ptr_null(dlq_config_host_port(c.hosts.v[0], 5673, host,
+	ck_assert_ptr_null(dlq_url_host_port(c.hosts.v[0], 5673, host,
 	    sizeof(host), &port));
 	ck_assert_str_eq(host, "node2");
 	ck_assert_int_eq(port, 5673);
-	ck_assert_ptr_null(dlq_config_host_port(c.hosts.v[1], 5673, host,
+	ck_assert_ptr_null(dlq_url_host_port(c.hosts.v[1], 5673, host,
 	    sizeof(host), &port));
 	ck_assert_str_eq(host, "node3");
 	ck_assert_int_eq(port, 5680);
-	ck_assert_ptr_null(dlq_config_host_port(c.hosts.v[2], 5673, host,
+	ck_assert_ptr_null(dlq_url_host_port(c.hosts.v[2], 5673, host,
 	    sizeof(host), &port));
 	ck_assert_str_eq(host, "fd00::3");
 	ck_assert_int_eq(port, 5681);
@@ -923,10 +924,10 @@ START_TEST(url_mask_hides_only_the_password)
 {
 	char *m;
 
-	m = dlq_config_url_mask("amqp://user:pa:ss@host:5672/v");
+	m = dlq_url_mask("amqp://user:pa:ss@host:5672/v");
 	ck_assert_str_eq(m, "amqp://user:***@host:5672/v");
 	free(m);
-	m = dlq_config_url_mask("amqp://host/");
+	m = dlq_url_mask("amqp://host/");
 	ck_assert_str_eq(m, "amqp://host/");
 	free(m);
 }
