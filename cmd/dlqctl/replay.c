@@ -53,6 +53,34 @@ from_queue_holds_dead_letters(const struct dlqctl *x, const char *q)
 	return true;
 }
 
+/* A replay into a DLQ of the topology (through the dead-letter exchange,
+ * or the default exchange with a DLQ's name) would not be a new attempt:
+ * the copy would die at once, archived again as a dead letter. */
+static bool
+target_is_not_a_dlq(const struct dlqctl *x, const char *exchange,
+    const char *key)
+{
+	size_t i;
+
+	if (exchange == NULL)
+		return true;
+	if (strcmp(exchange, x->top->dead_letter_exchange) == 0) {
+		fprintf(stderr, "dlqctl: --to-exchange: %s is the dead-letter "
+		    "exchange: what is published there goes into a DLQ, not "
+		    "back to work (the work exchange is %s)\n", exchange,
+		    x->top->work_exchange);
+		return false;
+	}
+	for (i = 0; *exchange == '\0' && i < x->top->n_queues; i++)
+		if (strcmp(key, x->top->queues[i].dlq_name) == 0) {
+			fprintf(stderr, "dlqctl: --routing-key: %s is a DLQ: "
+			    "a replay goes back to work, e.g. --routing-key "
+			    "%s\n", key, x->top->queues[i].name);
+			return false;
+		}
+	return true;
+}
+
 int
 cmd_replay(struct dlqctl *x, int argc, char **argv)
 {
@@ -125,7 +153,8 @@ cmd_replay(struct dlqctl *x, int argc, char **argv)
 	if (!fits_amqp("to-exchange", o.to_exchange) ||
 	    !fits_amqp("routing-key", o.routing_key) ||
 	    !fits_amqp("from-queue", o.from_queue) ||
-	    !from_queue_holds_dead_letters(x, o.from_queue))
+	    !from_queue_holds_dead_letters(x, o.from_queue) ||
+	    !target_is_not_a_dlq(x, o.to_exchange, o.routing_key))
 		goto out;
 	if (cJSON_HasObjectItem(r, "ids") + cJSON_HasObjectItem(r, "queue") +
 	    (o.from_queue != NULL) != 1) {

@@ -569,6 +569,43 @@ START_TEST(a_name_longer_than_amqp_carries_is_refused_not_left_unknown)
 }
 END_TEST
 
+/* A replay goes back to work: a target that is a DLQ of the topology
+ * (the dead-letter exchange, or a DLQ's name on the default exchange)
+ * is refused before anything is claimed: the copy would die at once and
+ * be archived again. The record is left as it was. */
+START_TEST(a_replay_into_a_dlq_is_refused)
+{
+	struct h_rig f;
+	char id[24], dlx[112], *err;
+	cJSON *j;
+
+	start(&f, NULL);
+	snprintf(id, sizeof(id), "%lld", (long long)die_in(&f, 0, 1, "timeout",
+	    0));
+	snprintf(dlx, sizeof(dlx), "%s_dlx", f.prefix);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "replay", id, "--to-exchange", dlx, "--routing-key", f.q[0],
+	    "--execute", "--reason", "retry", NULL }, NULL, NULL, &err), 2);
+	ck_assert_msg(strstr(err, "is the dead-letter exchange: what is "
+	    "published there goes into a DLQ, not back to work") != NULL, "%s",
+	    err);
+	free(err);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "replay", id, "--to-exchange", "", "--routing-key",
+	    f.dlq[1], "--execute", "--reason", "retry", NULL }, NULL, NULL,
+	    &err), 2);
+	ck_assert_msg(strstr(err, " is a DLQ: a replay goes back to work, e.g. "
+	    "--routing-key ") != NULL && strstr(err, f.q[1]) != NULL, "%s", err);
+	free(err);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    id, NULL }), 0);
+	ck_assert_str_eq(get(j, "status")->valuestring, "open");
+	ck_assert_int_eq(cJSON_GetArraySize(get(j, "attempts")), 0);
+	cJSON_Delete(j);
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* The entry of a dry run's targets for this exchange and routing key. */
 static const cJSON *
 target_of(const cJSON *dry, const char *exchange, const char *key)
@@ -1456,6 +1493,7 @@ suite(void)
 	tcase_add_test(tc, a_deleted_target_fails_and_stays_replayable);
 	tcase_add_test(tc,
 	    a_name_longer_than_amqp_carries_is_refused_not_left_unknown);
+	tcase_add_test(tc, a_replay_into_a_dlq_is_refused);
 	tcase_add_test(tc, a_dry_run_looks_at_where_its_messages_would_go);
 	tcase_add_test(tc, returns_in_a_pipelined_chunk_fail_only_their_own_messages);
 	tcase_add_test(tc, the_policy_refuses_with_its_reasons);
