@@ -519,6 +519,19 @@ START_TEST(a_deleted_target_fails_and_stays_replayable)
 }
 END_TEST
 
+/* Record `id` is still open, with no attempt: nothing was claimed. */
+static void
+assert_never_tried(const struct h_rig *f, const char *id)
+{
+	cJSON *j;
+
+	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &j, (const char *[]){ "show",
+	    id, NULL }), 0);
+	ck_assert_str_eq(get(j, "status")->valuestring, "open");
+	ck_assert_int_eq(cJSON_GetArraySize(get(j, "attempts")), 0);
+	cJSON_Delete(j);
+}
+
 /* An AMQP name is at most 255 bytes. dlqctl refuses a longer target
  * before it claims anything; a message the publisher cannot encode is
  * FAILED (not sent, replayable), never UNKNOWN (left 'replaying'). */
@@ -530,7 +543,6 @@ START_TEST(a_name_longer_than_amqp_carries_is_refused_not_left_unknown)
 	struct dlq_publisher *p;
 	amqp_basic_properties_t props = { 0 };
 	char id[24], key[301], detail[512], why[256], *err;
-	cJSON *j;
 
 	start(&f, NULL);
 	snprintf(id, sizeof(id), "%lld", (long long)die_in(&f, 1, 1, "timeout",
@@ -543,11 +555,7 @@ START_TEST(a_name_longer_than_amqp_carries_is_refused_not_left_unknown)
 	ck_assert_ptr_nonnull(strstr(err, "dlqctl: --routing-key: too long: "
 	    "300 bytes, at most 255 (an AMQP name)\n"));
 	free(err);
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
-	    id, NULL }), 0);
-	ck_assert_str_eq(get(j, "status")->valuestring, "open");
-	ck_assert_int_eq(cJSON_GetArraySize(get(j, "attempts")), 0);
-	cJSON_Delete(j);
+	assert_never_tried(&f, id);
 
 	/* the publisher itself, given such a name */
 	dlq_buf_init(&errors);
@@ -577,7 +585,6 @@ START_TEST(a_replay_into_a_dlq_is_refused)
 {
 	struct h_rig f;
 	char id[24], dlx[112], *err;
-	cJSON *j;
 
 	start(&f, NULL);
 	snprintf(id, sizeof(id), "%lld", (long long)die_in(&f, 0, 1, "timeout",
@@ -597,11 +604,7 @@ START_TEST(a_replay_into_a_dlq_is_refused)
 	ck_assert_msg(strstr(err, " is a DLQ: a replay goes back to work, e.g. "
 	    "--routing-key ") != NULL && strstr(err, f.q[1]) != NULL, "%s", err);
 	free(err);
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
-	    id, NULL }), 0);
-	ck_assert_str_eq(get(j, "status")->valuestring, "open");
-	ck_assert_int_eq(cJSON_GetArraySize(get(j, "attempts")), 0);
-	cJSON_Delete(j);
+	assert_never_tried(&f, id);
 	h_rig_stop(&f);
 }
 END_TEST
