@@ -33,13 +33,16 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "x-max-length or x-max-length-bytes): the message was pushed out "
 	    "before anyone processed it. Replay it once the consumers have "
 	    "caught up.", NULL },
-	{ "(^|[^0-9])429([^0-9]|$)|too many requests|rate.?limit|throttl",
+	{ "(^|[^0-9a-z])429([^0-9a-z]|$)|too many requests|rate.?limit|"
+	    "throttl|quota (exceeded|exhausted)|resource.?exhausted",
 	    NULL, NULL, "rate_limited", "The receiver throttled us. Wait for "
 	    "its quota to recover, then replay in a small batch with --rate.",
 	    NULL },
 	{ "invalid_auth|token_revoked|token expired|unauthori[sz]ed|forbidden|"
-	    "(^|[^0-9])40[13]([^0-9]|$)|signature|access denied|"
-	    "permission denied|not authori[sz]ed|auth(entication)? (failed|"
+	    "(^|[^0-9a-z])40[13]([^0-9a-z]|$)|signature|access denied|"
+	    "permission.?denied|unauthenticated|not authori[sz]ed|"
+	    "x509:|certificate (verify failed|has expired|signed by unknown)|"
+	    "auth(entication)? (failed|"
 	    "failure|error|required)|invalid (api[ _-]?key|credentials|"
 	    "(access|bearer|refresh|auth) token|password)|invalid_token|"
 	    "invalid_grant|bad credentials|"
@@ -51,14 +54,27 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "no route|unknown template|not configured|sender id", NULL, NULL,
 	    "configuration", "A template, route or setting is missing. Fix "
 	    "the configuration, then replay one message to confirm.", NULL },
+	/* a crash says nothing of the message: "invalid memory address" is
+	 * not a validation error */
+	{ "panic:|nil pointer|null ?pointer|segmentation fault|sigsegv|"
+	    "stack ?overflow|index out of (range|bounds)|"
+	    "traceback \\(most recent call last\\)", NULL, NULL, "unknown",
+	    "The consumer crashed on this message: a bug in it, whatever the "
+	    "message holds. Find its stack trace for this message id, fix "
+	    "the consumer, then replay one message to confirm.", NULL },
 	{ "time(d)? ?out|etimedout|econnreset|econnrefused|connection (reset|"
-	    "refused|closed)|circuit.*open|(^|[^0-9])50[0-9]([^0-9]|$)|"
-	    "service unavailable|bad gateway|temporar|try again|unavailable",
+	    "refused|closed)|circuit.*open|(^|[^0-9a-z])50[0-9]([^0-9a-z]|$)|"
+	    "service unavailable|bad gateway|temporar|try again|unavailable|"
+	    "deadline.?exceeded|socket hang up|broken pipe|epipe|"
+	    "deadlock detected|could not serialize access|database is locked|"
+	    "too many connections",
 	    NULL, NULL, "transient", "A dependency was down or slow. Check its "
 	    "status; once healthy, replay in a small batch.", NULL },
 	{ "schema|validation|invalid|missing (required )?field|required field|"
 	    "malformed|cannot parse|could not parse|unexpected token|"
-	    "bad request|(^|[^0-9])400([^0-9]|$)", NULL, NULL, "validation",
+	    "cannot unmarshal|unexpected end of json|deseriali[sz]|"
+	    "bad request|(^|[^0-9a-z])400([^0-9a-z]|$)", NULL, NULL,
+	    "validation",
 	    "The message itself is wrong. Fix the producer; replaying the same "
 	    "bytes will fail again. Drop it, or correct and republish.", NULL },
 	{ "unknown (provider |error |status )?code|incompatible|unsupported "

@@ -69,6 +69,36 @@ START_TEST(defaults_cover_the_seed_failures)
 		{ "rejected", "something odd", "unknown" },
 		{ "rejected", "", "unknown" },
 		{ "rejected", "order 4290001 failed", "unknown" },
+		/* a status code is a word of its own, not the digits of a hex
+		 * id or of "x509" */
+		{ "rejected", "request 5e429bc1 failed", "unknown" },
+		{ "rejected", "job 8a400b: no answer", "unknown" },
+		{ "rejected", "status=429", "rate_limited" },
+		{ "rejected", "HTTP/1.1 503", "transient" },
+		{ "rejected", "x509: certificate has expired or is not yet valid",
+		  "security" },
+		{ "rejected", "tls: failed to verify certificate: x509: "
+		  "certificate signed by unknown authority", "security" },
+		/* gRPC's and Go's words for the same failures */
+		{ "rejected", "rpc error: code = DeadlineExceeded desc = context "
+		  "deadline exceeded", "transient" },
+		{ "rejected", "rpc error: code = ResourceExhausted desc = quota",
+		  "rate_limited" },
+		{ "rejected", "rpc error: code = PermissionDenied desc = no",
+		  "security" },
+		{ "rejected", "rpc error: code = Unauthenticated", "security" },
+		{ "rejected", "write: broken pipe", "transient" },
+		{ "rejected", "socket hang up", "transient" },
+		{ "rejected", "pq: deadlock detected", "transient" },
+		{ "rejected", "database is locked", "transient" },
+		{ "rejected", "json: cannot unmarshal string into Go struct "
+		  "field Msg.count of type int", "validation" },
+		{ "rejected", "unexpected end of JSON input", "validation" },
+		/* a crash is the consumer's bug, not an invalid message */
+		{ "rejected", "panic: runtime error: invalid memory address or "
+		  "nil pointer dereference", "unknown" },
+		{ "rejected", "java.lang.NullPointerException: Cannot invoke "
+		  "\"String.length()\"", "unknown" },
 	};
 	size_t i;
 
@@ -93,6 +123,30 @@ START_TEST(broker_reasons_get_their_own_hint)
 	ck_assert_ptr_nonnull(strstr(c.hint, "The queue was full"));
 	dlq_classify(k, "message_send", "rejected", "", &c);
 	ck_assert_ptr_null(strstr(c.hint, "delivery limit"));
+}
+END_TEST
+
+/* A consumer's crash on a message points at the consumer: the hint says
+ * to find its stack trace; not "fix the producer", as for validation. */
+START_TEST(a_crash_points_at_the_consumer)
+{
+	static const char *const crashes[] = {
+		"panic: runtime error: invalid memory address or nil pointer "
+		    "dereference",
+		"java.lang.NullPointerException at Sender.send(Sender.java:42)",
+		"Traceback (most recent call last): File \"worker.py\", line 9",
+		"Segmentation fault (core dumped)",
+		"panic: runtime error: index out of range [3] with length 3",
+	};
+	struct dlq_classification c;
+	size_t i;
+
+	for (i = 0; i < sizeof(crashes) / sizeof(crashes[0]); i++) {
+		dlq_classify(k, "message_send", "rejected", crashes[i], &c);
+		ck_assert_str_eq(c.class, "unknown");
+		ck_assert_msg(strstr(c.hint, "The consumer crashed") != NULL,
+		    "%s: %s", crashes[i], c.hint);
+	}
 }
 END_TEST
 
@@ -132,6 +186,7 @@ suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, defaults_cover_the_seed_failures);
 	tcase_add_test(tc, broker_reasons_get_their_own_hint);
+	tcase_add_test(tc, a_crash_points_at_the_consumer);
 	tcase_add_test(tc, configured_rules_come_first);
 	suite_add_tcase(s, tc);
 	return s;
