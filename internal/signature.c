@@ -31,11 +31,49 @@ id_like(const unsigned char *s, size_t n)
 	return digit;
 }
 
+/* A random-looking run of letters and digits (no '-' or '_'): a base62
+ * or base32 id ("8HkQw2LxP9", a ULID) whose letters differ from one
+ * message to the next, where turning digits into '#' is not enough.
+ * 8+ characters, letters and digits switching often (3+ times, or 2+ in
+ * mixed case); "sha256", "utf8mb4" or "ORDER2024" stay words. */
+static bool
+random_like(const unsigned char *s, size_t n)
+{
+	bool upper = false, lower = false;
+	size_t i, switches = 0;
+
+	if (n < 8)
+		return false;
+	for (i = 0; i < n; i++) {
+		upper |= isupper(s[i]) != 0;
+		lower |= islower(s[i]) != 0;
+		if (i > 0 && (isdigit(s[i]) != 0) != (isdigit(s[i - 1]) != 0))
+			switches++;
+	}
+	return switches >= 3 || (switches >= 2 && upper && lower);
+}
+
+/* Appends [s, s + n) with its digit runs as '#'. */
+static void
+add_digits(const unsigned char *s, size_t n, struct dlq_buf *out)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if (isdigit(s[i])) {
+			while (i < n && isdigit(s[i]))
+				i++;
+			dlq_buf_addc(out, '#');
+		} else
+			dlq_buf_addc(out, (char)s[i++]);
+	}
+}
+
 void
 dlq_signature_normalize(const char *sv, size_t n, struct dlq_buf *out)
 {
 	const unsigned char *s = (const unsigned char *)sv;
-	size_t start = out->len, i = 0, j;
+	size_t start = out->len, i = 0, j, k;
 	bool space = false;
 
 	while (i < n && out->len - start < DLQ_SIGNATURE_TEXT_MAX) {
@@ -58,12 +96,20 @@ dlq_signature_normalize(const char *sv, size_t n, struct dlq_buf *out)
 			i = j;
 			continue;
 		}
+		/* segments between '-' and '_': from the first random one
+		 * on, the token is an id ("req_8HkQw2LxP9" is "req_<id>";
+		 * a nanoid may hold '-' and '_' itself) */
 		while (i < j) {
-			if (isdigit(s[i])) {
-				while (i < j && isdigit(s[i]))
-					i++;
-				dlq_buf_addc(out, '#');
-			} else
+			for (k = i; k < j && isalnum(s[k]); k++)
+				;
+			if (random_like(s + i, k - i)) {
+				dlq_buf_adds(out, "<id>");
+				i = j;
+				break;
+			}
+			add_digits(s + i, k - i, out);
+			i = k;
+			if (i < j)
 				dlq_buf_addc(out, (char)s[i++]);
 		}
 	}

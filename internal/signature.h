@@ -22,7 +22,8 @@
 #define DLQ_NO_ERROR_TEXT	"(no error header)"
 
 /* Appends the normalised error text: digit runs become "#", hex / uuid
- * tokens of 8+ characters with a digit become "<id>", whitespace runs one
+ * tokens of 8+ characters with a digit and random-looking runs of letters
+ * and digits (base62 / base32 ids) become "<id>", whitespace runs one
  * space; at most DLQ_SIGNATURE_TEXT_MAX bytes. */
 void	 dlq_signature_normalize(const char *s, size_t n, struct dlq_buf *out);
 

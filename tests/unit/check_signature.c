@@ -39,6 +39,29 @@ START_TEST(ids_and_hex_become_id)
 }
 END_TEST
 
+/* Base62 and base32 ids differ in their letters too: each dead letter
+ * would be a group of its own. Words with a digit or two stay words. */
+START_TEST(random_ids_become_id_and_words_with_digits_stay)
+{
+	ck_assert_str_eq(norm("request req_8HkQw2LxP9 failed"),
+	    "request req_<id> failed");
+	ck_assert_str_eq(norm("request req_Zt4Lq9XbW1 failed"),
+	    "request req_<id> failed");
+	ck_assert_str_eq(norm("charge pi_3MtwBwLkdIwHu7ix28a3tqPa declined"),
+	    "charge pi_<id> declined");
+	ck_assert_str_eq(norm("job 01HGW2N7EHJVJCRZ8Q9M4W0K2T lost"),
+	    "job <id> lost");
+	/* a nanoid's own '-' and '_' */
+	ck_assert_str_eq(norm("link V1StGXR8_Z5jdHi6B-myT gone"),
+	    "link <id> gone");
+	ck_assert_str_eq(norm("collation utf8mb4_unicode_ci unknown"),
+	    "collation utf#mb#_unicode_ci unknown");
+	ck_assert_str_eq(norm("sha256 of ORDER2024 and ORD-2026-000123"),
+	    "sha# of ORDER# and ORD-#-#");
+	ck_assert_str_eq(norm("oauth2_token missing"), "oauth#_token missing");
+}
+END_TEST
+
 START_TEST(whitespace_collapses_and_text_is_capped)
 {
 	char big[1000];
@@ -80,6 +103,7 @@ suite(void)
 
 	tcase_add_test(tc, numbers_become_hashes);
 	tcase_add_test(tc, ids_and_hex_become_id);
+	tcase_add_test(tc, random_ids_become_id_and_words_with_digits_stay);
 	tcase_add_test(tc, whitespace_collapses_and_text_is_capped);
 	tcase_add_test(tc, hash_separates_parts_and_is_stable);
 	suite_add_tcase(s, tc);
