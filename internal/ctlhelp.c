@@ -133,7 +133,8 @@ static const struct {
 "  --count N       how many (10)\n"
 "  --error TEXT    the error header they die with\n"
 "  --retries K     failed K times through Q.retry first (0)\n"
-"Needs no worker.\n" },
+"Interrupted, it rejects the rest as they come back from Q.retry; a\n"
+"second interrupt leaves them. Needs no worker.\n" },
 };
 
 const char *

@@ -1,6 +1,7 @@
 /* inject.c - publish, fail through the retry queue, reject. */
 #include "inject.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -10,6 +11,7 @@
 #include "deadletter.h"
 
 #define WAIT_EXTRA_MS	60000
+#define STOP_EXTRA_MS	5000	/* after an interrupt, past the retry delay */
 /* Other messages met in the work queue are held unacked, then put back;
  * past this many the run stops: the queue is not a demo queue. */
 #define HOLD_MAX	10000
@@ -20,6 +22,32 @@ publish(amqp_connection_state_t conn, const char *exchange, const char *rk,
 {
 	return amqp_basic_publish(conn, DLQ_AMQP_CHANNEL,
 	    amqp_cstring_bytes(exchange), amqp_cstring_bytes(rk), 0, 0, p, body);
+}
+
+static volatile sig_atomic_t stop_asked;
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+}
+
+/* ^C, a closed terminal or a kill: the demo messages still on their way
+ * through the retry queue are rejected as they come back, not left in
+ * the work queue for nobody; a second one (the handler is reset after
+ * the first) leaves them. */
+static void
+catch_stop(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sa.sa_flags = SA_RESETHAND;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 /* The same message, one retry later: headers copied, x-retry-count + 1. */
@@ -108,6 +136,7 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 	int64_t n, deadline;
 	uint64_t tag;
 	int dead = 0, held = 0, k;
+	bool stopping = false;
 	static const atomic_bool never = false;
 
 	if ((q = dlq_topology_find(t, name)) == NULL) {
@@ -169,13 +198,28 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 		    "at once\n", count, count == 1 ? "" : "s", name);
 	else
 		fprintf(out, "published %d message%s to %s; failing each %d "
-		    "time%s through %s, then rejecting\n", count,
-		    count == 1 ? "" : "s", name, retries,
-		    retries == 1 ? "" : "s", q->retry_name);
+		    "time%s through %s (%lld s each), then rejecting: about "
+		    "%lld s\n", count, count == 1 ? "" : "s", name, retries,
+		    retries == 1 ? "" : "s", q->retry_name,
+		    (long long)(q->retry_delay_ms + 999) / 1000,
+		    ((long long)retries * q->retry_delay_ms + 999) / 1000);
 	fflush(out);	/* the wait may be long: say it now, even to a pipe */
 	deadline = dlq_now_ms() + (int64_t)retries * q->retry_delay_ms +
 	    WAIT_EXTRA_MS;
+	catch_stop();
 	while (dead < count && held < HOLD_MAX && dlq_now_ms() < deadline) {
+		if (stop_asked && !stopping) {
+			stopping = true;
+			retries = 0;
+			deadline = dlq_now_ms() + q->retry_delay_ms +
+			    STOP_EXTRA_MS;
+			fprintf(out, "interrupted: the %d still on their way are "
+			    "rejected as they come back (within %lld s); "
+			    "interrupt again to leave them in %s\n",
+			    count - dead, (long long)(q->retry_delay_ms +
+			    STOP_EXTRA_MS + 999) / 1000, name);
+			fflush(out);
+		}
 		amqp_maybe_release_buffers(conn);
 		r = amqp_basic_get(conn, DLQ_AMQP_CHANNEL, amqp_cstring_bytes(name),
 		    0);

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <curl/curl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -522,6 +523,43 @@ START_TEST(inject_makes_real_dead_letters)
 }
 END_TEST
 
+/* A user who stops inject (^C) while its messages wait in the retry
+ * queue: they are rejected as they come back, dead-lettered and archived,
+ * not left in the work queue for nobody to take. */
+START_TEST(an_interrupted_inject_leaves_nothing_behind)
+{
+	struct fixture f;
+	struct h_worker run;
+	char retry[192], *out;
+	cJSON **ev;
+	int n, i;
+
+	start(&f, 3000, NULL);
+	snprintf(retry, sizeof(retry), "%s.retry", f.rig.q[1]);
+	h_spawn(&run, "dlqctl", (const char *[]){ "-c", f.rig.cfg, "inject",
+	    "--queue", f.rig.q[1], "--count", "3", "--retries", "5", NULL },
+	    NULL);
+	/* all three failed once: they wait out the 3 s delay */
+	ck_assert(h_wait_count(retry, 3, WAIT_MS));
+	ck_assert_int_eq(h_worker_signal(&run, SIGINT, WAIT_MS, NULL), 0);
+	out = h_slurp(run.log);
+	ck_assert_msg(strstr(out, "interrupted: the 3 still on their way are "
+	    "rejected as they come back (within 8 s)") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "3 of 3 dead-lettered into") != NULL, "%s",
+	    out);
+	free(out);
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 3, WAIT_MS));
+	ev = h_worker_events(&f.rig.w, "dead_letter", &n);
+	ck_assert_int_eq(n, 3);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(h_jnum(ev[i], "x_retry_count"), 1);
+	h_events_free(ev, n);
+	ck_assert(h_wait_count(f.rig.q[1], 0, WAIT_MS));
+	ck_assert(h_wait_count(retry, 0, WAIT_MS));
+	h_rig_stop(&f.rig);
+}
+END_TEST
+
 START_TEST(the_compose_file_is_valid)
 {
 	char *out, *worker, *logging;
@@ -638,6 +676,7 @@ suite(void)
 	tcase_add_test(tc, a_threshold_alert_fires_once_per_cooldown);
 	tcase_add_test(tc, escalations_show_in_stats_metrics_and_once_in_the_digest);
 	tcase_add_test(tc, inject_makes_real_dead_letters);
+	tcase_add_test(tc, an_interrupted_inject_leaves_nothing_behind);
 	tcase_add_test(tc, the_compose_file_is_valid);
 	tcase_add_test(tc, the_systemd_unit_is_valid);
 	tcase_add_test(tc, the_image_installs_every_library_the_binaries_need);
