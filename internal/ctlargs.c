@@ -292,14 +292,16 @@ dlq_args_ids(cJSON *r, int argc, char **argv)
 	return i == argc;
 }
 
-/* True when the command line has an argument at argv[at]; else says
- * that the command needs `what`. */
+/* True when the command line has an argument at argv[at], not blank
+ * (a shell variable left unset); else says that the command needs
+ * `what`. */
 bool
 dlq_args_has(int at, int argc, char **argv, const char *what)
 {
-	if (at < argc)
+	if (at < argc && argv[at][strspn(argv[at], " \t\r\n")] != '\0')
 		return true;
-	fprintf(stderr, "dlqctl: %s needs %s\n", argv[0], what);
+	fprintf(stderr, "dlqctl: %s needs %s%s\n", argv[0], what, at < argc ?
+	    ", not an empty argument" : "");
 	return false;
 }
 

@@ -295,7 +295,7 @@ END_TEST
 
 START_TEST(what_is_not_an_id_is_refused)
 {
-	static const char *const bad[] = { "0", "-1", "abc", "7x", "",
+	static const char *const bad[] = { "0", "-1", "abc", "7x",
 	    "99999999999999999999", "1000000000000000" };
 	struct line l;
 	char want[128];
@@ -318,6 +318,16 @@ START_TEST(what_is_not_an_id_is_refused)
 	ck_assert_str_eq(said(), "dlqctl: show needs an archive id\n");
 	ck_assert(!dlq_args_has(optind, l.argc, l.argv, "a queue"));
 	ck_assert_str_eq(said(), "dlqctl: show needs a queue\n");
+	cJSON_Delete(r);
+	/* a shell variable left unset: an argument, but an empty one */
+	r = parse(&l, (const char *[]){ "redrive resume", "--", " ", NULL },
+	    "");
+	ck_assert(!dlq_args_has(optind, l.argc, l.argv, "a queue"));
+	ck_assert_str_eq(said(), "dlqctl: redrive resume needs a queue, not "
+	    "an empty argument\n");
+	ck_assert(!dlq_args_ids(r, l.argc, l.argv));
+	ck_assert_str_eq(said(), "dlqctl: redrive resume needs an archive id, "
+	    "not an empty argument\n");
 	cJSON_Delete(r);
 }
 END_TEST
