@@ -165,7 +165,12 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 	}
 	snprintf(prefix, sizeof(prefix), "inject-%lld-%ld-", (long long)
 	    time(NULL), (long)getpid());
+	catch_stop();
 	for (k = 0; k < count; k++) {
+		if (stop_asked) {	/* fail those published, no more */
+			count = k;
+			break;
+		}
 		memset(&p, 0, sizeof(p));
 		snprintf(id, sizeof(id), "%s%d", prefix, k);
 		snprintf(body, sizeof(body), "{\"demo\":true,\"n\":%d,\"email\":"
@@ -206,7 +211,6 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 	fflush(out);	/* the wait may be long: say it now, even to a pipe */
 	deadline = dlq_now_ms() + (int64_t)retries * q->retry_delay_ms +
 	    WAIT_EXTRA_MS;
-	catch_stop();
 	while (dead < count && held < HOLD_MAX && dlq_now_ms() < deadline) {
 		if (stop_asked && !stopping) {
 			stopping = true;
