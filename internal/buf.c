@@ -423,6 +423,28 @@ dlq_utf8_prefix(const void *sv, size_t n)
 	return n;
 }
 
+void
+dlq_buf_add_utf8(struct dlq_buf *b, const void *sv, size_t n)
+{
+	const unsigned char *s = sv;
+	size_t i = 0, start = 0, k;
+
+	while (i < n) {
+		if (s[i] < 0x80) {
+			i += ascii_run(s + i, n - i);
+			continue;
+		}
+		if ((k = utf8_seq(s + i, n - i)) != 0) {
+			i += k;
+			continue;
+		}
+		dlq_buf_add(b, s + start, i - start);
+		dlq_buf_add(b, "\xef\xbf\xbd", 3);	/* U+FFFD */
+		start = ++i;
+	}
+	dlq_buf_add(b, s + start, n - start);
+}
+
 size_t
 dlq_json_plain_len(const void *s, size_t n)
 {

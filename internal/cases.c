@@ -46,7 +46,8 @@ prepare(sqlite3 *db, const char *sql, const struct param *p, int n)
 	return st;
 }
 
-/* Runs a query whose one row and column is JSON text; appends it. */
+/* Runs a query whose one row and column is JSON text; appends it, valid
+ * UTF-8 (json_object() copies a stored text's bytes as they are). */
 static int
 query_json(sqlite3 *db, const char *sql, const struct param *p, int n,
     struct dlq_buf *out)
@@ -58,7 +59,7 @@ query_json(sqlite3 *db, const char *sql, const struct param *p, int n,
 		return fail(db, out);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		dlq_buf_add(out, sqlite3_column_text(st, 0),
+		dlq_buf_add_utf8(out, sqlite3_column_text(st, 0),
 		    (size_t)sqlite3_column_bytes(st, 0));
 	else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
 		rc = SQLITE_DONE;

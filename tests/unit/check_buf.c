@@ -74,6 +74,26 @@ START_TEST(valid_utf8_is_kept_invalid_bytes_replaced)
 }
 END_TEST
 
+/* JSON text built elsewhere (SQLite's json_object) made valid UTF-8:
+ * only the bad bytes change. */
+START_TEST(json_text_is_made_valid_utf8)
+{
+	struct dlq_buf b;
+
+	dlq_buf_init(&b);
+	dlq_buf_add_utf8(&b, "{\"e\":\"a\xff\xc0\xaf€\"}", 15);
+	ck_assert_str_eq(b.data, "{\"e\":\"a\xef\xbf\xbd\xef\xbf\xbd"
+	    "\xef\xbf\xbd€\"}");
+	dlq_buf_reset(&b);
+	dlq_buf_add_utf8(&b, "[\"ok ü\"]", 9);
+	ck_assert_str_eq(b.data, "[\"ok ü\"]");
+	dlq_buf_reset(&b);
+	dlq_buf_add_utf8(&b, "\"\xe2\x82\"", 4);	/* a cut sequence */
+	ck_assert_str_eq(b.data, "\"\xef\xbf\xbd\xef\xbf\xbd\"");
+	dlq_buf_release(&b);
+}
+END_TEST
+
 START_TEST(utf8_prefix_never_cuts_a_character)
 {
 	const char *s = "ab\xd0\xbf";	/* "ab" + Cyrillic pe */
@@ -194,6 +214,7 @@ suite(void)
 	tcase_add_test(tc, quotes_backslashes_and_controls_are_escaped);
 	tcase_add_test(tc, keys_are_plain_or_escaped);
 	tcase_add_test(tc, valid_utf8_is_kept_invalid_bytes_replaced);
+	tcase_add_test(tc, json_text_is_made_valid_utf8);
 	tcase_add_test(tc, utf8_prefix_never_cuts_a_character);
 	tcase_add_test(tc, special_bytes_are_found_at_every_offset);
 	tcase_add_test(tc, timestamps_are_rfc3339_utc);
