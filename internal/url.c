@@ -71,6 +71,7 @@ dlq_url_http_problem(const char *v)
 		return "has no host";
 	return check_url_parts(v);
 }
+
 const char *
 dlq_url_host_port(const char *item, int default_port, char *host,
     size_t hn, int *port)
