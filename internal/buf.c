@@ -429,6 +429,8 @@ dlq_buf_add_utf8(struct dlq_buf *b, const void *sv, size_t n)
 	const unsigned char *s = sv;
 	size_t i = 0, start = 0, k;
 
+	if (n == 0)
+		return;		/* s may be NULL */
 	while (i < n) {
 		if (s[i] < 0x80) {
 			i += ascii_run(s + i, n - i);

@@ -62,6 +62,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dlq_deadletter_log_fields(&d, &r, &err, &xdeath, &scratch, &line);
 	if (props._flags & AMQP_BASIC_HEADERS_FLAG)
 		dlq_table_json(&line, &props.headers);
+	/* bytes made valid UTF-8 (as the control answers are) stay as
+	 * they are when made valid again */
+	dlq_buf_reset(&err);
+	dlq_buf_reset(&sig);
+	dlq_buf_add_utf8(&err, body.bytes, body.len);
+	dlq_buf_add_utf8(&sig, err.data, err.len);
+	if (sig.len != err.len || (err.len > 0 && memcmp(sig.data, err.data,
+	    err.len) != 0))
+		__builtin_trap();
 	dlq_buf_release(&line);
 	dlq_buf_release(&err);
 	dlq_buf_release(&sig);
