@@ -371,6 +371,18 @@ report(struct dlq_buf *errors, const char *where, const struct opt *o,
 	dlq_buf_printf(errors, "%s\n", why);
 }
 
+/* For a setting in milliseconds written as "5m" or "30s": what it takes
+ * (appended to the error), else "". */
+static const char *
+ms_hint(const struct opt *o)
+{
+	size_t n = strlen(o->name);
+
+	return o->kind == OPT_INT && n > 3 &&
+	    strcmp(o->name + n - 3, "_ms") == 0 ? " (a number of "
+	    "milliseconds: 300000 for 5 minutes)" : "";
+}
+
 static int
 apply_int(struct dlq_config *c, const struct opt *o, int64_t v,
     const char *where, const char *text, struct dlq_buf *errors)
@@ -1047,7 +1059,7 @@ read_setting(struct dlq_config *c, const struct opt *o,
 			break;
 		return read_policies(c, s, path, errors);
 	}
-	snprintf(why, sizeof(why), "must be %s, not %s",
+	snprintf(why, sizeof(why), "must be %s, not %s%s",
 	    type_name(o->kind == OPT_INT ? CONFIG_TYPE_INT :
 	    o->kind == OPT_RATIO ? CONFIG_TYPE_FLOAT :
 	    o->kind == OPT_BOOL ? CONFIG_TYPE_BOOL :
@@ -1055,7 +1067,7 @@ read_setting(struct dlq_config *c, const struct opt *o,
 	    o->kind == OPT_TARGETS || o->kind == OPT_RULES ||
 	    o->kind == OPT_POLICIES ? CONFIG_TYPE_LIST :
 	    CONFIG_TYPE_STRING),
-	    type_name(t));
+	    type_name(t), t == CONFIG_TYPE_STRING ? ms_hint(o) : "");
 	report(errors, where, o, NULL, why);
 	return -1;
 }
@@ -1354,7 +1366,7 @@ load_env(struct dlq_config *c, struct file_places *places,
 {
 	const struct opt *o;
 	const char *v;
-	char *end, *buf, where[96];
+	char *end, *buf, where[96], why[96];
 	long long n;
 	bool bad;
 	int rc = 0;
@@ -1386,7 +1398,9 @@ load_env(struct dlq_config *c, struct file_places *places,
 		 * clamped, and are out of range below. */
 		n = strtoll(v, &end, 10);
 		if (!isdigit((unsigned char)v[v[0] == '-']) || *end != '\0') {
-			report(errors, where, o, v, "not an integer");
+			snprintf(why, sizeof(why), "not an integer%s",
+			    ms_hint(o));
+			report(errors, where, o, v, why);
 			rc = -1;
 		} else if (apply_int(c, o, n, where, v, errors) == -1)
 			rc = -1;

@@ -188,8 +188,10 @@ START_TEST(negative_cooldown_from_env_is_refused)
 	dlq_buf_reset(&errors);
 	setenv("DLQ_ALERT_COOLDOWN_MS", "5m", 1);
 	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	/* a duration where milliseconds are read: what it takes is said */
 	ck_assert_str_eq(err(), "DLQ_ALERT_COOLDOWN_MS: alert.cooldown_ms: bad "
-	    "value '5m': not an integer\n");
+	    "value '5m': not an integer (a number of milliseconds: 300000 for "
+	    "5 minutes)\n");
 }
 END_TEST
 
@@ -197,11 +199,13 @@ END_TEST
  * quoted env file) or a sign is named, and so are too many digits. */
 START_TEST(env_numbers_are_digits_only)
 {
+#define NOT_MS	"not an integer (a number of milliseconds: 300000 for " \
+	"5 minutes)"
 	static const char *const bad[][2] = {
-		{ " 5000", "not an integer" },
-		{ "5000 ", "not an integer" },
-		{ "+5000", "not an integer" },
-		{ "-", "not an integer" },
+		{ " 5000", NOT_MS },
+		{ "5000 ", NOT_MS },
+		{ "+5000", NOT_MS },
+		{ "-", NOT_MS },
 		{ "99999999999999999999", "out of range 0..604800000" },
 	};
 	char want[200];
@@ -220,6 +224,16 @@ START_TEST(env_numbers_are_digits_only)
 	setenv("DLQ_ALERT_COOLDOWN_MS", "0", 1);
 	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
 	ck_assert_int_eq(c.cooldown_ms, 0);
+	unsetenv("DLQ_ALERT_COOLDOWN_MS");
+	/* the same slip in the file */
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	write_conf("alert = { cooldown_ms = \"5m\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	ck_assert_ptr_nonnull(strstr(err(), ":1: alert.cooldown_ms: must be an "
+	    "integer, not a string (a number of milliseconds: 300000 for 5 "
+	    "minutes)\n"));
+#undef NOT_MS
 }
 END_TEST
 

@@ -113,12 +113,18 @@ END_TEST
 START_TEST(bad_files_report_file_and_line)
 {
 	write_topo("queues = (\n  { name = \"a\"; type = \"stream\"; },\n"
-	    "  { nam = \"b\"; },\n  { name = \"c\"; retry_delay_ms = -1; }\n);\n");
+	    "  { nam = \"b\"; },\n  { name = \"c\"; retry_delay_ms = -1; },\n"
+	    "  { name = \"d\"; retry_delay_ms = \"10s\"; max_retries = \"3\"; "
+	    "}\n);\n");
 	t = dlq_topology_load(path, NULL, &errors);
 	ck_assert_ptr_null(t);
 	said_at(":2: 'type' must be \"classic\" or \"quorum\"");
 	said_at(":3: unknown setting 'nam' in a queue");
 	said_at(":4: 'retry_delay_ms' = -1 is out of range");
+	/* a duration where milliseconds are read: what it takes is said */
+	said_at(":5: 'retry_delay_ms' must be an integer (a number of "
+	    "milliseconds: 10000 for 10 seconds)");
+	said_at(":5: 'max_retries' must be an integer\n");
 }
 END_TEST
 
