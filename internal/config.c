@@ -252,7 +252,6 @@ is_file(const struct opt *o)
 	    strcmp(o->name, "webhook_ca_cert") == 0);
 }
 
-
 /* Checks a string value of `o`; NULL when fine, else the reason. */
 static const char *
 check_str(const struct opt *o, const char *v)
@@ -1607,7 +1606,6 @@ dlq_config_release(struct dlq_config *c)
 	dlq_broker_release(&c->broker);
 	memset(c, 0, sizeof(*c));
 }
-
 
 static const char *const format_names[] = { "auto", "slack", "google_chat",
 	"plain" };

@@ -73,7 +73,6 @@ view_purged(FILE *f, const cJSON *d, int64_t now)
 	    cJSON_GetObjectItemCaseSensitive(d, "purged")->valuedouble);
 }
 
-
 /* A --queue that the topology does not know is most likely mistyped: the
  * answer (often empty) comes with a note saying so. */
 void
