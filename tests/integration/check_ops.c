@@ -551,8 +551,12 @@ START_TEST(an_interrupted_inject_leaves_nothing_behind)
 	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 3, WAIT_MS));
 	ev = h_worker_events(&f.rig.w, "dead_letter", &n);
 	ck_assert_int_eq(n, 3);
+	/* failed once (twice if the delay ran out before the interrupt
+	 * came), not the five times asked */
 	for (i = 0; i < n; i++)
-		ck_assert_int_eq(h_jnum(ev[i], "x_retry_count"), 1);
+		ck_assert_msg(h_jnum(ev[i], "x_retry_count") >= 1 &&
+		    h_jnum(ev[i], "x_retry_count") <= 2, "x-retry-count %lld",
+		    (long long)h_jnum(ev[i], "x_retry_count"));
 	h_events_free(ev, n);
 	ck_assert(h_wait_count(f.rig.q[1], 0, WAIT_MS));
 	ck_assert(h_wait_count(retry, 0, WAIT_MS));
