@@ -375,11 +375,8 @@ report(struct dlq_buf *errors, const char *where, const struct opt *o,
 static const char *
 ms_hint(const struct opt *o)
 {
-	size_t n = strlen(o->name);
-
-	return o->kind == OPT_INT && n > 3 &&
-	    strcmp(o->name + n - 3, "_ms") == 0 ? " (a number of "
-	    "milliseconds: 300000 for 5 minutes)" : "";
+	return o->kind == OPT_INT && dlq_confint_in_ms(o->name) ?
+	    " (a number of milliseconds: 300000 for 5 minutes)" : "";
 }
 
 static int

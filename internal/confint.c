@@ -83,3 +83,11 @@ dlq_confint_get(const config_setting_t *s, const char *path, int64_t *v,
 		snprintf(text, textlen, "%s", lit);
 	return rc != -1;
 }
+
+bool
+dlq_confint_in_ms(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 3 && strcmp(name + n - 3, "_ms") == 0;
+}

@@ -28,4 +28,8 @@ bool	dlq_confint_get(const config_setting_t *s, const char *path,
 int	dlq_confint_scan(const char *line, const char *name, int64_t lib,
 	    bool wide, int64_t *v, char *text, size_t textlen);
 
+/* Whether setting `name` counts milliseconds (ends in "_ms"): a value
+ * written as a duration ("5m") is then explained. */
+bool	dlq_confint_in_ms(const char *name);
+
 #endif

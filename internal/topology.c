@@ -103,9 +103,8 @@ get_int(struct loader *l, const config_setting_t *g, const char *key,
 	if (config_setting_type(s) != CONFIG_TYPE_INT &&
 	    config_setting_type(s) != CONFIG_TYPE_INT64) {
 		err(l, s, "'%s' must be an integer%s", key,
-		    strlen(key) > 3 && strcmp(key + strlen(key) - 3, "_ms") ==
-		    0 ? " (a number of milliseconds: 10000 for 10 seconds)" :
-		    "");
+		    dlq_confint_in_ms(key) ? " (a number of milliseconds: "
+		    "10000 for 10 seconds)" : "");
 		return def;
 	}
 	if (!dlq_confint_get(s, l->path, &v, text, sizeof(text)) || v < min ||

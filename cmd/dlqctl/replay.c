@@ -60,7 +60,7 @@ static bool
 target_is_not_a_dlq(const struct dlqctl *x, const char *exchange,
     const char *key)
 {
-	size_t i;
+	const struct dlq_queue *q;
 
 	if (exchange == NULL)
 		return true;
@@ -71,13 +71,12 @@ target_is_not_a_dlq(const struct dlqctl *x, const char *exchange,
 		    x->top->work_exchange);
 		return false;
 	}
-	for (i = 0; *exchange == '\0' && i < x->top->n_queues; i++)
-		if (strcmp(key, x->top->queues[i].dlq_name) == 0) {
-			fprintf(stderr, "dlqctl: --routing-key: %s is a DLQ: "
-			    "a replay goes back to work, e.g. --routing-key "
-			    "%s\n", key, x->top->queues[i].name);
-			return false;
-		}
+	q = *exchange == '\0' ? dlq_topology_find(x->top, key) : NULL;
+	if (q != NULL && strcmp(key, q->dlq_name) == 0) {
+		fprintf(stderr, "dlqctl: --routing-key: %s is a DLQ: a replay "
+		    "goes back to work, e.g. --routing-key %s\n", key, q->name);
+		return false;
+	}
 	return true;
 }
 
