@@ -168,6 +168,33 @@ START_TEST(markup_in_an_error_text_is_not_markup)
 }
 END_TEST
 
+/* A chat shows an escape sequence, a bell or a direction override as
+ * written by nobody: "\u202e" turns the rest of a line around, so that
+ * "gnp.exe" reads as "exe.png". Each is shown as its escape, in every
+ * format; other text, accents and emoji included, as it is. */
+START_TEST(control_and_direction_characters_are_shown_escaped)
+{
+	static const enum dlq_alert_format formats[] = { DLQ_FORMAT_PLAIN,
+	    DLQ_FORMAT_SLACK, DLQ_FORMAT_GOOGLE_CHAT };
+	size_t i;
+
+	add(&d, "q\x1b]0;x\x07", "\x1b[31mred\x1b[0m\tbell\x07 del\x7f "
+	    "nel\xc2\x85 file \xe2\x80\xaegnp.exe \xe2\x81\xa6iso\xe2\x81\xa9 "
+	    "caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x94\xa5", "id\x1b", 0);
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		render(formats[i], 3500);
+		ck_assert_msg(strstr(text.data, "q\\e]0;x\\x07") != NULL, "%s",
+		    text.data);
+		ck_assert_msg(strstr(text.data, ": \\e[31mred\\e[0m bell\\x07 "
+		    "del\\x7f nel\\u0085 file \\u202egnp.exe \\u2066iso\\u2069 "
+		    "caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x94\xa5 (sample id\\e,") != NULL,
+		    "%s", text.data);
+		ck_assert_ptr_null(strchr(text.data, 0x1b));
+		ck_assert_ptr_null(strstr(text.data, "\xe2\x80\xae"));
+	}
+}
+END_TEST
+
 START_TEST(an_overlong_single_line_is_cut_not_dropped)
 {
 	char err[DLQ_SIGNATURE_TEXT_MAX + 1];
@@ -333,6 +360,7 @@ suite(void)
 	tcase_add_test(tc, groups_over_the_cap_are_counted_not_stored);
 	tcase_add_test(tc, text_lists_largest_first_and_says_what_is_left_out);
 	tcase_add_test(tc, markup_in_an_error_text_is_not_markup);
+	tcase_add_test(tc, control_and_direction_characters_are_shown_escaped);
 	tcase_add_test(tc, an_overlong_single_line_is_cut_not_dropped);
 	tcase_add_test(tc, merge_keeps_every_count);
 	tcase_add_test(tc, notices_have_their_own_sections_before_the_groups);
