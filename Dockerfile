@@ -19,12 +19,13 @@ FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       librabbitmq4 libcurl4 libcjson1 libconfig9 libsqlite3-0 libssl3 \
-      libmicrohttpd12 ca-certificates curl \
+      libmicrohttpd12 ca-certificates curl sqlite3 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home-dir /var/lib/dlq-monitor --shell /usr/sbin/nologin dlq \
  && install -d -o dlq -g dlq -m 0750 /var/lib/dlq-monitor \
  && install -d -o dlq -g dlq -m 0755 /run/dlq-monitor
 COPY --from=build /src/build/dlq-worker /src/build/dlqctl /usr/local/bin/
+COPY scripts/archive-repair.sh /usr/local/bin/dlq-archive-repair
 COPY config/dlq-worker.conf /etc/dlq-monitor/dlq-worker.conf
 COPY topology/line.conf /etc/dlq-monitor/topology/line.conf
 USER dlq

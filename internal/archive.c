@@ -76,11 +76,13 @@ struct dlq_archive {
 	int64_t		 busy_since;	/* busy_wait(): the first try */
 	const atomic_bool *stop;	/* dlq_archive_stop_waits() */
 	struct dlq_redact mask;		/* SQL dlq_mask(): the config's rules */
+	char		 damaged[512];	/* the first SQLITE_CORRUPT's error */
 };
 
 /* The last error of the calling thread: a handle shared by consumers
  * (under the writer mutex) must not hand one thread another's error. */
-static _Thread_local char err_text[256];
+static _Thread_local char err_text[512];
+static _Thread_local char sqlite_err_text[256];	/* dlq_archive_sqlite_errmsg */
 
 static const char *const schema_v1[] = {
 	"CREATE TABLE dead_letters ("
@@ -315,8 +317,20 @@ static const char INSERT_SQL[] =
 	" ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28,"
 	" ?29, ?30, ?31, ?32) ON CONFLICT (fingerprint) DO NOTHING";
 
+const char *
+dlq_archive_sqlite_errmsg(sqlite3 *db)
+{
+	if ((sqlite3_errcode(db) & 0xff) != SQLITE_CORRUPT)
+		return sqlite3_errmsg(db);
+	snprintf(sqlite_err_text, sizeof(sqlite_err_text), "%.80s (the "
+	    "archive file is damaged: retrying will not mend it; see the "
+	    "runbook, \"A damaged archive\")", sqlite3_errmsg(db));
+	return sqlite_err_text;
+}
+
 /* Keeps what failed and why for dlq_archive_errmsg; `sys`, an errno
- * or 0, is the system's reason, said after SQLite's. */
+ * or 0, is the system's reason, said after SQLite's. The first damage
+ * met is kept for known_damaged(). */
 static void
 set_err_sys(struct dlq_archive *a, const char *what, int sys)
 {
@@ -327,10 +341,30 @@ set_err_sys(struct dlq_archive *a, const char *what, int sys)
 		    what);
 	else if (sys != 0)
 		snprintf(err_text, sizeof(err_text), "%.60s: %s (%s)", what,
-		    sqlite3_errmsg(a->db), strerror_r(sys, buf, sizeof(buf)));
+		    dlq_archive_sqlite_errmsg(a->db),
+		    strerror_r(sys, buf, sizeof(buf)));
 	else
 		snprintf(err_text, sizeof(err_text), "%.60s: %s", what,
-		    sqlite3_errmsg(a->db));
+		    dlq_archive_sqlite_errmsg(a->db));
+	if (a->db != NULL && (sqlite3_errcode(a->db) & 0xff) ==
+	    SQLITE_CORRUPT && a->damaged[0] == '\0')
+		snprintf(a->damaged, sizeof(a->damaged), "%s", err_text);
+}
+
+/* Once a statement met a damaged page, no batch commits into this
+ * file and no test write says it is writable again: what would be
+ * acked now would be in a file the operator is to move aside (the
+ * runbook), and a test write that passes where the next batch fails
+ * again would take every dead letter of the DLQ again and again (a
+ * quorum DLQ drops them past its delivery limit). A restart on a
+ * mended or new file goes on. */
+static bool
+known_damaged(struct dlq_archive *a)
+{
+	if (a->damaged[0] == '\0')
+		return false;
+	snprintf(err_text, sizeof(err_text), "%s", a->damaged);
+	return true;
 }
 
 /* The same with the errno of a failed write, sync or read ("No space
@@ -1036,7 +1070,7 @@ dlq_archive_moved(struct dlq_archive *a)
 int
 dlq_archive_commit_hold(struct dlq_archive *a)
 {
-	if (exec(a, "COMMIT") == -1) {
+	if (known_damaged(a) || exec(a, "COMMIT") == -1) {
 		/* rolled back, but the turn is still the caller's: it ends
 		 * it with dlq_archive_rollback() */
 		if (!sqlite3_get_autocommit(a->db))
@@ -1090,6 +1124,10 @@ dlq_archive_probe(struct dlq_archive *a, size_t bytes)
 	/* the consumers' handle is theirs in turns only (no SQLite mutex) */
 	if (begin(a, false) == -1)
 		return -1;
+	if (known_damaged(a)) {
+		dlq_archive_rollback(a);
+		return -1;
+	}
 	rc = sqlite3_prepare_v2(a->db, "INSERT INTO archive_meta (key, value)"
 	    " VALUES ('" PROBE_KEY "', zeroblob(?1)) ON CONFLICT (key) DO"
 	    " UPDATE SET value = excluded.value", -1, &st, NULL);

@@ -92,6 +92,12 @@ bool	dlq_archive_moved(struct dlq_archive *);
 /* The last error, for the caller's log line; valid until the next call. */
 const char *dlq_archive_errmsg(const struct dlq_archive *);
 
+/* SQLite's message for the last error on `db`, for a handle of the
+ * archive (the case queries, replay); valid until the calling thread's
+ * next call. A damaged file (SQLITE_CORRUPT) says so, and that retrying
+ * will not mend it: the runbook's "A damaged archive" says what will. */
+const char *dlq_archive_sqlite_errmsg(sqlite3 *);
+
 /* A number the worker keeps across restarts, by key (table
  * archive_meta): 1 and *value when set, 0 when not, -1 on error. */
 int	dlq_archive_meta_get(struct dlq_archive *, const char *key,

@@ -25,7 +25,7 @@ static int
 fail(sqlite3 *db, struct dlq_buf *out)
 {
 	dlq_buf_reset(out);
-	dlq_buf_adds(out, sqlite3_errmsg(db));
+	dlq_buf_adds(out, dlq_archive_sqlite_errmsg(db));
 	return DLQ_CASE_ERROR;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "amqp.h"
+#include "archive.h"
 #include "control.h"
 #include "ctlclient.h"
 #include "replay.h"
@@ -260,7 +261,8 @@ dlq_replay_plan(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 	dlq_buf_addc(out, ']');
 	return DLQ_REPLAY_OK;
 fail:
-	snprintf(why, whylen, "archive: %s", sqlite3_errmsg(db));
+	snprintf(why, whylen, "archive: %s",
+	    dlq_archive_sqlite_errmsg(db));
 	return DLQ_REPLAY_ERROR;
 }
 
@@ -470,7 +472,8 @@ dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 	if (!texts_fit(req, why, whylen))
 		return DLQ_REPLAY_USAGE;
 	if (claim_sql_prepare(db, &q) == -1) {
-		snprintf(why, whylen, "archive: %s", sqlite3_errmsg(db));
+		snprintf(why, whylen, "archive: %s",
+		    dlq_archive_sqlite_errmsg(db));
 		return DLQ_REPLAY_ERROR;
 	}
 	dlq_buf_init(&claims);
@@ -506,7 +509,8 @@ dlq_replay_claim(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 	dlq_buf_release(&deferred);
 	return DLQ_REPLAY_OK;
 fail:
-	snprintf(why, whylen, "archive: %s", sqlite3_errmsg(db));
+	snprintf(why, whylen, "archive: %s",
+	    dlq_archive_sqlite_errmsg(db));
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	claim_sql_free(&q);
 	dlq_buf_release(&claims);
@@ -609,7 +613,8 @@ dlq_replay_finish(sqlite3 *db, const cJSON *req, const char *actor,
 		}
 	}
 	if (finish_sql_prepare(db, &q) == -1) {
-		snprintf(why, whylen, "archive: %s", sqlite3_errmsg(db));
+		snprintf(why, whylen, "archive: %s",
+		    dlq_archive_sqlite_errmsg(db));
 		return DLQ_REPLAY_ERROR;
 	}
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
@@ -633,7 +638,8 @@ dlq_replay_finish(sqlite3 *db, const cJSON *req, const char *actor,
 	}
 	return DLQ_REPLAY_OK;
 fail:
-	snprintf(why, whylen, "archive: %s", sqlite3_errmsg(db));
+	snprintf(why, whylen, "archive: %s",
+	    dlq_archive_sqlite_errmsg(db));
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	finish_sql_free(&q);
 	return DLQ_REPLAY_ERROR;

@@ -9,6 +9,7 @@ pkgs=(
 	librabbitmq-dev libcurl4-openssl-dev libcjson-dev libconfig-dev
 	libsqlite3-dev libssl-dev libmicrohttpd-dev
 	rabbitmq-server				# the local / test broker
+	sqlite3					# scripts/archive-repair.sh, backups
 )
 if [ "${1:-}" = test ]; then
 	pkgs+=(

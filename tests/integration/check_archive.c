@@ -610,6 +610,120 @@ START_TEST(an_archive_deleted_under_the_worker_loses_nothing)
 }
 END_TEST
 
+/* Overwrites the root page of each index in `names` (NULL-terminated)
+ * of the closed archive `db` with bytes no page holds, as a disk fault
+ * or a copy cut short would: the file opens, and what reads or writes
+ * those indexes meets SQLITE_CORRUPT. */
+static void
+damage(const char *db, const char *const *names)
+{
+	unsigned char junk[65536];
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	long page_size, root;
+	FILE *fp;
+
+	ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(h, "PRAGMA wal_checkpoint(TRUNCATE)",
+	    NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT (SELECT page_size FROM "
+	    "pragma_page_size), rootpage FROM sqlite_schema WHERE name = ?1",
+	    -1, &st, NULL), SQLITE_OK);
+	memset(junk, 0xde, sizeof(junk));
+	ck_assert_ptr_nonnull(fp = fopen(db, "r+b"));
+	for (; *names != NULL; names++) {
+		sqlite3_bind_text(st, 1, *names, -1, SQLITE_STATIC);
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		page_size = sqlite3_column_int(st, 0);
+		root = sqlite3_column_int(st, 1);
+		ck_assert(page_size <= (long)sizeof(junk) && root > 1);
+		ck_assert_int_eq(fseek(fp, (root - 1) * page_size, SEEK_SET), 0);
+		ck_assert_uint_eq(fwrite(junk, 1, (size_t)page_size, fp),
+		    (size_t)page_size);
+		sqlite3_reset(st);
+	}
+	ck_assert_int_eq(fclose(fp), 0);
+	sqlite3_finalize(st);
+	ck_assert_int_eq(sqlite3_close(h), SQLITE_OK);
+}
+
+/* Pages of the archive are overwritten while the worker is down. The
+ * dead letters that arrive stay in their queue; the log, the digest and
+ * dlqctl say the file is damaged and that retrying will not mend it.
+ * The consumer does not take them again and again (a test write would
+ * pass here: it touches no damaged page). scripts/archive-repair.sh
+ * (the runbook's "A damaged archive") moves the file aside and rebuilds
+ * it from its tables: the worker goes on with the records it held and
+ * archives the ones that waited. */
+START_TEST(a_damaged_archive_is_named_and_loses_nothing)
+{
+	static const char damaged[] = "database disk image is malformed (the "
+	    "archive file is damaged: retrying will not mend it; see the "
+	    "runbook, \"A damaged archive\")";
+	struct h_rig f;
+	char want[400], *out, *err;
+	cJSON **ev;
+	int rows, distinct, n, digests;
+
+	start(&f, "alert = { cooldown_ms = 1000; }; log = { level = \"debug\"; };");
+	die_in(&f, 0, 2, "before");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	damage(f.db, (const char *[]){ "dead_letters_fingerprint",
+	    "dead_letters_signature", NULL });
+
+	h_rig_start(&f);
+	die_in(&f, 0, 5, "after");
+	ck_assert(h_worker_wait(&f.w, "archive_error", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "archive_error", &n);
+	ck_assert_msg(strstr(h_jstr(ev[0], "error"), damaged) != NULL, "%s",
+	    h_jstr(ev[0], "error"));
+	h_events_free(ev, n);
+	left_unacked(&f, 5);
+	/* the rig's backoff is 100 ms to 1 s: 3 tries take 1 to 2 s */
+	ck_assert(h_worker_wait(&f.w, "archive_probe_failed", 3, WAIT_MS));
+	ev = h_worker_events(&f.w, "archive_probe_failed", &n);
+	ck_assert_msg(strstr(h_jstr(ev[0], "error"), damaged) != NULL, "%s",
+	    h_jstr(ev[0], "error"));
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_worker_count(&f.w, "consumer_started"), f.n);
+	while (h_digests_with(&f.w, damaged, NULL, &digests) == 0)
+		ck_assert(h_worker_wait(&f.w, "alert_digest", digests + 1,
+		    WAIT_MS));
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "groups", NULL }, NULL, &out, &err), 1);
+	ck_assert_msg(strstr(err, damaged) != NULL, "%s", err);
+	free(out);
+	free(err);
+	/* while the worker runs, the repair leaves the file alone */
+	ck_assert_int_eq(h_run((const char *[]){ "scripts/archive-repair.sh",
+	    f.db, NULL }, NULL, &out), 1);
+	snprintf(want, sizeof(want), "archive-repair: a dlq-worker has %s "
+	    "open: stop it first\n", f.db);
+	ck_assert_str_eq(out, want);
+	free(out);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+
+	ck_assert_int_eq(h_run((const char *[]){ "scripts/archive-repair.sh",
+	    f.db, NULL }, NULL, &out), 0);
+	snprintf(want, sizeof(want), "archive-repair: rebuilt %s: 2 records; "
+	    "start the worker\n", f.db);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	snprintf(want, sizeof(want), "archive-repair: moved the damaged "
+	    "archive to %s.damaged-", f.db);
+	ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "%s", out);
+	free(out);
+	h_rig_start(&f);
+	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 5, WAIT_MS));
+	ck_assert_int_eq(h_worker_count(&f.w, "archive_error"), 0);
+	h_rig_stop(&f);
+	count_rows(f.db, &rows, &distinct);
+	ck_assert_int_eq(rows, 7);
+	ck_assert_int_eq(distinct, 7);
+}
+END_TEST
+
 /* A second worker with its own archive on the same DLQs splits the dead
  * letters between the two archives: the one that starts second says so,
  * per DLQ, and still runs (it may be the first one's replacement). */
@@ -2300,6 +2414,7 @@ suite(void)
 	tcase_add_test(tc,
 	    an_archive_the_disk_refuses_leaves_deliveries_in_the_queue);
 	tcase_add_test(tc, an_archive_deleted_under_the_worker_loses_nothing);
+	tcase_add_test(tc, a_damaged_archive_is_named_and_loses_nothing);
 	tcase_add_test(tc, a_second_worker_on_the_same_dlqs_is_told_it_shares_them);
 	tcase_add_test(tc, a_second_worker_on_the_same_archive_waits_for_the_first);
 	tcase_add_test(tc, a_second_worker_leaves_an_archive_the_first_keeps);
