@@ -462,6 +462,15 @@ dlq_cases_drop(sqlite3 *db, const int64_t *ids, size_t n, const char *reason,
 			" AND purged_at IS NULL"
 
 int
+dlq_cases_purgeable(sqlite3 *db, int64_t cutoff_ms, struct dlq_buf *out)
+{
+	const struct param p[] = { INT(cutoff_ms) };
+
+	return query_json(db, "SELECT json_object('purgeable', count(*),"
+	    " 'before_ms', ?1) FROM dead_letters WHERE" PURGEABLE, p, 1, out);
+}
+
+int
 dlq_cases_purge(sqlite3 *db, int64_t cutoff_ms, int64_t now_ms,
     bool (*go_on)(void), struct dlq_buf *out)
 {
@@ -501,15 +510,17 @@ dlq_cases_purge(sqlite3 *db, int64_t cutoff_ms, int64_t now_ms,
 		if (from + DLQ_PURGE_CHUNK > hi)
 			break;
 		if (go_on != NULL && !go_on()) {
-			dlq_buf_printf(out, "{\"purged\":%lld,\"interrupted\":"
-			    "true}", purged);
+			dlq_buf_printf(out, "{\"purged\":%lld,\"before_ms\":"
+			    "%lld,\"interrupted\":true}", purged,
+			    (long long)cutoff_ms);
 			return DLQ_CASE_OK;
 		}
 		/* a mutex is not fair: without a pause this loop would take
 		 * it back before a waiting consumer runs */
 		nanosleep(&pause, NULL);
 	}
-	dlq_buf_printf(out, "{\"purged\":%lld}", purged);
+	dlq_buf_printf(out, "{\"purged\":%lld,\"before_ms\":%lld}", purged,
+	    (long long)cutoff_ms);
 	return DLQ_CASE_OK;
 }
 

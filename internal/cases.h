@@ -66,13 +66,16 @@ int	dlq_cases_assign(sqlite3 *, const int64_t *ids, size_t n,
 int	dlq_cases_drop(sqlite3 *, const int64_t *ids, size_t n,
 	    const char *reason, const char *actor, int64_t now_ms,
 	    struct dlq_buf *out);
+/* How many records a purge with `cutoff_ms` would reach: answers
+ * {"purgeable":N,"before_ms":cutoff_ms}. */
+int	dlq_cases_purgeable(sqlite3 *, int64_t cutoff_ms, struct dlq_buf *out);
 /* Deletes payloads and headers of resolved records received before
- * `cutoff_ms`; answers {"purged":N}. It goes DLQ_PURGE_CHUNK ids at a
+ * `cutoff_ms`; answers {"purged":N,"before_ms":cutoff_ms}. It goes DLQ_PURGE_CHUNK ids at a
  * time, each a transaction taking its turn among the process's writers
  * (dlq_archive_writer_lock): consumers commit between two, however large
  * the purge. The caller must not hold the writer lock. `go_on` (may be
  * NULL) is asked between chunks; when it says no, the purge stops there
- * and answers {"purged":N,"interrupted":true}: the rest is for the next
+ * and answers {..., "interrupted":true}: the rest is for the next
  * purge. */
 #define DLQ_PURGE_CHUNK	5000
 int	dlq_cases_purge(sqlite3 *, int64_t cutoff_ms, int64_t now_ms,

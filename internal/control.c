@@ -449,17 +449,37 @@ cmd_drop(struct req *r)
 	return a;
 }
 
+/* A purge's older_than_ms, required: 0 or -1 (usage, said). */
+static int
+purge_age(struct req *r, int64_t *older)
+{
+	if (!opt_int(r, "older_than_ms", 1, DLQ_JSON_INT_MAX, 0, older))
+		return -1;
+	if (*older == 0) {
+		snprintf(r->err, sizeof(r->err), "'older_than_ms' is required");
+		return -1;
+	}
+	return 0;
+}
+
+static enum answer
+cmd_purge_count(struct req *r)
+{
+	int64_t older;
+
+	if (purge_age(r, &older) == -1)
+		return A_USAGE;
+	return from_case(r, dlq_cases_purgeable(r->db, dlq_wall_ms() - older,
+	    r->data));
+}
+
 static enum answer
 cmd_purge(struct req *r)
 {
 	int64_t older;
 
-	if (!opt_int(r, "older_than_ms", 1, DLQ_JSON_INT_MAX, 0, &older))
+	if (purge_age(r, &older) == -1)
 		return A_USAGE;
-	if (older == 0) {
-		snprintf(r->err, sizeof(r->err), "'older_than_ms' is required");
-		return A_USAGE;
-	}
 	return from_case(r, dlq_cases_purge(r->db, dlq_wall_ms() - older,
 	    dlq_wall_ms(), NULL, r->data));
 }
@@ -625,6 +645,7 @@ static const struct command commands[] = {
 	{ "audit", "audit", DLQ_ROLE_VIEWER, W_NONE, cmd_audit },
 	{ "assign", "assign", DLQ_ROLE_OPERATOR, W_ONE_TURN, cmd_assign },
 	{ "drop", "drop", DLQ_ROLE_OPERATOR, W_ONE_TURN, cmd_drop },
+	{ "purge_count", "purge", DLQ_ROLE_ADMIN, W_NONE, cmd_purge_count },
 	{ "purge", "purge", DLQ_ROLE_ADMIN, W_OWN_TURNS, cmd_purge },
 	{ "replay_plan", "replay", DLQ_ROLE_OPERATOR, W_NONE,
 	    cmd_replay_plan },

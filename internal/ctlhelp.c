@@ -68,7 +68,10 @@ static const struct {
 "Retention: deletes the payloads and headers of resolved (replayed or\n"
 "discarded) records. The records, their reasons, classes and outcomes\n"
 "stay.\n"
-"  --older-than DUR   those received more than DUR ago\n"
+"  --older-than DUR   those received more than DUR ago (m is minutes:\n"
+"                     30d is a month)\n"
+"  --yes              needed to purge (without it they are only counted,\n"
+"                     and the cutoff is shown as a date)\n"
 "Role: admin.\n" },
 	{ "replay",
 "Publishes vetted dead letters again, with their original message ids\n"

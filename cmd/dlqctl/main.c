@@ -38,7 +38,7 @@ static const struct cmd cmds[] = {
 	    "--decision TEXT [--escalate-in DUR] [--evidence TEXT] [--yes]" },
 	{ "drop", cmd_drop, "drop (ID... | --queue Q [--class C] [--signature "
 	    "SIG] [--since DUR] [--limit N]) --reason TEXT [--yes]" },
-	{ "purge", cmd_purge, "purge --older-than DUR" },
+	{ "purge", cmd_purge, "purge --older-than DUR [--yes]" },
 	{ "replay", cmd_replay, "replay (ID... | --queue Q [--class C] "
 	    "[--signature SIG] [--since DUR] | --from-queue Q) [--limit N] "
 	    "[--rate R] [--reason TEXT] [--evidence TEXT] [--to-exchange X "

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "ctlargs.h"
 #include "ctlclient.h"
@@ -14,28 +15,45 @@
 
 #include "dlqctl.h"
 
+/* Sends `req` (freed) to the worker: its answer, or NULL once said why
+ * it did not come. */
+static cJSON *
+ask(const struct dlqctl *x, cJSON *req)
+{
+	char why[512];
+	cJSON *ans;
+
+	ans = dlq_ctl_call(x->cfg.control_socket, req, why, sizeof(why));
+	cJSON_Delete(req);
+	if (ans == NULL)
+		fprintf(stderr, "dlqctl: %s\n", why);
+	return ans;
+}
+
+static void
+put_json(const cJSON *data)
+{
+	char *text = cJSON_PrintUnformatted(data);
+
+	puts(text);
+	cJSON_free(text);
+}
+
 int
 dlqctl_call(struct dlqctl *x, cJSON *req,
     void (*view)(FILE *, const cJSON *, int64_t))
 {
 	const cJSON *data;
-	char why[512], *text;
 	cJSON *ans;
 	int rc = DLQ_EXIT_OK;
 
-	ans = dlq_ctl_call(x->cfg.control_socket, req, why, sizeof(why));
-	cJSON_Delete(req);
-	if (ans == NULL) {
-		fprintf(stderr, "dlqctl: %s\n", why);
+	if ((ans = ask(x, req)) == NULL)
 		return DLQ_EXIT_ERROR;
-	}
 	data = cJSON_GetObjectItemCaseSensitive(ans, "data");
 	if (data != NULL && !cJSON_IsNull(data)) {
-		if (x->json) {
-			text = cJSON_PrintUnformatted(data);
-			puts(text);
-			cJSON_free(text);
-		} else
+		if (x->json)
+			put_json(data);
+		else
 			view(stdout, data, dlq_wall_ms());
 	}
 	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "ok")))
@@ -65,12 +83,31 @@ view_dropped(FILE *f, const cJSON *d, int64_t now)
 	dlq_view_changes(f, d, "dropped");
 }
 
+/* A purge's cutoff, to the minute: "2026-11-04 05:20 UTC". */
+static const char *
+purge_cutoff(const cJSON *d, char *out, size_t n)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(d, "before_ms");
+	time_t t = cJSON_IsNumber(v) ? (time_t)(v->valuedouble / 1000) : 0;
+	struct tm tm;
+
+	if (!cJSON_IsNumber(v) || gmtime_r(&t, &tm) == NULL ||
+	    strftime(out, n, "%Y-%m-%d %H:%M UTC", &tm) == 0)
+		snprintf(out, n, "the cutoff");
+	return out;
+}
+
 static void
 view_purged(FILE *f, const cJSON *d, int64_t now)
 {
+	long long n = (long long)cJSON_GetObjectItemCaseSensitive(d,
+	    "purged")->valuedouble;
+	char when[40];
+
 	(void)now;
-	fprintf(f, "purged the payloads of %lld records\n", (long long)
-	    cJSON_GetObjectItemCaseSensitive(d, "purged")->valuedouble);
+	fprintf(f, "purged the payloads of %lld resolved record%s received "
+	    "before %s\n", n, n == 1 ? "" : "s", purge_cutoff(d, when,
+	    sizeof(when)));
 }
 
 /* A --queue that the topology does not know is most likely mistyped: the
@@ -288,17 +325,61 @@ out:
 	return rc;
 }
 
+/* Without --yes a purge only counts what it would reach, and says when
+ * that was received: "--older-than 6m" is six minutes, not months. */
+static int
+purge_count(struct dlqctl *x, cJSON *r)
+{
+	const cJSON *data;
+	char when[40];
+	cJSON *ans;
+	double n;
+	int rc;
+
+	cJSON_ReplaceItemInObjectCaseSensitive(r, "cmd",
+	    cJSON_CreateString("purge_count"));
+	if ((ans = ask(x, r)) == NULL)
+		return DLQ_EXIT_ERROR;
+	data = cJSON_GetObjectItemCaseSensitive(ans, "data");
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "ok")) ||
+	    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(data,
+	    "purgeable"))) {
+		rc = dlq_ctl_refusal(ans);
+		cJSON_Delete(ans);
+		return rc;
+	}
+	n = cJSON_GetObjectItemCaseSensitive(data, "purgeable")->valuedouble;
+	purge_cutoff(data, when, sizeof(when));
+	if (x->json)
+		put_json(data);
+	if (n == 0) {
+		if (!x->json)
+			printf("nothing to purge: no resolved record received "
+			    "before %s holds its payload\n", when);
+		rc = DLQ_EXIT_OK;
+	} else {
+		fprintf(stderr, "dlqctl: this would purge the payloads of %.0f "
+		    "resolved record%s received before %s; run again with "
+		    "--yes to do it\n", n, n == 1 ? "" : "s", when);
+		rc = DLQ_EXIT_USAGE;
+	}
+	cJSON_Delete(ans);
+	return rc;
+}
+
 int
 cmd_purge(struct dlqctl *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("purge");
 
-	if (!dlq_args_options(r, argc, argv, "older-than") ||
+	if (!dlq_args_options(r, argc, argv, "older-than yes") ||
 	    !dlq_args_done(optind, argc, argv) ||
 	    !dlq_args_require(r, argv[0], "older-than")) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "yes")))
+		return purge_count(x, r);
 	return dlqctl_call(x, r, view_purged);
 }
 

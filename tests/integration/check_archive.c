@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../check_main.h"
+#include "amqp.h"
 #include "buf.h"
 #include "harness.h"
 
@@ -1318,7 +1319,8 @@ START_TEST(purge_drops_payloads_and_keeps_records)
 {
 	struct h_rig f;
 	cJSON *j, *l;
-	char a[24], b[24];
+	char a[24], b[24], *out, *err;
+	int64_t t0;
 
 	start(&f, NULL);
 	die_in(&f, 0, 3, "gone");
@@ -1332,11 +1334,38 @@ START_TEST(purge_drops_payloads_and_keeps_records)
 	cJSON_Delete(l);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "drop",
 	    a, b, "--reason", "obsolete", "--yes", NULL }), 0);
+	/* without --yes: counted, with the cutoff as a date, nothing purged */
+	t0 = dlq_wall_ms();
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "purge", "--older-than", "1ms", NULL }, NULL, &out, &err), 2);
+	ck_assert_str_eq(out, "");
+	ck_assert_msg(strncmp(err, "dlqctl: this would purge the payloads of 2 "
+	    "resolved records received before 20", 71) == 0 && strstr(err,
+	    " UTC; run again with --yes to do it\n") != NULL, "%s", err);
+	free(out);
+	free(err);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "purge",
-	    "--older-than", "1ms", NULL }), 0);
+	    "--older-than", "1ms", NULL }), 2);
+	ck_assert_int_eq(h_jnum(j, "purgeable"), 2);
+	ck_assert_int_ge(h_jnum(j, "before_ms"), t0 - 1);
+	ck_assert_int_le(h_jnum(j, "before_ms"), dlq_wall_ms());
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
+	    NULL }), 0);
+	ck_assert_int_eq(h_jnum(j, "payloads_purged"), 0);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "purge",
+	    "--older-than", "1ms", "--yes", NULL }), 0);
 	/* the open one keeps it */
 	ck_assert_int_eq(h_jnum(j, "purged"), 2);
 	cJSON_Delete(j);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "purge", "--older-than", "1ms", NULL }, NULL, &out, &err), 0);
+	ck_assert_msg(strncmp(out, "nothing to purge: no resolved record "
+	    "received before 20", 55) == 0, "%s", out);
+	ck_assert_str_eq(err, "");
+	free(out);
+	free(err);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
 	    NULL }), 0);
 	ck_assert_int_eq(h_jnum(j, "total"), 3);

@@ -582,14 +582,23 @@ START_TEST(a_purge_walks_every_chunk_and_touches_nothing_else)
 	ck_assert_int_gt(want, DLQ_PURGE_CHUNK);	/* more than one */
 	ck_assert_int_eq(DLQ_PURGE_CHUNK, 5000);	/* the counts below */
 	dlq_buf_init(&out);
+	/* what dlqctl purge without --yes counts */
+	ck_assert_int_eq(dlq_cases_purgeable(dlq_archive_db(a), 2000, &out),
+	    DLQ_CASE_OK);
+	snprintf(expect, sizeof(expect), "{\"purgeable\":%lld,\"before_ms\":"
+	    "2000}", want);
+	ck_assert_str_eq(out.data, expect);
+	dlq_buf_reset(&out);
 	ck_assert_int_eq(dlq_cases_purge(dlq_archive_db(a), 2000, 9000,
 	    go_on_twice, &out), DLQ_CASE_OK);
 	/* two chunks, ids 1..10000: half resolved, 10 of them purged before */
-	ck_assert_str_eq(out.data, "{\"purged\":4990,\"interrupted\":true}");
+	ck_assert_str_eq(out.data, "{\"purged\":4990,\"before_ms\":2000,"
+	    "\"interrupted\":true}");
 	dlq_buf_reset(&out);
 	ck_assert_int_eq(dlq_cases_purge(dlq_archive_db(a), 2000, 9000, NULL,
 	    &out), DLQ_CASE_OK);
-	snprintf(expect, sizeof(expect), "{\"purged\":%lld}", want - 4990);
+	snprintf(expect, sizeof(expect), "{\"purged\":%lld,\"before_ms\":"
+	    "2000}", want - 4990);
 	ck_assert_str_eq(out.data, expect);
 	dlq_buf_release(&out);
 	ck_assert_int_eq(number("SELECT count(*) FROM dead_letters WHERE"
@@ -607,7 +616,11 @@ START_TEST(a_purge_walks_every_chunk_and_touches_nothing_else)
 	dlq_buf_init(&out);
 	ck_assert_int_eq(dlq_cases_purge(dlq_archive_db(a), 2000, 9500, NULL,
 	    &out), DLQ_CASE_OK);
-	ck_assert_str_eq(out.data, "{\"purged\":0}");
+	ck_assert_str_eq(out.data, "{\"purged\":0,\"before_ms\":2000}");
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_cases_purgeable(dlq_archive_db(a), 2000, &out),
+	    DLQ_CASE_OK);
+	ck_assert_str_eq(out.data, "{\"purgeable\":0,\"before_ms\":2000}");
 	dlq_buf_release(&out);
 }
 END_TEST
