@@ -9,6 +9,7 @@
 
 #include "ctlclient.h"
 #include "ctlview.h"
+#include "stopsig.h"
 #include "worker.h"
 
 /* Ids per request: well under the control request limit (64 KiB). */
@@ -136,7 +137,11 @@ dlq_select_change(const char *socket, bool json, const cJSON *r,
 	sum = cJSON_CreateObject();
 	results = cJSON_AddArrayToObject(sum, "results");
 	next = ids->child;
-	for (i = 0; i < n && !stop; i += CHUNK) {
+	/* ^C, a closed terminal or a kill: the chunk under way is finished
+	 * (the worker changes it in one transaction), the rest left as it
+	 * is, and the summary says so; a second one ends dlqctl at once */
+	dlq_stop_catch(true);
+	for (i = 0; i < n && !stop && !dlq_stop_asked(); i += CHUNK) {
 		q = dlq_ctl_request(cmd);
 		for (key = copy; *key != NULL; key++)
 			if ((v = cJSON_GetObjectItem(r, *key)) != NULL)
@@ -170,13 +175,22 @@ dlq_select_change(const char *socket, bool json, const cJSON *r,
 	cJSON_AddNumberToObject(sum, "changed", changed);
 	cJSON_AddNumberToObject(sum, "selected", n);
 	cJSON_AddBoolToObject(sum, "more", more);
+	if (i < n && !stop) {		/* asked to stop */
+		cJSON_AddBoolToObject(sum, "interrupted", true);
+		cJSON_AddNumberToObject(sum, "not_sent", n - i);
+		if (rc == DLQ_EXIT_OK)
+			rc = DLQ_EXIT_CONFLICT;
+	}
 	if (json) {
 		text = cJSON_PrintUnformatted(sum);
 		puts(text);
 		cJSON_free(text);
 	} else {
 		dlq_view_changes(stdout, sum, verb);
-		if (more)
+		if (i < n && !stop)
+			printf("interrupted: the other %d selected were not "
+			    "sent to the worker and are as they were\n", n - i);
+		else if (more)
 			printf("more may match: a run takes the newest %d; run "
 			    "again for the rest\n", n);
 	}

@@ -1,7 +1,6 @@
 /* inject.c - publish, fail through the retry queue, reject. */
 #include "inject.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -9,6 +8,7 @@
 
 #include "amqp.h"
 #include "deadletter.h"
+#include "stopsig.h"
 
 #define WAIT_EXTRA_MS	60000
 #define STOP_EXTRA_MS	5000	/* after an interrupt, past the retry delay */
@@ -22,32 +22,6 @@ publish(amqp_connection_state_t conn, const char *exchange, const char *rk,
 {
 	return amqp_basic_publish(conn, DLQ_AMQP_CHANNEL,
 	    amqp_cstring_bytes(exchange), amqp_cstring_bytes(rk), 0, 0, p, body);
-}
-
-static volatile sig_atomic_t stop_asked;
-
-static void
-on_stop(int sig)
-{
-	(void)sig;
-	stop_asked = 1;
-}
-
-/* ^C, a closed terminal or a kill: the demo messages still on their way
- * through the retry queue are rejected as they come back, not left in
- * the work queue for nobody; a second one (the handler is reset after
- * the first) leaves them. */
-static void
-catch_stop(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sa.sa_flags = SA_RESETHAND;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 }
 
 /* The same message, one retry later: headers copied, x-retry-count + 1. */
@@ -165,9 +139,13 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 	}
 	snprintf(prefix, sizeof(prefix), "inject-%lld-%ld-", (long long)
 	    time(NULL), (long)getpid());
-	catch_stop();
+	/* ^C, a closed terminal or a kill: the demo messages still on
+	 * their way through the retry queue are rejected as they come
+	 * back, not left in the work queue for nobody; a second one (only
+	 * the first is caught) leaves them */
+	dlq_stop_catch(true);
 	for (k = 0; k < count; k++) {
-		if (stop_asked) {	/* fail those published, no more */
+		if (dlq_stop_asked()) {	/* fail those published, no more */
 			count = k;
 			break;
 		}
@@ -212,7 +190,7 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 	deadline = dlq_now_ms() + (int64_t)retries * q->retry_delay_ms +
 	    WAIT_EXTRA_MS;
 	while (dead < count && held < HOLD_MAX && dlq_now_ms() < deadline) {
-		if (stop_asked && !stopping) {
+		if (dlq_stop_asked() && !stopping) {
 			stopping = true;
 			retries = 0;
 			deadline = dlq_now_ms() + q->retry_delay_ms +

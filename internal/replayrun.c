@@ -19,6 +19,7 @@
 #include "replay.h"
 #include "replaysend.h"
 #include "replaytarget.h"
+#include "stopsig.h"
 #include "termtext.h"
 #include "worker.h"
 
@@ -30,15 +31,6 @@
 #define FINISH_WAIT_MS	30000
 #define FINISH_RETRY_MS	1000
 #define REFUSALS_NOTED_MAX	(32 * 1024)	/* bytes of ids and reasons */
-
-static volatile sig_atomic_t interrupted;
-
-static void
-on_sigint(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
 
 struct tally {
 	bool	 dry;		/* published counts the eligible */
@@ -219,7 +211,7 @@ pace(const struct tally *t, int64_t rate)
 	if (rate <= 0)
 		return;
 	due = t->start_ms + (int64_t)t->posted * 1000 / rate;
-	while (!interrupted && (now = dlq_now_ms()) < due) {
+	while (!dlq_stop_asked() && (now = dlq_now_ms()) < due) {
 		ts.tv_sec = 0;
 		ts.tv_nsec = ((due - now) > 100 ? 100 : (due - now)) * 1000000L;
 		nanosleep(&ts, NULL);
@@ -281,7 +273,7 @@ summary(const struct tally *t, bool json)
 		cJSON_AddNumberToObject(j, "refused", (double)t->refused);
 		cJSON_AddNumberToObject(j, "failed", (double)t->failed);
 		cJSON_AddNumberToObject(j, "unknown", (double)t->unknown);
-		cJSON_AddBoolToObject(j, "interrupted", interrupted != 0);
+		cJSON_AddBoolToObject(j, "interrupted", dlq_stop_asked());
 		cJSON_AddBoolToObject(j, "broker_blocked", t->blocked);
 		cJSON_AddNumberToObject(j, "not_sent", (double)t->given_back);
 		if (t->originals_back > 0)
@@ -305,7 +297,7 @@ summary(const struct tally *t, bool json)
 		cJSON_Delete(j);
 	} else {
 		printf("%s%s %zu, refused %zu, failed %zu, unknown %zu%s\n",
-		    interrupted ? "interrupted: " : "", t->dry ? "eligible" :
+		    dlq_stop_asked() ? "interrupted: " : "", t->dry ? "eligible" :
 		    "published", t->published, t->refused, t->failed, t->unknown,
 		    t->dry ? " (dry run: nothing was published)" : "");
 		for (i = 0; i < REFUSAL_KINDS && t->why[i][0]; i++)
@@ -589,7 +581,7 @@ finish(const struct dlq_config *c, cJSON *fin)
 		again = false;
 		while ((ans = dlq_ctl_call(c->control_socket, part, why,
 		    sizeof(why))) == NULL && dlq_now_ms() < end &&
-		    !interrupted) {
+		    !dlq_stop_asked()) {
 			if (!said)
 				fprintf(stderr, "dlqctl: the worker does not "
 				    "answer (%s); recording the outcomes waits "
@@ -677,7 +669,7 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	 * rest: two round trips per chunk, not one per message */
 	i = 0;
 	cJSON_ArrayForEach(cl, claims) {
-		if (interrupted || t->blocked) {
+		if (dlq_stop_asked() || t->blocked) {
 			/* claimed, never sent: give it back, replayable */
 			pend[i].settled = true;
 			pend[i].out = DLQ_PUB_FAILED;
@@ -744,7 +736,7 @@ send_ids(const struct dlq_config *c, const struct dlq_replay_opts *o,
 {
 	int i, k;
 
-	for (i = 0; i < n && !interrupted && !t->blocked; i += k) {
+	for (i = 0; i < n && !dlq_stop_asked() && !t->blocked; i += k) {
 		k = n - i < chunk_size(o) ? n - i : chunk_size(o);
 		k = replay_chunk(c, o, pub, ids + i, k, t);
 	}
@@ -795,13 +787,13 @@ watch_canary(const struct dlq_config *c, const struct dlq_replay_opts *o,
 		    k, (long long)o->watch_ms);
 	while ((back = canary_returns(c, ids, k, from)) != NULL &&
 	    cJSON_GetArraySize(back) == 0 && dlq_now_ms() < end &&
-	    !interrupted) {
+	    !dlq_stop_asked()) {
 		cJSON_Delete(back);
 		nanosleep(&ts, NULL);
 	}
 	ok = back != NULL && cJSON_GetArraySize(back) == 0;
 	/* none came back: proof only if they were there to be consumed */
-	if (ok && !interrupted)
+	if (ok && !dlq_stop_asked())
 		ok = consumed = canary_consumed(c, plan, k, why, sizeof(why));
 	t->canary = cJSON_CreateObject();
 	cJSON_AddNumberToObject(t->canary, "sent", k);
@@ -812,7 +804,7 @@ watch_canary(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	if (!consumed)
 		cJSON_AddStringToObject(t->canary, "inconclusive", why);
 	cJSON_AddNumberToObject(t->canary, "untouched", ok ? 0 : rest);
-	return ok && !interrupted;
+	return ok && !dlq_stop_asked();
 }
 
 /* "ids": the archive records the refusals name. The audit indexes a
@@ -951,7 +943,7 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 
 		k = o->canary < n ? (int)o->canary : n;
 		send_ids(c, o, pub, ids, k, &t);
-		if (!interrupted && !t.blocked &&
+		if (!dlq_stop_asked() && !t.blocked &&
 		    !watch_canary(c, o, cJSON_GetObjectItem(plan, "data"), ids,
 		    k, n - k, from, &t))
 			n = k;	/* stop: the rest stays untouched */
@@ -1192,7 +1184,7 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	t.start_ms = dlq_now_ms();
 	/* Ineligible deliveries stay unacked until the end, so that basic.get
 	 * does not hand them out again; then they all go back at once. */
-	while (!interrupted && !t.blocked && t.done < (size_t)o->limit &&
+	while (!dlq_stop_asked() && !t.blocked && t.done < (size_t)o->limit &&
 	    (conn = dlq_publisher_conn(pub)) != NULL) {
 		amqp_maybe_release_buffers(conn);
 		r = amqp_basic_get(conn, DLQ_AMQP_CHANNEL,
@@ -1270,15 +1262,9 @@ run_live(const struct dlq_config *c, const struct dlq_replay_opts *o)
 int
 dlq_replay_run(const struct dlq_config *c, const struct dlq_replay_opts *o)
 {
-	struct sigaction sa;
-
 	/* ^C, a closed terminal or a kill: stop after the current message,
 	 * give back what was claimed and not sent, print the summary */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigint;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	dlq_stop_catch(false);
 	signal(SIGPIPE, SIG_IGN);
 	return o->from_queue ? run_live(c, o) : run_archive(c, o);
 }

@@ -1225,6 +1225,77 @@ START_TEST(a_selection_is_dropped_or_assigned_by_queue_and_class)
 }
 END_TEST
 
+/* Whether process `pid` catches SIGINT and sleeps in poll(2): dlqctl
+ * waiting for the worker's answer to a request it sent after it began
+ * to catch the signal (the selection's requests come before). */
+static bool
+waits_for_an_answer(pid_t pid)
+{
+	char path[64], *status, *wchan, *cgt;
+	unsigned long long mask = 0;
+	bool yes;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((status = h_slurp(path)) == NULL)
+		return false;
+	if ((cgt = strstr(status, "SigCgt:")) != NULL)
+		mask = strtoull(cgt + 7, NULL, 16);
+	free(status);
+	snprintf(path, sizeof(path), "/proc/%d/wchan", (int)pid);
+	if ((wchan = h_slurp(path)) == NULL)
+		return false;
+	yes = (mask & 1ull << (SIGINT - 1)) != 0 && strstr(wchan, "poll");
+	free(wchan);
+	return yes;
+}
+
+/* ^C during a drop of a --queue selection: the chunk of 500 the worker
+ * is changing is finished, the rest are not sent, and the summary says
+ * which is which. The first chunk waits for a write lock another
+ * process holds, so that the interrupt comes while it is under way. */
+START_TEST(an_interrupted_drop_finishes_its_chunk_and_says_what_is_left)
+{
+	struct h_rig f;
+	struct h_worker run;
+	sqlite3 *lock;
+	char conf[512], *out;
+	cJSON *j;
+	int64_t end;
+
+	h_rig_name(&f, "ar", 1);
+	snprintf(conf, sizeof(conf), "archive = { path = \"%s\"; "
+	    "busy_timeout_ms = 30000; };", f.db);
+	h_rig_setup(&f, conf);
+	h_rig_start(&f);
+	die_in(&f, 0, 1200, "many");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1200, WAIT_MS));
+	ck_assert_int_eq(sqlite3_open(f.db, &lock), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(lock, "BEGIN EXCLUSIVE", NULL, NULL, NULL),
+	    SQLITE_OK);
+	h_spawn(&run, "dlqctl", (const char *[]){ "-c", f.cfg, "drop",
+	    "--queue", f.q[0], "--reason", "flood", "--yes", NULL }, NULL);
+	end = h_now_ms() + WAIT_MS;
+	while (!waits_for_an_answer(run.pid) && h_now_ms() < end)
+		usleep(10 * 1000);
+	ck_assert(waits_for_an_answer(run.pid));
+	ck_assert_int_eq(kill(run.pid, SIGINT), 0);
+	ck_assert_int_eq(sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(lock);
+	ck_assert_int_eq(h_worker_exit(&run, WAIT_MS), 3);
+	out = h_slurp(run.log);
+	ck_assert_str_eq(out, "dropped 500\ninterrupted: the other 700 "
+	    "selected were not sent to the worker and are as they were\n");
+	free(out);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
+	    NULL }), 0);
+	ck_assert_int_eq(h_jnum(get(j, "by_status"), "discarded"), 500);
+	ck_assert_int_eq(h_jnum(get(j, "by_status"), "open"), 700);
+	cJSON_Delete(j);
+	h_rig_stop(&f);
+}
+END_TEST
+
 START_TEST(roles_decide_who_sees_payloads_and_who_drops)
 {
 	struct h_rig f;
@@ -2449,6 +2520,8 @@ suite(void)
 	tcase_add_test(tc, a_second_worker_leaves_an_archive_the_first_keeps);
 	tcase_add_test(tc, triage_commands_answer_what_the_archive_holds);
 	tcase_add_test(tc, a_selection_is_dropped_or_assigned_by_queue_and_class);
+	tcase_add_test(tc,
+	    an_interrupted_drop_finishes_its_chunk_and_says_what_is_left);
 	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);
 	tcase_add_test(tc, purge_drops_payloads_and_keeps_records);
 	tcase_add_test(tc, a_user_in_many_groups_has_the_role_of_the_last);
