@@ -27,6 +27,10 @@ if ! command -v sqlite3 >/dev/null; then
 	say "needs the sqlite3 command (Debian: apt-get install sqlite3)"
 	exit 2
 fi
+if [ -d "$db" ]; then
+	say "$db is a directory: name the archive file (archive.path)"
+	exit 2
+fi
 if [ ! -f "$db" ]; then
 	say "$db: no such file"
 	exit 2
@@ -38,6 +42,20 @@ fi
 exec 9<"$db"
 if ! flock -n 9; then
 	say "a dlq-worker has $db open: stop it first"
+	exit 1
+fi
+
+# Only a file that reads as an archive is moved: a path given by a slip
+# (another program's database) is left alone, as the worker leaves it.
+known=$(sqlite3 -readonly "$db" "SELECT count(*) FROM sqlite_schema
+    WHERE name = 'dead_letters'" 2>&1 || true)
+if [ "$known" != 1 ]; then
+	[ "$known" = 0 ] && known="no table dead_letters"
+	say "$db does not read as an archive of dlq-monitor" \
+	    "(${known#Error: }): left as it is"
+	say "if it is the worker's archive, damaged past reading, move it" \
+	    "aside (with its -wal and -shm) and start the worker: it creates" \
+	    "a new, empty archive"
 	exit 1
 fi
 

@@ -663,6 +663,8 @@ START_TEST(a_damaged_archive_is_named_and_loses_nothing)
 	    "runbook, \"A damaged archive\")";
 	struct h_rig f;
 	char want[400], *out, *err;
+	const char *other;
+	sqlite3 *h;
 	cJSON **ev;
 	int rows, distinct, n, digests;
 
@@ -722,6 +724,21 @@ START_TEST(a_damaged_archive_is_named_and_loses_nothing)
 	count_rows(f.db, &rows, &distinct);
 	ck_assert_int_eq(rows, 7);
 	ck_assert_int_eq(distinct, 7);
+
+	/* a path given by a slip: another program's database stays put */
+	other = h_tmp_path("customers.db");
+	ck_assert_int_eq(sqlite3_open(other, &h), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(h, "CREATE TABLE customers (name)", NULL,
+	    NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+	ck_assert_int_eq(h_run((const char *[]){ "scripts/archive-repair.sh",
+	    other, NULL }, NULL, &out), 1);
+	snprintf(want, sizeof(want), "archive-repair: %s does not read as an "
+	    "archive of dlq-monitor (no table dead_letters): left as it is\n",
+	    other);
+	ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "%s", out);
+	free(out);
+	ck_assert_int_eq(access(other, F_OK), 0);
 }
 END_TEST
 
