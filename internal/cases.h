@@ -70,10 +70,10 @@ int	dlq_cases_drop(sqlite3 *, const int64_t *ids, size_t n,
  * {"purgeable":N,"before_ms":cutoff_ms}. */
 int	dlq_cases_purgeable(sqlite3 *, int64_t cutoff_ms, struct dlq_buf *out);
 /* Deletes payloads and headers of resolved records received before
- * `cutoff_ms`; answers {"purged":N,"before_ms":cutoff_ms}. It goes DLQ_PURGE_CHUNK ids at a
- * time, each a transaction taking its turn among the process's writers
- * (dlq_archive_writer_lock): consumers commit between two, however large
- * the purge. The caller must not hold the writer lock. `go_on` (may be
+ * `cutoff_ms`; answers {"purged":N,"before_ms":cutoff_ms}. It goes
+ * DLQ_PURGE_CHUNK ids at a time, each a transaction taking its turn
+ * among the process's writers (dlq_archive_writer_lock): consumers commit
+ * between two, however large the purge. The caller must not hold the writer lock. `go_on` (may be
  * NULL) is asked between chunks; when it says no, the purge stops there
  * and answers {..., "interrupted":true}: the rest is for the next
  * purge. */
