@@ -15,7 +15,7 @@
 #define CONSUMERS_MAX	1024
 
 struct series {
-	char		 labels[3][96];
+	char		 labels[3][256];	/* a queue name: up to 255 bytes */
 	uint64_t	 value;
 };
 

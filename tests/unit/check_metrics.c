@@ -1,5 +1,6 @@
 /* check_metrics.c - exposition-format details of the in-memory metrics. */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../check_main.h"
@@ -44,6 +45,35 @@ START_TEST(counters_add_up_per_label_set)
 }
 END_TEST
 
+/* A queue name may take AMQP's 255 bytes. Two long ones that differ at
+ * their end are two series, each named whole: a name cut short would
+ * count both in one, and a cut through a multi-byte character would
+ * make the scrape invalid UTF-8, which Prometheus refuses whole. */
+START_TEST(long_queue_names_are_whole_series)
+{
+	char a[256], b2[256], want[400];
+	struct dlq_buf b;
+	size_t i;
+
+	for (i = 0; i + 2 < 250; i += 2)
+		memcpy(a + i, "\xc3\xa9", 2);		/* é */
+	memcpy(a + i, ".dlq", 5);
+	memcpy(b2, a, sizeof(b2));
+	memcpy(b2 + i, ".DLQ", 5);
+	dlq_metrics_dead_letters(a, "rejected", "unknown", 1);
+	dlq_metrics_dead_letters(b2, "rejected", "unknown", 2);
+	dlq_buf_init(&b);
+	dlq_metrics_render(&b);
+	snprintf(want, sizeof(want), "dlq_dead_letters_total{dlq=\"%s\","
+	    "reason=\"rejected\",class=\"unknown\"} 1\n", a);
+	ck_assert_ptr_nonnull(strstr(b.data, want));
+	snprintf(want, sizeof(want), "dlq_dead_letters_total{dlq=\"%s\","
+	    "reason=\"rejected\",class=\"unknown\"} 2\n", b2);
+	ck_assert_ptr_nonnull(strstr(b.data, want));
+	dlq_buf_release(&b);
+}
+END_TEST
+
 /* The archive is unwritable while any consumer says its writes fail,
  * with the last reason given, and writable again once all say they
  * work. */
@@ -79,6 +109,7 @@ suite(void)
 
 	tcase_add_test(tc, label_values_are_escaped);
 	tcase_add_test(tc, counters_add_up_per_label_set);
+	tcase_add_test(tc, long_queue_names_are_whole_series);
 	tcase_add_test(tc, the_archive_is_unwritable_while_a_consumer_says_so);
 	suite_add_tcase(s, tc);
 	return s;
