@@ -23,6 +23,11 @@ void	dlq_ctl_set_timeout(int64_t ms);
 cJSON	*dlq_ctl_call(const char *socket_path, const cJSON *request,
 	    char *why, size_t whylen);
 
+/* What a command returns when it only counted what it would change and
+ * said "run again with --yes": dlqctl exits 2 (DLQ_EXIT_USAGE) without
+ * the usage line a mistyped command gets. */
+#define DLQ_CTL_NEEDS_YES	(-2)
+
 /* A new request: {"cmd": cmd}. */
 cJSON	*dlq_ctl_request(const char *cmd);
 

@@ -132,7 +132,7 @@ dlq_select_change(const char *socket, bool json, const cJSON *r,
 		    "%s ones of this selection); run again with --yes to do "
 		    "it\n", cmd, n, what);
 		cJSON_Delete(ids);
-		return DLQ_EXIT_USAGE;
+		return DLQ_CTL_NEEDS_YES;
 	}
 	sum = cJSON_CreateObject();
 	results = cJSON_AddArrayToObject(sum, "results");

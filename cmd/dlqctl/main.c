@@ -243,7 +243,9 @@ main(int argc, char **argv)
 	 * option parser and its messages */
 	argv[used - 1] = (char *)cmd->name;
 	rc = cmd->run(&x, argc - used + 1, argv + used - 1);
-	if (rc == DLQ_EXIT_USAGE)
+	if (rc == DLQ_CTL_NEEDS_YES)
+		rc = DLQ_EXIT_USAGE;
+	else if (rc == DLQ_EXIT_USAGE)
 		fprintf(stderr, "usage: dlqctl %s\n", cmd->usage);
 	dlq_topology_free(x.top);
 	dlq_config_release(&x.cfg);

@@ -316,7 +316,7 @@ cmd_drop(struct dlqctl *x, int argc, char **argv)
 	if (n > 1 && !cJSON_IsTrue(cJSON_GetObjectItem(r, "yes"))) {
 		fprintf(stderr, "dlqctl: this would drop %d dead letters; run "
 		    "again with --yes to do it\n", n);
-		rc = DLQ_EXIT_USAGE;
+		rc = DLQ_CTL_NEEDS_YES;
 		goto out;
 	}
 	return dlqctl_call(x, r, view_dropped);
@@ -361,7 +361,7 @@ purge_count(struct dlqctl *x, cJSON *r)
 		fprintf(stderr, "dlqctl: this would purge the payloads of %.0f "
 		    "resolved record%s received before %s; run again with "
 		    "--yes to do it\n", n, n == 1 ? "" : "s", when);
-		rc = DLQ_EXIT_USAGE;
+		rc = DLQ_CTL_NEEDS_YES;
 	}
 	cJSON_Delete(ans);
 	return rc;

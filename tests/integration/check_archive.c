@@ -1183,6 +1183,7 @@ START_TEST(a_selection_is_dropped_or_assigned_by_queue_and_class)
 	    &err), 2);
 	ck_assert_msg(strncmp(err, "dlqctl: this would drop 700 dead letters",
 	    40) == 0, "%s", err);
+	ck_assert_ptr_null(strstr(err, "usage:"));
 	free(out);
 	free(err);
 	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--status",
@@ -1430,6 +1431,8 @@ START_TEST(purge_drops_payloads_and_keeps_records)
 	ck_assert_msg(strncmp(err, "dlqctl: this would purge the payloads of 2 "
 	    "resolved records received before 20", 71) == 0 && strstr(err,
 	    " UTC; run again with --yes to do it\n") != NULL, "%s", err);
+	/* what to do was said: no usage line after it */
+	ck_assert_ptr_null(strstr(err, "usage:"));
 	free(out);
 	free(err);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "purge",
