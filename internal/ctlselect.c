@@ -118,7 +118,7 @@ dlq_select_change(const char *socket, bool json, const cJSON *r,
 	cJSON *ids = cJSON_CreateArray(), *sum, *results, *q, *ans, *e;
 	const cJSON *data, *code, *v, *next;
 	int more, n, i, k, rc = DLQ_EXIT_OK;
-	bool stop = false;
+	bool stop = false, interrupted;
 	double changed = 0;
 	char why[512], *text;
 
@@ -175,7 +175,8 @@ dlq_select_change(const char *socket, bool json, const cJSON *r,
 	cJSON_AddNumberToObject(sum, "changed", changed);
 	cJSON_AddNumberToObject(sum, "selected", n);
 	cJSON_AddBoolToObject(sum, "more", more);
-	if (i < n && !stop) {		/* asked to stop */
+	interrupted = i < n && !stop;	/* by a signal, not by an error */
+	if (interrupted) {
 		cJSON_AddBoolToObject(sum, "interrupted", true);
 		cJSON_AddNumberToObject(sum, "not_sent", n - i);
 		if (rc == DLQ_EXIT_OK)
@@ -187,7 +188,7 @@ dlq_select_change(const char *socket, bool json, const cJSON *r,
 		cJSON_free(text);
 	} else {
 		dlq_view_changes(stdout, sum, verb);
-		if (i < n && !stop)
+		if (interrupted)
 			printf("interrupted: the other %d selected were not "
 			    "sent to the worker and are as they were\n", n - i);
 		else if (more)
