@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "termtext.h"
+
 #define FOOTER_RESERVE	96
 
 int
@@ -302,42 +304,32 @@ dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src)
 	dst->other_count += src->other_count;
 }
 
-/* How many bytes at `s` make a character a chat would not show as
- * written, 0 for any other: a control character (C0, DEL, C1: an
- * escape sequence, a bell), or a bidirectional override or isolate
- * (U+202A..U+202E, U+2066..U+2069), which turns the rest of its line
- * around so that it reads as another text. */
+/* Appends the character at `s` visibly when a chat would not show it as
+ * written, and returns its bytes; returns 0 for any other. A control
+ * character (C0, DEL, C1: an escape sequence, a bell) and a direction
+ * control (an override turns the rest of its line around so that it
+ * reads as another text) are shown as \e, \xNN or \uNNNN; a line break
+ * or tab as a space (one line per group). */
 static size_t
-hidden_char(const unsigned char *s)
+add_hidden(struct dlq_buf *b, const unsigned char *s)
 {
-	if (s[0] < 0x20 || s[0] == 0x7f)
-		return 1;
-	if (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)
-		return 2;
-	if (s[0] == 0xe2 && ((s[1] == 0x80 && s[2] >= 0xaa && s[2] <= 0xae) ||
-	    (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)))
-		return 3;
-	return 0;
-}
+	unsigned cp;
+	size_t n;
 
-/* Appends the `n` bytes of such a character visibly: a line break or
- * tab as a space (one line per group), ESC as \e, another control byte
- * as \xNN, a C1 control or direction mark as \uNNNN. */
-static void
-add_hidden(struct dlq_buf *b, const unsigned char *s, size_t n)
-{
-	if (n == 1 && (s[0] == '\n' || s[0] == '\r' || s[0] == '\t'))
+	if (s[0] == '\n' || s[0] == '\r' || s[0] == '\t')
 		dlq_buf_addc(b, ' ');
-	else if (n == 1 && s[0] == 0x1b)
+	else if (s[0] == 0x1b)
 		dlq_buf_adds(b, "\\e");
-	else if (n == 1)
+	else if (s[0] < 0x20 || s[0] == 0x7f)
 		dlq_buf_printf(b, "\\x%02x", s[0]);
-	else if (n == 2)
-		dlq_buf_printf(b, "\\u%04x", (unsigned)(s[1] & 0x3f) |
-		    (unsigned)(s[0] & 0x1f) << 6);
-	else
-		dlq_buf_printf(b, "\\u%04x", (unsigned)(s[2] & 0x3f) |
-		    (unsigned)(s[1] & 0x3f) << 6 | (unsigned)(s[0] & 0x0f) << 12);
+	else if (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)
+		dlq_buf_printf(b, "\\u%04x", s[1]);
+	else if ((n = dlq_term_direction(s, &cp)) > 0) {
+		dlq_buf_printf(b, "\\u%04x", cp);
+		return n;
+	} else
+		return 0;
+	return s[0] < 0x80 ? 1 : 2;
 }
 
 /* Appends `s` escaped for the target's markup. Error texts come from
@@ -351,10 +343,9 @@ add_text(struct dlq_buf *b, enum dlq_alert_format f, const char *s)
 	size_t n;
 
 	for (; *s != '\0'; s++) {
-		if ((n = hidden_char((const unsigned char *)s)) > 0) {
-			add_hidden(b, (const unsigned char *)s, n);
+		if ((n = add_hidden(b, (const unsigned char *)s)) > 0)
 			s += n - 1;
-		} else if (f == DLQ_FORMAT_GOOGLE_CHAT && *s == '<')
+		else if (f == DLQ_FORMAT_GOOGLE_CHAT && *s == '<')
 			dlq_buf_adds(b, "<\u200b");
 		else if (f == DLQ_FORMAT_SLACK && *s == '&')
 			dlq_buf_adds(b, "&amp;");

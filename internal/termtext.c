@@ -17,6 +17,26 @@ wide(unsigned cp)
 	    0x20000 && cp <= 0x3fffd);
 }
 
+size_t
+dlq_term_direction(const unsigned char *s, unsigned *cp)
+{
+	unsigned c;
+
+	if (s[0] == 0xd8 && s[1] == 0x9c) {
+		*cp = 0x061c;			/* ALM */
+		return 2;
+	}
+	if (s[0] != 0xe2 || (s[1] != 0x80 && s[1] != 0x81) ||
+	    (s[2] & 0xc0) != 0x80)
+		return 0;
+	c = 0x2000u | (unsigned)(s[1] & 0x3f) << 6 | (unsigned)(s[2] & 0x3f);
+	if ((c < 0x200e || c > 0x200f) && (c < 0x202a || c > 0x202e) &&
+	    (c < 0x2066 || c > 0x2069))
+		return 0;
+	*cp = c;
+	return 3;
+}
+
 /* One character of `s` as it is shown: `out` holds what to write (the
  * character's own bytes, or its escape), `*cols` the columns it takes.
  * Returns the bytes of `s` it stands for (1 at least: `s` is not at its
@@ -26,6 +46,7 @@ unit(const unsigned char *s, bool keep_lines, char out[8], int *cols)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t n = 0, i;
+	unsigned cp;
 	unsigned char c = s[0];
 
 	if (c >= 0x20 && c < 0x7f) {
@@ -52,8 +73,13 @@ unit(const unsigned char *s, bool keep_lines, char out[8], int *cols)
 		n = 0;
 	if (n == 2 && c == 0xc2 && s[1] <= 0x9f)	/* a C1 control */
 		n = 0;
+	if (n > 0 && dlq_term_direction(s, &cp) > 0) {
+		snprintf(out, 8, "\\u%04x", cp);
+		*cols = 6;
+		return n;
+	}
 	if (n > 0) {
-		unsigned cp = n == 2 ? c & 0x1fu : n == 3 ? c & 0x0fu : c & 0x07u;
+		cp = n == 2 ? c & 0x1fu : n == 3 ? c & 0x0fu : c & 0x07u;
 
 		for (i = 1; i < n; i++)
 			cp = cp << 6 | (s[i] & 0x3fu);

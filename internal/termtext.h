@@ -3,10 +3,12 @@
  * Producers set message ids, error headers and payloads; another
  * operator writes reasons and evidence. Written to a terminal as they
  * are, an escape sequence in one of them could clear the operator's
- * screen, retitle the window or hide the lines around it. Here control
- * characters (C0, DEL, C1) and bytes that are not UTF-8 are shown
- * escaped (\n, \t, \r, \e, \xNN), and widths count columns, one per
- * character, so that tables stay aligned whatever the text. */
+ * screen, retitle the window or hide the lines around it, and a
+ * direction override could show "gnp.exe" for "exe.png" or an id
+ * backwards. Here control characters (C0, DEL, C1) and bytes that are
+ * not UTF-8 are shown escaped (\n, \t, \r, \e, \xNN), direction
+ * controls as \uNNNN, and widths count columns, one per character, so
+ * that tables stay aligned whatever the text. */
 #ifndef DLQ_TERMTEXT_H
 #define DLQ_TERMTEXT_H
 
@@ -30,6 +32,12 @@ void	dlq_term_put_lines(FILE *, const char *s);
 /* Appends `s` escaped, on one line, to `b` (a configuration error's
  * value). */
 void	dlq_term_add(struct dlq_buf *b, const char *s);
+
+/* The bytes of the direction control `s` starts with (the marks ALM,
+ * LRM and RLM, the embeddings and overrides U+202A-U+202E, the isolates
+ * U+2066-U+2069: invisible, they reorder the text around them), else 0;
+ * its code point in *cp. The digests show them escaped too. */
+size_t	dlq_term_direction(const unsigned char *s, unsigned *cp);
 
 /* Whether `s` holds a control character (C0 or DEL), or a space when
  * `spaces` is true: in a URL, a queue name or its suffix it is a paste's

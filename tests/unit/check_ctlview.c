@@ -54,6 +54,19 @@ START_TEST(control_characters_are_shown_escaped)
 	ck_assert_str_eq(put("\xed\xa0\x80", -1, 0, &w), "\\xed\\xa0\\x80");
 	ck_assert_str_eq(put("\xf4\x90\x80\x80", -1, 0, &w),
 	    "\\xf4\\x90\\x80\\x80");
+	/* direction controls would show "gnp.exe" for "exe.png" or an id
+	 * backwards: the marks, embeddings, overrides and isolates */
+	ck_assert_str_eq(put("file \xe2\x80\xaegnp.exe", -1, 0, &w),
+	    "file \\u202egnp.exe");
+	ck_assert_int_eq(w, 18);
+	ck_assert_str_eq(put("\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c\xe2\x80\xaa"
+	    "\xe2\x81\xa6\xe2\x81\xa9", -1, 0, &w),
+	    "\\u200e\\u200f\\u061c\\u202a\\u2066\\u2069");
+	/* their neighbours are text: U+200D (a joiner in emoji), U+202F (a
+	 * narrow space), U+2065; a cut sequence is bytes */
+	ck_assert_str_eq(put("\xe2\x80\x8d\xe2\x80\xaf\xe2\x81\xa5", -1, 0,
+	    &w), "\xe2\x80\x8d\xe2\x80\xaf\xe2\x81\xa5");
+	ck_assert_str_eq(put("\xe2\x80" ".", -1, 0, &w), "\\xe2\\x80.");
 	/* printable text, UTF-8 included, is as it was */
 	ck_assert_str_eq(put("Zoë → 東京 🙂", -1, 0, &w), "Zoë → 東京 🙂");
 	ck_assert_int_eq(w, 13);	/* 東, 京 and 🙂 take two */

@@ -180,14 +180,16 @@ START_TEST(control_and_direction_characters_are_shown_escaped)
 
 	add(&d, "q\x1b]0;x\x07", "\x1b[31mred\x1b[0m\tbell\x07 del\x7f "
 	    "nel\xc2\x85 file \xe2\x80\xaegnp.exe \xe2\x81\xa6iso\xe2\x81\xa9 "
-	    "caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x94\xa5", "id\x1b", 0);
+	    "rlm\xe2\x80\x8f alm\xd8\x9c caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x94\xa5",
+	    "id\x1b", 0);
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
 		render(formats[i], 3500);
 		ck_assert_msg(strstr(text.data, "q\\e]0;x\\x07") != NULL, "%s",
 		    text.data);
 		ck_assert_msg(strstr(text.data, ": \\e[31mred\\e[0m bell\\x07 "
 		    "del\\x7f nel\\u0085 file \\u202egnp.exe \\u2066iso\\u2069 "
-		    "caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x94\xa5 (sample id\\e,") != NULL,
+		    "rlm\\u200f alm\\u061c caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x94\xa5 "
+		    "(sample id\\e,") != NULL,
 		    "%s", text.data);
 		ck_assert_ptr_null(strchr(text.data, 0x1b));
 		ck_assert_ptr_null(strstr(text.data, "\xe2\x80\xae"));
