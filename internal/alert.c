@@ -207,7 +207,7 @@ post(struct dlq_alerter *a, struct target *t, long timeout_ms,
 	int rc;
 
 	dlq_buf_reset(&a->body);
-	dlq_webhook_body(&a->body, a->text.data, a->text.len);
+	dlq_webhook_body(&a->body, t->cfg->format, a->text.data, a->text.len);
 	rc = dlq_webhook_post(t->curl, t->cfg, &a->body, timeout_ms, abort, r);
 	dlq_metrics_alert(t->host, rc == 0);
 	if (rc == 0 && dlq_log_begin(&a->line, DLQ_LOG_INFO, "alert_sent")) {
@@ -567,12 +567,12 @@ dlq_alert_test(const struct dlq_config *c, FILE *out)
 	for (i = 0; i < c->n_targets; i++) {
 		dlq_buf_reset(&text);
 		dlq_buf_reset(&body);
-		dlq_buf_printf(&text, "%s%s%s: this is a test digest sent by "
+		dlq_digest_add_bold(&text, c->targets[i].format, title);
+		dlq_buf_adds(&text, ": this is a test digest sent by "
 		    "`dlqctl test-alert`. No dead letters are involved; if you "
-		    "read this, the webhook works.",
-		    c->targets[i].format == DLQ_FORMAT_PLAIN ? "" : "*", title,
-		    c->targets[i].format == DLQ_FORMAT_PLAIN ? "" : "*");
-		dlq_webhook_body(&body, text.data, text.len);
+		    "read this, the webhook works.");
+		dlq_webhook_body(&body, c->targets[i].format, text.data,
+		    text.len);
 		dlq_url_host(c->targets[i].url, host, sizeof(host));
 		if (dlq_webhook_post(h, &c->targets[i], &body,
 		    (long)c->alert_timeout_ms, NULL, &r) == 0)

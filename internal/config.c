@@ -310,7 +310,8 @@ check_str(const struct opt *o, const char *v)
 	if (strcmp(o->name, "webhook_format") == 0) {
 		enum dlq_alert_format f;
 		if (dlq_alert_format_parse(v, &f) == -1)
-			return "expected auto, slack, google_chat or plain";
+			return "expected auto, slack, google_chat, discord "
+			    "or plain";
 		return NULL;
 	}
 	if (strcmp(o->name, "socket") == 0) {
@@ -617,7 +618,8 @@ read_targets(struct dlq_config *c, const config_setting_t *list,
 		if (config_setting_lookup_string(e, "format", &fmt) &&
 		    dlq_alert_format_parse(fmt, &t->format) == -1) {
 			dlq_buf_printf(errors, "%s: alert.targets: bad format "
-			    "'%s': expected auto, slack, google_chat or plain\n",
+			    "'%s': expected auto, slack, google_chat, discord or "
+			    "plain\n",
 			    where, fmt);
 			rc = -1;
 		}
@@ -1605,7 +1607,7 @@ dlq_config_release(struct dlq_config *c)
 }
 
 static const char *const format_names[] = { "auto", "slack", "google_chat",
-	"plain" };
+	"plain", "discord" };
 
 const char *
 dlq_alert_format_name(enum dlq_alert_format f)
@@ -1626,18 +1628,37 @@ dlq_alert_format_parse(const char *s, enum dlq_alert_format *out)
 	return -1;
 }
 
+/* Whether `host` is `domain` or one of its subdomains. */
+static bool
+host_in(const char *host, const char *domain)
+{
+	size_t n = strlen(host), d = strlen(domain);
+
+	return strcasecmp(host, domain) == 0 || (n > d + 1 &&
+	    host[n - d - 1] == '.' && strcasecmp(host + n - d, domain) == 0);
+}
+
+/* Discord's webhook URL with /slack at its end takes Slack's text. */
+static bool
+slack_compatible_path(const char *url)
+{
+	size_t n = strcspn(url, "?#");
+
+	return n >= 6 && strncmp(url + n - 6, "/slack", 6) == 0;
+}
+
 enum dlq_alert_format
 dlq_alert_format_detect(const char *url)
 {
 	char host[256];
-	size_t n;
 
 	dlq_url_host(url, host, sizeof(host));
-	n = strlen(host);
-	if (strcasecmp(host, "hooks.slack.com") == 0 ||
-	    (n > 10 && strcasecmp(host + n - 10, ".slack.com") == 0))
+	if (host_in(host, "slack.com"))
 		return DLQ_FORMAT_SLACK;
 	if (strcasecmp(host, "chat.googleapis.com") == 0)
 		return DLQ_FORMAT_GOOGLE_CHAT;
+	if (host_in(host, "discord.com") || host_in(host, "discordapp.com"))
+		return slack_compatible_path(url) ? DLQ_FORMAT_SLACK :
+		    DLQ_FORMAT_DISCORD;
 	return DLQ_FORMAT_PLAIN;
 }

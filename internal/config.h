@@ -27,6 +27,7 @@ enum dlq_alert_format {
 	DLQ_FORMAT_SLACK,
 	DLQ_FORMAT_GOOGLE_CHAT,
 	DLQ_FORMAT_PLAIN,
+	DLQ_FORMAT_DISCORD,	/* {"content": ...}, at most 2 000 characters */
 };
 
 struct dlq_target {

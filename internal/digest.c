@@ -4,7 +4,9 @@
  * Chat refuses messages over 32 000 bytes, so a digest stays far below
  * (alert.max_chars, 3 500 by default, counted in bytes), largest groups
  * first. Slack reads &, < and > as markup: they are escaped for it;
- * Google Chat's <...> markup is broken with a zero-width space. */
+ * Google Chat's <...> markup is broken with a zero-width space; Discord
+ * takes 2 000 characters at most and reads Markdown, whose characters
+ * are escaped with a backslash. */
 #include "digest.h"
 
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include "termtext.h"
 
 #define FOOTER_RESERVE	96
+#define DISCORD_MAX_BYTES 2000	/* its limit counts characters: fewer */
 
 int
 dlq_digest_init(struct dlq_digest *d, size_t max_groups)
@@ -336,7 +339,9 @@ add_hidden(struct dlq_buf *b, const unsigned char *s)
  * producers: "<!channel>" in one must not page a whole Slack channel,
  * nor "<users/all>" a Google Chat space. Google Chat documents no escape
  * for its <...> markup; a zero-width space after each '<' breaks it and
- * shows the same text. */
+ * shows the same text. In Discord's Markdown "[x](url)" would hide a
+ * link and "||x||" the text; a backslash shows such a character as it
+ * is (mentions are off in the body, see webhook.h). */
 static void
 add_text(struct dlq_buf *b, enum dlq_alert_format f, const char *s)
 {
@@ -353,21 +358,25 @@ add_text(struct dlq_buf *b, enum dlq_alert_format f, const char *s)
 			dlq_buf_adds(b, "&lt;");
 		else if (f == DLQ_FORMAT_SLACK && *s == '>')
 			dlq_buf_adds(b, "&gt;");
-		else
+		else if (f == DLQ_FORMAT_DISCORD && strchr("\\*_~`|[]<>",
+		    *s) != NULL) {
+			dlq_buf_addc(b, '\\');
+			dlq_buf_addc(b, *s);
+		} else
 			dlq_buf_addc(b, *s);
 	}
 }
 
-static void
-add_bold(struct dlq_buf *b, enum dlq_alert_format f, const char *s)
+void
+dlq_digest_add_bold(struct dlq_buf *b, enum dlq_alert_format f,
+    const char *s)
 {
-	bool markup = f == DLQ_FORMAT_SLACK || f == DLQ_FORMAT_GOOGLE_CHAT;
+	const char *mark = f == DLQ_FORMAT_PLAIN ? "" :
+	    f == DLQ_FORMAT_DISCORD ? "**" : "*";
 
-	if (markup)
-		dlq_buf_addc(b, '*');
+	dlq_buf_adds(b, mark);
 	add_text(b, f, s);
-	if (markup)
-		dlq_buf_addc(b, '*');
+	dlq_buf_adds(b, mark);
 }
 
 static void
@@ -391,7 +400,7 @@ render_group(const struct dlq_group *g, enum dlq_alert_format f,
 	dlq_buf_adds(b, "• ");
 	if (g->is_new)
 		dlq_buf_adds(b, "NEW ");
-	add_bold(b, f, g->queue);
+	dlq_digest_add_bold(b, f, g->queue);
 	dlq_buf_adds(b, " ×");
 	dlq_buf_add_u64(b, g->count);
 	dlq_buf_addc(b, ' ');
@@ -470,7 +479,7 @@ render_notices(const struct dlq_digest *d, enum dlq_alert_format f,
 			total += d->notices[i].kind == (enum dlq_notice_kind)k;
 		if (total == 0)
 			continue;
-		add_bold(out, f, titles[k]);
+		dlq_digest_add_bold(out, f, titles[k]);
 		dlq_buf_addc(out, '\n');
 		shown = 0;
 		for (i = 0; i < d->n_notices; i++) {
@@ -500,8 +509,10 @@ dlq_digest_render(const struct dlq_digest *d, enum dlq_alert_format f,
 	size_t start = out->len, i, shown = 0;
 	uint64_t rest;
 
+	if (f == DLQ_FORMAT_DISCORD && max_bytes > DISCORD_MAX_BYTES)
+		max_bytes = DISCORD_MAX_BYTES;
 	dlq_buf_init(&line);
-	add_bold(out, f, title);
+	dlq_digest_add_bold(out, f, title);
 	if (d->total > 0 || d->n_notices == 0)
 		dlq_buf_printf(out, ": %llu dead letter%s in %zu group%s\n",
 		    (unsigned long long)d->total, d->total == 1 ? "" : "s",

@@ -114,8 +114,13 @@ void	dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src);
  * than one subject says "(subject and N more)", one given more than once
  * without a subject "(×N)"), then one line per group, largest first,
  * then "… and N more groups (M dead letters)"; never more than
- * `max_bytes`. Times are UTC. */
+ * `max_bytes` (for Discord 2 000 at most). Times are UTC. */
 void	dlq_digest_render(const struct dlq_digest *, enum dlq_alert_format,
 	    const char *title, size_t max_bytes, struct dlq_buf *out);
+
+/* Appends `s` in bold for `format` (as is in plain text), escaped as
+ * group texts are. */
+void	dlq_digest_add_bold(struct dlq_buf *, enum dlq_alert_format,
+	    const char *s);
 
 #endif

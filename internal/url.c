@@ -44,9 +44,9 @@ check_url_parts(const char *v)
 	else if (dlq_alert_format_detect(v) != DLQ_FORMAT_PLAIN &&
 	    curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK &&
 	    strcmp(path, "/") == 0)
-		why = "has no path: a Slack or Google Chat webhook URL is the "
-		    "whole address the chat gave (https://hooks.slack.com/"
-		    "services/...), cut short here";
+		why = "has no path: a Slack, Google Chat or Discord webhook "
+		    "URL is the whole address the chat gave (https://hooks."
+		    "slack.com/services/...), cut short here";
 	curl_free(port);
 	curl_free(path);
 	curl_url_cleanup(u);

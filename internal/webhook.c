@@ -58,11 +58,16 @@ progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
 }
 
 void
-dlq_webhook_body(struct dlq_buf *body, const char *text, size_t len)
+dlq_webhook_body(struct dlq_buf *body, enum dlq_alert_format f,
+    const char *text, size_t len)
 {
-	dlq_buf_adds(body, "{\"text\":");
+	bool discord = f == DLQ_FORMAT_DISCORD;
+
+	dlq_buf_adds(body, discord ? "{\"content\":" : "{\"text\":");
 	dlq_buf_json_str(body, text, len);
-	dlq_buf_addc(body, '}');
+	/* flags 4: SUPPRESS_EMBEDS */
+	dlq_buf_adds(body, discord ? ",\"allowed_mentions\":{\"parse\":[]},"
+	    "\"flags\":4}" : "}");
 }
 
 void

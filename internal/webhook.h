@@ -1,6 +1,7 @@
 /* webhook.h - one HTTP POST of a digest with libcurl.
  *
- * Body {"text": "..."}, Content-Type application/json, a total timeout
+ * Body {"text": "..."} (Discord: {"content": "..."}, no mention pings,
+ * no link previews), Content-Type application/json, a total timeout
  * (5 s by default), CURLOPT_NOSIGNAL, http and https only, no redirects.
  * A handle is reused for keep-alive and belongs to one thread. The URL is
  * a secret (Slack and Google Chat put the credential in the path): it is
@@ -22,8 +23,11 @@ struct dlq_webhook_result {
 	char	 error[200];		/* why it failed, no secrets */
 };
 
-/* Appends {"text": <text>} to `body`. */
-void	dlq_webhook_body(struct dlq_buf *body, const char *text, size_t len);
+/* Appends {"text": <text>} to `body`; for Discord {"content": <text>}
+ * with allowed_mentions empty (an "@everyone" in an error text pings no
+ * one) and the flag that suppresses link previews. */
+void	dlq_webhook_body(struct dlq_buf *body, enum dlq_alert_format,
+	    const char *text, size_t len);
 
 /* POSTs `body` to the target's URL, its certificate checked against the
  * target's ca_cert when set (read at each new connection, so a replaced

@@ -7,12 +7,14 @@
 #include <string.h>
 
 #include "../check_main.h"
+#include "config.h"
 #include "harness.h"
 #include "receiver.h"
 
 #define WAIT_MS		20000
 #define SLACK_PATH	"/services/T000/B000/s3cr3tP4th"
 #define GCHAT_PATH	"/v1/spaces/AAA/messages?key=s3cr3tK3y"
+#define DISCORD_PATH	"/api/webhooks/1/s3cr3tD1sc"
 
 struct fixture {
 	struct h_rig		 rig;
@@ -29,8 +31,10 @@ start_with(struct fixture *f, struct h_receiver *r, const char *alert)
 
 	f->r = r;
 	h_rig_name(&f->rig, "al", 3);
+	/* the alert's %s take these URLs in this order, as many as it uses */
 	snprintf(extra, sizeof(extra), alert, h_receiver_url(f->r, SLACK_PATH),
-	    h_receiver_url(f->r, GCHAT_PATH));
+	    h_receiver_url(f->r, GCHAT_PATH), h_receiver_url(f->r,
+	    DISCORD_PATH));
 	h_rig_setup(&f->rig, extra);
 	h_rig_start(&f->rig);
 }
@@ -51,6 +55,7 @@ stop(struct fixture *f)
 	log = h_slurp(f->rig.w.log);
 	ck_assert_ptr_null(strstr(log, "s3cr3tP4th"));
 	ck_assert_ptr_null(strstr(log, "s3cr3tK3y"));
+	ck_assert_ptr_null(strstr(log, "s3cr3tD1sc"));
 	free(log);
 	h_receiver_stop(f->r);
 }
@@ -86,8 +91,16 @@ text_of(struct h_request *r)
 
 	ck_assert_msg(j != NULL, "body is not JSON: %s", r->body);
 	t = cJSON_GetObjectItemCaseSensitive(j, "text");
+	if (strcmp(r->path, DISCORD_PATH) == 0) {
+		/* mentions off, link previews off (flags: SUPPRESS_EMBEDS) */
+		t = cJSON_GetObjectItemCaseSensitive(j, "content");
+		ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(
+		    cJSON_GetObjectItem(j, "allowed_mentions"), "parse")), 0);
+		ck_assert_int_eq(cJSON_GetObjectItem(j, "flags")->valueint, 4);
+		ck_assert_int_eq(cJSON_GetArraySize(j), 3);
+	} else
+		ck_assert_int_eq(cJSON_GetArraySize(j), 1);
 	ck_assert(cJSON_IsString(t));
-	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
 	s = strdup(t->valuestring);
 	cJSON_Delete(j);
 	return s;
@@ -381,7 +394,8 @@ START_TEST(a_hanging_webhook_times_out_while_consumers_drain)
 END_TEST
 
 static void
-check_body(struct h_receiver *r, const char *path, bool slack, int cap)
+check_body(struct h_receiver *r, const char *path, enum dlq_alert_format f,
+    int cap)
 {
 	struct h_request q;
 	char *text;
@@ -398,13 +412,13 @@ check_body(struct h_receiver *r, const char *path, bool slack, int cap)
 		ck_assert_msg((int)strlen(text) <= cap, "%zu bytes", strlen(text));
 		ck_assert_ptr_nonnull(strstr(text, "東京 café"));
 		ck_assert_ptr_nonnull(strstr(text, "\"quoted\""));
-		if (slack) {
+		if (f == DLQ_FORMAT_SLACK)
 			ck_assert_ptr_nonnull(strstr(text, "&lt;tag&gt; &amp; co"));
-			ck_assert_ptr_null(strstr(text, "<tag>"));
-		} else {
+		else if (f == DLQ_FORMAT_GOOGLE_CHAT)
 			ck_assert_ptr_nonnull(strstr(text, "<\u200btag> & co"));
-			ck_assert_ptr_null(strstr(text, "<tag>"));
-		}
+		else
+			ck_assert_ptr_nonnull(strstr(text, "\\<tag\\> & co"));
+		ck_assert_ptr_null(strstr(text, "<tag>"));
 		ck_assert_ptr_nonnull(strstr(text, "more groups"));
 		free(text);
 		free(q.body);
@@ -415,7 +429,7 @@ check_body(struct h_receiver *r, const char *path, bool slack, int cap)
 
 START_TEST(bodies_are_valid_json_escaped_per_target_and_capped)
 {
-	static const int fail_first[2] = { 500, 500 };
+	static const int fail_first[3] = { 500, 500, 500 };
 	static const char *words[] = { "alpha", "bravo", "charlie", "delta",
 	    "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo",
 	    "lima" };
@@ -425,19 +439,21 @@ START_TEST(bodies_are_valid_json_escaped_per_target_and_capped)
 
 	start(&f, "alert = { cooldown_ms = 60000; max_chars = 600; targets = ("
 	    " { url = \"%s\"; format = \"slack\"; },"
-	    " { url = \"%s\"; format = \"google_chat\"; } ); };");
+	    " { url = \"%s\"; format = \"google_chat\"; },"
+	    " { url = \"%s\"; format = \"discord\"; } ); };");
 	/* the first attempt of each target fails, so the retry carries all
 	 * twelve groups: more than fit in 600 bytes */
-	h_receiver_script(f.r, fail_first, 2, 0);
+	h_receiver_script(f.r, fail_first, 3, 0);
 	for (i = 0; i < 12; i++) {
 		snprintf(err, sizeof(err), "%s failed: \"quoted\" <tag> & co\n"
 		    "東京 café", words[i]);
 		die_in(&f, i % 3, 1, err);
 	}
 	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 12, WAIT_MS));
-	ck_assert(h_worker_wait(&f.rig.w, "alert_sent", 2, WAIT_MS));
-	check_body(f.r, SLACK_PATH, true, 600);
-	check_body(f.r, GCHAT_PATH, false, 600);
+	ck_assert(h_worker_wait(&f.rig.w, "alert_sent", 3, WAIT_MS));
+	check_body(f.r, SLACK_PATH, DLQ_FORMAT_SLACK, 600);
+	check_body(f.r, GCHAT_PATH, DLQ_FORMAT_GOOGLE_CHAT, 600);
+	check_body(f.r, DISCORD_PATH, DLQ_FORMAT_DISCORD, 600);
 	stop(&f);
 }
 END_TEST
@@ -638,7 +654,7 @@ END_TEST
 
 START_TEST(test_alert_reports_each_target)
 {
-	static const int answers[2] = { 200, 404 };
+	static const int answers[3] = { 200, 404, 200 };
 	struct h_receiver *r = h_receiver_start();
 	struct h_request q;
 	const char *queues[] = { "unused", NULL };
@@ -648,21 +664,30 @@ START_TEST(test_alert_reports_each_target)
 
 	h_name(prefix, sizeof(prefix), "ta");
 	snprintf(extra, sizeof(extra), "alert = { webhook_url = \"%s\"; "
-	    "webhook_format = \"slack\"; targets = ( { url = \"%s\"; } ); };",
-	    h_receiver_url(r, SLACK_PATH), h_receiver_url(r, "/plain"));
+	    "webhook_format = \"slack\"; targets = ( { url = \"%s\"; }, "
+	    "{ url = \"%s\"; format = \"discord\"; } ); };",
+	    h_receiver_url(r, SLACK_PATH), h_receiver_url(r, "/plain"),
+	    h_receiver_url(r, DISCORD_PATH));
 	cfg = h_setup(prefix, queues, extra);
-	h_receiver_script(r, answers, 2, 0);
+	h_receiver_script(r, answers, 3, 0);
 	rc = h_run((const char *[]){ h_bin("dlqctl"), "-c", cfg, "test-alert",
 	    NULL }, NULL, &out);
 	ck_assert_int_eq(rc, 1);
 	ck_assert_str_eq(out, "127.0.0.1 (slack): HTTP 200 ok\n"
 	    "127.0.0.1 (plain): failed: HTTP 404: no such webhook (removed, "
-	    "or a wrong URL)\n");
+	    "or a wrong URL)\n"
+	    "127.0.0.1 (discord): HTTP 200 ok\n");
 	free(out);
-	ck_assert_int_eq(h_receiver_count(r), 2);
+	ck_assert_int_eq(h_receiver_count(r), 3);
 	q = h_receiver_get(r, 0);
 	text = text_of(&q);
 	ck_assert_ptr_nonnull(strstr(text, "*TEST dlq-monitor on "));
+	free(text);
+	free(q.body);
+	q = h_receiver_get(r, 2);
+	text = text_of(&q);
+	ck_assert_msg(strncmp(text, "**TEST dlq-monitor on ", 22) == 0, "%s",
+	    text);
 	free(text);
 	free(q.body);
 	h_receiver_stop(r);

@@ -503,9 +503,10 @@ START_TEST(a_webhook_url_curl_cannot_use_is_refused_at_load)
 		{ "https://hooks.example:0/secret",
 		    "has a port that is not a number 1..65535" },
 		{ "http://[fd00::1/secret", "has a bad IPv6 address" },
-		{ "https://hooks.slack.com", "has no path: a Slack or Google "
-		    "Chat webhook URL is the whole address" },
+		{ "https://hooks.slack.com", "has no path: a Slack, Google "
+		    "Chat or Discord webhook URL is the whole address" },
 		{ "https://chat.googleapis.com/", "has no path" },
+		{ "https://discord.com", "has no path" },
 	};
 	static const char *const good[] = {
 		"https://hooks.slack.com/services/T0/B0/secret",
@@ -540,6 +541,55 @@ START_TEST(a_webhook_url_curl_cannot_use_is_refused_at_load)
 	ck_assert_str_eq(err(), "RABBITMQ_MANAGEMENT_URL: rabbitmq."
 	    "management_url: has a port that is not a number 1..65535\n");
 	unsetenv("RABBITMQ_MANAGEMENT_URL");
+}
+END_TEST
+
+/* The format follows the host the chat gave the URL on; Discord's URL
+ * with /slack at its end takes Slack's text; a format set wins. */
+START_TEST(the_format_follows_the_webhook_host)
+{
+	static const struct {
+		const char		*url;
+		enum dlq_alert_format	 want;
+	} cases[] = {
+		{ "https://hooks.slack.com/services/T0/B0/x", DLQ_FORMAT_SLACK },
+		{ "https://Hooks.Slack.COM/services/T0/B0/x", DLQ_FORMAT_SLACK },
+		{ "https://chat.googleapis.com/v1/spaces/A/messages?key=k",
+		    DLQ_FORMAT_GOOGLE_CHAT },
+		{ "https://discord.com/api/webhooks/1/t", DLQ_FORMAT_DISCORD },
+		{ "https://ptb.discord.com/api/webhooks/1/t",
+		    DLQ_FORMAT_DISCORD },
+		{ "https://discordapp.com/api/webhooks/1/t?wait=true",
+		    DLQ_FORMAT_DISCORD },
+		{ "https://discord.com/api/webhooks/1/t/slack",
+		    DLQ_FORMAT_SLACK },
+		{ "https://discord.com/api/webhooks/1/t/slack?wait=true",
+		    DLQ_FORMAT_SLACK },
+		{ "https://notdiscord.com/api/webhooks/1/t", DLQ_FORMAT_PLAIN },
+		{ "https://discord.com.example/api/webhooks/1/t",
+		    DLQ_FORMAT_PLAIN },
+		{ "https://hooks.example/slack", DLQ_FORMAT_PLAIN },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(dlq_alert_format_detect(cases[i].url) ==
+		    cases[i].want, "%s: %s", cases[i].url,
+		    dlq_alert_format_name(dlq_alert_format_detect(cases[i].url)));
+	setenv("DLQ_ALERT_WEBHOOK_URL", "https://discord.com/api/webhooks/1/t", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
+	ck_assert_int_eq(c.targets[0].format, DLQ_FORMAT_DISCORD);
+	dlq_config_release(&c);
+	setenv("DLQ_ALERT_WEBHOOK_FORMAT", "plain", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
+	ck_assert_int_eq(c.targets[0].format, DLQ_FORMAT_PLAIN);
+	dlq_config_release(&c);
+	setenv("DLQ_ALERT_WEBHOOK_FORMAT", "teams", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_msg(strstr(err(), "expected auto, slack, google_chat, "
+	    "discord or plain") != NULL, "%s", err());
+	unsetenv("DLQ_ALERT_WEBHOOK_FORMAT");
+	unsetenv("DLQ_ALERT_WEBHOOK_URL");
 }
 END_TEST
 
@@ -1111,6 +1161,7 @@ suite(void)
 	tcase_add_test(tc, a_bad_url_says_what_is_wrong_without_the_password);
 	tcase_add_test(tc, webhook_must_be_http_and_is_never_echoed);
 	tcase_add_test(tc, a_webhook_url_curl_cannot_use_is_refused_at_load);
+	tcase_add_test(tc, the_format_follows_the_webhook_host);
 	tcase_add_test(tc, every_problem_is_reported_at_once);
 	tcase_add_test(tc, control_characters_in_paths_are_refused_and_shown_escaped);
 	tcase_add_test(tc, a_dlq_suffix_with_a_control_character_is_refused);

@@ -197,6 +197,41 @@ START_TEST(control_and_direction_characters_are_shown_escaped)
 }
 END_TEST
 
+/* Discord reads Markdown: an error text's "[x](url)" would hide a link,
+ * "||x||" the text, "*" and "_" change it; each such character is shown
+ * with a backslash, bold is "**", and a digest stays within Discord's
+ * 2 000 characters whatever alert.max_chars says. */
+START_TEST(discord_text_is_escaped_and_within_its_limit)
+{
+	char queue[64];
+	int i;
+
+	add(&d, "billing_usage", "see [docs](https://e.example) ||hid|| *b* "
+	    "`c` <@1> ~~s~~ a\\b", "id_1", 0);
+	render(DLQ_FORMAT_DISCORD, 3500);
+	ck_assert_msg(strncmp(text.data, "**dlq-monitor on h**: 1 dead letter",
+	    strlen("**dlq-monitor on h**: 1 dead letter")) == 0, "%s",
+	    text.data);
+	ck_assert_msg(strstr(text.data, "• **billing\\_usage** ×1 rejected: "
+	    "see \\[docs\\](https://e.example) \\|\\|hid\\|\\| \\*b\\* \\`c\\` "
+	    "\\<@1\\> \\~\\~s\\~\\~ a\\\\b (sample id\\_1, ") != NULL, "%s",
+	    text.data);
+	dlq_digest_release(&d);
+	ck_assert_int_eq(dlq_digest_init(&d, 100), 0);
+	for (i = 0; i < 100; i++) {
+		snprintf(queue, sizeof(queue), "orders_%d", i);
+		add(&d, queue, "failed", "m", i);
+	}
+	render(DLQ_FORMAT_DISCORD, 3500);
+	ck_assert_uint_le(text.len, 2000);
+	ck_assert_ptr_nonnull(strstr(text.data, "more groups"));
+	render(DLQ_FORMAT_DISCORD, 800);
+	ck_assert_uint_le(text.len, 800);
+	render(DLQ_FORMAT_SLACK, 3500);
+	ck_assert_uint_gt(text.len, 3000);
+}
+END_TEST
+
 START_TEST(an_overlong_single_line_is_cut_not_dropped)
 {
 	char err[DLQ_SIGNATURE_TEXT_MAX + 1];
@@ -363,6 +398,7 @@ suite(void)
 	tcase_add_test(tc, text_lists_largest_first_and_says_what_is_left_out);
 	tcase_add_test(tc, markup_in_an_error_text_is_not_markup);
 	tcase_add_test(tc, control_and_direction_characters_are_shown_escaped);
+	tcase_add_test(tc, discord_text_is_escaped_and_within_its_limit);
 	tcase_add_test(tc, an_overlong_single_line_is_cut_not_dropped);
 	tcase_add_test(tc, merge_keeps_every_count);
 	tcase_add_test(tc, notices_have_their_own_sections_before_the_groups);
