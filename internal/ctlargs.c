@@ -61,6 +61,7 @@ static const struct opt {
 };
 
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
+#define CANARY_MAX	1000
 
 /* `s` as an archive id: a whole number from 1 to DLQ_JSON_INT_MAX. */
 static bool
@@ -185,13 +186,15 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 			/* --limit: what the worker answers at most in one
 			 * list, groups, replay plan or selection */
 			max = strcmp(o->key, "limit") == 0 ? DLQ_SELECT_MAX :
-			    100000;
+			    strcmp(o->key, "canary") == 0 ? CANARY_MAX : 100000;
 			v = strtoll(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0' || v < (o->kind ==
 			    K_RATE ? 0 : 1) || v > max) {
-				fprintf(stderr, "dlqctl: --%s: expected %s..%lld, "
+				fprintf(stderr, "dlqctl: --%s: expected %s..%lld%s, "
 				    "not '%s'\n", o->name, o->kind == K_RATE ? "0" :
-				    "1", max, optarg);
+				    "1", max, strcmp(o->key, "canary") == 0 ?
+				    " (a canary is a small first batch)" : "",
+				    optarg);
 				return false;
 			}
 			cJSON_AddNumberToObject(r, o->key, (double)v);

@@ -121,11 +121,6 @@ cmd_replay(struct dlqctl *x, int argc, char **argv)
 	o.canary = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
 	v = cJSON_GetObjectItem(r, "watch_ms");
 	o.watch_ms = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
-	if (o.canary > 1000) {
-		fprintf(stderr, "dlqctl: --canary is a small first batch: at most "
-		    "1000\n");
-		goto out;
-	}
 	if ((o.canary > 0) != (o.watch_ms > 0)) {
 		fprintf(stderr, "dlqctl: --canary K and --watch DUR go "
 		    "together\n");

@@ -147,6 +147,8 @@ START_TEST(bad_option_values_are_refused)
 		{ "--since", "99999999999999999999x", "--since: bad duration" },
 		{ "--reason", " \t", "--reason: empty" },
 		{ "--rate", "-1", "--rate: expected 0..100000, not '-1'" },
+		{ "--canary", "5000", "--canary: expected 1..1000 (a canary is a "
+		    "small first batch), not '5000'" },
 		{ "--owner", "a", "list does not take --owner" },
 		{ "--nope", "a", "list: unknown or ambiguous option '--nope'" },
 		{ "--execute=yes", NULL, "--execute takes no value" },
@@ -158,8 +160,8 @@ START_TEST(bad_option_values_are_refused)
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ck_assert_msg(parse(&l, (const char *[]){ "list", bad[i][0],
-		    bad[i][1], NULL }, "limit since reason rate execute") ==
-		    NULL, "%s %s accepted", bad[i][0], bad[i][1] ? bad[i][1] :
+		    bad[i][1], NULL }, "limit since reason rate execute "
+		    "canary") == NULL, "%s %s accepted", bad[i][0], bad[i][1] ? bad[i][1] :
 		    "");
 		msg = said();
 		ck_assert_msg(strncmp(msg, "dlqctl: ", 8) == 0 &&
