@@ -1440,6 +1440,33 @@ build_targets(struct dlq_config *c)
 	return 0;
 }
 
+/* A target whose format the host did not tell (Microsoft Teams) would
+ * lose every digest without a word: a Teams workflow answers 202 to any
+ * body and then fails on one that is not an Adaptive Card. */
+static int
+check_targets_formats(const struct dlq_config *c, const char *path,
+    struct dlq_buf *errors)
+{
+	char host[256];
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < c->n_targets; i++)
+		if (c->targets[i].format == DLQ_FORMAT_AUTO) {
+			dlq_buf_printf(errors, "%s: alert: webhook target %zu "
+			    "(host %s; the first is alert.webhook_url or "
+			    "DLQ_ALERT_WEBHOOK_URL when set) is Microsoft Teams, "
+			    "whose workflows take Adaptive Cards only: they would "
+			    "answer 202 to a digest and drop it. Set its format "
+			    "(\"plain\" posts {\"text\": ...}) only if your "
+			    "workflow reads that\n", path ? path : "(defaults)",
+			    i + 1, dlq_url_host(c->targets[i].url, host,
+			    sizeof(host)));
+			rc = -1;
+		}
+	return rc;
+}
+
 /* Two targets with one URL would post every digest twice to the same
  * channel: most often the env var repeating a target of the file. */
 static int
@@ -1502,6 +1529,7 @@ dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 		rc = -1;
 	}
 	if (rc == 0 && (build_targets(c) == -1 ||
+	    check_targets_formats(c, path, errors) == -1 ||
 	    check_targets_differ(c, path, errors) == -1))
 		rc = -1;
 	if (rc == 0 && dlq_url_parse_amqp(c->url, &c->broker, &why) == -1) {
@@ -1660,5 +1688,10 @@ dlq_alert_format_detect(const char *url)
 	if (host_in(host, "discord.com") || host_in(host, "discordapp.com"))
 		return slack_compatible_path(url) ? DLQ_FORMAT_SLACK :
 		    DLQ_FORMAT_DISCORD;
+	/* Microsoft Teams' workflows (Power Automate, Logic Apps); the
+	 * connectors they replaced took {"text"}: plain */
+	if (host_in(host, "logic.azure.com") ||
+	    host_in(host, "powerplatform.com"))
+		return DLQ_FORMAT_AUTO;
 	return DLQ_FORMAT_PLAIN;
 }

@@ -191,6 +191,9 @@ void	dlq_config_release(struct dlq_config *);	/* NULL ok */
 
 void	dlq_broker_release(struct dlq_broker *);
 
+/* The format a webhook URL's host takes: slack, google_chat, discord
+ * (slack for Discord's URL ending in /slack), plain for a host not
+ * known; AUTO for Microsoft Teams, whose workflows take none of them. */
 enum dlq_alert_format dlq_alert_format_detect(const char *url);
 const char *dlq_alert_format_name(enum dlq_alert_format);
 int	dlq_alert_format_parse(const char *, enum dlq_alert_format *);

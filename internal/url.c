@@ -27,6 +27,7 @@ check_url_parts(const char *v)
 	CURLUcode rc;
 	char *port = NULL, *path = NULL;
 	const char *why = NULL;
+	enum dlq_alert_format f;
 
 	if (u == NULL)
 		return NULL;	/* out of memory: curl says it at the send */
@@ -41,7 +42,8 @@ check_url_parts(const char *v)
 	else if (curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK &&
 	    strcmp(port, "0") == 0)
 		why = "has a port that is not a number 1..65535";
-	else if (dlq_alert_format_detect(v) != DLQ_FORMAT_PLAIN &&
+	else if ((f = dlq_alert_format_detect(v)) != DLQ_FORMAT_PLAIN &&
+	    f != DLQ_FORMAT_AUTO &&
 	    curl_url_get(u, CURLUPART_PATH, &path, 0) == CURLUE_OK &&
 	    strcmp(path, "/") == 0)
 		why = "has no path: a Slack, Google Chat or Discord webhook "

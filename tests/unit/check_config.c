@@ -569,6 +569,14 @@ START_TEST(the_format_follows_the_webhook_host)
 		{ "https://discord.com.example/api/webhooks/1/t",
 		    DLQ_FORMAT_PLAIN },
 		{ "https://hooks.example/slack", DLQ_FORMAT_PLAIN },
+		/* Microsoft Teams: no format of ours */
+		{ "https://prod-27.westeurope.logic.azure.com:443/workflows/"
+		    "a1/triggers/manual/paths/invoke?sig=s", DLQ_FORMAT_AUTO },
+		{ "https://default1.ab.environment.api.powerplatform.com/"
+		    "powerautomate/automations/direct/workflows/a1",
+		    DLQ_FORMAT_AUTO },
+		{ "https://contoso.webhook.office.com/webhookb2/a1",
+		    DLQ_FORMAT_PLAIN },	/* a connector of before: {"text"} */
 	};
 	size_t i;
 
@@ -584,6 +592,23 @@ START_TEST(the_format_follows_the_webhook_host)
 	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
 	ck_assert_int_eq(c.targets[0].format, DLQ_FORMAT_PLAIN);
 	dlq_config_release(&c);
+	/* a Teams workflow answers 202 and drops a body that is not an
+	 * Adaptive Card: refused, unless a format is set on purpose */
+	setenv("DLQ_ALERT_WEBHOOK_URL", "https://prod-27.westeurope.logic."
+	    "azure.com/workflows/a1/triggers/manual/paths/invoke?sig=s3cr3t", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
+	ck_assert_int_eq(c.targets[0].format, DLQ_FORMAT_PLAIN);
+	dlq_config_release(&c);
+	unsetenv("DLQ_ALERT_WEBHOOK_FORMAT");
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
+	ck_assert_str_eq(err(), "(defaults): alert: webhook target 1 (host "
+	    "prod-27.westeurope.logic.azure.com; the first is alert.webhook_url "
+	    "or DLQ_ALERT_WEBHOOK_URL when set) is Microsoft Teams, whose "
+	    "workflows take Adaptive Cards only: they would answer 202 to a "
+	    "digest and drop it. Set its format (\"plain\" posts {\"text\": "
+	    "...}) only if your workflow reads that\n");
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
 	setenv("DLQ_ALERT_WEBHOOK_FORMAT", "teams", 1);
 	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
 	ck_assert_msg(strstr(err(), "expected auto, slack, google_chat, "
