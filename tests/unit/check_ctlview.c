@@ -67,6 +67,9 @@ START_TEST(control_characters_are_shown_escaped)
 	ck_assert_str_eq(put("\xe2\x80\x8d\xe2\x80\xaf\xe2\x81\xa5", -1, 0,
 	    &w), "\xe2\x80\x8d\xe2\x80\xaf\xe2\x81\xa5");
 	ck_assert_str_eq(put("\xe2\x80" ".", -1, 0, &w), "\\xe2\\x80.");
+	ck_assert_str_eq(put("\xe2\x80", -1, 0, &w), "\\xe2\\x80");
+	ck_assert_str_eq(put("\xe2", -1, 0, &w), "\\xe2");
+	ck_assert_str_eq(put("\xd8", -1, 0, &w), "\\xd8");
 	/* printable text, UTF-8 included, is as it was */
 	ck_assert_str_eq(put("Zoë → 東京 🙂", -1, 0, &w), "Zoë → 東京 🙂");
 	ck_assert_int_eq(w, 13);	/* 東, 京 and 🙂 take two */
