@@ -371,8 +371,9 @@ void
 dlq_digest_add_bold(struct dlq_buf *b, enum dlq_alert_format f,
     const char *s)
 {
-	const char *mark = f == DLQ_FORMAT_PLAIN ? "" :
-	    f == DLQ_FORMAT_DISCORD ? "**" : "*";
+	const char *mark = f == DLQ_FORMAT_SLACK ||
+	    f == DLQ_FORMAT_GOOGLE_CHAT ? "*" : f == DLQ_FORMAT_DISCORD ? "**" :
+	    "";
 
 	dlq_buf_adds(b, mark);
 	add_text(b, f, s);
