@@ -61,7 +61,23 @@ static const struct opt {
 };
 
 #define NOPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
-#define CANARY_MAX	1000
+
+/* The largest value a count or rate option takes, and in *why what
+ * makes it smaller than the usual 100000 when that needs saying. */
+static long long
+count_max(const struct opt *o, const char **why)
+{
+	*why = "";
+	/* what the worker answers at most in one list, groups, replay
+	 * plan or selection */
+	if (strcmp(o->key, "limit") == 0)
+		return DLQ_SELECT_MAX;
+	if (strcmp(o->key, "canary") == 0) {
+		*why = " (a canary is a small first batch)";
+		return 1000;
+	}
+	return 100000;
+}
 
 /* `s` as an archive id: a whole number from 1 to DLQ_JSON_INT_MAX. */
 static bool
@@ -95,6 +111,7 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 {
 	struct option longopts[NOPTS + 1];
 	const struct opt *o;
+	const char *why;
 	char *end, *c;
 	long long v, max;
 	int64_t ms;
@@ -183,18 +200,13 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 			break;
 		case K_COUNT:
 		case K_RATE:
-			/* --limit: what the worker answers at most in one
-			 * list, groups, replay plan or selection */
-			max = strcmp(o->key, "limit") == 0 ? DLQ_SELECT_MAX :
-			    strcmp(o->key, "canary") == 0 ? CANARY_MAX : 100000;
+			max = count_max(o, &why);
 			v = strtoll(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0' || v < (o->kind ==
 			    K_RATE ? 0 : 1) || v > max) {
 				fprintf(stderr, "dlqctl: --%s: expected %s..%lld%s, "
 				    "not '%s'\n", o->name, o->kind == K_RATE ? "0" :
-				    "1", max, strcmp(o->key, "canary") == 0 ?
-				    " (a canary is a small first batch)" : "",
-				    optarg);
+				    "1", max, why, optarg);
 				return false;
 			}
 			cJSON_AddNumberToObject(r, o->key, (double)v);
