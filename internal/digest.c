@@ -309,14 +309,15 @@ dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src)
 
 /* Appends the character at `s` visibly when a chat would not show it as
  * written, and returns its bytes; returns 0 for any other. A control
- * character (C0, DEL, C1: an escape sequence, a bell) and a direction
- * control (an override turns the rest of its line around so that it
- * reads as another text) are shown as \e, \xNN or \uNNNN; a line break
- * or tab as a space (one line per group). */
+ * character (C0, DEL, C1: an escape sequence, a bell) and an invisible
+ * one (an override turns the rest of its line around so that it reads
+ * as another text; a zero-width space makes two ids look alike) are
+ * shown as \e, \xNN or \uNNNN; a line break or tab as a space (one line
+ * per group). */
 static size_t
 add_hidden(struct dlq_buf *b, const unsigned char *s)
 {
-	unsigned cp;
+	char esc[DLQ_TERM_ESC_MAX];
 	size_t n;
 
 	if (s[0] == '\n' || s[0] == '\r' || s[0] == '\t')
@@ -327,8 +328,8 @@ add_hidden(struct dlq_buf *b, const unsigned char *s)
 		dlq_buf_printf(b, "\\x%02x", s[0]);
 	else if (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)
 		dlq_buf_printf(b, "\\u%04x", s[1]);
-	else if ((n = dlq_term_direction(s, &cp)) > 0) {
-		dlq_buf_printf(b, "\\u%04x", cp);
+	else if ((n = dlq_term_invisible(s, esc)) > 0) {
+		dlq_buf_adds(b, esc);
 		return n;
 	} else
 		return 0;

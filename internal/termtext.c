@@ -17,24 +17,63 @@ wide(unsigned cp)
 	    0x20000 && cp <= 0x3fffd);
 }
 
-size_t
-dlq_term_direction(const unsigned char *s, unsigned *cp)
+/* Whether code point `cp` is one a reader does not see as written:
+ * invisible, it joins two texts that look like one, reorders the text
+ * around it or breaks its line. The soft hyphen, the Arabic letter mark,
+ * the Mongolian vowel separator, the zero-width space, the direction
+ * marks, the line and paragraph separators, the embeddings and
+ * overrides, the word joiner and invisible operators, the isolates and
+ * the deprecated format controls, the zero-width no-break space (BOM),
+ * the interlinear annotations and the tag characters (a hidden ASCII
+ * text). The joiners U+200C-U+200D are left: scripts and emoji need
+ * them. */
+static bool
+invisible(unsigned cp)
 {
-	unsigned c;
+	return cp == 0x00ad || cp == 0x061c || cp == 0x180e || cp == 0x200b ||
+	    (cp >= 0x200e && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
+	    (cp >= 0x2060 && cp <= 0x206f && cp != 0x2065) || cp == 0xfeff ||
+	    (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe0000 && cp <= 0xe007f);
+}
 
-	if (s[0] == 0xd8 && s[1] == 0x9c) {
-		*cp = 0x061c;			/* ALM */
-		return 2;
+/* Whether code point `cp` takes no column of its own: combining marks
+ * (on the letter before them), the joiners and the variation selectors,
+ * in broad ranges. */
+static bool
+zero_width(unsigned cp)
+{
+	return (cp >= 0x0300 && cp <= 0x036f) || (cp >= 0x0483 && cp <=
+	    0x0489) || (cp >= 0x0591 && cp <= 0x05bd) || (cp >= 0x0610 && cp <=
+	    0x061a) || (cp >= 0x064b && cp <= 0x065f) || cp == 0x0e31 || (cp >=
+	    0x0e34 && cp <= 0x0e3a) || (cp >= 0x0e47 && cp <= 0x0e4e) || (cp >=
+	    0x1ab0 && cp <= 0x1aff) || (cp >= 0x1dc0 && cp <= 0x1dff) || (cp >=
+	    0x200c && cp <= 0x200d) || (cp >= 0x20d0 && cp <= 0x20ff) || (cp >=
+	    0xfe00 && cp <= 0xfe0f) || (cp >= 0xfe20 && cp <= 0xfe2f) || (cp >=
+	    0xe0100 && cp <= 0xe01ef);
+}
+
+size_t
+dlq_term_invisible(const unsigned char *s, char esc[DLQ_TERM_ESC_MAX])
+{
+	static const unsigned least[] = { 0, 0, 0x80, 0x800, 0x10000 };
+	unsigned cp;
+	size_t n, i;
+
+	n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ?
+	    3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+	if (n == 0)
+		return 0;
+	cp = s[0] & (0x7fu >> n);
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3fu);
 	}
-	if (s[0] != 0xe2 || (s[1] != 0x80 && s[1] != 0x81) ||
-	    (s[2] & 0xc0) != 0x80)
+	if (cp < least[n] || !invisible(cp))
 		return 0;
-	c = 0x2000u | (unsigned)(s[1] & 0x3f) << 6 | (unsigned)(s[2] & 0x3f);
-	if ((c < 0x200e || c > 0x200f) && (c < 0x202a || c > 0x202e) &&
-	    (c < 0x2066 || c > 0x2069))
-		return 0;
-	*cp = c;
-	return 3;
+	snprintf(esc, DLQ_TERM_ESC_MAX, cp > 0xffff ? "\\U%08x" : "\\u%04x",
+	    cp);
+	return n;
 }
 
 /* One character of `s` as it is shown: `out` holds what to write (the
@@ -42,7 +81,8 @@ dlq_term_direction(const unsigned char *s, unsigned *cp)
  * Returns the bytes of `s` it stands for (1 at least: `s` is not at its
  * end). */
 static size_t
-unit(const unsigned char *s, bool keep_lines, char out[8], int *cols)
+unit(const unsigned char *s, bool keep_lines, char out[DLQ_TERM_ESC_MAX],
+    int *cols)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t n = 0, i;
@@ -73,9 +113,8 @@ unit(const unsigned char *s, bool keep_lines, char out[8], int *cols)
 		n = 0;
 	if (n == 2 && c == 0xc2 && s[1] <= 0x9f)	/* a C1 control */
 		n = 0;
-	if (n > 0 && dlq_term_direction(s, &cp) > 0) {
-		snprintf(out, 8, "\\u%04x", cp);
-		*cols = 6;
+	if (n > 0 && dlq_term_invisible(s, out) > 0) {
+		*cols = (int)strlen(out);
 		return n;
 	}
 	if (n > 0) {
@@ -84,7 +123,7 @@ unit(const unsigned char *s, bool keep_lines, char out[8], int *cols)
 		for (i = 1; i < n; i++)
 			cp = cp << 6 | (s[i] & 0x3fu);
 		memcpy(out, s, n);
-		out[n] = '\0', *cols = wide(cp) ? 2 : 1;
+		out[n] = '\0', *cols = zero_width(cp) ? 0 : wide(cp) ? 2 : 1;
 		return n;
 	}
 	out[0] = '\\', out[2] = '\0', *cols = 2;
@@ -107,7 +146,7 @@ int
 dlq_term_width(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	char out[8];
+	char out[DLQ_TERM_ESC_MAX];
 	int w = 0, cols;
 
 	while (*p != '\0') {
@@ -122,7 +161,7 @@ dlq_term_put(FILE *f, const char *s, int max, int pad)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	bool cut = max >= 0 && dlq_term_width(s) > max;
-	char out[8];
+	char out[DLQ_TERM_ESC_MAX];
 	int w = 0, cols;
 
 	while (*p != '\0') {
@@ -147,7 +186,7 @@ void
 dlq_term_add(struct dlq_buf *b, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	char out[8];
+	char out[DLQ_TERM_ESC_MAX];
 	int cols;
 
 	while (*p != '\0') {
@@ -171,7 +210,7 @@ void
 dlq_term_put_lines(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	char out[8];
+	char out[DLQ_TERM_ESC_MAX];
 	int cols;
 
 	while (*p != '\0') {

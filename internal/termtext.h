@@ -6,9 +6,10 @@
  * screen, retitle the window or hide the lines around it, and a
  * direction override could show "gnp.exe" for "exe.png" or an id
  * backwards. Here control characters (C0, DEL, C1) and bytes that are
- * not UTF-8 are shown escaped (\n, \t, \r, \e, \xNN), direction
- * controls as \uNNNN, and widths count columns, one per character, so
- * that tables stay aligned whatever the text. */
+ * not UTF-8 are shown escaped (\n, \t, \r, \e, \xNN), invisible
+ * characters (direction controls, zero-width spaces) as \uNNNN, and
+ * widths count columns (two for a wide character, none for a combining
+ * mark), so that tables stay aligned whatever the text. */
 #ifndef DLQ_TERMTEXT_H
 #define DLQ_TERMTEXT_H
 
@@ -33,11 +34,20 @@ void	dlq_term_put_lines(FILE *, const char *s);
  * value). */
 void	dlq_term_add(struct dlq_buf *b, const char *s);
 
-/* The bytes of the direction control `s` starts with (the marks ALM,
- * LRM and RLM, the embeddings and overrides U+202A-U+202E, the isolates
- * U+2066-U+2069: invisible, they reorder the text around them), else 0;
- * its code point in *cp. The digests show them escaped too. */
-size_t	dlq_term_direction(const unsigned char *s, unsigned *cp);
+/* The room an escape of dlq_term_invisible takes, its end included. */
+#define DLQ_TERM_ESC_MAX	11
+
+/* The bytes of the invisible character `s` starts with, else 0; its
+ * escape (\uNNNN, or \UNNNNNNNN past U+FFFF) in `esc`. Invisible: the
+ * direction controls (the marks ALM, LRM and RLM, the embeddings and
+ * overrides U+202A-U+202E, the isolates U+2066-U+2069: they reorder the
+ * text around them), the zero-width space, word joiner and no-break
+ * space (BOM), the soft hyphen, the line and paragraph separators and
+ * the tag characters U+E0000-U+E007F (an id with one looks like another
+ * without it, a hidden text rides in the tags). The digests show them
+ * escaped too. */
+size_t	dlq_term_invisible(const unsigned char *s,
+	    char esc[DLQ_TERM_ESC_MAX]);
 
 /* Whether `s` holds a control character (C0 or DEL), or a space when
  * `spaces` is true: in a URL, a queue name or its suffix it is a paste's

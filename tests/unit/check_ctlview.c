@@ -77,6 +77,37 @@ START_TEST(control_characters_are_shown_escaped)
 }
 END_TEST
 
+/* An id with a zero-width space looks like the id without it, and
+ * `dlqctl list --message-id` finds neither by what the operator sees; a
+ * text may hide in tag characters. Each invisible character is shown as
+ * its escape, and only those: the joiners of scripts and emoji, and
+ * combining marks, stay as they are, the marks on no column of their
+ * own. */
+START_TEST(invisible_characters_are_shown_escaped)
+{
+	int w;
+
+	ck_assert_str_eq(put("ord\xe2\x80\x8b" "42", -1, 0, &w),
+	    "ord\\u200b42");
+	ck_assert_int_eq(w, 11);
+	ck_assert_str_eq(put("\xef\xbb\xbfid\xe2\x81\xa0x\xc2\xad"
+	    "y\xe2\x80\xa8z\xe2\x80\xa9", -1, 0, &w),
+	    "\\ufeffid\\u2060x\\u00ady\\u2028z\\u2029");
+	ck_assert_str_eq(put("ok\xf3\xa0\x81\x81\xf3\xa0\x81\xbf", -1, 0,
+	    &w), "ok\\U000e0041\\U000e007f");
+	ck_assert_int_eq(w, 22);
+	/* an overlong soft hyphen is bytes, not a soft hyphen */
+	ck_assert_str_eq(put("\xe0\x82\xad", -1, 0, &w), "\\xe0\\x82\\xad");
+	/* joiners and marks: a family emoji, Persian, e + U+0301 */
+	ck_assert_str_eq(put("\xe2\x80\x8c\xe2\x80\x8d", -1, 0, &w),
+	    "\xe2\x80\x8c\xe2\x80\x8d");
+	ck_assert_int_eq(w, 0);
+	ck_assert_str_eq(put("Zoe\xcc\x81", -1, 5, &w), "Zoe\xcc\x81  ");
+	ck_assert_int_eq(w, 5);
+	ck_assert_int_eq(dlq_term_width("Zoe\xcc\x81"), 3);
+}
+END_TEST
+
 START_TEST(a_cell_is_cut_and_padded_by_columns)
 {
 	int w;
@@ -294,6 +325,7 @@ suite(void)
 	TCase *tc = tcase_create("ctlview");
 
 	tcase_add_test(tc, control_characters_are_shown_escaped);
+	tcase_add_test(tc, invisible_characters_are_shown_escaped);
 	tcase_add_test(tc, a_cell_is_cut_and_padded_by_columns);
 	tcase_add_test(tc, a_payload_keeps_its_lines);
 	tcase_add_test(tc, the_list_stays_aligned);

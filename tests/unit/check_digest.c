@@ -197,6 +197,29 @@ START_TEST(control_and_direction_characters_are_shown_escaped)
 }
 END_TEST
 
+/* Two groups whose texts differ by a zero-width space read as one, and
+ * a text hidden in tag characters is not seen: shown escaped in every
+ * format (the '<' that Google Chat's escape follows by a zero-width
+ * space is the digest's own). */
+START_TEST(invisible_characters_are_shown_escaped)
+{
+	static const enum dlq_alert_format formats[] = { DLQ_FORMAT_PLAIN,
+	    DLQ_FORMAT_SLACK, DLQ_FORMAT_GOOGLE_CHAT, DLQ_FORMAT_DISCORD };
+	size_t i;
+
+	add(&d, "q", "no\xe2\x80\x8bpe \xef\xbb\xbf" "bom wj\xe2\x81\xa0 "
+	    "shy\xc2\xad ls\xe2\x80\xa8 tag\xf3\xa0\x81\x81", "id", 0);
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		render(formats[i], 3500);
+		ck_assert_msg(strstr(text.data, ": no\\u200bpe \\ufeffbom "
+		    "wj\\u2060 shy\\u00ad ls\\u2028 tag\\U000e0041 (") != NULL,
+		    "%s", text.data);
+		ck_assert_ptr_null(strstr(text.data, "\xf3\xa0"));
+		ck_assert_ptr_null(strstr(text.data, "\xef\xbb\xbf"));
+	}
+}
+END_TEST
+
 /* Discord reads Markdown: an error text's "[x](url)" would hide a link,
  * "||x||" the text, "*" and "_" change it; each such character is shown
  * with a backslash, bold is "**", and a digest stays within Discord's
@@ -398,6 +421,7 @@ suite(void)
 	tcase_add_test(tc, text_lists_largest_first_and_says_what_is_left_out);
 	tcase_add_test(tc, markup_in_an_error_text_is_not_markup);
 	tcase_add_test(tc, control_and_direction_characters_are_shown_escaped);
+	tcase_add_test(tc, invisible_characters_are_shown_escaped);
 	tcase_add_test(tc, discord_text_is_escaped_and_within_its_limit);
 	tcase_add_test(tc, an_overlong_single_line_is_cut_not_dropped);
 	tcase_add_test(tc, merge_keeps_every_count);
