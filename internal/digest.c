@@ -4,11 +4,13 @@
  * Chat refuses messages over 32 000 bytes, so a digest stays far below
  * (alert.max_chars, 3 500 by default, counted in bytes), largest groups
  * first. Slack reads &, < and > as markup: they are escaped for it;
- * Google Chat's <...> markup is broken with a zero-width space; Discord
+ * Google Chat's <...> markup and a mention ("@channel" pages a whole
+ * Mattermost channel) are broken with a zero-width space; Discord
  * takes 2 000 characters at most and reads Markdown, whose characters
  * are escaped with a backslash. */
 #include "digest.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,21 +338,44 @@ add_hidden(struct dlq_buf *b, const unsigned char *s)
 	return s[0] < 0x80 ? 1 : 2;
 }
 
+/* Whether the '@' at `at` (in the text that starts at `start`) would
+ * start a mention: Mattermost and Rocket.Chat page a whole channel for
+ * "@channel", "@all" or "@here", and a person for "@name", in any text
+ * a webhook posts; Zulip for "@**all**". An address ("ops@example.com")
+ * mentions nobody: its '@' follows a letter. */
+static bool
+starts_mention(const char *start, const char *at)
+{
+	unsigned char before = at > start ? (unsigned char)at[-1] : ' ';
+	unsigned char after = (unsigned char)at[1];
+
+	return !(isalnum(before) || before == '_') &&
+	    (isalnum(after) || after == '_' || after == '*');
+}
+
 /* Appends `s` escaped for the target's markup. Error texts come from
  * producers: "<!channel>" in one must not page a whole Slack channel,
- * nor "<users/all>" a Google Chat space. Google Chat documents no escape
- * for its <...> markup; a zero-width space after each '<' breaks it and
+ * nor "<users/all>" a Google Chat space, nor "@channel" or "<!channel>"
+ * (Mattermost reads Slack's markup too) a Mattermost one. Google Chat
+ * documents no escape for its <...> markup, nor Mattermost for its
+ * mentions; a zero-width space after the '<' or '@' breaks them and
  * shows the same text. In Discord's Markdown "[x](url)" would hide a
  * link and "||x||" the text; a backslash shows such a character as it
  * is (mentions are off in the body, see webhook.h). */
 static void
 add_text(struct dlq_buf *b, enum dlq_alert_format f, const char *s)
 {
+	const char *start = s;
 	size_t n;
 
 	for (; *s != '\0'; s++) {
 		if ((n = add_hidden(b, (const unsigned char *)s)) > 0)
 			s += n - 1;
+		else if (f != DLQ_FORMAT_DISCORD && *s == '@' &&
+		    starts_mention(start, s))
+			dlq_buf_adds(b, "@\u200b");
+		else if (f == DLQ_FORMAT_PLAIN && *s == '<' && s[1] == '!')
+			dlq_buf_adds(b, "<\u200b");
 		else if (f == DLQ_FORMAT_GOOGLE_CHAT && *s == '<')
 			dlq_buf_adds(b, "<\u200b");
 		else if (f == DLQ_FORMAT_SLACK && *s == '&')

@@ -168,6 +168,41 @@ START_TEST(markup_in_an_error_text_is_not_markup)
 }
 END_TEST
 
+/* Mattermost and Rocket.Chat page a channel for "@channel" in any text
+ * a webhook posts, and Mattermost reads Slack's "<!channel>" and
+ * "<@U1>" too: a producer's error text pages no one, in any format. An
+ * address's '@' is no mention and stays as it is. Discord's body turns
+ * mentions off instead (webhook.c). */
+START_TEST(mentions_in_an_error_text_page_no_one)
+{
+	static const enum dlq_alert_format formats[] = { DLQ_FORMAT_PLAIN,
+	    DLQ_FORMAT_SLACK, DLQ_FORMAT_GOOGLE_CHAT };
+	static const char *const paged[] = { "@channel", "@here", "@all",
+	    "@alice", "@**all**", "<!channel>", "<@U1>", "@_x" };
+	size_t i, k;
+
+	add(&d, "q", "@channel (@here) x:@all for @alice @**all** <!channel> "
+	    "<@U1> @_x ops@example.com a_@b @ @-", "id", 0);
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		render(formats[i], 3500);
+		for (k = 0; k < sizeof(paged) / sizeof(paged[0]); k++)
+			ck_assert_msg(strstr(text.data, paged[k]) == NULL,
+			    "%s in %s", paged[k], text.data);
+		ck_assert_msg(strstr(text.data, "@\u200bchannel (@\u200bhere) "
+		    "x:@\u200ball for @\u200balice @\u200b**all** ") != NULL,
+		    "%s", text.data);
+		ck_assert_msg(strstr(text.data, " @\u200b_x ops@example.com "
+		    "a_@b @ @- (sample id") != NULL, "%s", text.data);
+	}
+	ck_assert_ptr_nonnull(strstr(render(DLQ_FORMAT_PLAIN, 3500),
+	    " <\u200b!channel> <@\u200bU1> "));
+	ck_assert_ptr_nonnull(strstr(render(DLQ_FORMAT_SLACK, 3500),
+	    " &lt;!channel&gt; &lt;@\u200bU1&gt; "));
+	ck_assert_ptr_nonnull(strstr(render(DLQ_FORMAT_DISCORD, 3500),
+	    "@channel (@here)"));
+}
+END_TEST
+
 /* A chat shows an escape sequence, a bell or a direction override as
  * written by nobody: "\u202e" turns the rest of a line around, so that
  * "gnp.exe" reads as "exe.png". Each is shown as its escape, in every
@@ -422,6 +457,7 @@ suite(void)
 	tcase_add_test(tc, markup_in_an_error_text_is_not_markup);
 	tcase_add_test(tc, control_and_direction_characters_are_shown_escaped);
 	tcase_add_test(tc, invisible_characters_are_shown_escaped);
+	tcase_add_test(tc, mentions_in_an_error_text_page_no_one);
 	tcase_add_test(tc, discord_text_is_escaped_and_within_its_limit);
 	tcase_add_test(tc, an_overlong_single_line_is_cut_not_dropped);
 	tcase_add_test(tc, merge_keeps_every_count);
