@@ -1675,6 +1675,19 @@ slack_compatible_path(const char *url)
 	return n >= 6 && strncmp(url + n - 6, "/slack", 6) == 0;
 }
 
+/* Whether the path of `url` (before its query) holds `part`. */
+static bool
+path_has(const char *url, const char *part)
+{
+	const char *p = strstr(url, "://");
+	size_t n;
+
+	p = p != NULL ? p + 3 : url;
+	p += strcspn(p, "/?#");
+	n = strcspn(p, "?#");
+	return memmem(p, n, part, strlen(part)) != NULL;
+}
+
 enum dlq_alert_format
 dlq_alert_format_detect(const char *url)
 {
@@ -1688,10 +1701,15 @@ dlq_alert_format_detect(const char *url)
 	if (host_in(host, "discord.com") || host_in(host, "discordapp.com"))
 		return slack_compatible_path(url) ? DLQ_FORMAT_SLACK :
 		    DLQ_FORMAT_DISCORD;
-	/* Microsoft Teams' workflows (Power Automate, Logic Apps); the
-	 * connectors they replaced took {"text"}: plain */
+	/* Microsoft Teams' workflows (Power Automate, Logic Apps), by host
+	 * or by the paths of their triggers in any cloud; the connectors
+	 * they replaced took {"text"}: plain */
 	if (host_in(host, "logic.azure.com") ||
-	    host_in(host, "powerplatform.com"))
+	    host_in(host, "powerplatform.com") ||
+	    host_in(host, "powerautomate.com") ||
+	    host_in(host, "flow.microsoft.com") ||
+	    path_has(url, "/powerautomate/") ||
+	    path_has(url, "/triggers/manual/paths/invoke"))
 		return DLQ_FORMAT_AUTO;
 	return DLQ_FORMAT_PLAIN;
 }

@@ -575,6 +575,16 @@ START_TEST(the_format_follows_the_webhook_host)
 		{ "https://default1.ab.environment.api.powerplatform.com/"
 		    "powerautomate/automations/direct/workflows/a1",
 		    DLQ_FORMAT_AUTO },
+		{ "https://api.powerautomate.com/webhook/a1", DLQ_FORMAT_AUTO },
+		{ "https://emea.flow.microsoft.com/webhook/a1",
+		    DLQ_FORMAT_AUTO },
+		{ "https://prod-01.usgovtexas.logic.azure.us:443/workflows/a1/"
+		    "triggers/manual/paths/invoke?sig=s", DLQ_FORMAT_AUTO },
+		{ "https://gov.example/powerautomate/automations/direct/a1",
+		    DLQ_FORMAT_AUTO },
+		/* only the path counts, not its query */
+		{ "https://hooks.example/a1?next=/powerautomate/",
+		    DLQ_FORMAT_PLAIN },
 		{ "https://contoso.webhook.office.com/webhookb2/a1",
 		    DLQ_FORMAT_PLAIN },	/* a connector of before: {"text"} */
 	};
