@@ -1602,6 +1602,26 @@ dlq_broker_release(struct dlq_broker *b)
 	memset(b, 0, sizeof(*b));
 }
 
+size_t
+dlq_config_mask_keys_left_out(const struct dlq_config *c,
+    struct dlq_buf *out)
+{
+	const char *const *d;
+	size_t i, n = 0;
+
+	for (d = default_mask_keys; *d != NULL; d++) {
+		for (i = 0; i < c->mask_keys.n; i++)
+			if (c->mask_keys.v[i][0] != '\0' &&
+			    strcasestr(*d, c->mask_keys.v[i]) != NULL)
+				break;
+		if (i < c->mask_keys.n)
+			continue;
+		dlq_buf_adds(out, n++ > 0 ? ", " : "");
+		dlq_buf_adds(out, *d);
+	}
+	return n;
+}
+
 void
 dlq_config_release(struct dlq_config *c)
 {

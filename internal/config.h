@@ -189,6 +189,13 @@ int	dlq_config_load(struct dlq_config *c, const char *path,
 	    struct dlq_buf *errors);
 void	dlq_config_release(struct dlq_config *);	/* NULL ok */
 
+/* The default log.mask_keys that `c` masks no more: a list in the file
+ * replaces the defaults, and a default none of its words is part of
+ * ("key" is part of "api_key") prints in clear. Appends them to `out`
+ * ("pwd, cookie") and returns how many. */
+size_t	dlq_config_mask_keys_left_out(const struct dlq_config *c,
+	    struct dlq_buf *out);
+
 void	dlq_broker_release(struct dlq_broker *);
 
 /* The format a webhook URL's host takes: slack, google_chat, discord

@@ -580,6 +580,24 @@ check_key_file(const struct dlq_config *c)
 	    NULL);
 }
 
+/* A log.mask_keys list replaces the defaults: one written for a new key
+ * ("iban") without the others prints passwords and tokens in clear in
+ * the logs and digests. Said at each start, with the words left out. */
+static void
+check_mask_keys(const struct dlq_config *c)
+{
+	struct dlq_buf missing;
+
+	dlq_buf_init(&missing);
+	if (dlq_config_mask_keys_left_out(c, &missing) > 0)
+		dlq_log(DLQ_LOG_WARN, "mask_keys_narrowed", "missing",
+		    missing.data, "advice", "log.mask_keys replaces the "
+		    "default list: values under these keys print in clear in "
+		    "the logs and digests; add them to the list unless that "
+		    "is meant", NULL);
+	dlq_buf_release(&missing);
+}
+
 /* tls_verify = false: TLS without knowing whom it talks to. Whoever sits
  * on the path can pose as the broker (or the management API) and read
  * the password and every dead letter. Said at each start. */
@@ -686,6 +704,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	check_secrets_file(c);
 	check_key_file(c);
 	check_tls_verify(c);
+	check_mask_keys(c);
 
 	if ((rc = assert_topology(c, t, &set, &res)) != 0)
 		return rc < 0 ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;

@@ -23,6 +23,18 @@ print_unknown_member(const char *key, const char *what, const char *name,
 }
 
 static void
+print_mask_keys_left_out(const struct dlq_config *c)
+{
+	struct dlq_buf missing;
+
+	dlq_buf_init(&missing);
+	if (dlq_config_mask_keys_left_out(c, &missing) > 0)
+		printf("warning: log.mask_keys replaces the default list and "
+		    "leaves out %s: their values print in clear\n", missing.data);
+	dlq_buf_release(&missing);
+}
+
+static void
 usage(FILE *f)
 {
 	fputs("usage: dlq-worker [-c FILE] [--check-config | --assert-only]\n"
@@ -74,6 +86,7 @@ main(int argc, char **argv)
 		return DLQ_EXIT_ERROR;
 	if (check) {
 		dlq_control_unknown_members(&cfg, print_unknown_member, NULL);
+		print_mask_keys_left_out(&cfg);
 		puts("configuration OK");
 		rc = DLQ_EXIT_OK;
 	} else

@@ -57,6 +57,47 @@ START_TEST(unknown_role_members_are_warned_about)
 }
 END_TEST
 
+/* A mask_keys list written for one more key replaces the defaults: the
+ * check and every start say which keys now print in clear. A word of
+ * the list masks the keys it is part of ("key": api_key). */
+START_TEST(a_mask_list_that_leaves_out_defaults_is_warned_about)
+{
+	static const char *const q[] = { "mk", NULL };
+	static const char list[] = "log = { mask_keys = [ \"password\", "
+	    "\"key\", \"IBAN\", \"tax_id\" ]; };";
+	static const char missing[] = "passwd, pwd, secret, token, "
+	    "authorization, credential, cookie, session, phone, msisdn, email, "
+	    "card";
+	const char *p = h_write_file("mask.conf", list);
+	char *out, want[400];
+
+	ck_assert_int_eq(check_config(p, NULL, &out), 0);
+	snprintf(want, sizeof(want), "warning: log.mask_keys replaces the "
+	    "default list and leaves out %s: their values print in clear\n"
+	    "configuration OK\n", missing);
+	ck_assert_str_eq(out, want);
+	free(out);
+	/* at start, in the log */
+	p = h_setup("mk", q, list);
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c", p,
+	    "--assert-only", NULL }, NULL, &out), 0);
+	snprintf(want, sizeof(want), "\"level\":\"warn\",\"event\":"
+	    "\"mask_keys_narrowed\",\"missing\":\"%s\"", missing);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	free(out);
+	/* the shipped list, and the defaults, leave out nothing */
+	ck_assert_int_eq(check_config("config/dlq-worker.conf", NULL, &out), 0);
+	ck_assert_str_eq(out, "configuration OK\n");
+	free(out);
+	p = h_setup("mk", q, NULL);
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c", p,
+	    "--assert-only", NULL }, NULL, &out), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\"event\":\"topology_asserted\""));
+	ck_assert_ptr_null(strstr(out, "mask_keys_narrowed"));
+	free(out);
+}
+END_TEST
+
 START_TEST(missing_file_is_named)
 {
 	char *out;
@@ -650,6 +691,7 @@ suite(void)
 	tcase_add_test(tc, shipped_example_config_is_valid);
 	tcase_add_test(tc, missing_file_is_named);
 	tcase_add_test(tc, unknown_role_members_are_warned_about);
+	tcase_add_test(tc, a_mask_list_that_leaves_out_defaults_is_warned_about);
 	tcase_add_test(tc, syntax_error_names_the_line);
 	tcase_add_test(tc, bad_values_are_refused_with_file_line_and_value);
 	tcase_add_test(tc, a_queue_the_topology_lacks_is_refused_where_it_is_named);
