@@ -5,18 +5,50 @@
  * are decoded with rabbitmq-c's own decoder, exactly as a delivery's are;
  * what decodes is run through everything the worker does with a dead
  * letter before archiving it: decode, error text, signature, the log line
- * with redaction, the headers as JSON. Nothing may crash, leak or read
- * out of bounds (run with ASan + UBSan). */
+ * with redaction, the headers as JSON; then what shows it to people: the
+ * digest in every format and dlqctl's terminal text, of the error text
+ * and of the raw body. Nothing may crash, leak or read out of bounds
+ * (run with ASan + UBSan). */
 #include <amqp.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "deadletter.h"
+#include "digest.h"
 #include "log.h"
 #include "redact.h"
 #include "signature.h"
+#include "termtext.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* `text` in a digest of each format, cut at a small size, and escaped
+ * for a terminal. */
+static void
+show(const char *text)
+{
+	static const enum dlq_alert_format formats[] = { DLQ_FORMAT_SLACK,
+	    DLQ_FORMAT_GOOGLE_CHAT, DLQ_FORMAT_PLAIN, DLQ_FORMAT_DISCORD };
+	struct dlq_alert_event e = { 0, "q", "rejected", "", text, text, 0 };
+	struct dlq_digest g;
+	struct dlq_buf b;
+	size_t i;
+
+	dlq_buf_init(&b);
+	dlq_term_add(&b, text);
+	if (dlq_term_width(text) < 0)
+		__builtin_trap();
+	if (dlq_digest_init(&g, 4) == 0) {
+		e.hash = dlq_signature_hash("q", "rejected", "", text);
+		dlq_digest_add(&g, &e, false);
+		for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+			dlq_buf_reset(&b);
+			dlq_digest_render(&g, formats[i], "t", 300, &b);
+		}
+		dlq_digest_release(&g);
+	}
+	dlq_buf_release(&b);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -62,6 +94,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dlq_deadletter_log_fields(&d, &r, &err, &xdeath, &scratch, &line);
 	if (props._flags & AMQP_BASIC_HEADERS_FLAG)
 		dlq_table_json(&line, &props.headers);
+	show(err.data ? err.data : "");
+	dlq_buf_reset(&scratch);
+	dlq_buf_add(&scratch, body.bytes, body.len);
+	show(scratch.data ? scratch.data : "");	/* up to its first NUL */
 	/* bytes made valid UTF-8 (as the control answers are) stay as
 	 * they are when made valid again */
 	dlq_buf_reset(&err);
