@@ -342,15 +342,21 @@ add_hidden(struct dlq_buf *b, const unsigned char *s)
  * start a mention: Mattermost and Rocket.Chat page a whole channel for
  * "@channel", "@all" or "@here", and a person for "@name", in any text
  * a webhook posts; Zulip for "@**all**". An address ("ops@example.com")
- * mentions nobody: its '@' follows a letter. */
+ * mentions nobody: its '@' follows a letter; nor does the '@' of a URL
+ * ("redis://:***@cache", its password masked), which stays as written. */
 static bool
 starts_mention(const char *start, const char *at)
 {
 	unsigned char before = at > start ? (unsigned char)at[-1] : ' ';
 	unsigned char after = (unsigned char)at[1];
+	const char *word = at;
 
-	return !(isalnum(before) || before == '_') &&
-	    (isalnum(after) || after == '_' || after == '*');
+	if (isalnum(before) || before == '_' ||
+	    !(isalnum(after) || after == '_' || after == '*'))
+		return false;
+	while (word > start && !isspace((unsigned char)word[-1]))
+		word--;
+	return memmem(word, (size_t)(at - word), "://", 3) == NULL;
 }
 
 /* Appends `s` escaped for the target's markup. Error texts come from

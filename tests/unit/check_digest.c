@@ -171,8 +171,8 @@ END_TEST
 /* Mattermost and Rocket.Chat page a channel for "@channel" in any text
  * a webhook posts, and Mattermost reads Slack's "<!channel>" and
  * "<@U1>" too: a producer's error text pages no one, in any format. An
- * address's '@' is no mention and stays as it is. Discord's body turns
- * mentions off instead (webhook.c). */
+ * address's '@', or a URL's, is no mention and stays as it is. Discord's
+ * body turns mentions off instead (webhook.c). */
 START_TEST(mentions_in_an_error_text_page_no_one)
 {
 	static const enum dlq_alert_format formats[] = { DLQ_FORMAT_PLAIN,
@@ -182,7 +182,7 @@ START_TEST(mentions_in_an_error_text_page_no_one)
 	size_t i, k;
 
 	add(&d, "q", "@channel (@here) x:@all for @alice @**all** <!channel> "
-	    "<@U1> @_x ops@example.com a_@b @ @-", "id", 0);
+	    "<@U1> @_x ops@example.com a_@b @ @- redis://:***@cache:1", "id", 0);
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
 		render(formats[i], 3500);
 		for (k = 0; k < sizeof(paged) / sizeof(paged[0]); k++)
@@ -192,7 +192,8 @@ START_TEST(mentions_in_an_error_text_page_no_one)
 		    "x:@\u200ball for @\u200balice @\u200b**all** ") != NULL,
 		    "%s", text.data);
 		ck_assert_msg(strstr(text.data, " @\u200b_x ops@example.com "
-		    "a_@b @ @- (sample id") != NULL, "%s", text.data);
+		    "a_@b @ @- redis://:***@cache:1 (sample id") != NULL, "%s",
+		    text.data);
 	}
 	ck_assert_ptr_nonnull(strstr(render(DLQ_FORMAT_PLAIN, 3500),
 	    " <\u200b!channel> <@\u200bU1> "));
