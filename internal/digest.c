@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "termtext.h"
@@ -338,25 +339,62 @@ add_hidden(struct dlq_buf *b, const unsigned char *s)
 	return s[0] < 0x80 ? 1 : 2;
 }
 
+/* Whether `name` (after an '@') pages everyone: "@channel", "@all",
+ * "@here", "@everyone" (Mattermost, Rocket.Chat, Discord), or Zulip's
+ * "@**all**". */
+static bool
+names_everyone(const char *name)
+{
+	static const char *const all[] = { "channel", "all", "here",
+	    "everyone" };
+	size_t i, n;
+
+	if (name[0] == '*')
+		return true;
+	for (n = 0; isalnum((unsigned char)name[n]) || name[n] == '_' ||
+	    name[n] == '-' || name[n] == '.'; n++)
+		;
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (strlen(all[i]) == n && strncasecmp(name, all[i], n) == 0)
+			return true;
+	return false;
+}
+
+/* Whether the '@' at `at` ends the user part of a URL's authority
+ * ("redis://:***@cache", its password masked): between the "://" of its
+ * word and it, no '/', '?' or '#'. */
+static bool
+in_url_authority(const char *start, const char *at)
+{
+	const char *word = at, *p;
+
+	while (word > start && !isspace((unsigned char)word[-1]))
+		word--;
+	if ((p = memmem(word, (size_t)(at - word), "://", 3)) == NULL)
+		return false;
+	for (p += 3; p < at; p++)
+		if (*p == '/' || *p == '?' || *p == '#')
+			return false;
+	return true;
+}
+
 /* Whether the '@' at `at` (in the text that starts at `start`) would
  * start a mention: Mattermost and Rocket.Chat page a whole channel for
  * "@channel", "@all" or "@here", and a person for "@name", in any text
  * a webhook posts; Zulip for "@**all**". An address ("ops@example.com")
- * mentions nobody: its '@' follows a letter; nor does the '@' of a URL
- * ("redis://:***@cache", its password masked), which stays as written. */
+ * mentions nobody: its '@' follows a letter. The '@' of a URL's user
+ * part ("redis://:***@cache") stays as written unless it would page
+ * everyone. */
 static bool
 starts_mention(const char *start, const char *at)
 {
 	unsigned char before = at > start ? (unsigned char)at[-1] : ' ';
 	unsigned char after = (unsigned char)at[1];
-	const char *word = at;
 
 	if (isalnum(before) || before == '_' ||
 	    !(isalnum(after) || after == '_' || after == '*'))
 		return false;
-	while (word > start && !isspace((unsigned char)word[-1]))
-		word--;
-	return memmem(word, (size_t)(at - word), "://", 3) == NULL;
+	return names_everyone(at + 1) || !in_url_authority(start, at);
 }
 
 /* Appends `s` escaped for the target's markup. Error texts come from

@@ -178,11 +178,13 @@ START_TEST(mentions_in_an_error_text_page_no_one)
 	static const enum dlq_alert_format formats[] = { DLQ_FORMAT_PLAIN,
 	    DLQ_FORMAT_SLACK, DLQ_FORMAT_GOOGLE_CHAT };
 	static const char *const paged[] = { "@channel", "@here", "@all",
-	    "@alice", "@**all**", "<!channel>", "<@U1>", "@_x" };
+	    "@alice", "@**all**", "<!channel>", "<@U1>", "@_x", "@Channel",
+	    "@bob" };
 	size_t i, k;
 
 	add(&d, "q", "@channel (@here) x:@all for @alice @**all** <!channel> "
-	    "<@U1> @_x ops@example.com a_@b @ @- redis://:***@cache:1", "id", 0);
+	    "<@U1> @_x ops@example.com a_@b @ @- redis://:***@cache:1 "
+	    "x://:*@Channel http://h/@bob", "id", 0);
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
 		render(formats[i], 3500);
 		for (k = 0; k < sizeof(paged) / sizeof(paged[0]); k++)
@@ -192,8 +194,8 @@ START_TEST(mentions_in_an_error_text_page_no_one)
 		    "x:@\u200ball for @\u200balice @\u200b**all** ") != NULL,
 		    "%s", text.data);
 		ck_assert_msg(strstr(text.data, " @\u200b_x ops@example.com "
-		    "a_@b @ @- redis://:***@cache:1 (sample id") != NULL, "%s",
-		    text.data);
+		    "a_@b @ @- redis://:***@cache:1 x://:*@\u200bChannel "
+		    "http://h/@\u200bbob (sample id") != NULL, "%s", text.data);
 	}
 	ck_assert_ptr_nonnull(strstr(render(DLQ_FORMAT_PLAIN, 3500),
 	    " <\u200b!channel> <@\u200bU1> "));
