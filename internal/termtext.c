@@ -52,27 +52,47 @@ zero_width(unsigned cp)
 	    0xe0100 && cp <= 0xe01ef);
 }
 
-size_t
-dlq_term_invisible(const unsigned char *s, char esc[DLQ_TERM_ESC_MAX])
+/* The bytes of the well-formed UTF-8 character of two to four bytes `s`
+ * starts with, its code point in *cp; 0 for an ASCII byte, a stray or
+ * cut-short byte, an overlong form, a surrogate or past U+10FFFF. */
+static size_t
+utf8_char(const unsigned char *s, unsigned *cp)
 {
 	static const unsigned least[] = { 0, 0, 0x80, 0x800, 0x10000 };
-	unsigned cp;
 	size_t n, i;
 
 	n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ?
 	    3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
 	if (n == 0)
 		return 0;
-	cp = s[0] & (0x7fu >> n);
+	*cp = s[0] & (0x7fu >> n);
 	for (i = 1; i < n; i++) {
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
-		cp = cp << 6 | (s[i] & 0x3fu);
+		*cp = *cp << 6 | (s[i] & 0x3fu);
 	}
-	if (cp < least[n] || !invisible(cp))
+	if (*cp < least[n] || (*cp >= 0xd800 && *cp <= 0xdfff) ||
+	    *cp > 0x10ffff)
 		return 0;
+	return n;
+}
+
+static void
+escape(unsigned cp, char esc[DLQ_TERM_ESC_MAX])
+{
 	snprintf(esc, DLQ_TERM_ESC_MAX, cp > 0xffff ? "\\U%08x" : "\\u%04x",
 	    cp);
+}
+
+size_t
+dlq_term_invisible(const unsigned char *s, char esc[DLQ_TERM_ESC_MAX])
+{
+	unsigned cp;
+	size_t n = utf8_char(s, &cp);
+
+	if (n == 0 || !invisible(cp))
+		return 0;
+	escape(cp, esc);
 	return n;
 }
 
@@ -85,7 +105,7 @@ unit(const unsigned char *s, bool keep_lines, char out[DLQ_TERM_ESC_MAX],
     int *cols)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t n = 0, i;
+	size_t n;
 	unsigned cp;
 	unsigned char c = s[0];
 
@@ -97,31 +117,15 @@ unit(const unsigned char *s, bool keep_lines, char out[DLQ_TERM_ESC_MAX],
 		out[0] = (char)c, out[1] = '\0', *cols = 0;
 		return 1;
 	}
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			n = 0;		/* cut short: a stray lead byte */
-	if ((n == 3 && c == 0xe0 && s[1] < 0xa0) ||	/* overlong */
-	    (n == 3 && c == 0xed && s[1] > 0x9f) ||	/* a surrogate */
-	    (n == 4 && c == 0xf0 && s[1] < 0x90) ||	/* overlong */
-	    (n == 4 && c == 0xf4 && s[1] > 0x8f))	/* past U+10FFFF */
+	n = utf8_char(s, &cp);
+	if (n == 2 && cp <= 0x9f)	/* a C1 control */
 		n = 0;
-	if (n == 2 && c == 0xc2 && s[1] <= 0x9f)	/* a C1 control */
-		n = 0;
-	if (n > 0 && dlq_term_invisible(s, out) > 0) {
+	if (n > 0 && invisible(cp)) {
+		escape(cp, out);
 		*cols = (int)strlen(out);
 		return n;
 	}
 	if (n > 0) {
-		cp = n == 2 ? c & 0x1fu : n == 3 ? c & 0x0fu : c & 0x07u;
-
-		for (i = 1; i < n; i++)
-			cp = cp << 6 | (s[i] & 0x3fu);
 		memcpy(out, s, n);
 		out[n] = '\0', *cols = zero_width(cp) ? 0 : wide(cp) ? 2 : 1;
 		return n;
