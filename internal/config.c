@@ -75,6 +75,8 @@ static const struct opt opts[] = {
 	    10, 600000, 500, NULL, NULL },
 	{ "rabbitmq", "reconnect_max_ms", NULL, OPT_INT, OFF(reconnect_max_ms),
 	    10, 3600000, 30000, NULL, NULL },
+	{ "rabbitmq", "shared_check_ms", NULL, OPT_INT, OFF(shared_check_ms),
+	    0, 86400000, 60000, NULL, NULL },
 	{ "rabbitmq", "management_url", "RABBITMQ_MANAGEMENT_URL", OPT_STR,
 	    OFF(management_url), 0, 0, 0, NULL, NULL },
 	{ "rabbitmq", "tls_ca_cert", NULL, OPT_STR, OFF(tls_ca_cert),

@@ -88,6 +88,7 @@ struct dlq_config {
 	int64_t			 prefetch;
 	int64_t			 reconnect_min_ms;
 	int64_t			 reconnect_max_ms;
+	int64_t			 shared_check_ms;	/* 0: at start only */
 	char			*management_url;	/* secret; NULL: not asked */
 	char			*tls_ca_cert;	/* NULL: system default */
 	char			*tls_cert;	/* client certificate (chain) */

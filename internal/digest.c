@@ -538,8 +538,8 @@ render_notices(const struct dlq_digest *d, enum dlq_alert_format f,
     size_t end, struct dlq_buf *out)
 {
 	static const char *const titles[DLQ_NOTICE_KINDS] = {
-		"Archive not writable", "DLQ missing", "Threshold crossed",
-		"Needs a decision", "Automatic redrive" };
+		"Archive not writable", "DLQ missing", "DLQ shared",
+		"Threshold crossed", "Needs a decision", "Automatic redrive" };
 	size_t i, mark;
 	uint64_t shown, total;
 	int k;

@@ -48,14 +48,14 @@ struct dlq_group {
 };
 
 /* A notice is not a dead letter: an archive that paused consumers, a
- * threshold crossed, a case needing a decision, or what the automatic
- * redrive did. Each kind renders as its own section, before the groups,
- * so it survives the length limit. The same text of a kind given again
- * is one notice with a count (an archive outage told by every DLQ it
- * paused). */
+ * DLQ missing or consumed by others too, a threshold crossed, a case
+ * needing a decision, or what the automatic redrive did. Each kind
+ * renders as its own section, before the groups, so it survives the
+ * length limit. The same text of a kind given again is one notice with a
+ * count (an archive outage told by every DLQ it paused). */
 enum dlq_notice_kind { DLQ_NOTICE_ARCHIVE, DLQ_NOTICE_MISSING,
-	DLQ_NOTICE_THRESHOLD, DLQ_NOTICE_ESCALATION, DLQ_NOTICE_REDRIVE,
-	DLQ_NOTICE_KINDS };
+	DLQ_NOTICE_SHARED, DLQ_NOTICE_THRESHOLD, DLQ_NOTICE_ESCALATION,
+	DLQ_NOTICE_REDRIVE, DLQ_NOTICE_KINDS };
 #define DLQ_DIGEST_NOTICES	24	/* kept; more are counted */
 #define DLQ_NOTICE_TEXT_MAX	400
 #define DLQ_NOTICE_SUBJECTS	256	/* distinct subjects counted */
@@ -109,12 +109,13 @@ void	dlq_group_set_error(struct dlq_group *, const char *error);
 void	dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src);
 
 /* Appends the digest text for `format`: a title line, the notice
- * sections ("Archive not writable", "DLQ missing", "Threshold crossed",
- * "Needs a decision", "Automatic redrive"; a notice given about more
- * than one subject says "(subject and N more)", one given more than once
- * without a subject "(×N)"), then one line per group, largest first,
- * then "… and N more groups (M dead letters)"; never more than
- * `max_bytes` (for Discord 2 000 at most). Times are UTC. */
+ * sections ("Archive not writable", "DLQ missing", "DLQ shared",
+ * "Threshold crossed", "Needs a decision", "Automatic redrive"; a notice
+ * given about more than one subject says "(subject and N more)", one
+ * given more than once without a subject "(×N)"), then one line per
+ * group, largest first, then "… and N more groups (M dead letters)";
+ * never more than `max_bytes` (for Discord 2 000 at most). Times are
+ * UTC. */
 void	dlq_digest_render(const struct dlq_digest *, enum dlq_alert_format,
 	    const char *title, size_t max_bytes, struct dlq_buf *out);
 

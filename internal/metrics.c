@@ -30,6 +30,7 @@ static struct {
 	char	 dlq[256];
 	bool	 up;
 	bool	 archive_failing;	/* its last batch could not be written */
+	uint32_t others;		/* other consumers of its DLQ */
 } consumers[CONSUMERS_MAX];
 static size_t n_consumers;
 static char archive_error[256];	/* why, the last time one said */
@@ -139,6 +140,17 @@ dlq_metrics_consumer(const char *dlq, bool up)
 	pthread_mutex_lock(&mu);
 	if ((i = consumer(dlq)) < CONSUMERS_MAX)
 		consumers[i].up = up;
+	pthread_mutex_unlock(&mu);
+}
+
+void
+dlq_metrics_consumer_others(const char *dlq, uint32_t others)
+{
+	size_t i;
+
+	pthread_mutex_lock(&mu);
+	if ((i = consumer(dlq)) < CONSUMERS_MAX)
+		consumers[i].others = others;
 	pthread_mutex_unlock(&mu);
 }
 
@@ -258,6 +270,14 @@ dlq_metrics_render(struct dlq_buf *b)
 		dlq_buf_adds(b, "dlq_consumer_up{dlq=\"");
 		dlq_metrics_label(b, consumers[i].dlq);
 		dlq_buf_printf(b, "\"} %d\n", consumers[i].up ? 1 : 0);
+	}
+	dlq_buf_adds(b, "# HELP dlq_consumer_others Other consumers of a "
+	    "monitored DLQ, as last asked: the dead letters they take are not "
+	    "archived here.\n# TYPE dlq_consumer_others gauge\n");
+	for (i = 0; i < n_consumers; i++) {
+		dlq_buf_adds(b, "dlq_consumer_others{dlq=\"");
+		dlq_metrics_label(b, consumers[i].dlq);
+		dlq_buf_printf(b, "\"} %u\n", (unsigned)consumers[i].others);
 	}
 	dlq_buf_adds(b, "# HELP dlq_reconnects_total Consumer reconnects.\n"
 	    "# TYPE dlq_reconnects_total counter\n");

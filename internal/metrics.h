@@ -19,6 +19,8 @@ void	dlq_metrics_reconnect(const char *dlq);
 void	dlq_metrics_commit(double seconds);
 void	dlq_metrics_alert(const char *target, bool sent);
 void	dlq_metrics_consumer(const char *dlq, bool up);
+/* How many other consumers the broker last said the DLQ has. */
+void	dlq_metrics_consumer_others(const char *dlq, uint32_t others);
 void	dlq_metrics_topology(bool asserted);
 /* A consumer's archive writes fail (`error`: why) or work again (NULL). */
 void	dlq_metrics_archive(const char *dlq, const char *error);

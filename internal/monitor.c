@@ -110,7 +110,10 @@ struct dlq_monitor {
 	int64_t			 recycled_ms;	/* last replacement, or 0 */
 	unsigned		 epoch;		/* releases before it opened */
 	bool			 archive_failing;
-	bool			 checked_shared;	/* other consumers */
+	bool			 checked_shared;	/* other consumers: asked */
+	bool			 shared_told;	/* in a digest, this episode */
+	uint32_t		 others;	/* other consumers, last asked */
+	int64_t			 shared_due_ms;	/* when to ask again */
 	bool			 busy;		/* counted in busy_consumers */
 	atomic_bool		 connected;
 	atomic_bool		 missing;	/* its DLQ: NOT_FOUND */
@@ -502,17 +505,58 @@ poll_batch(struct dlq_monitor *m, amqp_connection_state_t conn, int ms)
 	return took ? STEP_OK : st;
 }
 
-/* At the first subscription: a DLQ that has consumers already shares
- * its dead letters with them (most often a second dlq-worker), and this
- * archive misses the ones they take. Said, not prevented: the other
- * consumer may be this worker's predecessor, whose connection the broker
- * has not yet seen close. A queue that is not there fails as the
- * consume would. */
+/* Says what changed in the number of other consumers of the DLQ: more
+ * than before is logged at once; still there at the next ask, it goes
+ * into the digest, once an episode (a predecessor whose connection the
+ * broker closes within seconds of the start alerts no one); none left
+ * is logged. */
+static void
+tell_shared(struct dlq_monitor *m, uint32_t others)
+{
+	char text[DLQ_NOTICE_TEXT_MAX];
+
+	dlq_metrics_consumer_others(m->q->dlq_name, others);
+	if (others > m->others &&
+	    dlq_log_begin(&m->line, DLQ_LOG_WARN, "consumer_shared")) {
+		dlq_log_str(&m->line, "dlq", m->q->dlq_name);
+		dlq_log_int(&m->line, "consumers", others);
+		dlq_log_str(&m->line, "advice", "another consumer takes dead "
+		    "letters from this queue (a second dlq-worker?): the ones "
+		    "it takes are not in this archive");
+		dlq_log_end(&m->line);
+	}
+	if (others == 0 && m->others > 0)
+		dlq_log(DLQ_LOG_INFO, "consumer_shared_ended", "dlq",
+		    m->q->dlq_name, NULL);
+	if (others > 0 && m->others > 0 && !m->shared_told) {
+		snprintf(text, sizeof(text), "%u other consumer%s take%s its "
+		    "dead letters too (a second dlq-worker? a script?): those "
+		    "are not archived or alerted here", (unsigned)others,
+		    others == 1 ? "" : "s", others == 1 ? "s" : "");
+		dlq_alert_notice(m->alerter, DLQ_NOTICE_SHARED, m->q->dlq_name,
+		    text);
+		m->shared_told = true;
+	}
+	if (others == 0)
+		m->shared_told = false;
+	m->others = others;
+}
+
+/* How many other consumers the DLQ has (a passive declare): at the first
+ * subscription, before it (`subscribed` false: they are all others), and
+ * every rabbitmq.shared_check_ms between batches (ours counted out).
+ * Each takes dead letters this archive never sees. Said, not prevented:
+ * the other may be this worker's predecessor, whose connection the
+ * broker has not yet seen close. Not asked before a later subscription,
+ * where the broker may still count the consumer of the connection this
+ * one replaces. A queue that is not there fails as the consume would. */
 static amqp_rpc_reply_t
-check_shared(struct dlq_monitor *m, amqp_connection_state_t conn)
+check_shared(struct dlq_monitor *m, amqp_connection_state_t conn,
+    bool subscribed)
 {
 	amqp_queue_declare_ok_t *ok;
 	amqp_rpc_reply_t r;
+	uint32_t others;
 
 	ok = amqp_queue_declare(conn, DLQ_AMQP_CHANNEL,
 	    amqp_cstring_bytes(m->q->dlq_name), 1, 0, 0, 0, amqp_empty_table);
@@ -520,16 +564,31 @@ check_shared(struct dlq_monitor *m, amqp_connection_state_t conn)
 	if (ok == NULL || r.reply_type != AMQP_RESPONSE_NORMAL)
 		return r;
 	m->checked_shared = true;
-	if (ok->consumer_count > 0 &&
-	    dlq_log_begin(&m->line, DLQ_LOG_WARN, "consumer_shared")) {
-		dlq_log_str(&m->line, "dlq", m->q->dlq_name);
-		dlq_log_int(&m->line, "consumers", ok->consumer_count);
-		dlq_log_str(&m->line, "advice", "another consumer takes dead "
-		    "letters from this queue (a second dlq-worker?): the ones "
-		    "it takes are not in this archive");
-		dlq_log_end(&m->line);
-	}
+	others = ok->consumer_count;
+	if (subscribed && others > 0)
+		others--;
+	tell_shared(m, others);
 	return r;
+}
+
+/* Between batches, when rabbitmq.shared_check_ms has passed since the
+ * subscription or the last ask: asks again (deliveries arriving
+ * meanwhile wait in rabbitmq-c's frame queue). */
+static enum step
+recheck_shared(struct dlq_monitor *m, amqp_connection_state_t conn)
+{
+	amqp_rpc_reply_t r;
+	char why[256];
+
+	if (m->cfg->shared_check_ms == 0 || dlq_now_ms() < m->shared_due_ms)
+		return STEP_OK;
+	m->shared_due_ms = dlq_now_ms() + m->cfg->shared_check_ms;
+	r = check_shared(m, conn, true);
+	if (r.reply_type == AMQP_RESPONSE_NORMAL)
+		return STEP_OK;
+	dlq_log(DLQ_LOG_WARN, "consumer_error", "dlq", m->q->dlq_name,
+	    "error", dlq_amqp_reply_text(r, why, sizeof(why)), NULL);
+	return STEP_RECONNECT;
 }
 
 static int
@@ -543,7 +602,7 @@ subscribe(struct dlq_monitor *m, amqp_connection_state_t conn)
 	amqp_basic_qos(conn, DLQ_AMQP_CHANNEL, 0, (uint16_t)m->cfg->prefetch, 0);
 	r = amqp_get_rpc_reply(conn);
 	if (r.reply_type == AMQP_RESPONSE_NORMAL && !m->checked_shared)
-		r = check_shared(m, conn);
+		r = check_shared(m, conn, false);
 	if (r.reply_type == AMQP_RESPONSE_NORMAL) {
 		ok = amqp_basic_consume(conn, DLQ_AMQP_CHANNEL,
 		    amqp_cstring_bytes(m->q->dlq_name), amqp_empty_bytes, 0, 0,
@@ -552,6 +611,8 @@ subscribe(struct dlq_monitor *m, amqp_connection_state_t conn)
 		if (ok != NULL && r.reply_type == AMQP_RESPONSE_NORMAL) {
 			amqp_bytes_free(m->consumer_tag);
 			m->consumer_tag = amqp_bytes_malloc_dup(ok->consumer_tag);
+			m->shared_due_ms = dlq_now_ms() +
+			    m->cfg->shared_check_ms;
 			return 0;
 		}
 	}
@@ -647,6 +708,9 @@ consume(struct dlq_monitor *m, amqp_connection_state_t conn)
 			note_activity(m, st == STEP_TIMEOUT, true);
 		if (st == STEP_TIMEOUT && recycle_due(m))
 			st = STEP_RECYCLE;
+		else if (st == STEP_OK || st == STEP_TIMEOUT)
+			st = recheck_shared(m, conn) == STEP_OK ? st :
+			    STEP_RECONNECT;
 	}
 	note_activity(m, true, false);	/* leaving: no longer counted */
 	if ((*m->stop && (st == STEP_OK || st == STEP_TIMEOUT)) ||

@@ -775,6 +775,69 @@ START_TEST(a_second_worker_on_the_same_dlqs_is_told_it_shares_them)
 }
 END_TEST
 
+/* A consumer that comes to a monitored DLQ later (a script, a shovel, a
+ * second worker) takes dead letters this archive never sees. Each
+ * consumer asks the broker between batches, every
+ * rabbitmq.shared_check_ms: consumer_shared when one comes, the digest's
+ * "DLQ shared" section once while it stays, consumer_shared_ended when
+ * it is gone; the other DLQ is not named. */
+START_TEST(a_consumer_that_comes_later_is_found_and_announced)
+{
+	struct h_rig f;
+	char want[300];
+	cJSON **ev;
+	pid_t other;
+	int n;
+
+	h_set_broker("", "shared_check_ms = 200;");
+	start(&f, "alert = { cooldown_ms = 1000; };");
+	other = h_consumer(f.dlq[0], 1, false, 3000);
+	ck_assert(h_worker_wait(&f.w, "consumer_shared", 1, WAIT_MS));
+	snprintf(want, sizeof(want), "\nDLQ shared\n• 1 other consumer takes "
+	    "its dead letters too (a second dlq-worker? a script?): those are "
+	    "not archived or alerted here (%s)", f.dlq[0]);
+	ck_assert(h_wait_digests_with(&f.w, want, NULL, 1, WAIT_MS));
+	ck_assert_int_eq(h_consumer_done(other), 0);
+	ck_assert(h_worker_wait(&f.w, "consumer_shared_ended", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "consumer_shared", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(h_jstr(ev[0], "dlq"), f.dlq[0]);
+	ck_assert_int_eq(h_jnum(ev[0], "consumers"), 1);
+	h_events_free(ev, n);
+	ev = h_worker_events(&f.w, "consumer_shared_ended", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(h_jstr(ev[0], "dlq"), f.dlq[0]);
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_digests_with(&f.w, "DLQ shared", NULL, NULL), 1);
+	ck_assert_int_eq(h_digests_with(&f.w, f.dlq[1], NULL, NULL), 0);
+	h_rig_stop(&f);
+}
+END_TEST
+
+/* The ask between batches meets deliveries on the way: they wait in
+ * rabbitmq-c's frame queue and are archived like the others. A drain
+ * that asks after every batch archives each dead letter once, with no
+ * error and no reconnect. */
+START_TEST(asking_between_batches_loses_no_delivery)
+{
+	struct h_rig f;
+	int rows, distinct;
+
+	h_set_broker("", "shared_check_ms = 1;");
+	start(&f, NULL);
+	h_fill_confirmed(f.dlq[0], 3000, "asked");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3000, 60000));
+	ck_assert(h_wait_count(f.dlq[0], 0, WAIT_MS));
+	h_rig_stop(&f);
+	count_rows(f.db, &rows, &distinct);
+	ck_assert_int_eq(rows, 3000);
+	ck_assert_int_eq(distinct, 3000);
+	ck_assert_int_eq(h_worker_count(&f.w, "consumer_error"), 0);
+	ck_assert_int_eq(h_worker_count(&f.w, "consumer_reconnecting"), 0);
+	ck_assert_int_eq(h_worker_count(&f.w, "consumer_shared"), 0);
+}
+END_TEST
+
 /* "DLQ_CONTROL_SOCKET=<tmp>/<stem>.sock": a worker of its own beside the
  * rig's, on the rig's config. */
 static void
@@ -2536,6 +2599,8 @@ suite(void)
 	tcase_add_test(tc, an_archive_deleted_under_the_worker_loses_nothing);
 	tcase_add_test(tc, a_damaged_archive_is_named_and_loses_nothing);
 	tcase_add_test(tc, a_second_worker_on_the_same_dlqs_is_told_it_shares_them);
+	tcase_add_test(tc, a_consumer_that_comes_later_is_found_and_announced);
+	tcase_add_test(tc, asking_between_batches_loses_no_delivery);
 	tcase_add_test(tc, a_second_worker_on_the_same_archive_waits_for_the_first);
 	tcase_add_test(tc, a_second_worker_leaves_an_archive_the_first_keeps);
 	tcase_add_test(tc, triage_commands_answer_what_the_archive_holds);

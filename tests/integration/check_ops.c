@@ -195,6 +195,9 @@ START_TEST(metrics_count_what_happened)
 	snprintf(want, sizeof(want), "dlq_consumer_up{dlq=\"%s\"}",
 	    f.rig.dlq[1]);
 	ck_assert(check_exposition(body, want) == 1);
+	snprintf(want, sizeof(want), "dlq_consumer_others{dlq=\"%s\"}",
+	    f.rig.dlq[1]);
+	ck_assert(check_exposition(body, want) == 0);
 	ck_assert(check_exposition(body, "dlq_archive_commit_seconds_count") >=
 	    1);
 	ck_assert(check_exposition(body, "dlq_topology_asserted") == 1);

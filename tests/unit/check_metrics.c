@@ -25,6 +25,7 @@ START_TEST(counters_add_up_per_label_set)
 	dlq_metrics_dead_letters("q.dlq", "rejected", "transient", 3);
 	dlq_metrics_dead_letters("q.dlq", "expired", "expired", 1);
 	dlq_metrics_consumer("q.dlq", true);
+	dlq_metrics_consumer_others("q.dlq", 2);
 	dlq_metrics_commit(0.003);
 	dlq_buf_init(&b);
 	dlq_metrics_render(&b);
@@ -33,6 +34,8 @@ START_TEST(counters_add_up_per_label_set)
 	ck_assert_ptr_nonnull(strstr(b.data, "reason=\"expired\",class="
 	    "\"expired\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(b.data, "dlq_consumer_up{dlq=\"q.dlq\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(b.data,
+	    "dlq_consumer_others{dlq=\"q.dlq\"} 2\n"));
 	ck_assert_ptr_nonnull(strstr(b.data,
 	    "dlq_archive_commit_seconds_bucket{le=\"0.0025\"} 0\n"));
 	ck_assert_ptr_nonnull(strstr(b.data,
