@@ -791,7 +791,7 @@ START_TEST(a_consumer_that_comes_later_is_found_and_announced)
 
 	h_set_broker("", "shared_check_ms = 200;");
 	start(&f, "alert = { cooldown_ms = 1000; };");
-	other = h_consumer(f.dlq[0], 1, false, 3000);
+	other = h_consumer(f.dlq[0], 1, false, 5000);
 	ck_assert(h_worker_wait(&f.w, "consumer_shared", 1, WAIT_MS));
 	snprintf(want, sizeof(want), "\nDLQ shared\n• 1 other consumer takes "
 	    "its dead letters too (a second dlq-worker? a script?): those are "
