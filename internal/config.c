@@ -192,6 +192,16 @@ static const struct opt opts[] = {
 
 #define NOPTS	(sizeof(opts) / sizeof(opts[0]))
 
+const char *
+dlq_config_setting(size_t i, char *buf, size_t n, const char **env)
+{
+	if (i >= NOPTS)
+		return NULL;
+	snprintf(buf, n, "%s.%s", opts[i].group, opts[i].name);
+	*env = opts[i].env;
+	return buf;
+}
+
 static bool
 in_list(const char *const *list, const char *s)
 {

@@ -197,6 +197,11 @@ void	dlq_config_release(struct dlq_config *);	/* NULL ok */
 size_t	dlq_config_mask_keys_left_out(const struct dlq_config *c,
 	    struct dlq_buf *out);
 
+/* The i-th setting a file takes ("rabbitmq.url") into buf, and its
+ * variable (NULL: none) into *env; NULL past the last. */
+const char *dlq_config_setting(size_t i, char *buf, size_t n,
+	    const char **env);
+
 void	dlq_broker_release(struct dlq_broker *);
 
 /* The format a webhook URL's host takes: slack, google_chat, discord

@@ -1176,6 +1176,41 @@ START_TEST(the_example_file_shows_every_setting_of_the_readme)
 }
 END_TEST
 
+/* The other way round: every setting the worker reads, and its
+ * variable, is in the README's table and in the example file. */
+START_TEST(every_setting_is_documented_and_in_the_example)
+{
+	char *readme = slurp("README.md");
+	char *example = slurp("config/dlq-worker.conf");
+	char name[96], want[110], section[32];
+	const char *env, *key;
+	size_t i;
+
+	for (i = 0; dlq_config_setting(i, name, sizeof(name), &env) != NULL;
+	    i++) {
+		snprintf(want, sizeof(want), "| `%s`", name);
+		if (strstr(readme, want) == NULL) {
+			snprintf(want, sizeof(want), " / `%s`", name);
+			ck_assert_msg(strstr(readme, want) != NULL,
+			    "README.md has no row for %s", name);
+		}
+		if (env != NULL) {
+			snprintf(want, sizeof(want), "`%s`", env);
+			ck_assert_msg(strstr(readme, want) != NULL,
+			    "README.md does not name %s", env);
+		}
+		key = strchr(name, '.') + 1;
+		snprintf(section, sizeof(section), "%.*s",
+		    (int)(key - name - 1), name);
+		ck_assert_msg(example_has(example, section, key),
+		    "config/dlq-worker.conf does not show %s", name);
+	}
+	ck_assert_int_ge(i, 50);
+	free(readme);
+	free(example);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -1184,6 +1219,7 @@ suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, defaults_match_the_source_system);
+	tcase_add_test(tc, every_setting_is_documented_and_in_the_example);
 	tcase_add_test(tc, env_overrides_file);
 	tcase_add_test(tc, syntax_error_names_file_and_line);
 	tcase_add_test(tc, a_byte_order_mark_is_not_part_of_the_file);
