@@ -262,9 +262,13 @@ dlq_http_start(const struct dlq_config *c, bool *failed)
 	if ((h->archive = dlq_archive_open(c)) == NULL)
 		goto fail;
 	sqlite3_busy_timeout(dlq_archive_db(h->archive), 200);
+	/* 32 connections, 8 of one address, each closed after 10 s idle:
+	 * a client that leaks connections (or holds them open on purpose)
+	 * cannot keep Prometheus or a health check of another address out */
 	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
 	    MHD_USE_POLL, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
 	    (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, 32U,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, 8U,
 	    MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_END);
 	if (h->d == NULL) {
 		dlq_log(DLQ_LOG_ERR, "http_failed", "listen", c->http_listen,

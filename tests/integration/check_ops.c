@@ -3,12 +3,16 @@
 #include <check.h>
 #include <ctype.h>
 #include <limits.h>
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,9 +52,11 @@ collect(char *p, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
-/* GET base + path; the status, the body in *body (malloc'd). */
+/* GET base + path from the local address `source` (NULL: any); the
+ * status (0: no answer), the body in *body (malloc'd). */
 static long
-http_get(const struct fixture *f, const char *path, char **body)
+http_get_from(const struct fixture *f, const char *path, const char *source,
+    char **body)
 {
 	struct dlq_buf b;
 	char url[128];
@@ -60,6 +66,8 @@ http_get(const struct fixture *f, const char *path, char **body)
 	dlq_buf_init(&b);
 	snprintf(url, sizeof(url), "%s%s", f->base, path);
 	curl_easy_setopt(h, CURLOPT_URL, url);
+	if (source != NULL)
+		curl_easy_setopt(h, CURLOPT_INTERFACE, source);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
@@ -68,6 +76,12 @@ http_get(const struct fixture *f, const char *path, char **body)
 	curl_easy_cleanup(h);
 	*body = b.data ? b.data : strdup("");
 	return status;
+}
+
+static long
+http_get(const struct fixture *f, const char *path, char **body)
+{
+	return http_get_from(f, path, NULL, body);
 }
 
 static bool
@@ -83,6 +97,94 @@ metric_name(const char *s, size_t n)
 			return false;
 	return true;
 }
+
+/* A TCP connection to the fixture's HTTP port from the loopback address
+ * `source`, left idle. */
+static int
+idle_connection(const struct fixture *f, const char *source)
+{
+	struct sockaddr_in a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	ck_assert_int_eq(inet_pton(AF_INET, source, &a.sin_addr), 1);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	a.sin_port = htons((uint16_t)atoi(strrchr(f->base, ':') + 1));
+	ck_assert_int_eq(inet_pton(AF_INET, "127.0.0.1", &a.sin_addr), 1);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* Waits up to timeout_ms until `want` of the n connections are closed by
+ * the server; how many are. */
+static int
+wait_closed(struct pollfd *p, int n, int want, int timeout_ms)
+{
+	int64_t end = h_now_ms() + timeout_ms;
+	int i, closed;
+	char c;
+
+	for (;;) {
+		for (i = 0, closed = 0; i < n; i++) {
+			if (p[i].fd >= 0 && p[i].revents == 0)
+				continue;
+			if (p[i].fd >= 0) {	/* readable: closed, or reset */
+				ck_assert_int_le(recv(p[i].fd, &c, 1, 0), 0);
+				close(p[i].fd);
+				p[i].fd = -1;
+			}
+			closed++;
+		}
+		if (closed >= want || h_now_ms() >= end)
+			return closed;
+		poll(p, (nfds_t)n, 100);
+	}
+}
+
+/* A client that holds every connection it can (leaked, or on purpose)
+ * keeps no other address out: 8 of one address are served and more are
+ * closed at once, so /readyz answers another address all along; the
+ * address gets its turn again once it lets go. */
+START_TEST(one_address_cannot_hold_every_http_connection)
+{
+	struct fixture f;
+	struct pollfd p[32];
+	int64_t end;
+	long status;
+	char *body;
+	int i;
+
+	start(&f, 0, NULL);
+	for (i = 0; i < 32; i++) {
+		p[i].fd = idle_connection(&f, "127.0.0.2");
+		p[i].events = POLLIN;
+		p[i].revents = 0;
+	}
+	ck_assert_int_eq(wait_closed(p, 32, 24, 5000), 24);
+	ck_assert_int_eq(wait_closed(p, 32, 25, 300), 24);
+	ck_assert_int_eq(http_get_from(&f, "/readyz", "127.0.0.1", &body),
+	    200);
+	free(body);
+	ck_assert_int_eq(http_get_from(&f, "/healthz", "127.0.0.2", &body), 0);
+	free(body);
+	for (i = 0; i < 32; i++)
+		if (p[i].fd >= 0)
+			close(p[i].fd);
+	/* the server sees the closes within its next poll */
+	end = h_now_ms() + 5000;
+	while ((status = http_get_from(&f, "/healthz", "127.0.0.2", &body)) !=
+	    200 && h_now_ms() < end) {
+		free(body);
+		usleep(50 * 1000);
+	}
+	ck_assert_int_eq(status, 200);
+	ck_assert_str_eq(body, "ok\n");
+	free(body);
+	h_rig_stop(&f.rig);
+}
+END_TEST
 
 /* A strict reading of the text exposition format: every sample belongs
  * to a family declared by # TYPE before it, names and labels are well
@@ -679,6 +781,7 @@ suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, metrics_count_what_happened);
 	tcase_add_test(tc, readyz_follows_the_broker);
+	tcase_add_test(tc, one_address_cannot_hold_every_http_connection);
 	tcase_add_test(tc, readyz_says_when_the_disk_refuses_the_archive);
 	tcase_add_test(tc, a_threshold_alert_fires_once_per_cooldown);
 	tcase_add_test(tc, escalations_show_in_stats_metrics_and_once_in_the_digest);
