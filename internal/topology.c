@@ -503,6 +503,64 @@ struct asserter {
 	bool			 lost;
 };
 
+/* A declaration the broker refused for want of a permission (a user
+ * without the configure permission, whose topology someone else
+ * declares): not an error while what it names is there. Each exchange or
+ * queue is looked for with a passive declare, which needs no permission
+ * (its arguments are not compared); one that is not there is logged. A
+ * binding cannot be looked at through AMQP. Reopens the channel. */
+static void
+refused(struct asserter *a, const char *kind, const char *name,
+    const char *text)
+{
+	amqp_rpc_reply_t r;
+	char why[512], what[640];
+	int code = 0;
+
+	if (a->res->refused++ == 0)
+		snprintf(a->res->refusal, sizeof(a->res->refusal), "%s", text);
+	if (dlq_amqp_reopen_channel(a->conn) == -1) {
+		a->lost = true;
+		return;
+	}
+	if (strcmp(kind, "binding") == 0) {
+		a->res->unchecked++;
+		return;
+	}
+	if (strcmp(kind, "exchange") == 0)
+		amqp_exchange_declare(a->conn, DLQ_AMQP_CHANNEL,
+		    amqp_cstring_bytes(name), amqp_cstring_bytes("direct"), 1,
+		    0, 0, 0, amqp_empty_table);
+	else
+		amqp_queue_declare(a->conn, DLQ_AMQP_CHANNEL,
+		    amqp_cstring_bytes(name), 1, 0, 0, 0, amqp_empty_table);
+	r = amqp_get_rpc_reply(a->conn);
+	if (r.reply_type == AMQP_RESPONSE_NORMAL) {
+		a->res->present++;
+		return;
+	}
+	dlq_amqp_reply_text(r, why, sizeof(why));
+	if (!dlq_amqp_is_channel_error(r, &code)) {
+		dlq_log(DLQ_LOG_ERR, "topology_assert_failed", "object", kind,
+		    "name", name, "error", why, NULL);
+		a->lost = true;
+		return;
+	}
+	if (code == AMQP_NOT_FOUND) {
+		a->res->missing++;
+		snprintf(what, sizeof(what), "not on the broker, and declaring "
+		    "it was refused (%s)", text);
+		dlq_log(DLQ_LOG_ERR, "topology_missing", "object", kind,
+		    "name", name, "error", what, NULL);
+	} else {
+		a->res->errors++;
+		dlq_log(DLQ_LOG_ERR, "topology_error", "object", kind,
+		    "name", name, "error", why, NULL);
+	}
+	if (dlq_amqp_reopen_channel(a->conn) == -1)
+		a->lost = true;
+}
+
 /* Looks at the reply of the last declare/bind: counts it, reports a
  * conflict or an error, reopens the channel after a channel error. */
 static void
@@ -510,6 +568,7 @@ check_reply(struct asserter *a, const char *kind, const char *name)
 {
 	amqp_rpc_reply_t r = amqp_get_rpc_reply(a->conn);
 	char text[512], arg[128], wanted[192], live[192];
+	bool after_missing;
 	int code = 0;
 
 	if (r.reply_type == AMQP_RESPONSE_NORMAL) {
@@ -523,6 +582,13 @@ check_reply(struct asserter *a, const char *kind, const char *name)
 		a->lost = true;
 		return;
 	}
+	if (code == AMQP_ACCESS_REFUSED) {
+		refused(a, kind, name, text);
+		return;
+	}
+	/* a binding to a queue or exchange already logged as missing */
+	after_missing = code == AMQP_NOT_FOUND && a->res->missing > 0 &&
+	    strcmp(kind, "binding") == 0;
 	if (code == AMQP_PRECONDITION_FAILED) {
 		a->res->conflicts++;
 		if (!dlq_topology_parse_conflict(text, arg, sizeof(arg), wanted,
@@ -533,7 +599,7 @@ check_reply(struct asserter *a, const char *kind, const char *name)
 		    "live", live[0] ? live : NULL,
 		    "wanted", wanted[0] ? wanted : NULL,
 		    "detail", text, "action", "left unchanged", NULL);
-	} else {
+	} else if (!after_missing) {
 		a->res->errors++;
 		dlq_log(DLQ_LOG_ERR, "topology_error", "object", kind,
 		    "name", name, "error", text, NULL);
@@ -665,6 +731,28 @@ dlq_topology_assert(amqp_connection_state_t conn, const struct dlq_topology *t,
 	return a.lost ? -1 : 0;
 }
 
+/* One line for all the declarations refused for want of a permission:
+ * a worker whose user may not configure the topology is a deployment
+ * choice, not one error per queue at every start. */
+static void
+log_not_permitted(const struct dlq_assert_result *res, struct dlq_buf *b)
+{
+	if (!dlq_log_begin(b, res->missing || res->unchecked ? DLQ_LOG_WARN :
+	    DLQ_LOG_INFO, "topology_not_permitted"))
+		return;
+	dlq_log_int(b, "refused", res->refused);
+	dlq_log_int(b, "present", res->present);
+	dlq_log_int(b, "missing", res->missing);
+	dlq_log_int(b, "bindings_unchecked", res->unchecked);
+	dlq_log_str(b, "error", res->refusal);
+	dlq_log_str(b, "advice", "the broker user may not declare these: "
+	    "each exchange and queue was looked for instead (arguments not "
+	    "compared; bindings cannot be). Grant the configure permission, or "
+	    "let a user who has it declare the topology (dlqctl topology "
+	    "assert)");
+	dlq_log_end(b);
+}
+
 enum dlq_amqp_status
 dlq_topology_apply(const struct dlq_config *c, const struct dlq_topology *t,
     struct dlq_assert_result *res, char *why, size_t whylen)
@@ -684,14 +772,18 @@ dlq_topology_apply(const struct dlq_config *c, const struct dlq_topology *t,
 		return DLQ_AMQP_RETRY;
 	}
 	dlq_buf_init(&b);
-	if (dlq_log_begin(&b, res->conflicts || res->errors ? DLQ_LOG_WARN :
-	    DLQ_LOG_INFO, "topology_asserted")) {
+	if (res->refused > 0)
+		log_not_permitted(res, &b);
+	if (dlq_log_begin(&b, res->conflicts || res->errors || res->missing ?
+	    DLQ_LOG_WARN : DLQ_LOG_INFO, "topology_asserted")) {
 		dlq_log_str(&b, "source", t->source);
 		dlq_log_int(&b, "queues", (int64_t)t->n_queues);
 		dlq_log_int(&b, "monitored", (int64_t)dlq_topology_monitored(t));
 		dlq_log_int(&b, "declared", res->declared);
 		dlq_log_int(&b, "conflicts", res->conflicts);
 		dlq_log_int(&b, "errors", res->errors);
+		dlq_log_int(&b, "refused", res->refused);
+		dlq_log_int(&b, "missing", res->missing);
 		dlq_log_end(&b);
 	}
 	dlq_buf_release(&b);

@@ -49,7 +49,15 @@ struct dlq_topology {
 struct dlq_assert_result {
 	unsigned	declared;	/* exchanges, queues and bindings */
 	unsigned	conflicts;
-	unsigned	errors;		/* other refusals, e.g. permissions */
+	unsigned	errors;		/* other refusals and failures */
+	/* Declarations the broker refused for want of the configure (or, for
+	 * a binding, write / read) permission: each exchange or queue is
+	 * then looked for with a passive declare, which needs none. */
+	unsigned	refused;
+	unsigned	present;	/* refused, and found on the broker */
+	unsigned	missing;	/* refused, and not there */
+	unsigned	unchecked;	/* refused bindings: AMQP cannot look */
+	char		refusal[512];	/* the broker's words for the first */
 };
 
 /* Loads `path` (NULL: the embedded line topology); `suffix` (NULL: the

@@ -467,6 +467,11 @@ answer_missing(const struct dlq_config *c, const struct dlq_topology *t,
 		    "topology_reassert_failed): the broker drops the dead "
 		    "letters meant for it";
 	}
+	if (res.missing > 0)
+		return "missing, and the worker's broker user may not declare "
+		    "it (see topology_missing): the broker drops the dead "
+		    "letters meant for it until someone declares it (dlqctl "
+		    "topology assert)";
 	if (res.errors > 0)
 		return "missing; asserting the topology again met errors (see "
 		    "topology_error): the broker may drop the dead letters "
@@ -709,8 +714,8 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	if ((rc = assert_topology(c, t, &set, &res)) != 0)
 		return rc < 0 ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
 	if (assert_only)
-		return res.conflicts || res.errors ? DLQ_EXIT_CONFLICT :
-		    DLQ_EXIT_OK;
+		return res.conflicts || res.errors || res.refused ?
+		    DLQ_EXIT_CONFLICT : DLQ_EXIT_OK;
 	if ((rc = claim_archive(c, &set, &lock_fd)) != 0)
 		return rc < 0 ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
 	dlq_metrics_topology(true);

@@ -73,14 +73,23 @@ cmd_topology_assert(struct dlqctl *x, int argc, char **argv)
 		return DLQ_EXIT_ERROR;
 	}
 	if (x->json)
-		printf("{\"declared\":%u,\"conflicts\":%u,\"errors\":%u}\n",
-		    res.declared, res.conflicts, res.errors);
+		printf("{\"declared\":%u,\"conflicts\":%u,\"errors\":%u,"
+		    "\"refused\":%u,\"present\":%u,\"missing\":%u,"
+		    "\"bindings_unchecked\":%u}\n", res.declared,
+		    res.conflicts, res.errors, res.refused, res.present,
+		    res.missing, res.unchecked);
 	else
 		printf("topology asserted: %zu queues (%zu monitored), "
 		    "%u declarations, %u conflicts, %u errors\n",
 		    x->top->n_queues, dlq_topology_monitored(x->top),
 		    res.declared, res.conflicts, res.errors);
-	return res.conflicts || res.errors ? DLQ_EXIT_CONFLICT : DLQ_EXIT_OK;
+	if (!x->json && res.refused > 0)
+		printf("not permitted: %u declarations refused (%s); of those "
+		    "looked for, %u found and %u missing; %u bindings "
+		    "unchecked\n", res.refused, res.refusal, res.present,
+		    res.missing, res.unchecked);
+	return res.conflicts || res.errors || res.refused ?
+	    DLQ_EXIT_CONFLICT : DLQ_EXIT_OK;
 }
 
 int

@@ -915,10 +915,33 @@ START_TEST(a_dlq_missing_at_start_is_consumed_once_declared)
 	    (const char *[]){ env, NULL });
 	ck_assert(h_worker_wait(&f.w, "consumer_started", 1, WAIT_MS));
 	ck_assert(h_worker_wait(&f.w, "consume_failed", 1, WAIT_MS));
-	ck_assert_int_ge(h_worker_count(&f.w, "topology_error"), 1);
 	ev = h_worker_events(&f.w, "consume_failed", &n);
 	ck_assert_str_eq(h_jstr(ev[0], "dlq"), f.dlq[1]);
 	ck_assert_ptr_nonnull(strstr(h_jstr(ev[0], "error"), "NOT_FOUND"));
+	h_events_free(ev, n);
+	/* the refused declarations are looked at, not one error each: the
+	 * DLQ that is there is fine, the one that is not is named */
+	ck_assert_int_eq(h_worker_count(&f.w, "topology_error"), 0);
+	ev = h_worker_events(&f.w, "topology_not_permitted", &n);
+	ck_assert_int_ge(n, 1);
+	ck_assert_str_eq(h_jstr(ev[0], "level"), "warn");
+	ck_assert_int_eq(h_jnum(ev[0], "refused"), 2);
+	ck_assert_int_eq(h_jnum(ev[0], "present"), 1);
+	ck_assert_int_eq(h_jnum(ev[0], "missing"), 1);
+	ck_assert_int_eq(h_jnum(ev[0], "bindings_unchecked"), 0);
+	ck_assert_ptr_nonnull(strstr(h_jstr(ev[0], "error"), user));
+	h_events_free(ev, n);
+	ev = h_worker_events(&f.w, "topology_missing", &n);
+	ck_assert_int_ge(n, 1);
+	ck_assert_str_eq(h_jstr(ev[0], "object"), "queue");
+	ck_assert_str_eq(h_jstr(ev[0], "name"), f.dlq[1]);
+	h_events_free(ev, n);
+	/* and on-call hears why it stays missing */
+	ck_assert(h_worker_wait(&f.w, "alert_digest", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "alert_digest", &n);
+	ck_assert_msg(strstr(h_jstr(ev[0], "text"), f.dlq[1]) &&
+	    strstr(h_jstr(ev[0], "text"), "may not declare it"), "%s",
+	    h_jstr(ev[0], "text"));
 	h_events_free(ev, n);
 	/* someone with the rights declares it (here: dlqctl as guest) */
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
@@ -931,6 +954,96 @@ START_TEST(a_dlq_missing_at_start_is_consumed_once_declared)
 		    NULL);
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	h_close(f.c);
+	h_broker_ctl((const char *[]){ "delete_user", user, NULL }, &out);
+	free(out);
+}
+END_TEST
+
+/* The event `event` among the JSON log lines of `out`; NULL if none. */
+static cJSON *
+logged(const char *out, const char *event)
+{
+	char key[96];
+	const char *p, *end;
+	char *line;
+	cJSON *j;
+
+	snprintf(key, sizeof(key), "\"event\":\"%s\"", event);
+	if ((p = strstr(out, key)) == NULL)
+		return NULL;
+	while (p > out && p[-1] != '\n')
+		p--;
+	end = strchr(p, '\n');
+	line = strndup(p, end != NULL ? (size_t)(end - p) : strlen(p));
+	j = cJSON_Parse(line);
+	free(line);
+	return j;
+}
+
+/* Least privilege: a broker user that may only read (no configure, no
+ * write), the topology declared by someone else. Its refused
+ * declarations are looked at, not reported one error each; the worker
+ * consumes and archives as usual. */
+START_TEST(a_read_only_user_checks_the_topology_and_consumes)
+{
+	struct h_rig f;
+	char user[64], url[256], env[300], *out;
+	const char *p = strstr(h_url(), "@");
+	cJSON *j;
+	int rc;
+
+	snprintf(user, sizeof(user), "r%d", (int)getpid());
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "add_user", user, "pw",
+	    NULL }, &out), 0);
+	free(out);
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "set_permissions", "-p",
+	    "/", user, "^$", "^$", ".*", NULL }, &out), 0);
+	free(out);
+	setup_only(&f, NULL);
+	snprintf(url, sizeof(url), "amqp://%s:pw%s", user, p);
+	snprintf(env, sizeof(env), "RABBITMQ_URL=%s", url);
+
+	/* asked to assert, it could not: exit 3, with what it found */
+	rc = h_run((const char *[]){ h_bin("dlq-worker"), "-c", f.cfg,
+	    "--assert-only", NULL }, (const char *[]){ env, NULL }, &out);
+	ck_assert_msg(rc == 3, "exit %d: %s", rc, out);
+	ck_assert_msg(strstr(out, "topology_error") == NULL, "%s", out);
+	ck_assert_ptr_nonnull(j = logged(out, "topology_not_permitted"));
+	/* 2 exchanges and the 2 work queues and their 2 DLQs, found; the 4
+	 * bindings refused (no write permission) and not to be looked at */
+	ck_assert_int_eq(h_jnum(j, "present"), 6);
+	ck_assert_int_eq(h_jnum(j, "missing"), 0);
+	ck_assert_int_eq(h_jnum(j, "bindings_unchecked"), 4);
+	ck_assert_int_eq(h_jnum(j, "refused"), 10);
+	ck_assert_str_eq(h_jstr(j, "level"), "warn");
+	ck_assert_ptr_nonnull(strstr(h_jstr(j, "error"), "ACCESS_REFUSED"));
+	cJSON_Delete(j);
+	ck_assert_ptr_nonnull(j = logged(out, "topology_asserted"));
+	ck_assert_int_eq(h_jnum(j, "errors"), 0);
+	ck_assert_int_eq(h_jnum(j, "refused"), 10);
+	cJSON_Delete(j);
+	free(out);
+	rc = h_run((const char *[]){ h_bin("dlqctl"), "-c", f.cfg, "topology",
+	    "assert", NULL }, (const char *[]){ env, NULL }, &out);
+	ck_assert_msg(rc == 3 && strstr(out, "not permitted: 10 declarations "
+	    "refused") && strstr(out, "6 found and 0 missing; 4 bindings "
+	    "unchecked"), "exit %d: %s", rc, out);
+	free(out);
+
+	/* the worker runs with it: every consumer starts, dead letters are
+	 * archived and acked */
+	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL },
+	    (const char *[]){ env, NULL });
+	ck_assert(h_worker_wait(&f.w, "consumer_started", 2, WAIT_MS));
+	ck_assert_int_eq(h_worker_count(&f.w, "topology_error"), 0);
+	ck_assert_int_eq(h_worker_count(&f.w, "topology_missing"), 0);
+	h_publish(f.c, f.exch, f.q[0], "{}", 2, "least-privilege", NULL);
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	ck_assert_int_eq(rows(f.db, "WHERE message_id = 'least-privilege'"), 1);
+	ck_assert_int_eq(h_count(f.dlq[0]), 0);
 	h_close(f.c);
 	h_broker_ctl((const char *[]){ "delete_user", user, NULL }, &out);
 	free(out);
@@ -1148,6 +1261,7 @@ suite(void)
 	tcase_add_test(tc, a_broker_not_up_is_waited_for_until_stopped);
 	tcase_add_test(tc, a_node_that_does_not_answer_is_passed_over);
 	tcase_add_test(tc, a_dlq_missing_at_start_is_consumed_once_declared);
+	tcase_add_test(tc, a_read_only_user_checks_the_topology_and_consumes);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("flood");
 	tcase_set_timeout(tc, 600);
