@@ -571,6 +571,29 @@ render_notices(const struct dlq_digest *d, enum dlq_alert_format f,
 	}
 }
 
+/* The longest prefix of a rendered line within `n` bytes that cuts
+ * neither a UTF-8 character nor an escape: Slack's "&amp;" (a cut "&am"
+ * would show as is) or Discord's backslash (a dangling one would escape
+ * the "…" that follows). */
+static size_t
+whole_prefix(const char *s, size_t n, enum dlq_alert_format f)
+{
+	size_t i, run = 0;
+
+	n = dlq_utf8_prefix(s, n);
+	if (f == DLQ_FORMAT_SLACK) {
+		for (i = n; i > 0 && s[i - 1] != ';'; i--)
+			if (s[i - 1] == '&')
+				return i - 1;
+	} else if (f == DLQ_FORMAT_DISCORD) {
+		while (run < n && s[n - 1 - run] == '\\')
+			run++;
+		if (run % 2 == 1)
+			n--;
+	}
+	return n;
+}
+
 void
 dlq_digest_render(const struct dlq_digest *d, enum dlq_alert_format f,
     const char *title, size_t max_bytes, struct dlq_buf *out)
@@ -605,8 +628,9 @@ dlq_digest_render(const struct dlq_digest *d, enum dlq_alert_format f,
 			if (shown > 0)
 				break;
 			/* even the largest group's line is too long: cut it */
-			line.len = dlq_utf8_prefix(line.data,
-			    max_bytes - FOOTER_RESERVE - (out->len - start) - 4);
+			line.len = whole_prefix(line.data,
+			    max_bytes - FOOTER_RESERVE - (out->len - start) - 4,
+			    f);
 			dlq_buf_add(out, line.data, line.len);
 			dlq_buf_adds(out, "…\n");
 		} else

@@ -315,6 +315,47 @@ START_TEST(an_overlong_single_line_is_cut_not_dropped)
 }
 END_TEST
 
+/* A cut line keeps its escapes whole: no "&am" for Slack, no dangling
+ * backslash for Discord (it would escape the "…"). */
+START_TEST(a_cut_line_never_splits_an_escape)
+{
+	char err[DLQ_SIGNATURE_TEXT_MAX + 1];
+	const char *p, *cut;
+	struct dlq_digest big;
+	size_t max, run;
+
+	memset(err, '&', sizeof(err) - 1);
+	err[sizeof(err) - 1] = '\0';
+	ck_assert_int_eq(dlq_digest_init(&big, 4), 0);
+	add(&big, "q", err, "id", 0);
+	for (max = 200; max < 240; max++) {
+		dlq_buf_reset(&text);
+		dlq_digest_render(&big, DLQ_FORMAT_SLACK, "t", max, &text);
+		ck_assert_uint_le(text.len, max);
+		ck_assert_ptr_nonnull(cut = strstr(text.data, "…"));
+		for (p = text.data; (p = strchr(p, '&')) != NULL; p++)
+			ck_assert_msg(strncmp(p, "&amp;", 5) == 0, "max %zu: %s",
+			    max, text.data);
+	}
+	dlq_digest_release(&big);
+	memset(err, '*', sizeof(err) - 1);
+	ck_assert_int_eq(dlq_digest_init(&big, 4), 0);
+	add(&big, "q", err, "id", 0);
+	for (max = 200; max < 240; max++) {
+		dlq_buf_reset(&text);
+		dlq_digest_render(&big, DLQ_FORMAT_DISCORD, "t", max, &text);
+		ck_assert_uint_le(text.len, max);
+		ck_assert_ptr_nonnull(cut = strstr(text.data, "…"));
+		for (run = 0; cut - run > text.data && cut[-1 - (long)run] ==
+		    '\\'; run++)
+			;
+		ck_assert_msg(run % 2 == 0, "max %zu: %s", max, text.data);
+		ck_assert_msg(cut[-1] == '*', "max %zu: %s", max, text.data);
+	}
+	dlq_digest_release(&big);
+}
+END_TEST
+
 START_TEST(merge_keeps_every_count)
 {
 	struct dlq_digest other;
@@ -463,6 +504,7 @@ suite(void)
 	tcase_add_test(tc, mentions_in_an_error_text_page_no_one);
 	tcase_add_test(tc, discord_text_is_escaped_and_within_its_limit);
 	tcase_add_test(tc, an_overlong_single_line_is_cut_not_dropped);
+	tcase_add_test(tc, a_cut_line_never_splits_an_escape);
 	tcase_add_test(tc, merge_keeps_every_count);
 	tcase_add_test(tc, notices_have_their_own_sections_before_the_groups);
 	tcase_add_test(tc, notices_are_bounded_counted_and_merged);
