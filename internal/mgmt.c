@@ -150,31 +150,38 @@ dlq_mgmt_close(struct dlq_mgmt *m)
 	free(m);
 }
 
-/* GETs /api/queues/VHOST/QUEUE?`query` into `out`: 0; 1 when the broker
- * has no such queue; -1 with `why`. */
+/* GETs /api/`what`/VHOST/`a`?`query`, or with `b` the bindings
+ * /api/`what`/VHOST/e/`a`/q/`b` (names URL-escaped), into `out`: 0; 1
+ * when the broker has no such object; -1 with `why`. */
 static int
-get(struct dlq_mgmt *m, const char *queue, const char *query,
-    struct dlq_buf *out, char *why, size_t whylen)
+get(struct dlq_mgmt *m, const char *what, const char *a, const char *b,
+    const char *query, struct dlq_buf *out, char *why, size_t whylen)
 {
 	int64_t left = m->deadline_ms - dlq_now_ms();
 	CURLcode rc;
 	long status = 0;
-	char *q;
+	char *ea, *eb = NULL;
 
 	if (left <= 0) {
 		snprintf(why, whylen, "management API at %s: no answer in "
 		    "time", m->host);
 		return -1;
 	}
-	if (m->vhost == NULL ||
-	    (q = curl_easy_escape(m->h, queue, 0)) == NULL) {
+	if (m->vhost == NULL || (ea = curl_easy_escape(m->h, a, 0)) == NULL ||
+	    (b != NULL && (eb = curl_easy_escape(m->h, b, 0)) == NULL)) {
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
 	dlq_buf_reset(&m->url);
 	dlq_buf_add(&m->url, m->cfg->management_url, m->base_len);
-	dlq_buf_printf(&m->url, "/api/queues/%s/%s?%s", m->vhost, q, query);
-	curl_free(q);
+	if (eb == NULL)
+		dlq_buf_printf(&m->url, "/api/%s/%s/%s?%s", what, m->vhost, ea,
+		    query);
+	else
+		dlq_buf_printf(&m->url, "/api/%s/%s/e/%s/q/%s", what, m->vhost,
+		    ea, eb);
+	curl_free(ea);
+	curl_free(eb);
 	dlq_buf_reset(out);
 	curl_easy_setopt(m->h, CURLOPT_URL, m->url.data);
 	curl_easy_setopt(m->h, CURLOPT_WRITEDATA, out);
@@ -215,9 +222,10 @@ dlq_mgmt_published(struct dlq_mgmt *m, const char *queue,
 	snprintf(query, sizeof(query), "columns=name,message_stats.publish,"
 	    "message_stats.publish_details.samples&msg_rates_age=%d"
 	    "&msg_rates_incr=60", DLQ_MGMT_WINDOW_MS / 1000);
-	if ((rc = get(m, queue, "columns=name,message_stats.publish",
-	    &m->now, why, whylen)) != 0 ||
-	    (rc = get(m, queue, query, &m->window, why, whylen)) != 0)
+	if ((rc = get(m, "queues", queue, NULL,
+	    "columns=name,message_stats.publish", &m->now, why, whylen)) != 0 ||
+	    (rc = get(m, "queues", queue, NULL, query, &m->window, why,
+	    whylen)) != 0)
 		return rc;
 	if (dlq_mgmt_parse(m->now.data ? m->now.data : "", m->now.len,
 	    m->window.data ? m->window.data : "", m->window.len, c, bad,
@@ -226,4 +234,41 @@ dlq_mgmt_published(struct dlq_mgmt *m, const char *queue,
 		return -1;
 	}
 	return 0;
+}
+
+int
+dlq_mgmt_parse_bound(const char *json, size_t len, const char *key)
+{
+	cJSON *all = cJSON_ParseWithLength(json, len);
+	const cJSON *b, *k;
+	int rc = 1;
+
+	if (!cJSON_IsArray(all)) {
+		cJSON_Delete(all);
+		return -1;
+	}
+	cJSON_ArrayForEach(b, all) {
+		k = cJSON_GetObjectItemCaseSensitive(b, "routing_key");
+		if (cJSON_IsString(k) && strcmp(k->valuestring, key) == 0)
+			rc = 0;
+	}
+	cJSON_Delete(all);
+	return rc;
+}
+
+int
+dlq_mgmt_bound(struct dlq_mgmt *m, const char *exchange, const char *queue,
+    const char *key, char *why, size_t whylen)
+{
+	int rc;
+
+	if ((rc = get(m, "bindings", exchange, queue, NULL, &m->now, why,
+	    whylen)) != 0)
+		return rc;		/* 1: the exchange or queue is gone */
+	rc = dlq_mgmt_parse_bound(m->now.data ? m->now.data : "", m->now.len,
+	    key);
+	if (rc == -1)
+		snprintf(why, whylen, "management API at %s: not a list of "
+		    "bindings", m->host);
+	return rc;
 }

@@ -1,6 +1,7 @@
-/* mgmt.h - the broker's management HTTP API, read for one figure: how
+/* mgmt.h - the broker's management HTTP API, read for two things: how
  * many messages were published to a queue in the last hour, so that
- * `dlqctl stats` can say which share of a queue's traffic dead-letters.
+ * `dlqctl stats` can say which share of a queue's traffic dead-letters;
+ * and whether a binding the broker user may not declare is there.
  *
  * Two GETs of /api/queues/VHOST/QUEUE per queue asked about (those with
  * dead letters in the hour: a few, not the broker's whole list, which it
@@ -52,5 +53,17 @@ void		 dlq_mgmt_close(struct dlq_mgmt *);
  * asked or answered otherwise. */
 int	dlq_mgmt_published(struct dlq_mgmt *, const char *queue,
 	    struct dlq_mgmt_count *, char *why, size_t whylen);
+
+/* Whether the answer of /api/bindings/VHOST/e/X/q/Q (a JSON array)
+ * holds a binding with routing key `key`: 0 yes, 1 no, -1 not such an
+ * answer. */
+int	dlq_mgmt_parse_bound(const char *json, size_t len, const char *key);
+
+/* Whether `queue` is bound to `exchange` with `key`, as the API lists
+ * its bindings (for a broker user that may not declare them, whose
+ * bindings AMQP cannot show): 0 bound; 1 not (or the exchange or queue
+ * is not there); -1 with `why` when it cannot be asked or answered. */
+int	dlq_mgmt_bound(struct dlq_mgmt *, const char *exchange,
+	    const char *queue, const char *key, char *why, size_t whylen);
 
 #endif

@@ -18,6 +18,7 @@
 #include "amqp.h"
 #include "confint.h"
 #include "log.h"
+#include "mgmt.h"
 #include "termtext.h"
 
 #define QUEUE_NAME_MAX	255
@@ -499,9 +500,48 @@ dlq_topology_parse_conflict(const char *text, char *arg, size_t na,
 
 struct asserter {
 	amqp_connection_state_t	 conn;
+	const struct dlq_config	*cfg;
 	struct dlq_assert_result *res;
 	bool			 lost;
+	/* the binding being declared, and the management API client that
+	 * looks for it when that is refused (opened at the first) */
+	const char		*bind_exchange, *bind_queue, *bind_key;
+	struct dlq_mgmt		*mgmt;
 };
+
+/* How long the management API may take for all the bindings. */
+#define BINDINGS_TIMEOUT_MS	10000
+
+/* A binding the broker user may not declare: AMQP cannot show it, the
+ * management API can (rabbitmq.management_url). Found, missing (logged)
+ * or, without the API or once it failed, unchecked. */
+static void
+look_for_binding(struct asserter *a, const char *name)
+{
+	struct dlq_assert_result *res = a->res;
+	int rc = -1;
+
+	if (a->cfg->management_url != NULL && res->bindings_why[0] == '\0') {
+		if (a->mgmt == NULL && (a->mgmt = dlq_mgmt_open(a->cfg,
+		    dlq_now_ms() + BINDINGS_TIMEOUT_MS)) == NULL)
+			snprintf(res->bindings_why, sizeof(res->bindings_why),
+			    "out of memory");
+		else
+			rc = dlq_mgmt_bound(a->mgmt, a->bind_exchange,
+			    a->bind_queue, a->bind_key, res->bindings_why,
+			    sizeof(res->bindings_why));
+	}
+	if (rc == 0)
+		res->present++;
+	else if (rc == 1) {
+		res->missing++;
+		dlq_log(DLQ_LOG_ERR, "topology_missing", "object", "binding",
+		    "name", name, "error", "not on the broker (the management "
+		    "API lists no binding with this routing key), and declaring "
+		    "it was refused", NULL);
+	} else
+		res->unchecked++;
+}
 
 /* A declaration the broker refused for want of a permission (a user
  * without the configure permission, whose topology someone else
@@ -524,7 +564,7 @@ refused(struct asserter *a, const char *kind, const char *name,
 		return;
 	}
 	if (strcmp(kind, "binding") == 0) {
-		a->res->unchecked++;
+		look_for_binding(a, name);
 		return;
 	}
 	if (strcmp(kind, "exchange") == 0)
@@ -689,14 +729,20 @@ bind_queue(struct asserter *a, const char *queue, const char *exchange,
 	    amqp_cstring_bytes(exchange), amqp_cstring_bytes(key),
 	    amqp_empty_table);
 	snprintf(what, sizeof(what), "%s -> %s", exchange, queue);
+	a->bind_exchange = exchange;
+	a->bind_queue = queue;
+	a->bind_key = key;
 	check_reply(a, "binding", what);
 }
 
-int
-dlq_topology_assert(amqp_connection_state_t conn, const struct dlq_topology *t,
-    struct dlq_assert_result *res)
+/* Declares everything on channel DLQ_AMQP_CHANNEL of `conn`. Returns 0
+ * when the connection is still usable (see `res` for conflicts and
+ * errors), -1 when it was lost (logged; connect again and retry). */
+static int
+assert_all(amqp_connection_state_t conn, const struct dlq_config *c,
+    const struct dlq_topology *t, struct dlq_assert_result *res)
 {
-	struct asserter a = { conn, res, false };
+	struct asserter a = { .conn = conn, .cfg = c, .res = res };
 	struct args args;
 	size_t i;
 
@@ -728,6 +774,7 @@ dlq_topology_assert(amqp_connection_state_t conn, const struct dlq_topology *t,
 		declare_queue(&a, q->dlq_name, &args);
 		bind_queue(&a, q->dlq_name, t->dead_letter_exchange, q->name);
 	}
+	dlq_mgmt_close(a.mgmt);
 	return a.lost ? -1 : 0;
 }
 
@@ -745,10 +792,13 @@ log_not_permitted(const struct dlq_assert_result *res, struct dlq_buf *b)
 	dlq_log_int(b, "missing", res->missing);
 	dlq_log_int(b, "bindings_unchecked", res->unchecked);
 	dlq_log_str(b, "error", res->refusal);
+	if (res->bindings_why[0] != '\0')
+		dlq_log_str(b, "bindings_error", res->bindings_why);
 	dlq_log_str(b, "advice", "the broker user may not declare these: "
 	    "each exchange and queue was looked for instead (arguments not "
-	    "compared; bindings cannot be). Grant the configure permission, or "
-	    "let a user who has it declare the topology (dlqctl topology "
+	    "compared), bindings through the management API when "
+	    "rabbitmq.management_url is set. Grant the configure permission, "
+	    "or let a user who has it declare the topology (dlqctl topology "
 	    "assert)");
 	dlq_log_end(b);
 }
@@ -765,7 +815,7 @@ dlq_topology_apply(const struct dlq_config *c, const struct dlq_topology *t,
 	conn = dlq_amqp_connect(c, "dlq-monitor topology", &st, why, whylen);
 	if (conn == NULL)
 		return st;
-	rc = dlq_topology_assert(conn, t, res);
+	rc = assert_all(conn, c, t, res);
 	dlq_amqp_close(conn);
 	if (rc == -1) {
 		snprintf(why, whylen, "connection lost while asserting");

@@ -54,10 +54,15 @@ struct dlq_assert_result {
 	 * a binding, write / read) permission: each exchange or queue is
 	 * then looked for with a passive declare, which needs none. */
 	unsigned	refused;
-	unsigned	present;	/* refused, and found on the broker */
+	unsigned	present;	/* refused, and found on the broker (a
+					 * binding: by the management API) */
 	unsigned	missing;	/* refused, and not there */
-	unsigned	unchecked;	/* refused bindings: AMQP cannot look */
+	unsigned	unchecked;	/* refused bindings not looked at */
 	char		refusal[512];	/* the broker's words for the first */
+	/* Refused bindings are looked for through the management API when
+	 * rabbitmq.management_url is set (AMQP cannot show them); why that
+	 * failed (the rest then go unchecked), or "" */
+	char		bindings_why[256];
 };
 
 /* Loads `path` (NULL: the embedded line topology); `suffix` (NULL: the
@@ -72,12 +77,6 @@ size_t	dlq_topology_monitored(const struct dlq_topology *);
 /* The work queue named `name`, or whose DLQ it is; NULL when neither. */
 const struct dlq_queue *dlq_topology_find(const struct dlq_topology *,
 	    const char *name);
-
-/* Declares everything on channel DLQ_AMQP_CHANNEL of `conn`. Returns 0 when
- * the connection is still usable (see `res` for conflicts and errors), -1
- * when it was lost (logged; connect again and retry). */
-int	dlq_topology_assert(amqp_connection_state_t,
-	    const struct dlq_topology *, struct dlq_assert_result *res);
 
 /* Connects with `c`, asserts `t`, closes, and logs `topology_asserted`.
  * DLQ_AMQP_OK: `res` tells what happened; otherwise `why` says why the

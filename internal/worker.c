@@ -711,20 +711,21 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	check_tls_verify(c);
 	check_mask_keys(c);
 
-	if ((rc = assert_topology(c, t, &set, &res)) != 0)
-		return rc < 0 ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
-	if (assert_only)
-		return res.conflicts || res.errors || res.refused ?
-		    DLQ_EXIT_CONFLICT : DLQ_EXIT_OK;
-	if ((rc = claim_archive(c, &set, &lock_fd)) != 0)
-		return rc < 0 ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
-	dlq_metrics_topology(true);
-
+	/* before the topology: refused bindings are looked for over HTTP */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
 		dlq_log(DLQ_LOG_ERR, "curl_init_failed", NULL);
-		release_archive(lock_fd);
 		return DLQ_EXIT_ERROR;
 	}
+	if ((rc = assert_topology(c, t, &set, &res)) != 0 || assert_only ||
+	    (rc = claim_archive(c, &set, &lock_fd)) != 0) {
+		curl_global_cleanup();
+		if (rc != 0)
+			return rc < 0 ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
+		return res.conflicts || res.errors || res.refused ?
+		    DLQ_EXIT_CONFLICT : DLQ_EXIT_OK;
+	}
+	dlq_metrics_topology(true);
+
 	if (start_services(c, t, &s) == -1) {
 		stop_services(&s);
 		release_archive(lock_fd);

@@ -63,22 +63,34 @@ int
 cmd_topology_assert(struct dlqctl *x, int argc, char **argv)
 {
 	struct dlq_assert_result res;
+	enum dlq_amqp_status st;
+	struct dlq_buf b;
 	char why[512];
 
 	if (!dlq_args_done(1, argc, argv))
 		return DLQ_EXIT_USAGE;
-	if (dlq_topology_apply(&x->cfg, x->top, &res, why, sizeof(why)) !=
-	    DLQ_AMQP_OK) {
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)	/* for bindings */
+		return DLQ_EXIT_ERROR;
+	st = dlq_topology_apply(&x->cfg, x->top, &res, why, sizeof(why));
+	curl_global_cleanup();
+	if (st != DLQ_AMQP_OK) {
 		fprintf(stderr, "dlqctl: %s\n", why);
 		return DLQ_EXIT_ERROR;
 	}
-	if (x->json)
-		printf("{\"declared\":%u,\"conflicts\":%u,\"errors\":%u,"
-		    "\"refused\":%u,\"present\":%u,\"missing\":%u,"
-		    "\"bindings_unchecked\":%u}\n", res.declared,
-		    res.conflicts, res.errors, res.refused, res.present,
-		    res.missing, res.unchecked);
-	else
+	if (x->json) {
+		dlq_buf_init(&b);
+		dlq_buf_printf(&b, "{\"declared\":%u,\"conflicts\":%u,"
+		    "\"errors\":%u,\"refused\":%u,\"present\":%u,"
+		    "\"missing\":%u,\"bindings_unchecked\":%u,"
+		    "\"bindings_error\":", res.declared, res.conflicts,
+		    res.errors, res.refused, res.present, res.missing,
+		    res.unchecked);
+		dlq_buf_json_cstr(&b, res.bindings_why[0] ? res.bindings_why :
+		    NULL);
+		dlq_buf_adds(&b, "}\n");
+		fputs(b.data, stdout);
+		dlq_buf_release(&b);
+	} else
 		printf("topology asserted: %zu queues (%zu monitored), "
 		    "%u declarations, %u conflicts, %u errors\n",
 		    x->top->n_queues, dlq_topology_monitored(x->top),
@@ -86,8 +98,9 @@ cmd_topology_assert(struct dlqctl *x, int argc, char **argv)
 	if (!x->json && res.refused > 0)
 		printf("not permitted: %u declarations refused (%s); of those "
 		    "looked for, %u found and %u missing; %u bindings "
-		    "unchecked\n", res.refused, res.refusal, res.present,
-		    res.missing, res.unchecked);
+		    "unchecked%s%s\n", res.refused, res.refusal, res.present,
+		    res.missing, res.unchecked, res.bindings_why[0] ? ": " : "",
+		    res.bindings_why);
 	return res.conflicts || res.errors || res.refused ?
 	    DLQ_EXIT_CONFLICT : DLQ_EXIT_OK;
 }

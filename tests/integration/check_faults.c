@@ -983,12 +983,14 @@ logged(const char *out, const char *event)
 
 /* Least privilege: a broker user that may only read (no configure, no
  * write), the topology declared by someone else. Its refused
- * declarations are looked at, not reported one error each; the worker
- * consumes and archives as usual. */
+ * declarations are looked at, not reported one error each (bindings
+ * through the management API); the worker consumes and archives as
+ * usual. */
 START_TEST(a_read_only_user_checks_the_topology_and_consumes)
 {
 	struct h_rig f;
-	char user[64], url[256], env[300], *out;
+	char user[64], url[256], env[300], mgmt[300], dlx[160], name[400];
+	char *out, *err;
 	const char *p = strstr(h_url(), "@");
 	cJSON *j;
 	int rc;
@@ -1044,6 +1046,32 @@ START_TEST(a_read_only_user_checks_the_topology_and_consumes)
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
 	ck_assert_int_eq(rows(f.db, "WHERE message_id = 'least-privilege'"), 1);
 	ck_assert_int_eq(h_count(f.dlq[0]), 0);
+
+	/* the bindings are looked for through the management API: one
+	 * removed (its dead letters would be dropped) is named */
+	snprintf(dlx, sizeof(dlx), "%s_dlx", f.prefix);
+	amqp_queue_unbind(f.c, 1, amqp_cstring_bytes(f.dlq[1]),
+	    amqp_cstring_bytes(dlx), amqp_cstring_bytes(f.q[1]),
+	    amqp_empty_table);
+	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
+	    AMQP_RESPONSE_NORMAL);
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "set_user_tags", user,
+	    "monitoring", NULL }, &out), 0);
+	free(out);
+	snprintf(mgmt, sizeof(mgmt), "RABBITMQ_MANAGEMENT_URL=%s",
+	    h_mgmt_url());
+	rc = h_run_split((const char *[]){ h_bin("dlqctl"), "-c", f.cfg,
+	    "topology", "assert", NULL }, (const char *[]){ env, mgmt, NULL },
+	    &out, &err);
+	ck_assert_msg(rc == 3 && strstr(out, "9 found and 1 missing; 0 "
+	    "bindings unchecked"), "exit %d: %s", rc, out);
+	ck_assert_ptr_nonnull(j = logged(err, "topology_missing"));
+	ck_assert_str_eq(h_jstr(j, "object"), "binding");
+	snprintf(name, sizeof(name), "%s -> %s", dlx, f.dlq[1]);
+	ck_assert_str_eq(h_jstr(j, "name"), name);
+	cJSON_Delete(j);
+	free(out);
+	free(err);
 	h_close(f.c);
 	h_broker_ctl((const char *[]){ "delete_user", user, NULL }, &out);
 	free(out);

@@ -82,6 +82,27 @@ START_TEST(an_answer_that_is_not_a_queue_is_refused)
 }
 END_TEST
 
+/* /api/bindings/VHOST/e/X/q/Q lists every binding between the two; the
+ * one asked about is the one with its routing key. */
+START_TEST(a_binding_is_found_by_its_routing_key)
+{
+	const char *two = "[{\"source\":\"x\",\"destination\":\"q.dlq\","
+	    "\"routing_key\":\"other\"},{\"source\":\"x\","
+	    "\"destination\":\"q.dlq\",\"routing_key\":\"q\"}]";
+	const char *odd = "[{\"routing_key\":1}]", *err = "{\"error\":\"x\"}";
+
+	ck_assert_int_eq(dlq_mgmt_parse_bound(two, strlen(two), "q"), 0);
+	ck_assert_int_eq(dlq_mgmt_parse_bound(two, strlen(two), "q2"), 1);
+	ck_assert_int_eq(dlq_mgmt_parse_bound("[]", 2, "q"), 1);
+	/* a key of another type is not the key; an error object or no
+	 * JSON is not an answer */
+	ck_assert_int_eq(dlq_mgmt_parse_bound(odd, strlen(odd), "q"), 1);
+	ck_assert_int_eq(dlq_mgmt_parse_bound(err, strlen(err), "q"), -1);
+	ck_assert_int_eq(dlq_mgmt_parse_bound("<html>", 6, "q"), -1);
+	ck_assert_int_eq(dlq_mgmt_parse_bound("", 0, "q"), -1);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -93,6 +114,7 @@ suite(void)
 	tcase_add_test(tc, without_samples_the_total_is_given_and_flagged);
 	tcase_add_test(tc, a_queue_without_statistics_had_nothing_published);
 	tcase_add_test(tc, an_answer_that_is_not_a_queue_is_refused);
+	tcase_add_test(tc, a_binding_is_found_by_its_routing_key);
 	suite_add_tcase(s, tc);
 	return s;
 }
