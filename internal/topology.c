@@ -535,6 +535,9 @@ look_for_binding(struct asserter *a, const char *name)
 		res->present++;
 	else if (rc == 1) {
 		res->missing++;
+		if (res->missing_bindings++ == 0)
+			snprintf(res->missing_binding,
+			    sizeof(res->missing_binding), "%s", name);
 		dlq_log(DLQ_LOG_ERR, "topology_missing", "object", "binding",
 		    "name", name, "error", "not on the broker (the management "
 		    "API lists no binding with this routing key), and declaring "

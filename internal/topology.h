@@ -58,6 +58,8 @@ struct dlq_assert_result {
 					 * binding: by the management API) */
 	unsigned	missing;	/* refused, and not there */
 	unsigned	unchecked;	/* refused bindings not looked at */
+	unsigned	missing_bindings;	/* of `missing` */
+	char		missing_binding[160];	/* the first, "X -> Q" */
 	char		refusal[512];	/* the broker's words for the first */
 	/* Refused bindings are looked for through the management API when
 	 * rabbitmq.management_url is set (AMQP cannot show them); why that

@@ -507,6 +507,27 @@ check_missing(const struct dlq_config *c, const struct dlq_topology *t,
 		s->next_missing_ms = dlq_now_ms() + c->reconnect_max_ms;
 }
 
+/* Bindings the broker user may not declare, found missing at start in
+ * the management API: nothing else would tell on-call that the broker
+ * drops what they would route (a DLQ's: its dead letters). */
+static void
+tell_missing_bindings(struct services *s,
+    const struct dlq_assert_result *res)
+{
+	char text[DLQ_NOTICE_TEXT_MAX], more[48] = "";
+
+	if (res->missing_bindings == 0)
+		return;
+	if (res->missing_bindings > 1)
+		snprintf(more, sizeof(more), " and %u more",
+		    res->missing_bindings - 1);
+	snprintf(text, sizeof(text), "binding %s%s missing (topology_missing "
+	    "in the log), and the worker's broker user may not declare it: "
+	    "the broker drops what it would route, dead letters included "
+	    "(dlqctl topology assert)", res->missing_binding, more);
+	dlq_alert_notice(s->alerter, DLQ_NOTICE_MISSING, NULL, text);
+}
+
 /* alert.threshold, alert.max_age_ms and overdue escalations, checked
  * every alert.threshold_check_ms against the archive. */
 static void
@@ -733,6 +754,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 		return DLQ_EXIT_ERROR;
 	}
 	check_archive_file(c);
+	tell_missing_bindings(&s, &res);
 	if (dlq_log_begin(&line, DLQ_LOG_INFO, "worker_started")) {
 		dlq_log_int(&line, "consumers", (int64_t)s.n_mons);
 		dlq_log_end(&line);

@@ -984,13 +984,15 @@ logged(const char *out, const char *event)
 /* Least privilege: a broker user that may only read (no configure, no
  * write), the topology declared by someone else. Its refused
  * declarations are looked at, not reported one error each (bindings
- * through the management API); the worker consumes and archives as
- * usual. */
+ * through the management API, a missing one in the digest); the worker
+ * consumes and archives as usual. */
 START_TEST(a_read_only_user_checks_the_topology_and_consumes)
 {
 	struct h_rig f;
 	char user[64], url[256], env[300], mgmt[300], dlx[160], name[400];
 	char *out, *err;
+	cJSON **ev;
+	int n;
 	const char *p = strstr(h_url(), "@");
 	cJSON *j;
 	int rc;
@@ -1033,20 +1035,6 @@ START_TEST(a_read_only_user_checks_the_topology_and_consumes)
 	    "unchecked"), "exit %d: %s", rc, out);
 	free(out);
 
-	/* the worker runs with it: every consumer starts, dead letters are
-	 * archived and acked */
-	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL },
-	    (const char *[]){ env, NULL });
-	ck_assert(h_worker_wait(&f.w, "consumer_started", 2, WAIT_MS));
-	ck_assert_int_eq(h_worker_count(&f.w, "topology_error"), 0);
-	ck_assert_int_eq(h_worker_count(&f.w, "topology_missing"), 0);
-	h_publish(f.c, f.exch, f.q[0], "{}", 2, "least-privilege", NULL);
-	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
-	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
-	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
-	ck_assert_int_eq(rows(f.db, "WHERE message_id = 'least-privilege'"), 1);
-	ck_assert_int_eq(h_count(f.dlq[0]), 0);
-
 	/* the bindings are looked for through the management API: one
 	 * removed (its dead letters would be dropped) is named */
 	snprintf(dlx, sizeof(dlx), "%s_dlx", f.prefix);
@@ -1072,6 +1060,27 @@ START_TEST(a_read_only_user_checks_the_topology_and_consumes)
 	cJSON_Delete(j);
 	free(out);
 	free(err);
+
+	/* the worker runs with it: every consumer starts, dead letters are
+	 * archived and acked, and on-call hears of the missing binding */
+	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL },
+	    (const char *[]){ env, mgmt, NULL });
+	ck_assert(h_worker_wait(&f.w, "consumer_started", 2, WAIT_MS));
+	ck_assert_int_eq(h_worker_count(&f.w, "topology_error"), 0);
+	ck_assert_int_eq(h_worker_count(&f.w, "topology_missing"), 1);
+	h_publish(f.c, f.exch, f.q[0], "{}", 2, "least-privilege", NULL);
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	ck_assert(h_worker_wait(&f.w, "alert_digest", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "alert_digest", &n);
+	snprintf(name, sizeof(name), "binding %s -> %s missing", dlx,
+	    f.dlq[1]);
+	ck_assert_msg(strstr(h_jstr(ev[0], "text"), "DLQ missing") &&
+	    strstr(h_jstr(ev[0], "text"), name), "%s", h_jstr(ev[0], "text"));
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	ck_assert_int_eq(rows(f.db, "WHERE message_id = 'least-privilege'"), 1);
+	ck_assert_int_eq(h_count(f.dlq[0]), 0);
 	h_close(f.c);
 	h_broker_ctl((const char *[]){ "delete_user", user, NULL }, &out);
 	free(out);
