@@ -551,7 +551,8 @@ look_for_binding(struct asserter *a, const char *name)
  * declares): not an error while what it names is there. Each exchange or
  * queue is looked for with a passive declare, which needs no permission
  * (its arguments are not compared); one that is not there is logged. A
- * binding cannot be looked at through AMQP. Reopens the channel. */
+ * binding, which AMQP cannot show, is looked for in the management API.
+ * Reopens the channel. */
 static void
 refused(struct asserter *a, const char *kind, const char *name,
     const char *text)

@@ -52,7 +52,8 @@ struct dlq_assert_result {
 	unsigned	errors;		/* other refusals and failures */
 	/* Declarations the broker refused for want of the configure (or, for
 	 * a binding, write / read) permission: each exchange or queue is
-	 * then looked for with a passive declare, which needs none. */
+	 * then looked for with a passive declare, which needs none, each
+	 * binding in the management API (bindings_why below). */
 	unsigned	refused;
 	unsigned	present;	/* refused, and found on the broker (a
 					 * binding: by the management API) */
