@@ -546,6 +546,28 @@ look_for_binding(struct asserter *a, const char *name)
 		res->unchecked++;
 }
 
+/* The reply of the last method: 0 when normal, else the channel error's
+ * code with the broker's words in `text`; -1 when the connection was
+ * lost (logged). */
+static int
+reply_code(struct asserter *a, const char *kind, const char *name,
+    char *text, size_t n)
+{
+	amqp_rpc_reply_t r = amqp_get_rpc_reply(a->conn);
+	int code = 0;
+
+	if (r.reply_type == AMQP_RESPONSE_NORMAL)
+		return 0;
+	dlq_amqp_reply_text(r, text, n);
+	if (!dlq_amqp_is_channel_error(r, &code)) {
+		dlq_log(DLQ_LOG_ERR, "topology_assert_failed", "object", kind,
+		    "name", name, "error", text, NULL);
+		a->lost = true;
+		return -1;
+	}
+	return code;
+}
+
 /* A declaration the broker refused for want of a permission (a user
  * without the configure permission, whose topology someone else
  * declares): not an error while what it names is there. Each exchange or
@@ -557,9 +579,8 @@ static void
 refused(struct asserter *a, const char *kind, const char *name,
     const char *text)
 {
-	amqp_rpc_reply_t r;
 	char why[512], what[640];
-	int code = 0;
+	int code;
 
 	if (a->res->refused++ == 0)
 		snprintf(a->res->refusal, sizeof(a->res->refusal), "%s", text);
@@ -578,18 +599,10 @@ refused(struct asserter *a, const char *kind, const char *name,
 	else
 		amqp_queue_declare(a->conn, DLQ_AMQP_CHANNEL,
 		    amqp_cstring_bytes(name), 1, 0, 0, 0, amqp_empty_table);
-	r = amqp_get_rpc_reply(a->conn);
-	if (r.reply_type == AMQP_RESPONSE_NORMAL) {
+	if ((code = reply_code(a, kind, name, why, sizeof(why))) == 0)
 		a->res->present++;
+	if (code <= 0)
 		return;
-	}
-	dlq_amqp_reply_text(r, why, sizeof(why));
-	if (!dlq_amqp_is_channel_error(r, &code)) {
-		dlq_log(DLQ_LOG_ERR, "topology_assert_failed", "object", kind,
-		    "name", name, "error", why, NULL);
-		a->lost = true;
-		return;
-	}
 	if (code == AMQP_NOT_FOUND) {
 		a->res->missing++;
 		snprintf(what, sizeof(what), "not on the broker, and declaring "
@@ -610,22 +623,14 @@ refused(struct asserter *a, const char *kind, const char *name,
 static void
 check_reply(struct asserter *a, const char *kind, const char *name)
 {
-	amqp_rpc_reply_t r = amqp_get_rpc_reply(a->conn);
 	char text[512], arg[128], wanted[192], live[192];
 	bool after_missing;
-	int code = 0;
+	int code;
 
-	if (r.reply_type == AMQP_RESPONSE_NORMAL) {
+	if ((code = reply_code(a, kind, name, text, sizeof(text))) == 0)
 		a->res->declared++;
+	if (code <= 0)
 		return;
-	}
-	dlq_amqp_reply_text(r, text, sizeof(text));
-	if (!dlq_amqp_is_channel_error(r, &code)) {
-		dlq_log(DLQ_LOG_ERR, "topology_assert_failed", "object", kind,
-		    "name", name, "error", text, NULL);
-		a->lost = true;
-		return;
-	}
 	if (code == AMQP_ACCESS_REFUSED) {
 		refused(a, kind, name, text);
 		return;

@@ -884,6 +884,35 @@ clear_alarm(void)
 	free(out);
 }
 
+/* A broker user "<stem><pid>" (password "pw") with the configure, write
+ * and read permissions given on vhost /; `env` gets the RABBITMQ_URL=
+ * that logs in as it. */
+static void
+add_broker_user(const char *stem, const char *configure, const char *write,
+    const char *read, char user[64], char env[320])
+{
+	char *out;
+
+	snprintf(user, 64, "%s%d", stem, (int)getpid());
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "add_user", user, "pw",
+	    NULL }, &out), 0);
+	free(out);
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "set_permissions", "-p",
+	    "/", user, configure, write, read, NULL }, &out), 0);
+	free(out);
+	snprintf(env, 320, "RABBITMQ_URL=amqp://%s:pw%s", user,
+	    strstr(h_url(), "@"));
+}
+
+static void
+delete_broker_user(const char *user)
+{
+	char *out;
+
+	h_broker_ctl((const char *[]){ "delete_user", user, NULL }, &out);
+	free(out);
+}
+
 /* A DLQ the worker may not declare (its user lacks configure rights on
  * *.dlq) is missing at start: the worker reports it, runs the other
  * consumer, retries with backoff, and consumes it once someone else
@@ -891,26 +920,17 @@ clear_alarm(void)
 START_TEST(a_dlq_missing_at_start_is_consumed_once_declared)
 {
 	struct h_rig f;
-	char user[64], url[256], env[300], *out;
-	const char *p = strstr(h_url(), "@");
+	char user[64], env[320];
 	amqp_connection_state_t c;
 	cJSON **ev;
 	int n, i;
 
-	snprintf(user, sizeof(user), "m%d", (int)getpid());
-	ck_assert_int_eq(h_broker_ctl((const char *[]){ "add_user", user, "pw",
-	    NULL }, &out), 0);
-	free(out);
-	ck_assert_int_eq(h_broker_ctl((const char *[]){ "set_permissions", "-p",
-	    "/", user, "^(?!.*\\.dlq$).*", ".*", ".*", NULL }, &out), 0);
-	free(out);
+	add_broker_user("m", "^(?!.*\\.dlq$).*", ".*", ".*", user, env);
 	setup_only(&f, NULL);
 	c = h_connect();
 	amqp_queue_delete(c, 1, amqp_cstring_bytes(f.dlq[1]), 0, 0);
 	ck_assert_int_eq(amqp_get_rpc_reply(c).reply_type, AMQP_RESPONSE_NORMAL);
 	h_close(c);
-	snprintf(url, sizeof(url), "amqp://%s:pw%s", user, p);
-	snprintf(env, sizeof(env), "RABBITMQ_URL=%s", url);
 	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL },
 	    (const char *[]){ env, NULL });
 	ck_assert(h_worker_wait(&f.w, "consumer_started", 1, WAIT_MS));
@@ -955,8 +975,7 @@ START_TEST(a_dlq_missing_at_start_is_consumed_once_declared)
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
 	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
 	h_close(f.c);
-	h_broker_ctl((const char *[]){ "delete_user", user, NULL }, &out);
-	free(out);
+	delete_broker_user(user);
 }
 END_TEST
 
@@ -989,24 +1008,13 @@ logged(const char *out, const char *event)
 START_TEST(a_read_only_user_checks_the_topology_and_consumes)
 {
 	struct h_rig f;
-	char user[64], url[256], env[300], mgmt[300], dlx[160], name[400];
+	char user[64], env[320], mgmt[300], dlx[160], name[400];
 	char *out, *err;
-	cJSON **ev;
-	int n;
-	const char *p = strstr(h_url(), "@");
-	cJSON *j;
-	int rc;
+	cJSON **ev, *j;
+	int n, rc;
 
-	snprintf(user, sizeof(user), "r%d", (int)getpid());
-	ck_assert_int_eq(h_broker_ctl((const char *[]){ "add_user", user, "pw",
-	    NULL }, &out), 0);
-	free(out);
-	ck_assert_int_eq(h_broker_ctl((const char *[]){ "set_permissions", "-p",
-	    "/", user, "^$", "^$", ".*", NULL }, &out), 0);
-	free(out);
+	add_broker_user("r", "^$", "^$", ".*", user, env);
 	setup_only(&f, NULL);
-	snprintf(url, sizeof(url), "amqp://%s:pw%s", user, p);
-	snprintf(env, sizeof(env), "RABBITMQ_URL=%s", url);
 
 	/* asked to assert, it could not: exit 3, with what it found */
 	rc = h_run((const char *[]){ h_bin("dlq-worker"), "-c", f.cfg,
@@ -1082,8 +1090,7 @@ START_TEST(a_read_only_user_checks_the_topology_and_consumes)
 	ck_assert_int_eq(rows(f.db, "WHERE message_id = 'least-privilege'"), 1);
 	ck_assert_int_eq(h_count(f.dlq[0]), 0);
 	h_close(f.c);
-	h_broker_ctl((const char *[]){ "delete_user", user, NULL }, &out);
-	free(out);
+	delete_broker_user(user);
 }
 END_TEST
 
