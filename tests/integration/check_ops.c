@@ -669,6 +669,125 @@ START_TEST(an_interrupted_inject_leaves_nothing_behind)
 }
 END_TEST
 
+/* Messages ready in `queue` of `vhost` (rabbitmqctl list_queues); -1 when
+ * it is not there. */
+static int
+vhost_count(const char *vhost, const char *queue)
+{
+	char *out, *line, *save, *tab;
+	int n = -1;
+
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "list_queues", "-q",
+	    "-p", vhost, "name", "messages_ready", NULL }, &out), 0);
+	for (line = strtok_r(out, "\n", &save); line != NULL && n == -1;
+	    line = strtok_r(NULL, "\n", &save))
+		if ((tab = strchr(line, '\t')) != NULL &&
+		    (size_t)(tab - line) == strlen(queue) &&
+		    strncmp(line, queue, strlen(queue)) == 0)
+			n = atoi(tab + 1);
+	free(out);
+	return n;
+}
+
+/* A vhost other than /, its name holding a slash (%2F in the URL), and a
+ * user of that vhost only whose password holds what a URL must escape:
+ * the topology, the consumers, inject, a replay and the management API's
+ * figures all keep to that vhost and log in; / gets none of it, and no
+ * log line holds the password, as typed or escaped. */
+START_TEST(a_vhost_with_a_slash_is_kept_to)
+{
+	struct h_rig f;
+	static const char pw[] = "p@ss:w/rd%#?";
+	static const char pw_url[] = "p%40ss%3Aw%2Frd%25%23%3F";
+	char vhost[64], user[64], url[256], more[320], *out, *log;
+	const char *port = strrchr(h_url(), ':');
+	const cJSON *t, *row = NULL;
+	cJSON *j = NULL;
+	int64_t deadline;
+	int rc, i;
+	const char *const setup[][8] = {
+		{ "add_vhost", vhost },
+		{ "add_user", user, pw },
+		{ "set_user_tags", user, "management" },
+		{ "set_permissions", "-p", vhost, user, ".*", ".*", ".*" },
+	};
+
+	snprintf(vhost, sizeof(vhost), "t%d/eu", (int)getpid());
+	snprintf(user, sizeof(user), "vh%d", (int)getpid());
+	for (i = 0; i < 4; i++) {
+		rc = h_broker_ctl(setup[i], &out);
+		ck_assert_msg(rc == 0, "%s: %s", setup[i][0], out);
+		free(out);
+	}
+	snprintf(url, sizeof(url), "amqp://%s:%s@localhost%.*s/t%d%%2Feu", user,
+	    pw_url, (int)strcspn(port, "/"), port, (int)getpid());
+	snprintf(more, sizeof(more), "management_url = \"%s\";", h_mgmt_url());
+	h_set_broker(url, more);
+	h_rig_name(&f, "vh", 1);
+	h_rig_setup(&f, NULL);
+	rc = h_run((const char *[]){ h_bin("dlq-worker"), "-c", f.cfg,
+	    "--assert-only", NULL }, NULL, &out);
+	ck_assert_msg(rc == 0, "%s", out);
+	ck_assert_ptr_null(strstr(out, "p@ss"));
+	ck_assert_ptr_null(strstr(out, pw_url));
+	free(out);
+	ck_assert_int_eq(vhost_count(vhost, f.dlq[0]), 0);
+	ck_assert_int_eq(h_count(f.dlq[0]), -1);
+	ck_assert_int_eq(h_count(f.q[0]), -1);
+	h_rig_start(&f);
+
+	rc = h_run((const char *[]){ h_bin("dlqctl"), "-c", f.cfg, "inject",
+	    "--queue", f.q[0], "--count", "2", "--retries", "0", NULL }, NULL,
+	    &out);
+	ck_assert_msg(rc == 0 && strstr(out, "2 of 2 dead-lettered") != NULL,
+	    "%s", out);
+	free(out);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	ck_assert_int_eq(vhost_count(vhost, f.dlq[0]), 0);
+
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "replay",
+	    "1", "--execute", "--reason", "vhost", NULL }), 0);
+	ck_assert_int_eq(h_jnum(j, "published"), 1);
+	cJSON_Delete(j);
+	ck_assert_int_eq(vhost_count(vhost, f.q[0]), 1);
+	ck_assert_int_eq(h_count(f.q[0]), -1);
+
+	/* the broker's statistics of the vhost's queue reach the management
+	 * API within seconds: inject's 2 messages and the replayed one */
+	deadline = h_now_ms() + WAIT_MS;
+	for (;;) {
+		ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){
+		    "stats", NULL }), 0);
+		t = cJSON_GetObjectItemCaseSensitive(j, "traffic");
+		ck_assert_msg(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t,
+		    "reported")), "%s", h_jstr(t, "why"));
+		cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(t,
+		    "queues"))
+			if (strcmp(h_jstr(row, "queue"), f.q[0]) == 0)
+				break;
+		ck_assert_ptr_nonnull(row);
+		if (h_jnum(row, "published") >= 3 || h_now_ms() >= deadline)
+			break;
+		cJSON_Delete(j);
+		usleep(250000);
+	}
+	ck_assert_int_eq(h_jnum(row, "dead_lettered"), 2);
+	ck_assert_int_eq(h_jnum(row, "published"), 3);
+	cJSON_Delete(j);
+	h_rig_stop(&f);
+	log = h_slurp(f.w.log);
+	ck_assert_ptr_nonnull(strstr(log, "\"event\":\"dead_letter\""));
+	ck_assert_ptr_null(strstr(log, "p@ss"));
+	ck_assert_ptr_null(strstr(log, pw_url));
+	free(log);
+	h_broker_ctl((const char *[]){ "delete_user", user, NULL }, &out);
+	free(out);
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "delete_vhost", vhost,
+	    NULL }, &out), 0);
+	free(out);
+}
+END_TEST
+
 START_TEST(the_compose_file_is_valid)
 {
 	char *out, *worker, *logging;
@@ -787,6 +906,7 @@ suite(void)
 	tcase_add_test(tc, escalations_show_in_stats_metrics_and_once_in_the_digest);
 	tcase_add_test(tc, inject_makes_real_dead_letters);
 	tcase_add_test(tc, an_interrupted_inject_leaves_nothing_behind);
+	tcase_add_test(tc, a_vhost_with_a_slash_is_kept_to);
 	tcase_add_test(tc, the_compose_file_is_valid);
 	tcase_add_test(tc, the_systemd_unit_is_valid);
 	tcase_add_test(tc, the_image_installs_every_library_the_binaries_need);
