@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "ctlclient.h"
+#include "deadletter.h"
 #include "signature.h"
 #include "termtext.h"
 
@@ -147,7 +148,9 @@ show_message(FILE *f, const cJSON *d, int64_t now)
 	    "reply_to", "expiration", NULL };
 	const char *const *p;
 	const cJSON *e, *rks;
+	const char *unit;
 	char a[48], num[128];
+	int64_t ms;
 	time_t ts;
 	struct tm tm;
 	int k = 0;
@@ -156,10 +159,18 @@ show_message(FILE *f, const cJSON *d, int64_t now)
 		if (strcmp(s(d, *p), "-") != 0)
 			field(f, *p, s(d, *p));
 	if (n(d, "timestamp") >= 0) {
-		ts = (time_t)n(d, "timestamp");
-		if (gmtime_r(&ts, &tm) != NULL && strftime(num, sizeof(num),
-		    "%Y-%m-%dT%H:%M:%SZ", &tm) > 0)
+		ms = dlq_timestamp_ms((uint64_t)n(d, "timestamp"), &unit);
+		ts = (time_t)(ms / 1000);
+		if (gmtime_r(&ts, &tm) != NULL && strftime(a, sizeof(a),
+		    "%Y-%m-%dT%H:%M:%S", &tm) > 0) {
+			if (strcmp(unit, "seconds") == 0)
+				snprintf(num, sizeof(num), "%sZ", a);
+			else	/* as its client wrote it: say so */
+				snprintf(num, sizeof(num), "%s.%03dZ (written "
+				    "in %s, not seconds)", a, (int)(ms % 1000),
+				    unit);
 			field(f, "timestamp", num);
+		}
 	}
 	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(d, "exchange"))) {
 		fprintf(f, "%-16s ", "published to");

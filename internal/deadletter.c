@@ -74,6 +74,26 @@ str_field(const amqp_table_t *t, const char *name, struct dlq_dead_letter *d,
 	return bytes_str(v->value.bytes);
 }
 
+#define SECONDS_LIMIT	100000000000ULL		/* 10^11 s: year 5138 */
+#define MS_LIMIT	(SECONDS_LIMIT * 1000)
+
+int64_t
+dlq_timestamp_ms(uint64_t ts, const char **unit)
+{
+	static const char *const units[] = { "seconds", "milliseconds",
+	    "microseconds", "nanoseconds" };
+	int k = 0;
+
+	if (ts < SECONDS_LIMIT)
+		ts *= 1000;
+	else			/* UINT64_MAX is under MS_LIMIT in ns */
+		for (k = 1; ts >= MS_LIMIT; k++)
+			ts /= 1000;
+	if (unit != NULL)
+		*unit = units[k];
+	return (int64_t)ts;
+}
+
 bool
 dlq_field_to_i64(const amqp_field_value_t *v, int64_t *out)
 {

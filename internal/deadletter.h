@@ -70,6 +70,14 @@ void	dlq_deadletter_decode(struct dlq_dead_letter *,
  * float or decimal, or a string of digits. */
 bool	dlq_field_to_i64(const amqp_field_value_t *, int64_t *);
 
+/* Milliseconds since the epoch of an AMQP timestamp property (0 for 0).
+ * The specification counts seconds; some clients write milliseconds
+ * (amqplib's `timestamp: Date.now()`), microseconds or nanoseconds. A
+ * count of seconds of 10^11 or more would be past the year 5000, so such
+ * a value is read in the first of those units that puts it before that.
+ * *unit (may be NULL): "seconds", "milliseconds", ... as read. */
+int64_t	dlq_timestamp_ms(uint64_t, const char **unit);
+
 /* Finds a header by name; NULL when absent. */
 const amqp_field_value_t *dlq_table_get(const amqp_table_t *, const char *);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctlclient.h"
+#include "deadletter.h"
 
 bool
 dlq_replay_eligible(const struct dlq_replay_policy *p,
@@ -65,6 +66,14 @@ dlq_replay_target_name(const char *exchange, const char *routing_key,
 {
 	snprintf(buf, n, "%s/%s", exchange[0] ? exchange : "(default)",
 	    routing_key);
+}
+
+int64_t
+dlq_replay_born_ms(uint64_t timestamp, int64_t died_ms)
+{
+	int64_t ms = dlq_timestamp_ms(timestamp, NULL);
+
+	return ms > 0 && ms < died_ms ? ms : died_ms;
 }
 
 void

@@ -36,6 +36,12 @@ struct dlq_replay_facts {
 bool	dlq_replay_eligible(const struct dlq_replay_policy *,
 	    const struct dlq_replay_facts *, bool force, char *why, size_t n);
 
+/* When a message was sent, ms since the epoch: its AMQP `timestamp`
+ * (0: none; in whichever unit its client wrote, dlq_timestamp_ms) when
+ * that is before `died_ms`, else `died_ms` (when it died, or was found
+ * dead). The age replay.max_age is held against counts from it. */
+int64_t	dlq_replay_born_ms(uint64_t timestamp, int64_t died_ms);
+
 /* The policy as JSON, recorded with each attempt. */
 void	dlq_replay_policy_json(const struct dlq_replay_policy *,
 	    struct dlq_buf *);

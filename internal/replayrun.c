@@ -976,7 +976,7 @@ judge_live(const struct dlq_config *c, const struct dlq_classifier *k,
 	const amqp_field_value_t *v;
 	struct dlq_buf err;
 	char reason[32];
-	int64_t born = dlq_wall_ms();
+	int64_t died = dlq_wall_ms();
 	bool ok;
 
 	dlq_buf_init(&err);
@@ -986,10 +986,8 @@ judge_live(const struct dlq_config *c, const struct dlq_classifier *k,
 	    d->n_xdeath > 0 && d->xdeath[0].reason.p ? d->xdeath[0].reason.p :
 	    "unknown");
 	dlq_classify(k, queue, reason, err.data ? err.data : "", &cl);
-	if (d->props->_flags & AMQP_BASIC_TIMESTAMP_FLAG)
-		born = (int64_t)d->props->timestamp * 1000;
-	else if (d->n_xdeath > 0 && d->xdeath[0].time > 0)
-		born = d->xdeath[0].time * 1000;
+	if (d->n_xdeath > 0 && d->xdeath[0].time > 0)
+		died = d->xdeath[0].time * 1000;
 	*replay_count = 0;
 	if ((d->props->_flags & AMQP_BASIC_HEADERS_FLAG) &&
 	    (v = dlq_table_get(&d->props->headers, "x-replay-count")) != NULL)
@@ -997,7 +995,8 @@ judge_live(const struct dlq_config *c, const struct dlq_classifier *k,
 	f.status = "open";
 	f.class = cl.class;
 	f.owner = NULL;
-	f.age_ms = dlq_wall_ms() - born;
+	f.age_ms = dlq_wall_ms() - dlq_replay_born_ms(d->props->_flags &
+	    AMQP_BASIC_TIMESTAMP_FLAG ? d->props->timestamp : 0, died);
 	f.replay_count = *replay_count;
 	f.evidence_age_ms = has_evidence ? 0 : -1;	/* given now, or none */
 	dlq_config_replay_policy(c, queue, &p);

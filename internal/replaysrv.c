@@ -99,11 +99,8 @@ jtrue(const cJSON *req, const char *k)
 static int64_t
 age_ms(const struct row *r, int64_t now)
 {
-	int64_t born = r->received_at;
-
-	if (r->timestamp > 0 && r->timestamp * 1000 < born)
-		born = r->timestamp * 1000;
-	return now - born;
+	return now - dlq_replay_born_ms((uint64_t)r->timestamp,
+	    r->received_at);
 }
 
 /* Evidence given with the replay is fresh; else the case's own, as old

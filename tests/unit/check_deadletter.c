@@ -321,6 +321,34 @@ START_TEST(structured_error_header_is_rendered_as_json)
 }
 END_TEST
 
+/* The AMQP timestamp counts seconds; clients that write milliseconds,
+ * microseconds or nanoseconds are read as such, and said to. */
+START_TEST(a_timestamp_is_read_in_the_unit_its_client_wrote)
+{
+	const char *unit = NULL;
+
+	ck_assert_int_eq(dlq_timestamp_ms(1796378400, &unit),
+	    1796378400000LL);
+	ck_assert_str_eq(unit, "seconds");
+	ck_assert_int_eq(dlq_timestamp_ms(99999999999ULL, &unit),
+	    99999999999000LL);			/* the year 5138, in seconds */
+	ck_assert_str_eq(unit, "seconds");
+	ck_assert_int_eq(dlq_timestamp_ms(1796378400123ULL, &unit),
+	    1796378400123LL);
+	ck_assert_str_eq(unit, "milliseconds");
+	ck_assert_int_eq(dlq_timestamp_ms(1796378400123456ULL, &unit),
+	    1796378400123LL);
+	ck_assert_str_eq(unit, "microseconds");
+	ck_assert_int_eq(dlq_timestamp_ms(1796378400123456789ULL, &unit),
+	    1796378400123LL);
+	ck_assert_str_eq(unit, "nanoseconds");
+	ck_assert_int_eq(dlq_timestamp_ms(UINT64_MAX, &unit),
+	    18446744073709LL);
+	ck_assert_str_eq(unit, "nanoseconds");
+	ck_assert_int_eq(dlq_timestamp_ms(0, NULL), 0);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -337,6 +365,7 @@ suite(void)
 	tcase_add_test(tc, no_headers_at_all);
 	tcase_add_test(tc, log_fields_are_valid_json_with_redacted_payload);
 	tcase_add_test(tc, structured_error_header_is_rendered_as_json);
+	tcase_add_test(tc, a_timestamp_is_read_in_the_unit_its_client_wrote);
 	suite_add_tcase(s, tc);
 	return s;
 }

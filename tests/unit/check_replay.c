@@ -76,6 +76,27 @@ START_TEST(each_rule_refuses_with_its_reason)
 }
 END_TEST
 
+/* An OTP sent 2026-12-04 10:00:00 UTC that died at 10:30: its age counts
+ * from 10:00 in whichever unit its client wrote the timestamp. */
+START_TEST(a_message_is_as_old_as_its_timestamp_in_any_unit)
+{
+	const uint64_t sent_s = 1796378400;	/* 2026-12-04T10:00:00Z */
+	const int64_t sent_ms = 1796378400000LL, died_ms = sent_ms + 1800000;
+
+	ck_assert_int_eq(dlq_replay_born_ms(sent_s, died_ms), sent_ms);
+	ck_assert_int_eq(dlq_replay_born_ms(sent_s * 1000 + 250, died_ms),
+	    sent_ms + 250);
+	ck_assert_int_eq(dlq_replay_born_ms(sent_s * 1000000 + 250999,
+	    died_ms), sent_ms + 250);
+	ck_assert_int_eq(dlq_replay_born_ms(sent_s * 1000000000 + 250999999,
+	    died_ms), sent_ms + 250);
+	/* none, or after it died (a client's clock ahead): when it died */
+	ck_assert_int_eq(dlq_replay_born_ms(0, died_ms), died_ms);
+	ck_assert_int_eq(dlq_replay_born_ms(sent_s + 3600, died_ms), died_ms);
+	ck_assert_int_eq(dlq_replay_born_ms(UINT64_MAX, died_ms), died_ms);
+}
+END_TEST
+
 START_TEST(evidence_must_exist_and_be_fresh_when_required)
 {
 	ck_assert(ok(false));		/* not required */
@@ -177,6 +198,7 @@ suite(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, an_open_transient_case_is_eligible);
 	tcase_add_test(tc, each_rule_refuses_with_its_reason);
+	tcase_add_test(tc, a_message_is_as_old_as_its_timestamp_in_any_unit);
 	tcase_add_test(tc, evidence_must_exist_and_be_fresh_when_required);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("finish");
