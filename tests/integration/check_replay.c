@@ -1081,6 +1081,51 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 }
 END_TEST
 
+/* --from-queue holds a message's age against replay.max_age from its own
+ * timestamp, in whichever unit its client wrote it. */
+START_TEST(from_queue_ages_a_message_by_its_timestamp_in_any_unit)
+{
+	static const char *const ids[] = { "old-ms", "new-us" };
+	struct h_rig f;
+	char w[160], wdlq[170];
+	amqp_basic_properties_t p;
+	uint64_t now = (uint64_t)time(NULL);
+	const cJSON *a;
+	cJSON *j;
+	bool old;
+	int i, rc;
+
+	start(&f, "replay = { max_age_ms = 3600000; };");
+	unmonitored(&f, w, wdlq);
+	memset(&p, 0, sizeof(p));
+	p._flags = AMQP_BASIC_TIMESTAMP_FLAG | AMQP_BASIC_MESSAGE_ID_FLAG;
+	for (i = 0; i < 2; i++) {
+		p.timestamp = i ? (now - 60) * 1000000 : (now - 3660) * 1000;
+		p.message_id = amqp_cstring_bytes(ids[i]);
+		ck_assert_int_eq(amqp_basic_publish(f.c, 1, amqp_cstring_bytes(""),
+		    amqp_cstring_bytes(w), 0, 0, &p, amqp_cstring_bytes("{}")),
+		    0);
+	}
+	ck_assert_int_eq(h_reject(f.c, w, 2, WAIT_MS), 2);
+	ck_assert(h_wait_count(wdlq, 2, WAIT_MS));
+
+	j = replay(f.cfg, &rc, (const char *[]){ "--from-queue", wdlq, NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq((int)get(j, "eligible")->valuedouble, 1);
+	ck_assert_int_eq(cJSON_GetArraySize(get(j, "plan")), 2);
+	cJSON_ArrayForEach(a, get(j, "plan")) {
+		old = strcmp(get(a, "message_id")->valuestring, "old-ms") == 0;
+		ck_assert(cJSON_IsTrue(get(a, "eligible")) == !old);
+		if (old)
+			ck_assert_str_eq(get(a, "why")->valuestring,
+			    "older than replay.max_age (61m > 60m)");
+	}
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(wdlq, 2, WAIT_MS));
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* --from-queue reads dead letters: a work queue of the topology holds
  * live work and a monitored DLQ is drained into the archive, so both are
  * refused before anything is read; a message with no x-death naming
@@ -1525,6 +1570,7 @@ suite(void)
 	tcase_add_test(tc, the_policy_refuses_with_its_reasons);
 	tcase_add_test(tc, evidence_is_required_recorded_shown_and_counted);
 	tcase_add_test(tc, from_queue_replays_the_eligible_and_leaves_the_rest);
+	tcase_add_test(tc, from_queue_ages_a_message_by_its_timestamp_in_any_unit);
 	tcase_add_test(tc, from_queue_reads_dead_letters_only);
 	tcase_add_test(tc, from_queue_replays_each_once_or_says_so);
 	tcase_add_test(tc, refusals_past_one_request_are_counted_not_lost);
