@@ -700,7 +700,7 @@ START_TEST(a_vhost_with_a_slash_is_kept_to)
 	static const char pw[] = "p@ss:w/rd%#?";
 	static const char pw_url[] = "p%40ss%3Aw%2Frd%25%23%3F";
 	char vhost[64], user[64], url[256], more[320], *out, *log;
-	const char *port = strrchr(h_url(), ':');
+	const char *host = strchr(h_url(), '@') + 1;	/* and port */
 	const cJSON *t, *row = NULL;
 	cJSON *j = NULL;
 	int64_t deadline;
@@ -719,8 +719,8 @@ START_TEST(a_vhost_with_a_slash_is_kept_to)
 		ck_assert_msg(rc == 0, "%s: %s", setup[i][0], out);
 		free(out);
 	}
-	snprintf(url, sizeof(url), "amqp://%s:%s@localhost%.*s/t%d%%2Feu", user,
-	    pw_url, (int)strcspn(port, "/"), port, (int)getpid());
+	snprintf(url, sizeof(url), "amqp://%s:%s@%.*s/t%d%%2Feu", user, pw_url,
+	    (int)strcspn(host, "/"), host, (int)getpid());
 	snprintf(more, sizeof(more), "management_url = \"%s\";", h_mgmt_url());
 	h_set_broker(url, more);
 	h_rig_name(&f, "vh", 1);
