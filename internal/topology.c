@@ -568,6 +568,32 @@ reply_code(struct asserter *a, const char *kind, const char *name,
 	return code;
 }
 
+/* Lists `name` among the queues found missing, if it fits. */
+static void
+note_missing_queue(struct dlq_assert_result *res, const char *name)
+{
+	size_t used = strlen(res->missing_queues), n = strlen(name);
+
+	if (used + n + 2 > sizeof(res->missing_queues))
+		res->missing_queues_cut = true;
+	else
+		snprintf(res->missing_queues + used,
+		    sizeof(res->missing_queues) - used, "%s\n", name);
+}
+
+int
+dlq_assert_missing_queue(const struct dlq_assert_result *res,
+    const char *name)
+{
+	const char *p = res->missing_queues;
+	size_t n = strlen(name);
+
+	for (; *p != '\0'; p = strchr(p, '\n') + 1)
+		if (strncmp(p, name, n) == 0 && p[n] == '\n')
+			return 1;
+	return res->missing_queues_cut ? -1 : 0;
+}
+
 /* A declaration the broker refused for want of a permission (a user
  * without the configure permission, whose topology someone else
  * declares): not an error while what it names is there. Each exchange or
@@ -605,6 +631,8 @@ refused(struct asserter *a, const char *kind, const char *name,
 		return;
 	if (code == AMQP_NOT_FOUND) {
 		a->res->missing++;
+		if (strcmp(kind, "queue") == 0)
+			note_missing_queue(a->res, name);
 		snprintf(what, sizeof(what), "not on the broker, and declaring "
 		    "it was refused (%s)", text);
 		dlq_log(DLQ_LOG_ERR, "topology_missing", "object", kind,

@@ -61,6 +61,10 @@ struct dlq_assert_result {
 	unsigned	unchecked;	/* refused bindings not looked at */
 	unsigned	missing_bindings;	/* of `missing` */
 	char		missing_binding[160];	/* the first, "X -> Q" */
+	/* The queues of `missing`, each followed by a newline, as far as
+	 * they fit (dlq_assert_missing_queue) */
+	char		missing_queues[1024];
+	bool		missing_queues_cut;
 	char		refusal[512];	/* the broker's words for the first */
 	/* Refused bindings are looked for through the management API when
 	 * rabbitmq.management_url is set (AMQP cannot show them); why that
@@ -87,6 +91,11 @@ const struct dlq_queue *dlq_topology_find(const struct dlq_topology *,
 enum dlq_amqp_status dlq_topology_apply(const struct dlq_config *c,
 	    const struct dlq_topology *t, struct dlq_assert_result *res,
 	    char *why, size_t whylen);
+
+/* Whether the assert found queue `name` missing (refused, not there): 1
+ * yes, 0 no, -1 not known (more were missing than the result holds). */
+int	dlq_assert_missing_queue(const struct dlq_assert_result *,
+	    const char *name);
 
 /* Splits the broker's PRECONDITION_FAILED text ("inequivalent arg 'A' for
  * queue 'Q' in vhost 'V': received X but current is Y") into the argument,

@@ -445,34 +445,53 @@ note_escalations(const struct dlq_config *c, struct services *s, int64_t now)
 	dlq_archive_writer_unlock();
 }
 
-/* What a consumer's missing DLQ means, after asserting the topology
- * again when topology.reassert allows: the digest's line about it. */
-static const char *
-answer_missing(const struct dlq_config *c, const struct dlq_topology *t,
-    const char *dlq)
+/* For consumers that found their DLQ missing (`dlq` the first), the
+ * topology asserted again when topology.reassert allows: 1 done, with
+ * `res`; 0 not allowed; -1 failed (logged). */
+static int
+reassert(const struct dlq_config *c, const struct dlq_topology *t,
+    const char *dlq, struct dlq_assert_result *res)
 {
-	struct dlq_assert_result res;
 	char why[512];
 
 	if (!c->reassert)
-		return "missing: the broker drops the dead letters meant for it "
-		    "until someone declares it (dlqctl topology assert)";
+		return 0;
 	dlq_log(DLQ_LOG_WARN, "topology_reassert", "dlq", dlq, "reason",
 	    "the queue is missing: dead letters to it are dropped until it is "
 	    "back", NULL);
-	if (dlq_topology_apply(c, t, &res, why, sizeof(why)) != DLQ_AMQP_OK) {
+	if (dlq_topology_apply(c, t, res, why, sizeof(why)) != DLQ_AMQP_OK) {
 		dlq_log(DLQ_LOG_WARN, "topology_reassert_failed", "error", why,
 		    NULL);
+		return -1;
+	}
+	return 1;
+}
+
+/* What DLQ `dlq` missing means after that (`done`, `res`): the digest's
+ * line about it. */
+static const char *
+answer_missing(int done, const struct dlq_assert_result *res,
+    const char *dlq)
+{
+	if (done == 0)
+		return "missing: the broker drops the dead letters meant for it "
+		    "until someone declares it (dlqctl topology assert)";
+	if (done < 0)
 		return "missing; declaring it again failed (see "
 		    "topology_reassert_failed): the broker drops the dead "
 		    "letters meant for it";
-	}
-	if (res.missing > 0)
+	switch (dlq_assert_missing_queue(res, dlq)) {
+	case 1:
 		return "missing, and the worker's broker user may not declare "
 		    "it (see topology_missing): the broker drops the dead "
 		    "letters meant for it until someone declares it (dlqctl "
 		    "topology assert)";
-	if (res.errors > 0)
+	case -1:
+		return "missing, and the worker's broker user may not declare "
+		    "all of the topology (see topology_missing): the broker "
+		    "may drop the dead letters meant for it";
+	}
+	if (res->errors > 0)
 		return "missing; asserting the topology again met errors (see "
 		    "topology_error): the broker may drop the dead letters "
 		    "meant for it";
@@ -483,15 +502,18 @@ answer_missing(const struct dlq_config *c, const struct dlq_topology *t,
 
 /* Consumers that found their DLQ missing (deleted, or a broker back
  * without its definitions): the broker drops the dead letters meant for
- * them until they are back. Said in the digest, one line naming them;
- * with topology.reassert the topology is asserted again (once for all)
- * and each consumer subscribes at its next try. At most once per
+ * them until they are back. Said in the digest, one line per meaning
+ * naming its DLQs; with topology.reassert the topology is asserted again (once for all) and
+ * each consumer subscribes at its next try. At most once per
  * rabbitmq.reconnect_max_ms. */
 static void
 check_missing(const struct dlq_config *c, const struct dlq_topology *t,
     struct services *s)
 {
-	const char *dlq, *text = NULL;
+	struct dlq_assert_result res;
+	const char *dlq;
+	bool seen = false;
+	int done = 0;
 	size_t i;
 
 	if (dlq_now_ms() < s->next_missing_ms)
@@ -499,11 +521,13 @@ check_missing(const struct dlq_config *c, const struct dlq_topology *t,
 	for (i = 0; i < s->n_mons; i++) {
 		if ((dlq = dlq_monitor_take_missing(s->mons[i])) == NULL)
 			continue;
-		if (text == NULL)
-			text = answer_missing(c, t, dlq);
-		dlq_alert_notice(s->alerter, DLQ_NOTICE_MISSING, dlq, text);
+		if (!seen)
+			done = reassert(c, t, dlq, &res);
+		seen = true;
+		dlq_alert_notice(s->alerter, DLQ_NOTICE_MISSING, dlq,
+		    answer_missing(done, &res, dlq));
 	}
-	if (text != NULL)
+	if (seen)
 		s->next_missing_ms = dlq_now_ms() + c->reconnect_max_ms;
 }
 

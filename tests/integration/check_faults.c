@@ -979,6 +979,68 @@ START_TEST(a_dlq_missing_at_start_is_consumed_once_declared)
 }
 END_TEST
 
+/* Whether a line of a logged digest names `name` and holds `phrase`,
+ * waited for up to `timeout_ms`. */
+static bool
+digest_line_with(struct h_worker *w, const char *name, const char *phrase,
+    int timeout_ms)
+{
+	int64_t deadline = h_now_ms() + timeout_ms;
+	const char *text, *at, *line, *end;
+	bool found = false;
+	cJSON **ev;
+	int n, i;
+
+	do {
+		ev = h_worker_events(w, "alert_digest", &n);
+		for (i = 0; i < n && !found; i++) {
+			text = h_jstr(ev[i], "text");
+			for (at = text; !found && (at = strstr(at, name)) != NULL;
+			    at += strlen(name)) {
+				for (line = at; line > text && line[-1] != '\n';)
+					line--;
+				end = strchrnul(at, '\n');
+				found = memmem(line, (size_t)(end - line), phrase,
+				    strlen(phrase)) != NULL;
+			}
+		}
+		h_events_free(ev, n);
+	} while (!found && h_now_ms() < deadline && usleep(100000) == 0);
+	return found;
+}
+
+/* Two DLQs deleted at once under a broker user that may declare one of
+ * them again and not the other: the digest tells each one's fate, not
+ * the first one's for both. */
+START_TEST(two_deleted_dlqs_are_each_told_their_own_fate)
+{
+	struct h_rig f;
+	char user[64], env[320];
+
+	add_broker_user("p", "^(?!.*_q1\\.dlq$).*", ".*", ".*", user, env);
+	setup_only(&f, "alert = { cooldown_ms = 0; };");
+	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL },
+	    (const char *[]){ env, NULL });
+	ck_assert(h_worker_wait(&f.w, "consumer_started", 2, WAIT_MS));
+	ck_assert_int_eq(h_worker_count(&f.w, "topology_missing"), 0);
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.dlq[1]), 0, 0);
+	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.dlq[0]), 0, 0);
+	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
+	    AMQP_RESPONSE_NORMAL);
+	ck_assert(h_worker_wait(&f.w, "consumer_cancelled", 2, WAIT_MS));
+	ck_assert_msg(digest_line_with(&f.w, f.dlq[0], "declared again",
+	    WAIT_MS), "no digest line says %s was declared again", f.dlq[0]);
+	ck_assert_msg(digest_line_with(&f.w, f.dlq[1], "may not declare it",
+	    WAIT_MS), "no digest line says %s may not be declared", f.dlq[1]);
+	ck_assert(!digest_line_with(&f.w, f.dlq[0], "may not declare", 0));
+	ck_assert_int_ge(h_count(f.dlq[0]), 0);
+	ck_assert_int_eq(h_count(f.dlq[1]), -1);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	h_close(f.c);
+	delete_broker_user(user);
+}
+END_TEST
+
 /* The event `event` among the JSON log lines of `out`; NULL if none. */
 static cJSON *
 logged(const char *out, const char *event)
@@ -1305,6 +1367,7 @@ suite(void)
 	tcase_add_test(tc, a_broker_not_up_is_waited_for_until_stopped);
 	tcase_add_test(tc, a_node_that_does_not_answer_is_passed_over);
 	tcase_add_test(tc, a_dlq_missing_at_start_is_consumed_once_declared);
+	tcase_add_test(tc, two_deleted_dlqs_are_each_told_their_own_fate);
 	tcase_add_test(tc, a_read_only_user_checks_the_topology_and_consumes);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("flood");

@@ -295,6 +295,27 @@ START_TEST(broker_conflict_text_is_split)
 }
 END_TEST
 
+/* The queues an assert found missing are named exactly: not by a prefix
+ * of one, and "not known" once more were missing than it holds. */
+START_TEST(a_missing_queue_is_known_by_its_whole_name)
+{
+	struct dlq_assert_result res;
+
+	memset(&res, 0, sizeof(res));
+	ck_assert_int_eq(dlq_assert_missing_queue(&res, "a.dlq"), 0);
+	snprintf(res.missing_queues, sizeof(res.missing_queues),
+	    "a.dlq\nbb.dlq\n");
+	ck_assert_int_eq(dlq_assert_missing_queue(&res, "a.dlq"), 1);
+	ck_assert_int_eq(dlq_assert_missing_queue(&res, "bb.dlq"), 1);
+	ck_assert_int_eq(dlq_assert_missing_queue(&res, "b.dlq"), 0);
+	ck_assert_int_eq(dlq_assert_missing_queue(&res, "a.dl"), 0);
+	ck_assert_int_eq(dlq_assert_missing_queue(&res, "a.dlq.x"), 0);
+	res.missing_queues_cut = true;
+	ck_assert_int_eq(dlq_assert_missing_queue(&res, "a.dlq"), 1);
+	ck_assert_int_eq(dlq_assert_missing_queue(&res, "c.dlq"), -1);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -315,6 +336,7 @@ suite(void)
 	tcase_add_test(tc, exchanges_and_names_the_broker_refuses_are_refused);
 	tcase_add_test(tc, a_queue_is_found_by_its_name_or_its_dlqs);
 	tcase_add_test(tc, broker_conflict_text_is_split);
+	tcase_add_test(tc, a_missing_queue_is_known_by_its_whole_name);
 	suite_add_tcase(s, tc);
 	return s;
 }
