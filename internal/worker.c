@@ -503,9 +503,9 @@ answer_missing(int done, const struct dlq_assert_result *res,
 /* Consumers that found their DLQ missing (deleted, or a broker back
  * without its definitions): the broker drops the dead letters meant for
  * them until they are back. Said in the digest, one line per meaning
- * naming its DLQs; with topology.reassert the topology is asserted again (once for all) and
- * each consumer subscribes at its next try. At most once per
- * rabbitmq.reconnect_max_ms. */
+ * naming its DLQs; with topology.reassert the topology is asserted
+ * again (once for all) and each consumer subscribes at its next try. At
+ * most once per rabbitmq.reconnect_max_ms. */
 static void
 check_missing(const struct dlq_config *c, const struct dlq_topology *t,
     struct services *s)
