@@ -414,6 +414,30 @@ quote_len(const unsigned char *s, size_t n)
 	return n > 1 && s[0] == '\\' && s[1] == '"' ? 2 : 0;
 }
 
+/* The end of a quoted value whose first byte is at k: the first `quote`
+ * not escaped by a backslash, so a quote within the value ("pa\"ss")
+ * does not end it and let the rest out. `nested`: the value is quoted
+ * with \" inside a JSON string, whose own escapes (\\, \") are undone
+ * first. Unterminated: the end of the text. */
+static size_t
+quoted_end(const unsigned char *s, size_t n, size_t k, unsigned char quote,
+    bool nested)
+{
+	bool escaped = false;
+	size_t t;
+
+	for (; k < n; k += t) {
+		t = nested && s[k] == '\\' && k + 1 < n ? 2 : 1;
+		if (escaped)
+			escaped = false;
+		else if (s[k + t - 1] == '\\')
+			escaped = true;
+		else if (s[k + t - 1] == quote)
+			return k;
+	}
+	return n;
+}
+
 /* An authentication scheme written before a credential. */
 static size_t
 scheme_len(const unsigned char *s, size_t n)
@@ -462,10 +486,8 @@ secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
 		j++;
 	if ((q = quote_len(s + j, n - j)) > 0) {	/* up to its quote */
 		*from = j + q;
-		for (k = *from; k < n && s[k] != s[j] && s[k] != '\\'; k++)
-			;
-		*to = k;
-		return k > *from;
+		*to = quoted_end(s, n, *from, s[j + q - 1], q == 2);
+		return *to > *from;
 	}
 	sch = scheme_len(s + j, n - j);
 	*from = j + sch;

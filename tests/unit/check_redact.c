@@ -255,6 +255,12 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 		{ "rejected bearer abc.def-ghi, retrying",
 		  "rejected bearer ***, retrying" },
 		{ "Bearer  x", "Bearer  x" },
+		/* a quote escaped inside the value does not end it */
+		{ "body {\"password\":\"pa\\\"ss\",\"n\":1}",
+		  "body {\"password\":\"***\",\"n\":1}" },
+		{ "password='it\\'s' next", "password='***' next" },
+		{ "token=\"C:\\\\\" after", "token=\"***\" after" },
+		{ "token=\"open \\\" to the end", "token=\"***" },
 	};
 
 	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]));
@@ -262,6 +268,10 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 	run(&R, "{\"msg\":\"sent {\\\"token\\\":\\\"t1\\\"} to x\"}");
 	ck_assert_str_eq(text(),
 	    "{\"msg\":\"sent {\\\"token\\\":\\\"***\\\"} to x\"}");
+	/* ... and with an escaped quote inside that value (\\\" there) */
+	run(&R, "{\"msg\":\"sent {\\\"token\\\":\\\"t1\\\\\\\"t2\\\"} x\"}");
+	ck_assert_str_eq(text(),
+	    "{\"msg\":\"sent {\\\"token\\\":\\\"***\\\"} x\"}");
 }
 END_TEST
 
