@@ -46,7 +46,7 @@ static const char *const default_mask_keys[] = {
 	"password", "passwd", "pwd", "secret", "token", "authorization",
 	"api_key", "apikey", "api-key", "credential", "private_key",
 	"private-key", "privatekey", "cookie", "session", "phone", "msisdn",
-	"email", "card", "iban", NULL
+	"email", "card", "iban", "cvv", "cvc", "otp", "passport", "birth", NULL
 };
 
 static const char *const default_error_headers[] = {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../check_main.h"
+#include "config.h"
 #include "redact.h"
 
 static char *keys_v[] = { "password", "token", "email", "phone",
@@ -505,6 +506,34 @@ START_TEST(phone_numbers_in_groups_are_masked_dates_kept)
 }
 END_TEST
 
+/* What the worker masks without a configured list: card security codes,
+ * one-time codes (too short for the digit rule), identity documents and
+ * dates of birth go with the secrets and contact data. */
+START_TEST(the_default_keys_mask_card_codes_and_one_time_codes)
+{
+	struct dlq_config c;
+	struct dlq_buf errors;
+	struct dlq_redact d;
+
+	memset(&c, 0, sizeof(c));
+	dlq_buf_init(&errors);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
+	d = (struct dlq_redact){ &c.mask_keys, c.mask_emails,
+	    (int)c.mask_digits_min, 4096 };
+	run(&d, "{\"cvv\":123,\"card_cvc\":\"123\",\"otp\":\"482193\","
+	    "\"passport_no\":\"AB12345\",\"date_of_birth\":\"1990-04-12\","
+	    "\"order\":42}");
+	ck_assert_str_eq(text(), "{\"cvv\":\"***\",\"card_cvc\":\"***\","
+	    "\"otp\":\"***\",\"passport_no\":\"***\","
+	    "\"date_of_birth\":\"***\",\"order\":42}");
+	dlq_buf_reset(&out);
+	dlq_redact_text(&d, "otp=482193 rejected", 19, 1024, &out);
+	ck_assert_str_eq(text(), "otp=*** rejected");
+	dlq_config_release(&c);
+	dlq_buf_release(&errors);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -530,6 +559,7 @@ suite(void)
 	tcase_add_test(tc, phone_numbers_in_groups_are_masked_dates_kept);
 	tcase_add_test(tc, xml_elements_named_after_a_mask_key_lose_their_text);
 	tcase_add_test(tc, a_value_named_by_its_name_member_is_masked);
+	tcase_add_test(tc, the_default_keys_mask_card_codes_and_one_time_codes);
 	suite_add_tcase(s, tc);
 	return s;
 }
