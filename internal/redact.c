@@ -457,14 +457,15 @@ scheme_len(const unsigned char *s, size_t n)
 /* A secret in text at the word of `word` bytes at s: the value of a
  * masked key (token=abc, "password": "x y", Authorization: Bearer abc)
  * or the credential after "Bearer ". Sets [*from, *to) to what is
- * masked (after a scheme, which stays). After "key: " a bare value is
+ * masked (after a scheme, which stays; a password hash's {SSHA} is part
+ * of its value, a JSON object is not one). After "key: " a bare value is
  * prose unless it holds a digit or is 16 bytes or longer ("password:
  * must be longer" stays readable). */
 static bool
 secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
     size_t n, size_t *from, size_t *to)
 {
-	size_t j = word, q, sch, k;
+	size_t j = word, q, sch, k, e;
 	bool colon, spaced, digit = false;
 
 	if (word == 6 && n > 7 && strncasecmp((const char *)s, "bearer ",
@@ -489,9 +490,17 @@ secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
 		*to = quoted_end(s, n, *from, s[j + q - 1], q == 2);
 		return *to > *from;
 	}
+	if (j + 1 < n && s[j] == '{' && quote_len(s + j + 1, n - j - 1) > 0)
+		return false;	/* an object: its members by their keys */
 	sch = scheme_len(s + j, n - j);
-	*from = j + sch;
-	for (k = *from; k < n && !value_stop(s[k]); k++)
+	*from = k = j + sch;
+	if (k < n && s[k] == '{') {	/* a hash's scheme: {SSHA}abc */
+		for (e = k + 1; e < n && isalnum(s[e]); e++)
+			;
+		if (e < n && s[e] == '}')
+			k = e + 1;
+	}
+	for (; k < n && !value_stop(s[k]); k++)
 		digit |= isdigit(s[k]) != 0;
 	*to = k;
 	if (k == *from)

@@ -262,6 +262,12 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 		{ "password='it\\'s' next", "password='***' next" },
 		{ "token=\"C:\\\\\" after", "token=\"***\" after" },
 		{ "token=\"open \\\" to the end", "token=\"***" },
+		/* an object after the key: its members go by their own keys */
+		{ "got {\"card\":{\"token\":\"t1\",\"n\":1}}",
+		  "got {\"card\":{\"token\":\"***\",\"n\":1}}" },
+		/* but an LDAP password's scheme is no object */
+		{ "userPassword: {SSHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=",
+		  "userPassword: ***" },
 	};
 
 	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]));
