@@ -99,6 +99,35 @@ keep(char *p, size_t size, size_t n, void *arg)
 	return b->oom ? 0 : n;
 }
 
+/* HTTP 401: why the management API refused the broker user, from the
+ * reason RabbitMQ's answer gives. */
+static void
+refused(const struct dlq_mgmt *m, const struct dlq_buf *answer, char *why,
+    size_t whylen)
+{
+	cJSON *root = cJSON_ParseWithLength(answer->data ? answer->data : "",
+	    answer->len);
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "reason");
+	const char *s = cJSON_IsString(r) ? r->valuestring : "";
+	const char *who = dlq_url_has_userinfo(m->cfg->management_url) ?
+	    "the user of rabbitmq.management_url" : "the broker user";
+	const char *what, *vhost = "";
+
+	if (strcmp(s, "Login failed") == 0)
+		what = ": its credentials were refused";
+	else if (strcmp(s, "Not management user") == 0)
+		what = " lacks the monitoring tag";
+	else {
+		what = strstr(s, "virtual host") != NULL ? " has no permissions "
+		    "on vhost " : ": its credentials were refused, or it lacks "
+		    "the monitoring tag or permissions on vhost ";
+		vhost = m->cfg->broker.vhost;
+	}
+	snprintf(why, whylen, "management API at %s answered HTTP 401 (%s%s%s)",
+	    m->host, who, what, vhost);
+	cJSON_Delete(root);
+}
+
 struct dlq_mgmt *
 dlq_mgmt_open(const struct dlq_config *cfg, int64_t deadline_ms)
 {
@@ -201,12 +230,12 @@ get(struct dlq_mgmt *m, const char *what, const char *a, const char *b,
 		dlq_curl_error(rc, m->errbuf, e, sizeof(e));
 		snprintf(why, whylen, "management API at %s: %s", m->host, e);
 	}
+	else if (status == 401)
+		refused(m, out, why, whylen);
 	else if (status != 200)
 		snprintf(why, whylen, "management API at %s answered HTTP %ld%s",
-		    m->host, status, status == 401 ? " (the broker user's "
-		    "credentials were refused, or it lacks the monitoring "
-		    "tag)" : status == 404 ? " (not the management API, or no "
-		    "such vhost)" : "");
+		    m->host, status, status == 404 ? " (not the management API, "
+		    "or no such vhost)" : "");
 	else
 		return 0;
 	return -1;
