@@ -15,6 +15,7 @@ unknown_queues(const struct dlq_config *c, const struct dlq_topology *t,
     struct dlq_buf *errors)
 {
 	const struct dlq_queue_ref *r;
+	const char *near;
 	int n = 0;
 
 	for (r = c->queue_refs; r < c->queue_refs + c->n_queue_refs; r++) {
@@ -23,8 +24,11 @@ unknown_queues(const struct dlq_config *c, const struct dlq_topology *t,
 		dlq_buf_printf(errors, "%s: %s: bad value '", r->where, r->key);
 		dlq_term_add(errors, r->name);
 		dlq_buf_printf(errors, "': not a work queue of the topology "
-		    "(%s)\n", c->topology_file ? c->topology_file :
+		    "(%s)", c->topology_file ? c->topology_file :
 		    "the built-in line topology");
+		if ((near = dlq_topology_suggest(t, r->name)) != NULL)
+			dlq_buf_printf(errors, "; did you mean '%s'?", near);
+		dlq_buf_adds(errors, "\n");
 		n++;
 	}
 	return n;

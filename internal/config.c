@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "confint.h"
+#include "suggest.h"
 #include "termtext.h"
 #include "url.h"
 
@@ -209,6 +210,35 @@ in_list(const char *const *list, const char *s)
 		if (strcmp(*list, s) == 0)
 			return true;
 	return false;
+}
+
+/* Checks the settings of one entry of a list (alert.targets,
+ * classify.rules, replay.queues): an unknown one is named with the one
+ * meant, or with those the entry takes. -1 when there was one. */
+static int
+check_members(const config_setting_t *e, const char *list,
+    const char *const *members, const char *where, struct dlq_buf *errors)
+{
+	const config_setting_t *m;
+	const char *name, *near, *const *k;
+	unsigned j;
+	int rc = 0;
+
+	for (j = 0; (m = config_setting_get_elem(e, j)) != NULL; j++) {
+		if (in_list(members, name = config_setting_name(m)))
+			continue;
+		dlq_buf_printf(errors, "%s: %s: unknown setting '%s' (", where,
+		    list, name);
+		if ((near = dlq_suggest(name, members)) != NULL)
+			dlq_buf_printf(errors, "did you mean '%s'?", near);
+		else
+			for (k = members; *k != NULL; k++)
+				dlq_buf_printf(errors, "%s%s", k == members ?
+				    "" : ", ", *k);
+		dlq_buf_adds(errors, ")\n");
+		rc = -1;
+	}
+	return rc;
 }
 
 static void *
@@ -585,10 +615,10 @@ read_targets(struct dlq_config *c, const config_setting_t *list,
 {
 	static const char *const members[] = { "url", "format", "ca_cert",
 	    NULL };
-	const config_setting_t *e, *m;
-	const char *url, *fmt, *why, *const *k;
+	const config_setting_t *e;
+	const char *url, *fmt, *why;
 	char where[PATH_MAX + 16];
-	unsigned i, n = (unsigned)config_setting_length(list), j;
+	unsigned i, n = (unsigned)config_setting_length(list);
 	struct dlq_target *t;
 	int rc = 0;
 
@@ -613,17 +643,9 @@ read_targets(struct dlq_config *c, const config_setting_t *list,
 			rc = -1;
 			continue;
 		}
-		for (j = 0; (m = config_setting_get_elem(e, j)) != NULL; j++) {
-			for (k = members; *k != NULL &&
-			    strcmp(config_setting_name(m), *k) != 0; k++)
-				;
-			if (*k == NULL) {
-				dlq_buf_printf(errors, "%s: alert.targets: unknown "
-				    "setting '%s' (url, format, ca_cert)\n", where,
-				    config_setting_name(m));
-				rc = -1;
-			}
-		}
+		if (check_members(e, "alert.targets", members, where,
+		    errors) == -1)
+			rc = -1;
 		t = &c->extra_targets[c->n_extra_targets++];
 		t->url = strdup(url);
 		t->format = DLQ_FORMAT_AUTO;
@@ -704,10 +726,10 @@ static int
 read_rules(struct dlq_config *c, const config_setting_t *list,
     const char *path, struct dlq_buf *errors)
 {
-	const config_setting_t *e, *m;
+	const config_setting_t *e;
 	struct dlq_rule_cfg *r;
 	char where[PATH_MAX + 16], why[128];
-	unsigned i, j, n = (unsigned)config_setting_length(list);
+	unsigned i, n = (unsigned)config_setting_length(list);
 	int rc = 0;
 
 	rules_release(c->rules, c->n_rules);
@@ -723,12 +745,9 @@ read_rules(struct dlq_config *c, const config_setting_t *list,
 			rc = -1;
 			continue;
 		}
-		for (j = 0; (m = config_setting_get_elem(e, j)) != NULL; j++)
-			if (!in_list(rule_keys, config_setting_name(m))) {
-				dlq_buf_printf(errors, "%s: classify.rules: unknown "
-				    "setting '%s'\n", where, config_setting_name(m));
-				rc = -1;
-			}
+		if (check_members(e, "classify.rules", rule_keys, where,
+		    errors) == -1)
+			rc = -1;
 		r = &c->rules[c->n_rules++];
 		r->match = rule_str(e, "match");
 		r->reason = rule_str(e, "reason");
@@ -845,7 +864,7 @@ static int
 read_policies(struct dlq_config *c, const config_setting_t *list,
     const char *path, struct dlq_buf *errors)
 {
-	const config_setting_t *e, *m, *k;
+	const config_setting_t *e, *k;
 	struct dlq_replay_policy *p;
 	char where[PATH_MAX + 16];
 	const char **names;
@@ -877,12 +896,9 @@ read_policies(struct dlq_config *c, const config_setting_t *list,
 		c->n_replay_queues++;
 		if (queue_ref_add(c, "replay.queues", p->queue, where) == -1)
 			return -1;
-		for (j = 0; (m = config_setting_get_elem(e, j)) != NULL; j++)
-			if (!in_list(policy_keys, config_setting_name(m))) {
-				dlq_buf_printf(errors, "%s: replay.queues: unknown "
-				    "setting '%s'\n", where, config_setting_name(m));
-				rc = -1;
-			}
+		if (check_members(e, "replay.queues", policy_keys, where,
+		    errors) == -1)
+			rc = -1;
 		if (policy_int(e, "max_age_ms", 3650LL * 86400000, path, where,
 		    errors, &p->max_age_ms) == -1 ||
 		    policy_int(e, "max_replays", 1000, path, where, errors,
@@ -1094,6 +1110,43 @@ known(const char *group, const char *name)
 	return false;
 }
 
+/* Appends " (did you mean 'G.N'?)" for the known setting nearest to the
+ * unknown `group`.`name`: in the same group, else in another (the same
+ * name: it belongs there). `name` NULL: `group` is an unknown group, or
+ * a setting outside any group. Nothing when none is near. */
+static void
+suggest_setting(struct dlq_buf *errors, const char *group, const char *name)
+{
+	const struct opt *o, *best = NULL;
+	const char *typed = name != NULL ? name : group;
+	int d, best_d = -1, pass;
+
+	if (name == NULL)
+		for (o = opts; o < opts + NOPTS; o++)
+			if ((d = dlq_suggest_distance(group, o->group,
+			    strlen(o->group))) >= 0 && (best_d < 0 || d < best_d)) {
+				best = o;
+				best_d = d;
+			}
+	if (best != NULL) {
+		dlq_buf_printf(errors, " (did you mean '%s'?)", best->group);
+		return;
+	}
+	/* the same group first, then the others */
+	for (pass = 0; pass < 2 && best == NULL; pass++)
+		for (o = opts; o < opts + NOPTS; o++)
+			if ((name != NULL && strcmp(o->group, group) == 0) ==
+			    (pass == 0) && (d = dlq_suggest_distance(typed,
+			    o->name, strlen(o->name))) >= 0 &&
+			    (best_d < 0 || d < best_d)) {
+				best = o;
+				best_d = d;
+			}
+	if (best != NULL)
+		dlq_buf_printf(errors, " (did you mean '%s.%s'?)", best->group,
+		    best->name);
+}
+
 /* Every setting in the file must be one we know. */
 static int
 check_unknown(const config_t *cf, const char *path, struct dlq_buf *errors)
@@ -1105,8 +1158,10 @@ check_unknown(const config_t *cf, const char *path, struct dlq_buf *errors)
 	for (i = 0; (g = config_setting_get_elem(root, (unsigned)i)); i++) {
 		where_of(g, path, where, sizeof(where));
 		if (!known(config_setting_name(g), NULL)) {
-			dlq_buf_printf(errors, "%s: unknown setting '%s'\n",
+			dlq_buf_printf(errors, "%s: unknown setting '%s'",
 			    where, config_setting_name(g));
+			suggest_setting(errors, config_setting_name(g), NULL);
+			dlq_buf_adds(errors, "\n");
 			rc = -1;
 			continue;
 		}
@@ -1120,9 +1175,12 @@ check_unknown(const config_t *cf, const char *path, struct dlq_buf *errors)
 			if (known(config_setting_name(g), config_setting_name(s)))
 				continue;
 			where_of(s, path, where, sizeof(where));
-			dlq_buf_printf(errors, "%s: unknown setting '%s.%s'\n",
+			dlq_buf_printf(errors, "%s: unknown setting '%s.%s'",
 			    where, config_setting_name(g),
 			    config_setting_name(s));
+			suggest_setting(errors, config_setting_name(g),
+			    config_setting_name(s));
+			dlq_buf_adds(errors, "\n");
 			rc = -1;
 		}
 	}

@@ -15,6 +15,7 @@
 #include "control.h"
 #include "ctlclient.h"
 #include "ctlselect.h"
+#include "suggest.h"
 
 /* Every option a command may take, and the request key it fills. */
 /* K_NAME: an exchange or routing key, where "" means something (the
@@ -104,6 +105,28 @@ named(const char *list, const char *name)
 	return false;
 }
 
+/* Says an option of `cmd` is not known, with the one of `allowed` (space
+ * separated) nearest to it: --exectue, did you mean --execute. */
+static void
+unknown_option(const char *cmd, const char *arg, const char *allowed)
+{
+	struct dlq_suggestion s = DLQ_SUGGESTION_NONE;
+	char typed[64];
+	const char *name = arg + strspn(arg, "-"), *p;
+	size_t len;
+
+	fprintf(stderr, "dlqctl: %s: unknown or ambiguous option '%s'", cmd,
+	    arg);
+	snprintf(typed, sizeof(typed), "%.*s", (int)strcspn(name, "="), name);
+	for (p = allowed; *p != '\0'; p += len + (p[len] == ' ')) {
+		len = strcspn(p, " ");
+		dlq_suggest_consider(&s, typed, p, len);
+	}
+	if (s.word != NULL)
+		fprintf(stderr, "; did you mean '--%.*s'?", (int)s.len, s.word);
+	fputc('\n', stderr);
+}
+
 /* Parses the command's options into `r`, accepting only the names in
  * `allowed` (space separated). Returns false on any usage error. */
 bool
@@ -139,9 +162,8 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 				fprintf(stderr, "dlqctl: %s: unknown option "
 				    "'-%c'\n", argv[0], optopt);
 			else
-				fprintf(stderr, "dlqctl: %s: unknown or "
-				    "ambiguous option '%s'\n", argv[0],
-				    argv[optind - 1]);
+				unknown_option(argv[0], argv[optind - 1],
+				    allowed);
 			return false;
 		}
 		o = &opt_table[ch - 256];

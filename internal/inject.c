@@ -99,6 +99,7 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
     const char *name, int count, const char *error, int retries, FILE *out)
 {
 	const struct dlq_queue *q;
+	const char *near;
 	amqp_connection_state_t conn;
 	enum dlq_amqp_status st;
 	amqp_basic_properties_t p;
@@ -114,8 +115,11 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 	static const atomic_bool never = false;
 
 	if ((q = dlq_topology_find(t, name)) == NULL) {
-		fprintf(stderr, "dlqctl: %s is not a work queue of the topology\n",
+		fprintf(stderr, "dlqctl: %s is not a work queue of the topology",
 		    name);
+		if ((near = dlq_topology_suggest(t, name)) != NULL)
+			fprintf(stderr, "; did you mean %s?", near);
+		fputc('\n', stderr);
 		return -1;
 	}
 	if (strcmp(q->name, name) != 0) {	/* its DLQ */

@@ -19,6 +19,7 @@
 #include "confint.h"
 #include "log.h"
 #include "mgmt.h"
+#include "suggest.h"
 #include "termtext.h"
 
 #define QUEUE_NAME_MAX	255
@@ -67,13 +68,18 @@ check_keys(struct loader *l, const config_setting_t *g,
     const char *const *allowed, const char *what)
 {
 	const config_setting_t *s;
+	const char *name, *near;
 	unsigned i;
 
-	for (i = 0; (s = config_setting_get_elem(g, i)) != NULL; i++)
-		if (config_setting_name(s) != NULL &&
-		    !in_list(allowed, config_setting_name(s)))
-			err(l, s, "unknown setting '%s' in %s",
-			    config_setting_name(s), what);
+	for (i = 0; (s = config_setting_get_elem(g, i)) != NULL; i++) {
+		if ((name = config_setting_name(s)) == NULL ||
+		    in_list(allowed, name))
+			continue;
+		near = dlq_suggest(name, allowed);
+		err(l, s, "unknown setting '%s' in %s%s%s%s", name, what,
+		    near != NULL ? " (did you mean '" : "", near != NULL ?
+		    near : "", near != NULL ? "'?)" : "");
+	}
 }
 
 static char *
@@ -448,6 +454,19 @@ dlq_topology_find(const struct dlq_topology *t, const char *name)
 		    strcmp(t->queues[i].dlq_name, name) == 0)
 			return &t->queues[i];
 	return NULL;
+}
+
+const char *
+dlq_topology_suggest(const struct dlq_topology *t, const char *name)
+{
+	struct dlq_suggestion s = DLQ_SUGGESTION_NONE;
+	const struct dlq_queue *q;
+
+	for (q = t->queues; q < t->queues + t->n_queues; q++) {
+		dlq_suggest_consider(&s, name, q->name, strlen(q->name));
+		dlq_suggest_consider(&s, name, q->dlq_name, strlen(q->dlq_name));
+	}
+	return s.word;
 }
 
 size_t

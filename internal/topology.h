@@ -85,6 +85,11 @@ size_t	dlq_topology_monitored(const struct dlq_topology *);
 const struct dlq_queue *dlq_topology_find(const struct dlq_topology *,
 	    const char *name);
 
+/* The work queue or DLQ name nearest to `name`, one that find() does
+ * not know (a typo: leave_evnt), or NULL when none is near. */
+const char *dlq_topology_suggest(const struct dlq_topology *,
+	    const char *name);
+
 /* Connects with `c`, asserts `t`, closes, and logs `topology_asserted`.
  * DLQ_AMQP_OK: `res` tells what happened; otherwise `why` says why the
  * broker could not be reached (RETRY) or refused us (FATAL). */

@@ -14,6 +14,7 @@
 #include "ctlclient.h"
 #include "ctlhelp.h"
 #include "log.h"
+#include "suggest.h"
 #include "topology.h"
 #include "worker.h"
 
@@ -103,6 +104,31 @@ in_group(const struct cmd *c, const char *word)
 	return strncmp(c->name, word, len) == 0 && c->name[len] == ' ';
 }
 
+/* Ends the line that names a mistyped command word with the command
+ * nearest to it: among the first words of the commands, or with `group`
+ * among its commands' second words. */
+static void
+suggest_command(const char *group, const char *word)
+{
+	struct dlq_suggestion s = DLQ_SUGGESTION_NONE;
+	const char *name;
+	size_t i;
+
+	for (i = 0; i < NCMDS; i++) {
+		name = cmds[i].name;
+		if (group != NULL) {
+			if (!in_group(&cmds[i], group))
+				continue;
+			name += strlen(group) + 1;
+		}
+		dlq_suggest_consider(&s, word, name, strcspn(name, " "));
+	}
+	if (s.word != NULL)
+		fprintf(stderr, "; did you mean '%s%s%.*s'?", group ? group : "",
+		    group ? " " : "", (int)s.len, s.word);
+	fputc('\n', stderr);
+}
+
 /* Says what is wrong with a command line lookup() found nothing in: for
  * a group's first word ("topology frob", "redrive"), its subcommands. */
 static void
@@ -118,14 +144,16 @@ unknown_command(int argc, char **argv)
 		if (in_group(&cmds[i], argv[0]))
 			n++;
 	if (n == 0) {
-		fprintf(stderr, "dlqctl: unknown command '%s'\n", argv[0]);
+		fprintf(stderr, "dlqctl: unknown command '%s'", argv[0]);
+		suggest_command(NULL, argv[0]);
 		usage(stderr);
 		return;
 	}
-	if (argc > 1)
-		fprintf(stderr, "dlqctl: unknown %s command '%s'\n", argv[0],
+	if (argc > 1) {
+		fprintf(stderr, "dlqctl: unknown %s command '%s'", argv[0],
 		    argv[1]);
-	else
+		suggest_command(argv[0], argv[1]);
+	} else
 		fprintf(stderr, "dlqctl: %s needs a command\n", argv[0]);
 	for (i = 0; i < NCMDS; i++)
 		if (in_group(&cmds[i], argv[0]))

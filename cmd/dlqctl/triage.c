@@ -116,12 +116,17 @@ void
 dlqctl_note_unknown_queue(const struct dlqctl *x, const cJSON *r)
 {
 	const cJSON *q = cJSON_GetObjectItemCaseSensitive(r, "queue");
+	const char *near;
 
-	if (cJSON_IsString(q) && dlq_topology_find(x->top, q->valuestring) ==
+	if (!cJSON_IsString(q) || dlq_topology_find(x->top, q->valuestring) !=
 	    NULL)
-		fprintf(stderr, "dlqctl: note: '%s' is not a queue of the "
-		    "topology (dlqctl topology show lists them)\n",
-		    q->valuestring);
+		return;
+	fprintf(stderr, "dlqctl: note: '%s' is not a queue of the topology",
+	    q->valuestring);
+	if ((near = dlq_topology_suggest(x->top, q->valuestring)) != NULL)
+		fprintf(stderr, "; did you mean '%s'?\n", near);
+	else
+		fputs(" (dlqctl topology show lists them)\n", stderr);
 }
 
 static int64_t page_limit;	/* what a list or audit asked for */

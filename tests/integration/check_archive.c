@@ -1015,7 +1015,7 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 {
 	struct h_rig f;
 	cJSON *j, *g;
-	char a[24], b[24], want[128], *out, *err;
+	char a[24], b[24], want[400], typo[160], *out, *err;
 	int64_t t_id, v_id;
 
 	start(&f, NULL);
@@ -1045,6 +1045,19 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	ck_assert_str_eq(out, "[]\n");
 	ck_assert_str_eq(err, "dlqctl: note: 'no_such_queue' is not a queue of "
 	    "the topology (dlqctl topology show lists them)\n");
+	free(out);
+	free(err);
+	/* a slip of the hand (".dql") is answered with the queue meant */
+	snprintf(typo, sizeof(typo), "%s", f.dlq[0]);
+	typo[strlen(typo) - 2] = 'q';
+	typo[strlen(typo) - 1] = 'l';
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "--json", "list", "--queue", typo, NULL }, NULL, &out,
+	    &err), 0);
+	ck_assert_str_eq(out, "[]\n");
+	snprintf(want, sizeof(want), "dlqctl: note: '%s' is not a queue of "
+	    "the topology; did you mean '%s'?\n", typo, f.dlq[0]);
+	ck_assert_str_eq(err, want);
 	free(out);
 	free(err);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",

@@ -162,9 +162,10 @@ START_TEST(a_queue_the_topology_lacks_is_refused_where_it_is_named)
 	ck_assert_int_eq(check_config(p, NULL, &out), 1);
 	snprintf(want, sizeof(want), "%s:3: replay.queues: bad value "
 	    "'notifcation_sms': not a work queue of the topology (the "
-	    "built-in line topology)\n%s:7: redrive.queues: bad value "
-	    "'mesage_push': not a work queue of the topology (the built-in "
-	    "line topology)\n", p, p);
+	    "built-in line topology); did you mean 'notification_sms'?\n"
+	    "%s:7: redrive.queues: bad value 'mesage_push': not a work queue "
+	    "of the topology (the built-in line topology); did you mean "
+	    "'message_push'?\n", p, p);
 	ck_assert_str_eq(out, want);
 	free(out);
 }
@@ -215,7 +216,8 @@ START_TEST(bad_topology_file_is_refused)
 }
 END_TEST
 
-/* A typo in a command of two words names the group's commands. */
+/* A typo in a command names the command most likely meant; in one of
+ * two words, the group's commands too. */
 START_TEST(dlqctl_names_what_a_mistyped_command_could_be)
 {
 	char *out, *err;
@@ -223,8 +225,9 @@ START_TEST(dlqctl_names_what_a_mistyped_command_could_be)
 	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
 	    "topology", "shwo", NULL }, NULL, &out, &err), 2);
 	ck_assert_str_eq(out, "");
-	ck_assert_str_eq(err, "dlqctl: unknown topology command 'shwo'\n"
-	    "usage: dlqctl topology show\nusage: dlqctl topology assert\n");
+	ck_assert_str_eq(err, "dlqctl: unknown topology command 'shwo'; did "
+	    "you mean 'topology show'?\nusage: dlqctl topology show\n"
+	    "usage: dlqctl topology assert\n");
 	free(out);
 	free(err);
 	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
@@ -235,8 +238,8 @@ START_TEST(dlqctl_names_what_a_mistyped_command_could_be)
 	free(err);
 	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
 	    "lsit", NULL }, NULL, NULL, &err), 2);
-	ck_assert_ptr_nonnull(strstr(err, "dlqctl: unknown command 'lsit'\n"
-	    "usage: dlqctl [-c FILE]"));
+	ck_assert_ptr_nonnull(strstr(err, "dlqctl: unknown command 'lsit'; "
+	    "did you mean 'list'?\nusage: dlqctl [-c FILE]"));
 	free(err);
 	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
 	    "show", "12abc", NULL }, NULL, NULL, &err), 2);
@@ -441,6 +444,9 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		{ "dlqctl: --execute takes no value\n" },
 		{ "replay", "7", "--re", "x", NULL },
 		{ "dlqctl: replay: unknown or ambiguous option '--re'\n" },
+		{ "replay", "7", "--exectue", NULL },
+		{ "dlqctl: replay: unknown or ambiguous option '--exectue'; "
+		    "did you mean '--execute'?\n" },
 		/* an option's value is not an option, even when it looks
 		 * like --help or --json; nor is a word after "--" */
 		{ "assign", "7", "--owner", "-h", NULL },

@@ -686,6 +686,38 @@ START_TEST(every_problem_is_reported_at_once)
 }
 END_TEST
 
+/* A misspelt setting, or one without its unit or in the wrong group, is
+ * refused with the one meant; one near none is refused alone. */
+START_TEST(an_unknown_setting_names_the_one_meant)
+{
+	static const char *const said[] = {
+		":1: unknown setting 'alert.cooldown' (did you mean "
+		"'alert.cooldown_ms'?)\n",
+		":1: unknown setting 'alert.webhook_formt' (did you mean "
+		"'alert.webhook_format'?)\n",
+		":2: unknown setting 'alerts' (did you mean 'alert'?)\n",
+		":3: unknown setting 'rabbitmq.cooldown_ms' (did you mean "
+		"'alert.cooldown_ms'?)\n",
+		":4: replay.queues: unknown setting 'max_age' (did you mean "
+		"'max_age_ms'?)\n",
+		":5: unknown setting 'log.colour'\n",
+		":6: classify.rules: unknown setting 'colour' (match, reason, "
+		"queue, class, hint, link)\n",
+	};
+	size_t i;
+
+	write_conf("alert = { cooldown = 5; webhook_formt = \"slack\"; };\n"
+	    "alerts = { };\nrabbitmq = { cooldown_ms = 1; };\n"
+	    "replay = { queues = ( { queue = \"q\"; max_age = 1; } ); };\n"
+	    "log = { colour = 1; };\nclassify = { rules = ( { match = \"x\"; "
+	    "class = \"transient\"; colour = 1; } ); };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	for (i = 0; i < sizeof(said) / sizeof(said[0]); i++)
+		ck_assert_msg(strstr(err(), said[i]) != NULL, "%s not in %s",
+		    said[i], err());
+}
+END_TEST
+
 /* A topology file is found next to the config file, and one that cannot
  * be read is refused where it was named (the file's line, or the
  * variable), once the variable has had its say. */
@@ -780,7 +812,7 @@ START_TEST(a_webhook_ca_file_goes_with_its_target)
 	ck_assert_msg(strstr(err(), ":7: alert.targets: ca_cert: cannot read "
 	    "'/tmp': not a regular file\n") != NULL, "%s", err());
 	ck_assert_msg(strstr(err(), ":7: alert.targets: unknown setting "
-	    "'cacert' (url, format, ca_cert)\n") != NULL, "%s", err());
+	    "'cacert' (did you mean 'ca_cert'?)\n") != NULL, "%s", err());
 
 	/* relative to the config file's directory, /tmp */
 	ck_assert_int_eq(load_next("alert = {\n webhook_url = "
@@ -1234,6 +1266,7 @@ suite(void)
 	tcase_add_test(tc, a_webhook_url_curl_cannot_use_is_refused_at_load);
 	tcase_add_test(tc, the_format_follows_the_webhook_host);
 	tcase_add_test(tc, every_problem_is_reported_at_once);
+	tcase_add_test(tc, an_unknown_setting_names_the_one_meant);
 	tcase_add_test(tc, control_characters_in_paths_are_refused_and_shown_escaped);
 	tcase_add_test(tc, a_dlq_suffix_with_a_control_character_is_refused);
 	tcase_add_test(tc, topology_path_is_relative_to_the_config_file);

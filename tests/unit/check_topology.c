@@ -119,7 +119,7 @@ START_TEST(bad_files_report_file_and_line)
 	t = dlq_topology_load(path, NULL, &errors);
 	ck_assert_ptr_null(t);
 	said_at(":2: 'type' must be \"classic\" or \"quorum\"");
-	said_at(":3: unknown setting 'nam' in a queue");
+	said_at(":3: unknown setting 'nam' in a queue (did you mean 'name'?)");
 	said_at(":4: 'retry_delay_ms' = -1 is out of range");
 	/* a duration where milliseconds are read: what it takes is said */
 	said_at(":5: 'retry_delay_ms' must be an integer (a number of "
@@ -270,6 +270,12 @@ START_TEST(a_queue_is_found_by_its_name_or_its_dlqs)
 	    "message_send");
 	ck_assert_ptr_null(dlq_topology_find(t, "message_send.retry"));
 	ck_assert_ptr_null(dlq_topology_find(t, "message_sen"));
+	/* ... and a name it does not know by the one most likely meant */
+	ck_assert_str_eq(dlq_topology_suggest(t, "message_sen"),
+	    "message_send");
+	ck_assert_str_eq(dlq_topology_suggest(t, "message_send.dql"),
+	    "message_send.dlq");
+	ck_assert_ptr_null(dlq_topology_suggest(t, "no_such_queue"));
 }
 END_TEST
 

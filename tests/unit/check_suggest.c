@@ -1,0 +1,89 @@
+/* check_suggest.c - a mistyped name is answered with the one meant. */
+#include <check.h>
+#include <string.h>
+
+#include "../check_main.h"
+#include "suggest.h"
+
+static int
+distance(const char *typed, const char *known)
+{
+	return dlq_suggest_distance(typed, known, strlen(known));
+}
+
+/* Slips of the hand: a letter changed, dropped, added, two swapped. */
+START_TEST(a_slip_is_near_what_was_meant)
+{
+	ck_assert_int_eq(distance("webhook_formt", "webhook_format"), 1);
+	ck_assert_int_eq(distance("exectue", "execute"), 1);
+	ck_assert_int_eq(distance("lst", "list"), 1);
+	ck_assert_int_eq(distance("alerts", "alert"), 1);
+	ck_assert_int_eq(distance("leave_evnet", "leave_event"), 1);
+	ck_assert_int_eq(distance("cooldwn_sm", "cooldown_ms"), 2);
+	/* case is no slip */
+	ck_assert_int_eq(distance("Cooldown_MS", "cooldown_ms"), 0);
+	/* `len` bytes of known only: a word out of a list */
+	ck_assert_int_eq(dlq_suggest_distance("show", "shows more", 4), 0);
+}
+END_TEST
+
+/* A word that holds the typed one, at its start or end, is what was
+ * meant when a unit or prefix was left out. */
+START_TEST(a_word_without_its_unit_finds_it)
+{
+	ck_assert_int_eq(distance("max_age", "max_age_ms"), 3);
+	ck_assert_int_eq(distance("format", "webhook_format"), 3);
+	ck_assert_int_eq(distance("url", "webhook_url"), 3);
+	/* two characters are too few to go by */
+	ck_assert_int_eq(distance("ms", "max_age_ms"), -1);
+	/* nor is a word in the middle */
+	ck_assert_int_eq(distance("age", "max_age_ms"), -1);
+}
+END_TEST
+
+START_TEST(other_words_are_not_near)
+{
+	/* short words allow one edit, longer ones two */
+	ck_assert_int_eq(distance("lsit", "list"), 1);
+	ck_assert_int_eq(distance("lits", "stats"), -1);
+	ck_assert_int_eq(distance("drop", "show"), -1);
+	ck_assert_int_eq(distance("replay", "redrive"), -1);
+	ck_assert_int_eq(distance("queue", "queues_x"), 3);
+	ck_assert_int_eq(distance("", "list"), -1);
+	ck_assert_int_eq(distance("list", ""), -1);
+}
+END_TEST
+
+START_TEST(the_nearest_of_a_list_wins)
+{
+	static const char *const words[] = { "max_replays", "max_age_ms",
+	    "max_age", "never", NULL };
+	static const char *const cmds[] = { "list", "show", "stats", NULL };
+	char long_word[200];
+
+	/* the exact one before the one that holds it */
+	ck_assert_str_eq(dlq_suggest("max_ages", words), "max_age");
+	ck_assert_str_eq(dlq_suggest("nevr", words), "never");
+	ck_assert_str_eq(dlq_suggest("stat", cmds), "stats");
+	ck_assert_ptr_null(dlq_suggest("purge", cmds));
+	memset(long_word, 'a', sizeof(long_word) - 1);
+	long_word[sizeof(long_word) - 1] = '\0';
+	ck_assert_ptr_null(dlq_suggest(long_word, cmds));
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("suggest");
+	TCase *tc = tcase_create("nearest");
+
+	tcase_add_test(tc, a_slip_is_near_what_was_meant);
+	tcase_add_test(tc, a_word_without_its_unit_finds_it);
+	tcase_add_test(tc, other_words_are_not_near);
+	tcase_add_test(tc, the_nearest_of_a_list_wins);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)
