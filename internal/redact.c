@@ -500,6 +500,13 @@ secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
 		if (e < n && s[e] == '}')
 			k = e + 1;
 	}
+	if (colon && word >= 6 && strncasecmp((const char *)s + word - 6,
+	    "cookie", 6) == 0) {	/* a header: every cookie of its line */
+		while (k < n && !strchr("\r\n\"\\", s[k]))
+			k++;
+		*to = k;
+		return k > *from;
+	}
 	for (; k < n && !value_stop(s[k]); k++)
 		digit |= isdigit(s[k]) != 0;
 	*to = k;

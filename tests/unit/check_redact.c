@@ -41,16 +41,18 @@ teardown(void)
 	dlq_buf_release(&out);
 }
 
-/* Each text masked as text (an error text) reads as its pair says. */
+/* Each text masked as text (an error text) reads as its pair says, by
+ * `r` (R when NULL). */
 static void
-masks_each_as_said(const char *const (*cases)[2], size_t n)
+masks_each_as_said(const char *const (*cases)[2], size_t n,
+    const struct dlq_redact *r)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		dlq_buf_reset(&out);
-		dlq_redact_text(&R, cases[i][0], strlen(cases[i][0]), 1024,
-		    &out);
+		dlq_redact_text(r != NULL ? r : &R, cases[i][0],
+		    strlen(cases[i][0]), 1024, &out);
 		ck_assert_str_eq(text(), cases[i][1]);
 	}
 }
@@ -270,7 +272,7 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 		  "userPassword: ***" },
 	};
 
-	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]));
+	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]), NULL);
 	/* inside a JSON string value, with its quotes escaped */
 	run(&R, "{\"msg\":\"sent {\\\"token\\\":\\\"t1\\\"} to x\"}");
 	ck_assert_str_eq(text(),
@@ -307,7 +309,7 @@ START_TEST(credentials_in_urls_are_masked_hosts_kept)
 		  "bob" },
 	};
 
-	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]));
+	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]), NULL);
 	/* in a JSON payload's string too */
 	run(&R, "{\"dsn\":\"mysql://root:toor@db:3306/x\"}");
 	ck_assert_str_eq(text(), "{\"dsn\":\"mysql://root:***@db:3306/x\"}");
@@ -354,7 +356,7 @@ START_TEST(xml_elements_named_after_a_mask_key_lose_their_text)
 	};
 	char cut[1000];
 
-	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]));
+	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]), NULL);
 	ck_assert_int_eq(run(&R, "<?xml version=\"1.0\"?>\n<a><token>t1"
 	    "</token></a>"), DLQ_PAYLOAD_TEXT);
 	ck_assert_str_eq(text(), "<?xml version=\"1.0\"?>\n<a><token>***"
@@ -409,7 +411,7 @@ START_TEST(jwts_ibans_and_cards_are_masked_wherever_they_stand)
 	};
 	struct dlq_redact no_digits = R;
 
-	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]));
+	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]), NULL);
 	run(&R, "{\"note\":\"pay to NL91ABNA0417164300\",\"n\":1}");
 	ck_assert_str_eq(text(), "{\"note\":\"pay to ***\",\"n\":1}");
 	/* with digit runs left alone, a whole card number is still masked;
@@ -459,7 +461,7 @@ START_TEST(service_keys_and_private_keys_are_masked_wherever_they_stand)
 		  "-----BEGIN PRIVATE KEY with no end of its label" },
 	};
 
-	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]));
+	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]), NULL);
 	/* in a JSON string, its newlines escaped */
 	run(&R, "{\"tls\":\"-----BEGIN EC PRIVATE KEY-----\\nMHc\\n-----END "
 	    "EC PRIVATE KEY-----\\n\"}");
@@ -503,7 +505,7 @@ START_TEST(phone_numbers_in_groups_are_masked_dates_kept)
 	};
 	struct dlq_redact no_digits = R;
 
-	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]));
+	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]), NULL);
 	run(&R, "{\"to\":\"555 123 4567\",\"n\":\"555-1234\"}");
 	ck_assert_str_eq(text(), "{\"to\":\"***\",\"n\":\"555-1234\"}");
 	no_digits.digits_min = 0;
@@ -540,6 +542,27 @@ START_TEST(the_default_keys_mask_card_codes_and_one_time_codes)
 }
 END_TEST
 
+/* A cookie header written in an error text loses all its cookies,
+ * whatever their names, up to the end of its line. */
+START_TEST(a_cookie_header_is_masked_to_the_end_of_its_line)
+{
+	static char *cookie_v[] = { "cookie", NULL };
+	static const struct dlq_strlist cookie = { cookie_v, 1 };
+	const struct dlq_redact c = { &cookie, true, 8, 4096 };
+	static const char *const cases[][2] = {
+		{ "sent Cookie: sid=abc1; _ga=GA1.2.3; uid=42\r\nHost: x",
+		  "sent Cookie: ***\r\nHost: x" },
+		{ "Set-Cookie: SID=abc; Path=/; HttpOnly", "Set-Cookie: ***" },
+		{ "{\"h\":\"Cookie: a=1; b=2\\nX: y\"}",
+		  "{\"h\":\"Cookie: ***\\nX: y\"}" },
+		/* as a parameter, one value as any key's */
+		{ "cookie=a1; theme=dark", "cookie=***; theme=dark" },
+	};
+
+	masks_each_as_said(cases, sizeof(cases) / sizeof(cases[0]), &c);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -566,6 +589,7 @@ suite(void)
 	tcase_add_test(tc, xml_elements_named_after_a_mask_key_lose_their_text);
 	tcase_add_test(tc, a_value_named_by_its_name_member_is_masked);
 	tcase_add_test(tc, the_default_keys_mask_card_codes_and_one_time_codes);
+	tcase_add_test(tc, a_cookie_header_is_masked_to_the_end_of_its_line);
 	suite_add_tcase(s, tc);
 	return s;
 }
