@@ -438,6 +438,28 @@ quoted_end(const unsigned char *s, size_t n, size_t k, unsigned char quote,
 	return n;
 }
 
+/* The end of the JSON object whose '{' is at s[k] (just after its
+ * closing brace), its strings skipped whole, quoted with " or, inside a
+ * JSON string, with \"; the end of the text when it is cut. */
+static size_t
+object_end(const unsigned char *s, size_t n, size_t k)
+{
+	size_t depth = 0, q;
+
+	while (k < n) {
+		if ((q = quote_len(s + k, n - k)) > 0 && s[k + q - 1] == '"') {
+			k = quoted_end(s, n, k + q, '"', q == 2) + q;
+			continue;
+		}
+		if (s[k] == '{')
+			depth++;
+		else if (s[k] == '}' && --depth == 0)
+			return k + 1;
+		k++;
+	}
+	return n;
+}
+
 /* An authentication scheme written before a credential. */
 static size_t
 scheme_len(const unsigned char *s, size_t n)
@@ -458,7 +480,7 @@ scheme_len(const unsigned char *s, size_t n)
  * masked key (token=abc, "password": "x y", Authorization: Bearer abc)
  * or the credential after "Bearer ". Sets [*from, *to) to what is
  * masked (after a scheme, which stays; a password hash's {SSHA} is part
- * of its value, a JSON object is not one). After "key: " a bare value is
+ * of its value, a JSON object is one whole). After "key: " a bare value is
  * prose unless it holds a digit or is 16 bytes or longer ("password:
  * must be longer" stays readable). */
 static bool
@@ -490,8 +512,11 @@ secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
 		*to = quoted_end(s, n, *from, s[j + q - 1], q == 2);
 		return *to > *from;
 	}
-	if (j + 1 < n && s[j] == '{' && quote_len(s + j + 1, n - j - 1) > 0)
-		return false;	/* an object: its members by their keys */
+	if (j + 1 < n && s[j] == '{' && quote_len(s + j + 1, n - j - 1) > 0) {
+		*from = j;	/* an object: all of it */
+		*to = object_end(s, n, j);
+		return true;
+	}
 	sch = scheme_len(s + j, n - j);
 	*from = k = j + sch;
 	if (k < n && s[k] == '{') {	/* a hash's scheme: {SSHA}abc */

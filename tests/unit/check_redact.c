@@ -264,9 +264,13 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 		{ "password='it\\'s' next", "password='***' next" },
 		{ "token=\"C:\\\\\" after", "token=\"***\" after" },
 		{ "token=\"open \\\" to the end", "token=\"***" },
-		/* an object after the key: its members go by their own keys */
-		{ "got {\"card\":{\"token\":\"t1\",\"n\":1}}",
-		  "got {\"card\":{\"token\":\"***\",\"n\":1}}" },
+		/* an object after the key: all of it, whatever its members'
+		 * names, braces in its strings included */
+		{ "got {\"password\":{\"user\":\"bob\",\"pass\":\"x}\\\"\"},"
+		  "\"n\":1}", "got {\"password\":***,\"n\":1}" },
+		{ "got {\\\"token\\\":{\\\"a\\\":{\\\"b\\\":\\\"}\\\"}},\\\"n\\\":1}",
+		  "got {\\\"token\\\":***,\\\"n\\\":1}" },
+		{ "token={\"cut\": \"x", "token=***" },
 		/* but an LDAP password's scheme is no object */
 		{ "userPassword: {SSHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=",
 		  "userPassword: ***" },
