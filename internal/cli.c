@@ -1,10 +1,13 @@
 /* cli.c - start-up steps shared by the two programs. */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "buf.h"
 #include "log.h"
+#include "suggest.h"
 #include "termtext.h"
 
 /* The work queues the configuration names (a replay policy, redrive)
@@ -57,4 +60,53 @@ dlq_cli_load(const char *path, struct dlq_config *c, struct dlq_topology **t)
 	dlq_buf_release(&errors);
 	dlq_log_set_level(c->log_level);
 	return 0;
+}
+
+void
+dlq_cli_bad_option(const char *prog, char *const *argv,
+    const struct option *longopts)
+{
+	struct dlq_suggestion s = DLQ_SUGGESTION_NONE;
+	const struct option *o, *taken = NULL;
+	const char *arg = argv[optind - 1], *name = arg + 2;
+	char typed[64];
+	size_t len = strcspn(name, "=");
+	int prefixes = 0;
+
+	if (strncmp(arg, "--", 2) != 0) {	/* -x, or -c without FILE */
+		for (o = longopts; o->name != NULL && (o->val != optopt ||
+		    o->has_arg != required_argument); o++)
+			;
+		if (o->name != NULL && arg[1] == optopt)
+			fprintf(stderr, "%s: -%c needs a value\n", prog, optopt);
+		else
+			fprintf(stderr, "%s: unknown option '-%c'\n", prog,
+			    optopt);
+		return;
+	}
+	/* the option getopt took it for: its whole name, or the only one
+	 * it begins (--conf) */
+	for (o = longopts; o->name != NULL; o++) {
+		if (strncmp(o->name, name, len) != 0)
+			continue;
+		taken = o;
+		if (strlen(o->name) == len) {
+			prefixes = 1;
+			break;
+		}
+		prefixes++;
+	}
+	if (prefixes == 1)
+		fprintf(stderr, "%s: --%s %s\n", prog, taken->name,
+		    name[len] == '=' ? "takes no value" : "needs a value");
+	else {
+		fprintf(stderr, "%s: unknown or ambiguous option '%s'", prog,
+		    arg);
+		snprintf(typed, sizeof(typed), "%.*s", (int)len, name);
+		for (o = longopts; o->name != NULL; o++)
+			dlq_suggest_consider(&s, typed, o->name, strlen(o->name));
+		if (s.word != NULL)
+			fprintf(stderr, "; did you mean '--%s'?", s.word);
+		fputc('\n', stderr);
+	}
 }

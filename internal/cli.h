@@ -11,6 +11,14 @@
 int	dlq_cli_load(const char *path, struct dlq_config *,
 	    struct dlq_topology **);
 
+struct option;
+
+/* After getopt_long() (with opterr 0) returned '?' for argv[optind - 1]:
+ * says on stderr, after "prog: ", what was wrong with that option, with
+ * the long option most likely meant for one it does not know. */
+void	dlq_cli_bad_option(const char *prog, char *const *argv,
+	    const struct option *longopts);
+
 #define DLQ_VERSION	"0.1.0"
 
 #endif

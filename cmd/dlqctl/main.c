@@ -217,6 +217,7 @@ main(int argc, char **argv)
 	bool asked;
 
 	/* "+": options after the command belong to the command */
+	opterr = 0;	/* its messages: ours, with the option meant */
 	while ((ch = getopt_long(argc, argv, "+c:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': path = optarg; break;
@@ -239,7 +240,10 @@ main(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return DLQ_EXIT_OK;
 		case 'V': puts("dlqctl " DLQ_VERSION); return DLQ_EXIT_OK;
-		default: usage(stderr); return DLQ_EXIT_USAGE;
+		default:
+			dlq_cli_bad_option("dlqctl", argv, longopts);
+			usage(stderr);
+			return DLQ_EXIT_USAGE;
 		}
 	}
 	argc -= optind;

@@ -62,6 +62,7 @@ main(int argc, char **argv)
 	struct dlq_topology *top;
 	int ch, rc;
 
+	opterr = 0;	/* its messages: ours, with the option meant */
 	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': path = optarg; break;
@@ -69,7 +70,10 @@ main(int argc, char **argv)
 		case 'a': assert_only = true; break;
 		case 'h': usage(stdout); return DLQ_EXIT_OK;
 		case 'V': puts("dlq-worker " DLQ_VERSION); return DLQ_EXIT_OK;
-		default: usage(stderr); return DLQ_EXIT_USAGE;
+		default:
+			dlq_cli_bad_option("dlq-worker", argv, longopts);
+			usage(stderr);
+			return DLQ_EXIT_USAGE;
 		}
 	}
 	if (optind != argc || (check && assert_only)) {

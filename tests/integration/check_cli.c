@@ -216,6 +216,35 @@ START_TEST(bad_topology_file_is_refused)
 }
 END_TEST
 
+/* A mistyped option of the worker is refused (exit 2) with the one most
+ * likely meant, and the usage; so is one without its value. */
+START_TEST(dlq_worker_names_the_option_meant)
+{
+	static const char *const cases[][2] = {
+		{ "--assert-onyl", "dlq-worker: unknown or ambiguous option "
+		    "'--assert-onyl'; did you mean '--assert-only'?\n" },
+		{ "--config", "dlq-worker: --config needs a value\n" },
+		{ "--conf", "dlq-worker: --config needs a value\n" },
+		{ "-c", "dlq-worker: -c needs a value\n" },
+		{ "-x", "dlq-worker: unknown option '-x'\n" },
+	};
+	char *out, *err;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(h_run_split((const char *[]){
+		    h_bin("dlq-worker"), cases[i][0], NULL }, NULL, &out, &err),
+		    2);
+		ck_assert_str_eq(out, "");
+		ck_assert_msg(strncmp(err, cases[i][1], strlen(cases[i][1])) ==
+		    0 && strncmp(err + strlen(cases[i][1]), "usage: dlq-worker ",
+		    18) == 0, "%s: %s", cases[i][0], err);
+		free(out);
+		free(err);
+	}
+}
+END_TEST
+
 /* A typo in a command names the command most likely meant; in one of
  * two words, the group's commands too. */
 START_TEST(dlqctl_names_what_a_mistyped_command_could_be)
@@ -473,6 +502,14 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		{ "dlqctl: redrive resume: unexpected argument 'payments'\n" },
 		{ "inject", "--count", "3", NULL },
 		{ "dlqctl: inject needs --queue\n" },
+		/* dlqctl's own options, before the command */
+		{ "--jsn", "list", NULL },
+		{ "dlqctl: unknown or ambiguous option '--jsn'; did you mean "
+		    "'--json'?\n" },
+		{ "--timeout", NULL },
+		{ "dlqctl: --timeout needs a value\n" },
+		{ "--json=yes", "list", NULL },
+		{ "dlqctl: --json takes no value\n" },
 	};
 	const char *argv[10];
 	char *out, *err;
@@ -705,6 +742,7 @@ suite(void)
 	tcase_add_test(tc, bad_topology_file_is_refused);
 	tcase_add_test(tc, wrong_password_is_an_error_not_a_retry_loop);
 	tcase_add_test(tc, dlqctl_names_what_a_mistyped_command_could_be);
+	tcase_add_test(tc, dlq_worker_names_the_option_meant);
 	tcase_add_test(tc, dlqctl_says_what_a_command_line_is_missing);
 	tcase_add_test(tc, dlqctl_help_prints_the_usage_asked_for);
 	tcase_add_test(tc, an_unreadable_config_says_dlqctl_needs_only_the_socket);
