@@ -440,7 +440,7 @@ quoted_end(const unsigned char *s, size_t n, size_t k, unsigned char quote,
 
 /* The end of the JSON object whose '{' is at s[k] (just after its
  * closing brace), its strings skipped whole, quoted with " or, inside a
- * JSON string, with \"; the end of the text when it is cut. */
+ * JSON string, with \"; 0 when the text ends first. */
 static size_t
 object_end(const unsigned char *s, size_t n, size_t k)
 {
@@ -457,7 +457,7 @@ object_end(const unsigned char *s, size_t n, size_t k)
 			return k + 1;
 		k++;
 	}
-	return n;
+	return 0;
 }
 
 /* An authentication scheme written before a credential. */
@@ -513,8 +513,9 @@ secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
 		return *to > *from;
 	}
 	if (j + 1 < n && s[j] == '{' && quote_len(s + j + 1, n - j - 1) > 0) {
-		*from = j;	/* an object: all of it */
-		*to = object_end(s, n, j);
+		*from = j;	/* an object: all of it, to the end if cut */
+		if ((*to = object_end(s, n, j)) == 0)
+			*to = n;
 		return true;
 	}
 	sch = scheme_len(s + j, n - j);
@@ -694,6 +695,22 @@ url_credential_at(const unsigned char *s, size_t n, size_t *from, size_t *to)
 	return *to > *from;
 }
 
+static bool redact_json(const struct dlq_redact *, const unsigned char *,
+    size_t, struct dlq_buf *, size_t);
+
+/* A whole JSON object written in text at s, of n bytes ("failed for
+ * {"name": "password", "value": "x"}"): masked as a JSON payload is, its
+ * keys and name/value pairs known as such. */
+static void
+mask_json_in_text(const struct dlq_redact *r, const unsigned char *s,
+    size_t n, struct dlq_buf *out)
+{
+	struct dlq_redact whole = *r;	/* the text's own limit cuts it */
+
+	whole.max_bytes = SIZE_MAX / 2;
+	redact_json(&whole, s, n, out, out->len);
+}
+
 /* Masks the n bytes at s into out; `cut`: the text goes on past them. */
 static void
 mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
@@ -701,8 +718,20 @@ mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
 {
 	size_t i = 0, run = 0, k, word, from, to;
 	struct element e;
+	bool objects = true;	/* none was cut: each scan is of new text */
 
 	while (i < n) {		/* at the start of a word */
+		/* a JSON object, whole (a cut one, and all after it, by
+		 * their parts as text) */
+		if (objects && s[i] == '{' && i + 1 < n && s[i + 1] == '"') {
+			if ((k = object_end(s, n, i)) > 0) {
+				dlq_buf_add(out, s + run, i - run);
+				mask_json_in_text(r, s + i, k - i, out);
+				i = run = k;
+				continue;
+			}
+			objects = false;
+		}
 		word = local_len(s + i, n - i);
 		if (word > 0 && i > 0 && (s[i - 1] == '<' || s[i - 1] == ':') &&
 		    element_at(r, s, i, word, n, cut, &e)) {

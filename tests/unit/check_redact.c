@@ -264,10 +264,18 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 		{ "password='it\\'s' next", "password='***' next" },
 		{ "token=\"C:\\\\\" after", "token=\"***\" after" },
 		{ "token=\"open \\\" to the end", "token=\"***" },
+		/* a JSON object in text is masked as JSON is: a name/value
+		 * pair by its name; one cut short, by its parts */
+		{ "failed for {\"name\":\"password\",\"value\":\"hunter2\"} "
+		  "at 10:42", "failed for {\"name\":\"password\",\"value\":"
+		  "\"***\"} at 10:42" },
+		{ "cut {\"a\":{\"b\":1} {\"password\":\"x\"",
+		  "cut {\"a\":{\"b\":1} {\"password\":\"***\"" },
 		/* an object after the key: all of it, whatever its members'
 		 * names, braces in its strings included */
+		{ "token={\"a\":\"x}\",\"b\":1} after", "token=*** after" },
 		{ "got {\"password\":{\"user\":\"bob\",\"pass\":\"x}\\\"\"},"
-		  "\"n\":1}", "got {\"password\":***,\"n\":1}" },
+		  "\"n\":1}", "got {\"password\":\"***\",\"n\":1}" },
 		{ "got {\\\"token\\\":{\\\"a\\\":{\\\"b\\\":\\\"}\\\"}},\\\"n\\\":1}",
 		  "got {\\\"token\\\":***,\\\"n\\\":1}" },
 		{ "token={\"cut\": \"x", "token=***" },
