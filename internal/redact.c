@@ -438,6 +438,19 @@ quoted_end(const unsigned char *s, size_t n, size_t k, unsigned char quote,
 	return n;
 }
 
+/* Whether s[k] opens a JSON object: a '{' and, after blanks, the quote
+ * of its first key (" or, inside a JSON string, \"); `plain`: " only. */
+static bool
+object_at(const unsigned char *s, size_t n, size_t k, bool plain)
+{
+	if (k >= n || s[k] != '{')
+		return false;
+	while (++k < n && isspace(s[k]))
+		;
+	return plain ? k < n && s[k] == '"' : k < n && s[k] != '\'' &&
+	    quote_len(s + k, n - k) > 0;
+}
+
 /* The end of the JSON object whose '{' is at s[k] (just after its
  * closing brace), its strings skipped whole, quoted with " or, inside a
  * JSON string, with \"; 0 when the text ends first. */
@@ -512,7 +525,7 @@ secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
 		*to = quoted_end(s, n, *from, s[j + q - 1], q == 2);
 		return *to > *from;
 	}
-	if (j + 1 < n && s[j] == '{' && quote_len(s + j + 1, n - j - 1) > 0) {
+	if (object_at(s, n, j, false)) {
 		*from = j;	/* an object: all of it, to the end if cut */
 		if ((*to = object_end(s, n, j)) == 0)
 			*to = n;
@@ -723,7 +736,7 @@ mask_text(const struct dlq_redact *r, const unsigned char *s, size_t n,
 	while (i < n) {		/* at the start of a word */
 		/* a JSON object, whole (a cut one, and all after it, by
 		 * their parts as text) */
-		if (objects && s[i] == '{' && i + 1 < n && s[i + 1] == '"') {
+		if (objects && object_at(s, n, i, true)) {
 			if ((k = object_end(s, n, i)) > 0) {
 				dlq_buf_add(out, s + run, i - run);
 				mask_json_in_text(r, s + i, k - i, out);

@@ -269,6 +269,8 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 		{ "failed for {\"name\":\"password\",\"value\":\"hunter2\"} "
 		  "at 10:42", "failed for {\"name\":\"password\",\"value\":"
 		  "\"***\"} at 10:42" },
+		{ "then { \"name\": \"token\", \"value\": \"t1\" }",
+		  "then { \"name\": \"token\", \"value\": \"***\" }" },
 		{ "cut {\"a\":{\"b\":1} {\"password\":\"x\"",
 		  "cut {\"a\":{\"b\":1} {\"password\":\"***\"" },
 		/* an object after the key: all of it, whatever its members'
