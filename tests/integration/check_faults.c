@@ -35,22 +35,11 @@ setup_only(struct h_rig *f, const char *extra)
 static int
 rows(const char *db, const char *where)
 {
-	sqlite3 *h;
-	sqlite3_stmt *st;
 	char sql[256];
-	int n = -1;
 
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM dead_letters %s",
 	    where);
-	ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
-	    SQLITE_OK);
-	sqlite3_busy_timeout(h, 5000);
-	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(h);
-	return n;
+	return (int)h_db_int(db, sql);
 }
 
 static bool

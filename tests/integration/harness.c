@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <ftw.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1032,4 +1033,22 @@ h_wait_digests_with(struct h_worker *w, const char *a, const char *b,
 		if (!h_worker_wait(w, "alert_digest", all + 1, timeout_ms))
 			return false;
 	return true;
+}
+
+int64_t
+h_db_int(const char *db, const char *sql)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st = NULL;
+	int64_t v = -1;
+
+	ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
+	    SQLITE_OK);
+	sqlite3_busy_timeout(h, 5000);
+	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return v;
 }

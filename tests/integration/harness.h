@@ -204,5 +204,9 @@ int		 h_connection_info(const char *name, const char *column,
  * `timeout_ms` (it is connected to once, and the connection closed). */
 bool		 h_wait_listening(int port, int timeout_ms);
 int64_t		 h_now_ms(void);
+/* The first column of the first row `sql` answers in the archive `db`
+ * (read-only, as another process would), e.g. a count; -1 when it
+ * answers none. */
+int64_t		 h_db_int(const char *db, const char *sql);
 
 #endif
