@@ -1117,17 +1117,16 @@ known(const char *group, const char *name)
 static void
 suggest_setting(struct dlq_buf *errors, const char *group, const char *name)
 {
+	struct dlq_suggestion s = DLQ_SUGGESTION_NONE;
 	const struct opt *o, *best = NULL;
 	const char *typed = name != NULL ? name : group;
-	int d, best_d = -1, pass;
+	int pass;
 
 	if (name == NULL)
 		for (o = opts; o < opts + NOPTS; o++)
-			if ((d = dlq_suggest_distance(group, o->group,
-			    strlen(o->group))) >= 0 && (best_d < 0 || d < best_d)) {
+			if (dlq_suggest_consider(&s, group, o->group,
+			    strlen(o->group)))
 				best = o;
-				best_d = d;
-			}
 	if (best != NULL) {
 		dlq_buf_printf(errors, " (did you mean '%s'?)", best->group);
 		return;
@@ -1136,12 +1135,9 @@ suggest_setting(struct dlq_buf *errors, const char *group, const char *name)
 	for (pass = 0; pass < 2 && best == NULL; pass++)
 		for (o = opts; o < opts + NOPTS; o++)
 			if ((name != NULL && strcmp(o->group, group) == 0) ==
-			    (pass == 0) && (d = dlq_suggest_distance(typed,
-			    o->name, strlen(o->name))) >= 0 &&
-			    (best_d < 0 || d < best_d)) {
+			    (pass == 0) && dlq_suggest_consider(&s, typed,
+			    o->name, strlen(o->name)))
 				best = o;
-				best_d = d;
-			}
 	if (best != NULL)
 		dlq_buf_printf(errors, " (did you mean '%s.%s'?)", best->group,
 		    best->name);

@@ -66,17 +66,18 @@ dlq_suggest_distance(const char *typed, const char *known, size_t len)
 	return -1;
 }
 
-void
+bool
 dlq_suggest_consider(struct dlq_suggestion *s, const char *typed,
     const char *known, size_t len)
 {
 	int d = dlq_suggest_distance(typed, known, len);
 
-	if (d >= 0 && (s->distance < 0 || d < s->distance)) {
-		s->word = known;
-		s->len = len;
-		s->distance = d;
-	}
+	if (d < 0 || (s->distance >= 0 && d >= s->distance))
+		return false;
+	s->word = known;
+	s->len = len;
+	s->distance = d;
+	return true;
 }
 
 const char *

@@ -7,6 +7,7 @@
 #ifndef DLQ_SUGGEST_H
 #define DLQ_SUGGEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* How near `known` (its first `len` bytes) is to `typed`, case ignored:
@@ -30,8 +31,9 @@ struct dlq_suggestion {
 #define DLQ_SUGGESTION_NONE	{ NULL, 0, -1 }
 
 /* Keeps `known` (its first `len` bytes) in `s` when it is near `typed`
- * and nearer than the word `s` holds (the first of equals stays). */
-void		 dlq_suggest_consider(struct dlq_suggestion *s,
+ * and nearer than the word `s` holds (the first of equals stays); true
+ * when it did. */
+bool		 dlq_suggest_consider(struct dlq_suggestion *s,
 		    const char *typed, const char *known, size_t len);
 
 /* The nearest of `words` (NULL-terminated; the first of equals) to
