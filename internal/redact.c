@@ -400,8 +400,26 @@ static bool
 value_stop(unsigned char c)
 {
 	return isspace(c) || c == '&' || c == ';' || c == ',' || c == '"' ||
-	    c == '\'' || c == '\\' || c == ')' || c == ']' || c == '}' ||
-	    c == '<' || c == '>' || c == '|';
+	    c == '\'' || c == ')' || c == ']' || c == '}' || c == '<' ||
+	    c == '>' || c == '|';
+}
+
+/* The end of a bare value starting at k: the first stop (value_stop).
+ * A backslash ends it only where it escapes a quote or a control
+ * character of a JSON string (\" \n \u0026); \\ and any other one
+ * (ab\cd) belong to the value, so the rest of it is not let out. */
+static size_t
+bare_end(const unsigned char *s, size_t n, size_t k)
+{
+	while (k < n && !value_stop(s[k])) {
+		if (s[k] != '\\')
+			k++;
+		else if (k + 1 >= n || strchr("\"'nrtbfu", s[k + 1]) != NULL)
+			break;
+		else
+			k += 2;
+	}
+	return k;
 }
 
 /* Skips an opening or closing quote at s: ", ' or \" (a quote inside a
@@ -418,24 +436,33 @@ quote_len(const unsigned char *s, size_t n)
  * not escaped by a backslash, so a quote within the value ("pa\"ss")
  * does not end it and let the rest out. `nested`: the value is quoted
  * with \" inside a JSON string, whose own escapes (\\, \") are undone
- * first. Unterminated: the end of the text. */
+ * first. An apostrophe followed by a letter or digit ('it's') ends a
+ * single-quoted value only when no later one, within APOSTROPHE_REACH
+ * bytes, stands before a separator. Unterminated: the end of the text. */
+#define APOSTROPHE_REACH 128
 static size_t
 quoted_end(const unsigned char *s, size_t n, size_t k, unsigned char quote,
     bool nested)
 {
 	bool escaped = false;
-	size_t t;
+	size_t t, first = n;
 
-	for (; k < n; k += t) {
+	for (; k < n && (first == n || k - first <= APOSTROPHE_REACH);
+	    k += t) {
 		t = nested && s[k] == '\\' && k + 1 < n ? 2 : 1;
 		if (escaped)
 			escaped = false;
 		else if (s[k + t - 1] == '\\')
 			escaped = true;
-		else if (s[k + t - 1] == quote)
-			return k;
+		else if (s[k + t - 1] == quote) {
+			if (quote != '\'' || nested || k + 1 >= n ||
+			    !isalnum(s[k + 1]))
+				return k;
+			if (first == n)
+				first = k;
+		}
 	}
-	return n;
+	return first;
 }
 
 /* Whether s[k] opens a JSON object: a '{' and, after blanks, the quote
@@ -505,9 +532,7 @@ secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
 
 	if (word == 6 && n > 7 && strncasecmp((const char *)s, "bearer ",
 	    7) == 0) {
-		for (k = *from = 7; k < n && !value_stop(s[k]); k++)
-			;
-		*to = k;
+		*to = k = bare_end(s, n, *from = 7);
 		return k > *from;
 	}
 	j += quote_len(s + j, n - j);
@@ -546,11 +571,11 @@ secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
 		*to = k;
 		return k > *from;
 	}
-	for (; k < n && !value_stop(s[k]); k++)
-		digit |= isdigit(s[k]) != 0;
-	*to = k;
-	if (k == *from)
+	*to = bare_end(s, n, k);
+	if (*to == *from)
 		return false;
+	for (k = *from; k < *to; k++)
+		digit |= isdigit(s[k]) != 0;
 	return !colon || !spaced || sch > 0 || digit || k - *from >= 16;
 }
 

@@ -264,6 +264,17 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 		{ "password='it\\'s' next", "password='***' next" },
 		{ "token=\"C:\\\\\" after", "token=\"***\" after" },
 		{ "token=\"open \\\" to the end", "token=\"***" },
+		/* a backslash in a bare value is part of it; one escaping a
+		 * quote or a control character of a JSON string is not */
+		{ "token=ab\\cd next", "token=*** next" },
+		{ "password=C:\\\\x\\y; retry", "password=***; retry" },
+		{ "token=ab\\ncd", "token=***\\ncd" },
+		{ "token=ab\\", "token=***\\" },
+		/* an apostrophe within a single-quoted value does not end it */
+		{ "password='it's mine' next", "password='***' next" },
+		{ "{'password': 'x', 'user': 'bob'}",
+		  "{'password': '***', 'user': 'bob'}" },
+		{ "password='a'b", "password='***'b" },
 		/* a JSON object in text is masked as JSON is: a name/value
 		 * pair by its name; one cut short, by its parts */
 		{ "failed for {\"name\":\"password\",\"value\":\"hunter2\"} "
