@@ -278,8 +278,10 @@ dlq_mgmt_parse_bound(const char *json, size_t len, const char *key)
 	}
 	cJSON_ArrayForEach(b, all) {
 		k = cJSON_GetObjectItemCaseSensitive(b, "routing_key");
-		if (cJSON_IsString(k) && strcmp(k->valuestring, key) == 0)
+		if (cJSON_IsString(k) && strcmp(k->valuestring, key) == 0) {
 			rc = 0;
+			break;
+		}
 	}
 	cJSON_Delete(all);
 	return rc;

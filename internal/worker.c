@@ -510,7 +510,7 @@ static void
 check_missing(const struct dlq_config *c, const struct dlq_topology *t,
     struct services *s)
 {
-	struct dlq_assert_result res;
+	struct dlq_assert_result res = { 0 };	/* untouched when done 0 */
 	const char *dlq;
 	bool seen = false;
 	int done = 0;
