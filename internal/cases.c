@@ -6,8 +6,18 @@
 #include <time.h>
 
 #include "archive.h"
+#include "suggest.h"
 
 #define UNRESOLVED	"('open','assigned','replaying')"
+
+const char *const dlq_status_names[] = { "open", "assigned", "replaying",
+	"replayed", "discarded", NULL };
+
+bool
+dlq_status_valid(const char *s)
+{
+	return dlq_word_known(s, dlq_status_names);
+}
 
 enum ptype { P_NULL, P_TEXT, P_INT };
 

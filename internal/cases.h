@@ -20,6 +20,13 @@
 /* The command of its audit entries (one per redriven batch). */
 #define DLQ_REDRIVE_AUDIT_COMMAND	"redrive"
 
+/* A case's statuses, as list --status takes them (the list NULL-ended). */
+#define DLQ_STATUS_LIST	"open, assigned, replaying, replayed, discarded"
+extern const char *const dlq_status_names[];
+
+/* True for a status of DLQ_STATUS_LIST. */
+bool	dlq_status_valid(const char *);
+
 enum dlq_case_rc {
 	DLQ_CASE_OK,
 	DLQ_CASE_NOT_FOUND,

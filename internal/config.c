@@ -681,19 +681,14 @@ rules_release(struct dlq_rule_cfg *r, size_t n)
 
 static const char *const rule_keys[] = { "match", "reason", "queue",
 	"class", "hint", "link", NULL };
-static const char *const class_names[] = { "transient", "rate_limited",
+const char *const dlq_class_names[] = { "transient", "rate_limited",
 	"validation", "configuration", "contract", "security", "expired",
 	"manual", "unknown", NULL };
 
 bool
 dlq_class_valid(const char *s)
 {
-	const char *const *p;
-
-	for (p = class_names; *p != NULL; p++)
-		if (strcmp(*p, s) == 0)
-			return true;
-	return false;
+	return dlq_word_known(s, dlq_class_names);
 }
 
 static char *

@@ -221,12 +221,13 @@ struct config_t;
 void	dlq_config_say_unread(const struct config_t *cf, const char *path,
 	    struct dlq_buf *errors);
 
-/* The error classes, as messages name them. */
 /* Where the worker listens for dlqctl unless control.socket says. */
 #define DLQ_CONTROL_SOCKET_DEFAULT	"/run/dlq-monitor/control.sock"
 
+/* The error classes, as messages name them (the list NULL-ended). */
 #define DLQ_CLASS_LIST	"transient, rate_limited, validation, " \
 	"configuration, contract, security, expired, manual, unknown"
+extern const char *const dlq_class_names[];
 
 /* True for a class of DLQ_CLASS_LIST. */
 bool	dlq_class_valid(const char *);

@@ -227,14 +227,6 @@ cmd_ping(struct req *r)
 	return A_OK;
 }
 
-static bool
-valid_status(const char *s)
-{
-	return s == NULL || strcmp(s, "open") == 0 ||
-	    strcmp(s, "assigned") == 0 || strcmp(s, "replaying") == 0 ||
-	    strcmp(s, "replayed") == 0 || strcmp(s, "discarded") == 0;
-}
-
 static enum answer
 cmd_list(struct req *r)
 {
@@ -253,9 +245,9 @@ cmd_list(struct req *r)
 	    !opt_int(r, "limit", 1, DLQ_CONTROL_LIST_MAX,
 	    DLQ_CONTROL_LIST_DEFAULT, &f.limit))
 		return A_USAGE;
-	if (!valid_status(f.status)) {
-		snprintf(r->err, sizeof(r->err), "unknown status '%.40s' (open, "
-		    "assigned, replaying, replayed, discarded)", f.status);
+	if (f.status != NULL && !dlq_status_valid(f.status)) {
+		snprintf(r->err, sizeof(r->err), "unknown status '%.40s' (%s)",
+		    f.status, DLQ_STATUS_LIST);
 		return A_USAGE;
 	}
 	if (f.class != NULL && !dlq_class_valid(f.class)) {

@@ -12,16 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cases.h"
 #include "control.h"
 #include "ctlclient.h"
 #include "ctlselect.h"
+#include "signature.h"
 #include "suggest.h"
 
 /* Every option a command may take, and the request key it fills. */
 /* K_NAME: an exchange or routing key, where "" means something (the
- * default exchange; no key); blanks only are still a mistake. K_SIG: a
- * failure signature, sent in lowercase as groups prints it. */
-enum kind { K_STR, K_NAME, K_SIG, K_DUR, K_COUNT, K_RATE, K_FLAG, K_ID };
+ * default exchange; no key); blanks only are still a mistake. K_SIG,
+ * K_STATUS, K_CLASS: a failure signature, a case status, an error class,
+ * sent in lowercase as dlqctl prints them and checked here, so a slip is
+ * said even while the worker does not answer. */
+enum kind { K_STR, K_NAME, K_SIG, K_STATUS, K_CLASS, K_DUR, K_COUNT,
+	K_RATE, K_FLAG, K_ID };
 
 static const struct opt {
 	const char	*name;
@@ -29,8 +34,8 @@ static const struct opt {
 	enum kind	 kind;
 } opt_table[] = {
 	{ "queue",	"queue",	K_STR },
-	{ "status",	"status",	K_STR },
-	{ "class",	"class",	K_STR },
+	{ "status",	"status",	K_STATUS },
+	{ "class",	"class",	K_CLASS },
 	{ "signature",	"signature",	K_SIG },
 	{ "message-id",	"message_id",	K_STR },
 	{ "correlation-id", "correlation_id", K_STR },
@@ -127,6 +132,34 @@ unknown_option(const char *cmd, const char *arg, const char *allowed)
 	fputc('\n', stderr);
 }
 
+/* Whether the value of a K_SIG, K_STATUS or K_CLASS option is one the
+ * worker knows; if not, says so with the known word nearest to it
+ * (--status opne: did you mean 'open'?). */
+static bool
+known_value(const struct opt *o, const char *v)
+{
+	const char *const *words = o->kind == K_STATUS ? dlq_status_names :
+	    dlq_class_names;
+	const char *near;
+
+	if (o->kind == K_SIG) {
+		if (dlq_signature_id_valid(v))
+			return true;
+		fprintf(stderr, "dlqctl: --%s: " DLQ_SIGNATURE_BAD "\n",
+		    o->name, v);
+		return false;
+	}
+	if (o->kind == K_STATUS ? dlq_status_valid(v) : dlq_class_valid(v))
+		return true;
+	fprintf(stderr, "dlqctl: --%s: unknown %s '%s' (%s)", o->name,
+	    o->name, v, o->kind == K_STATUS ? DLQ_STATUS_LIST :
+	    DLQ_CLASS_LIST);
+	if ((near = dlq_suggest(v, words)) != NULL)
+		fprintf(stderr, "; did you mean '%s'?", near);
+	fputc('\n', stderr);
+	return false;
+}
+
 /* Parses the command's options into `r`, accepting only the names in
  * `allowed` (space separated). Returns false on any usage error. */
 bool
@@ -180,6 +213,8 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 		case K_STR:
 		case K_NAME:
 		case K_SIG:
+		case K_STATUS:
+		case K_CLASS:
 			if (optarg[strspn(optarg, " \t\r\n")] == '\0' &&
 			    (o->kind != K_NAME || optarg[0] != '\0')) {
 				fprintf(stderr, "dlqctl: --%s: empty\n", o->name);
@@ -191,9 +226,13 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 				    DLQ_CONTROL_TEXT_MAX);
 				return false;
 			}
-			if (o->kind == K_SIG)	/* however it was copied */
+			if (o->kind == K_SIG || o->kind == K_STATUS ||
+			    o->kind == K_CLASS) {	/* however it was typed */
 				for (c = optarg; *c != '\0'; c++)
 					*c = (char)tolower((unsigned char)*c);
+				if (!known_value(o, optarg))
+					return false;
+			}
 			cJSON_AddStringToObject(r, o->key, optarg);
 			break;
 		case K_FLAG:

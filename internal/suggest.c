@@ -89,3 +89,12 @@ dlq_suggest(const char *typed, const char *const *words)
 		dlq_suggest_consider(&s, typed, *words, strlen(*words));
 	return s.word;
 }
+
+bool
+dlq_word_known(const char *s, const char *const *words)
+{
+	for (; *words != NULL; words++)
+		if (strcmp(*words, s) == 0)
+			return true;
+	return false;
+}

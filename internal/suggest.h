@@ -40,4 +40,7 @@ bool		 dlq_suggest_consider(struct dlq_suggestion *s,
  * `typed`, or NULL when none is near. */
 const char	*dlq_suggest(const char *typed, const char *const *words);
 
+/* Whether `s` is exactly one of `words` (NULL-terminated). */
+bool		 dlq_word_known(const char *s, const char *const *words);
+
 #endif

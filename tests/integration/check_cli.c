@@ -464,6 +464,24 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		{ "audit", "--since", "1y", NULL },
 		{ "dlqctl: --since: bad duration '1y' (a number and ms, s, m, "
 		    "h, d or w: 90s, 15m, 2h, 7d)\n" },
+		/* a status, class or signature the worker would not know,
+		 * said without it (none runs here), case ignored */
+		{ "list", "--status", "opne", NULL },
+		{ "dlqctl: --status: unknown status 'opne' (open, assigned, "
+		    "replaying, replayed, discarded); did you mean 'open'?\n" },
+		{ "replay", "--queue", "orders", "--class", "Transiant", NULL },
+		{ "dlqctl: --class: unknown class 'transiant' (transient, "
+		    "rate_limited, validation, configuration, contract, "
+		    "security, expired, manual, unknown); did you mean "
+		    "'transient'?\n" },
+		{ "list", "--class", "timeout", NULL },
+		{ "dlqctl: --class: unknown class 'timeout' (transient, "
+		    "rate_limited, validation, configuration, contract, "
+		    "security, expired, manual, unknown)\n" },
+		{ "drop", "--queue", "orders", "--signature", "3dadb6d55f2",
+		    "--reason", "x", NULL },
+		{ "dlqctl: --signature: not a signature: '3dadb6d55f2' (12 hex "
+		    "digits, as dlqctl groups shows them)\n" },
 		/* getopt's mistakes, said by dlqctl */
 		{ "show", "-5", NULL },
 		{ "dlqctl: show: unknown option '-5'\n" },

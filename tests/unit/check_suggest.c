@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "../check_main.h"
+#include "cases.h"
+#include "config.h"
 #include "suggest.h"
 
 static int
@@ -72,6 +74,27 @@ START_TEST(the_nearest_of_a_list_wins)
 }
 END_TEST
 
+/* A known word is one of the list exactly: not a slip, a part or
+ * another case of one (dlqctl lowercases what the user typed first). */
+START_TEST(a_known_word_is_one_of_the_list_exactly)
+{
+	static const char *const words[] = { "open", "assigned", NULL };
+
+	ck_assert(dlq_word_known("open", words));
+	ck_assert(dlq_word_known("assigned", words));
+	ck_assert(!dlq_word_known("opne", words));
+	ck_assert(!dlq_word_known("ope", words));
+	ck_assert(!dlq_word_known("Open", words));
+	ck_assert(!dlq_word_known("", words));
+	ck_assert(!dlq_word_known("open", (const char *const[]){ NULL }));
+	/* the lists dlqctl checks --status and --class against */
+	ck_assert(dlq_status_valid("discarded"));
+	ck_assert(!dlq_status_valid("dropped"));
+	ck_assert(dlq_class_valid("rate_limited"));
+	ck_assert(!dlq_class_valid("timeout"));
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -82,6 +105,7 @@ suite(void)
 	tcase_add_test(tc, a_word_without_its_unit_finds_it);
 	tcase_add_test(tc, other_words_are_not_near);
 	tcase_add_test(tc, the_nearest_of_a_list_wins);
+	tcase_add_test(tc, a_known_word_is_one_of_the_list_exactly);
 	suite_add_tcase(s, tc);
 	return s;
 }
