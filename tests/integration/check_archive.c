@@ -362,32 +362,6 @@ START_TEST(an_unwritable_archive_leaves_deliveries_in_the_queue)
 }
 END_TEST
 
-/* rabbitmqctl set_policy (def: JSON) on the test node for exactly
- * `queue`, or clear_policy when def is NULL. */
-static void
-queue_policy(const char *name, const char *queue, const char *def)
-{
-	char pattern[300], *out;
-	size_t i, o = 0;
-
-	pattern[o++] = '^';
-	for (i = 0; queue != NULL && queue[i] != '\0' &&
-	    o < sizeof(pattern) - 4; i++) {
-		if (queue[i] == '.')
-			pattern[o++] = '\\';
-		pattern[o++] = queue[i];
-	}
-	pattern[o++] = '$';
-	pattern[o] = '\0';
-	if (def != NULL)
-		ck_assert_int_eq(h_broker_ctl((const char *[]){ "set_policy",
-		    name, pattern, def, "--apply-to", "queues", NULL }, &out), 0);
-	else
-		ck_assert_int_eq(h_broker_ctl((const char *[]){ "clear_policy",
-		    name, NULL }, &out), 0);
-	free(out);
-}
-
 /* A quorum DLQ counts each return of a delivery (a closed connection's
  * too, up to RabbitMQ 4.2) and drops a dead letter past its delivery
  * limit: RabbitMQ 4.0 to 4.2 set one of 20 by default; here a policy
@@ -403,7 +377,7 @@ START_TEST(a_long_archive_outage_returns_each_dead_letter_once)
 
 	h_set_topology("defaults = { type = \"quorum\"; };");
 	setup(&f, "log = { level = \"debug\"; };");
-	queue_policy(f.prefix, f.dlq[0], "{\"delivery-limit\":1}");
+	h_queue_policy(f.prefix, f.dlq[0], "{\"delivery-limit\":1}");
 	h_rig_start(&f);
 	ck_assert_int_eq(sqlite3_open(f.db, &lock), SQLITE_OK);
 	ck_assert_int_eq(sqlite3_exec(lock, "BEGIN EXCLUSIVE", NULL, NULL, NULL),
@@ -423,7 +397,7 @@ START_TEST(a_long_archive_outage_returns_each_dead_letter_once)
 	h_events_free(ev, n);
 	ck_assert_int_eq(h_worker_count(&f.w, "consumer_reconnecting"), 0);
 	archived_once_when_writable(&f, 10);
-	queue_policy(f.prefix, NULL, NULL);
+	h_queue_policy(f.prefix, NULL, NULL);
 }
 END_TEST
 

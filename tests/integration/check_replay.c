@@ -519,6 +519,68 @@ START_TEST(a_deleted_target_fails_and_stays_replayable)
 }
 END_TEST
 
+/* A target queue that is full and refuses more (a length limit with
+ * overflow reject-publish, as quorum queues are often run) nacks what
+ * it does not take: those replays fail, stay replayable and go out once
+ * it has room; the one it took is replayed, once. */
+START_TEST(what_a_full_target_refuses_fails_and_stays_replayable)
+{
+	struct h_rig f;
+	char ids[3][24];
+	const cJSON *r;
+	cJSON *j;
+	int64_t newest;
+	int i, rc;
+
+	start(&f, NULL);
+	newest = die_in(&f, 1, 3, "timeout", 0);
+	for (i = 0; i < 3; i++)
+		snprintf(ids[i], sizeof(ids[i]), "%lld",
+		    (long long)(newest - 2 + i));
+	h_queue_policy(f.prefix, f.q[1], "{\"max-length\":1,"
+	    "\"overflow\":\"reject-publish\"}");
+	j = replay(f.cfg, &rc, (const char *[]){ ids[0], ids[1], ids[2],
+	    "--rate", "0", "--execute", "--reason", "full", NULL });
+	ck_assert_int_eq(rc, 1);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
+	ck_assert_int_eq((int)get(j, "failed")->valuedouble, 2);
+	ck_assert_int_eq((int)get(j, "unknown")->valuedouble, 0);
+	cJSON_ArrayForEach(r, get(j, "results")) {
+		bool first = (long long)get(r, "id")->valuedouble ==
+		    atoll(ids[0]);
+		ck_assert_str_eq(get(r, "outcome")->valuestring, first ?
+		    "published" : "failed");
+		if (!first)
+			ck_assert_ptr_nonnull(strstr(get(r, "detail")->valuestring,
+			    "nacked by the broker"));
+	}
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_count(f.q[1]), 1);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){
+		    "show", ids[i], NULL }), 0);
+		ck_assert_str_eq(get(j, "status")->valuestring, i == 0 ?
+		    "replayed" : "open");
+		ck_assert_str_eq(get(cJSON_GetArrayItem(get(j, "attempts"), 0),
+		    "outcome")->valuestring, i == 0 ? "published" : "failed");
+		cJSON_Delete(j);
+	}
+	/* room again: the two refused go out, the one taken does not */
+	amqp_queue_purge(f.c, 1, amqp_cstring_bytes(f.q[1]));
+	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
+	    AMQP_RESPONSE_NORMAL);
+	h_queue_policy(f.prefix, NULL, NULL);
+	j = replay(f.cfg, &rc, (const char *[]){ ids[0], ids[1], ids[2],
+	    "--rate", "0", "--execute", "--reason", "room", NULL });
+	ck_assert_int_eq(rc, 3);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 2);
+	ck_assert_int_eq((int)get(j, "refused")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(f.q[1], 2, WAIT_MS));
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* Record `id` is still open, with no attempt: nothing was claimed. */
 static void
 assert_never_tried(const struct h_rig *f, const char *id)
@@ -1562,6 +1624,7 @@ suite(void)
 	tcase_add_test(tc, dead_letters_are_read_and_replayed_over_tls);
 	tcase_add_test(tc, two_replays_at_once_publish_one_message);
 	tcase_add_test(tc, a_deleted_target_fails_and_stays_replayable);
+	tcase_add_test(tc, what_a_full_target_refuses_fails_and_stays_replayable);
 	tcase_add_test(tc,
 	    a_name_longer_than_amqp_carries_is_refused_not_left_unknown);
 	tcase_add_test(tc, a_replay_into_a_dlq_is_refused);

@@ -880,6 +880,46 @@ h_broker_ctl(const char *const *args, char **out)
 	return h_run(argv, NULL, out);
 }
 
+void
+h_queue_policy(const char *name, const char *queue, const char *def)
+{
+	char pattern[300], want[400], *out, *lines;
+	int64_t until = h_now_ms() + 20000;
+	size_t i, o = 0;
+	bool applied;
+
+	if (def == NULL) {
+		ck_assert_int_eq(h_broker_ctl((const char *[]){ "clear_policy",
+		    name, NULL }, &out), 0);
+		free(out);
+		return;
+	}
+	pattern[o++] = '^';
+	for (i = 0; queue[i] != '\0' && o < sizeof(pattern) - 4; i++) {
+		if (queue[i] == '.')
+			pattern[o++] = '\\';
+		pattern[o++] = queue[i];
+	}
+	pattern[o++] = '$';
+	pattern[o] = '\0';
+	ck_assert_int_eq(h_broker_ctl((const char *[]){ "set_policy", name,
+	    pattern, def, "--apply-to", "queues", NULL }, &out), 0);
+	free(out);
+	do {
+		ck_assert_int_eq(h_broker_ctl((const char *[]){ "list_queues",
+		    "-q", "--no-table-headers", "name", "policy", NULL }, &out),
+		    0);
+		ck_assert_int_ge(asprintf(&lines, "\n%s", out), 0);
+		free(out);
+		snprintf(want, sizeof(want), "\n%s\t", queue);
+		applied = strstr(lines, want) == NULL;	/* not declared yet */
+		snprintf(want, sizeof(want), "\n%s\t%s\n", queue, name);
+		applied |= strstr(lines, want) != NULL;
+		free(lines);
+	} while (!applied && h_now_ms() < until);
+	ck_assert_msg(applied, "policy %s not applied to %s", name, queue);
+}
+
 int
 h_connection_info(const char *name, const char *column, char *value,
     size_t n)

@@ -195,6 +195,13 @@ int		 h_free_port(void);
 /* rabbitmqctl against the test node (scripts/broker.sh ctl), up to 11
  * arguments; its exit status, its output (malloc'd) in *out. */
 int		 h_broker_ctl(const char *const *args, char **out);
+/* rabbitmqctl set_policy `name` (def: its JSON definition) for exactly
+ * `queue` on the test node, waiting until the queue, if declared, lists
+ * it (the broker applies a policy to its queues after the command
+ * returns; to one declared later, at once); or
+ * clear_policy `name` when def is NULL (queue unused). */
+void		 h_queue_policy(const char *name, const char *queue,
+		    const char *def);
 /* How many connections the test broker lists with the client-given
  * name `name` (rabbitmqctl list_connections); the first one's `column`
  * (e.g. ssl, peer_cert_subject) into `value`. */
