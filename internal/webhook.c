@@ -24,26 +24,37 @@ discard(char *p, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
+int64_t
+dlq_webhook_retry_after_ms(const char *value, time_t now)
+{
+	const char *p = value + strspn(value, " \t");
+	size_t digits = strspn(p, "0123456789");
+	int64_t secs = 0;
+	time_t when;
+
+	if (digits > 0 && p[digits + strspn(p + digits, " \t")] == '\0') {
+		/* delay-seconds, however many digits: never overflowed */
+		for (; digits > 0 && secs <= RETRY_AFTER_MAX_MS / 1000;
+		    digits--, p++)
+			secs = secs * 10 + (*p - '0');
+	} else if ((when = curl_getdate(p, NULL)) != -1 && when > now)
+		secs = (int64_t)when - (int64_t)now;
+	return secs > RETRY_AFTER_MAX_MS / 1000 ? RETRY_AFTER_MAX_MS :
+	    secs * 1000;
+}
+
 static size_t
 header(char *p, size_t size, size_t n, void *arg)
 {
 	struct call *c = arg;
 	size_t len = size * n;
 	char value[128];
-	long long secs;
-	time_t when;
 
 	if (len > 12 && strncasecmp(p, "Retry-After:", 12) == 0) {
 		snprintf(value, sizeof(value), "%.*s", (int)(len - 12), p + 12);
 		value[strcspn(value, "\r\n")] = '\0';
-		if (sscanf(value, " %lld", &secs) == 1 && secs >= 0)
-			c->r->retry_after_ms = secs * 1000;
-		else if ((when = curl_getdate(value, NULL)) != -1)
-			c->r->retry_after_ms = ((int64_t)when - time(NULL)) * 1000;
-		if (c->r->retry_after_ms < 0)
-			c->r->retry_after_ms = 0;
-		if (c->r->retry_after_ms > RETRY_AFTER_MAX_MS)
-			c->r->retry_after_ms = RETRY_AFTER_MAX_MS;
+		c->r->retry_after_ms = dlq_webhook_retry_after_ms(value,
+		    time(NULL));
 	}
 	return len;
 }

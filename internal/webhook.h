@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "buf.h"
 #include "config.h"
@@ -38,6 +39,12 @@ int	dlq_webhook_post(CURL *, const struct dlq_target *,
 	    const struct dlq_buf *body,
 	    long timeout_ms, const atomic_bool *abort,
 	    struct dlq_webhook_result *);
+
+/* How long a Retry-After header's value (after "Retry-After:") asks to
+ * wait, from `now`: delay-seconds or an HTTP date, at most an hour (a
+ * service asking more would silence on-call for longer than anyone
+ * means). 0 when the value is neither, or the date has passed. */
+int64_t	dlq_webhook_retry_after_ms(const char *value, time_t now);
 
 /* Why a transfer failed, for a log: curl's own words for `rc`, or for a
  * TLS failure its detail from `errbuf` (CURLOPT_ERRORBUFFER), e.g. "SSL
