@@ -8,6 +8,7 @@
 #include "deadletter.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
@@ -278,6 +279,29 @@ dlq_deadletter_decode(struct dlq_dead_letter *d,
 static void
 field_json(struct dlq_buf *b, const amqp_field_value_t *v, int depth);
 
+/* A float as the shortest number that reads back to it (0.1, not
+ * 0.10000000149011612 for a float's 0.1); null for infinities and NaN,
+ * which JSON lacks. `single`: a 32-bit float. */
+static void
+add_float(struct dlq_buf *b, double f, bool single)
+{
+	char tmp[40];
+	int p;
+
+	if (!isfinite(f)) {
+		dlq_buf_adds(b, "null");
+		return;
+	}
+	for (p = single ? 6 : 15; p < 17; p++) {
+		snprintf(tmp, sizeof(tmp), "%.*g", p, f);
+		if (single ? strtof(tmp, NULL) == (float)f :
+		    strtod(tmp, NULL) == f)
+			break;
+	}
+	snprintf(tmp, sizeof(tmp), "%.*g", p, f);
+	dlq_buf_adds(b, tmp);
+}
+
 static void
 table_json(struct dlq_buf *b, const amqp_table_t *t, int depth)
 {
@@ -310,15 +334,10 @@ field_json(struct dlq_buf *b, const amqp_field_value_t *v, int depth)
 		dlq_buf_adds(b, v->value.boolean ? "true" : "false");
 		return;
 	case AMQP_FIELD_KIND_F32:
-	case AMQP_FIELD_KIND_F64: {
-		double f = v->kind == AMQP_FIELD_KIND_F32 ? v->value.f32 :
-		    v->value.f64;
-		if (isfinite(f))
-			dlq_buf_printf(b, "%.17g", f);
-		else
-			dlq_buf_adds(b, "null");
+	case AMQP_FIELD_KIND_F64:
+		add_float(b, v->kind == AMQP_FIELD_KIND_F32 ? v->value.f32 :
+		    v->value.f64, v->kind == AMQP_FIELD_KIND_F32);
 		return;
-	}
 	case AMQP_FIELD_KIND_DECIMAL: {
 		double f = v->value.decimal.value;
 		for (i = 0; i < v->value.decimal.decimals; i++)

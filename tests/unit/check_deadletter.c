@@ -321,6 +321,65 @@ START_TEST(structured_error_header_is_rendered_as_json)
 }
 END_TEST
 
+/* Every AMQP field type a header may hold reads as JSON a user can
+ * parse (dlqctl show --payload, dlq_headers_json): floats as the
+ * shortest numbers that read back to the same value, infinities and NaN as null,
+ * decimals with their places, unsigned 64-bit whole, a void as null,
+ * bytes as a string, an array inside. */
+START_TEST(every_header_type_reads_as_json)
+{
+	amqp_table_entry_t e[10];
+	amqp_field_value_t arr[2];
+	amqp_table_t t = { 10, e };
+	struct dlq_buf b;
+	int i = 0;
+
+	e[i].key = amqp_cstring_bytes("f32");
+	e[i].value.kind = AMQP_FIELD_KIND_F32;
+	e[i++].value.value.f32 = 0.1f;
+	e[i].key = amqp_cstring_bytes("f64");
+	e[i].value.kind = AMQP_FIELD_KIND_F64;
+	e[i++].value.value.f64 = 0.1;
+	e[i].key = amqp_cstring_bytes("sum");
+	e[i].value.kind = AMQP_FIELD_KIND_F64;
+	e[i++].value.value.f64 = -(0.1 + 0.2);
+	e[i].key = amqp_cstring_bytes("nan");
+	e[i].value.kind = AMQP_FIELD_KIND_F64;
+	e[i++].value.value.f64 = NAN;
+	e[i].key = amqp_cstring_bytes("inf");
+	e[i].value.kind = AMQP_FIELD_KIND_F32;
+	e[i++].value.value.f32 = INFINITY;
+	e[i].key = amqp_cstring_bytes("price");
+	e[i].value.kind = AMQP_FIELD_KIND_DECIMAL;
+	e[i].value.value.decimal.decimals = 2;
+	e[i++].value.value.decimal.value = 12345;
+	e[i].key = amqp_cstring_bytes("u64");
+	e[i].value.kind = AMQP_FIELD_KIND_U64;
+	e[i++].value.value.u64 = UINT64_MAX;
+	e[i].key = amqp_cstring_bytes("void");
+	e[i++].value.kind = AMQP_FIELD_KIND_VOID;
+	e[i].key = amqp_cstring_bytes("raw");
+	e[i].value.kind = AMQP_FIELD_KIND_BYTES;
+	e[i++].value.value.bytes = amqp_cstring_bytes("a\"b");
+	arr[0].kind = AMQP_FIELD_KIND_BOOLEAN;
+	arr[0].value.boolean = 1;
+	arr[1].kind = AMQP_FIELD_KIND_I8;
+	arr[1].value.i8 = -3;
+	e[i].key = amqp_cstring_bytes("list");
+	e[i].value.kind = AMQP_FIELD_KIND_ARRAY;
+	e[i].value.value.array.num_entries = 2;
+	e[i++].value.value.array.entries = arr;
+	dlq_buf_init(&b);
+	dlq_table_json(&b, &t);
+	ck_assert_str_eq(b.data, "{\"f32\":0.1,\"f64\":0.1,"
+	    "\"sum\":-0.30000000000000004,"
+	    "\"nan\":null,\"inf\":null,\"price\":123.45,"
+	    "\"u64\":18446744073709551615,\"void\":null,\"raw\":\"a\\\"b\","
+	    "\"list\":[true,-3]}");
+	dlq_buf_release(&b);
+}
+END_TEST
+
 /* The AMQP timestamp counts seconds; clients that write milliseconds,
  * microseconds or nanoseconds are read as such, and said to. */
 START_TEST(a_timestamp_is_read_in_the_unit_its_client_wrote)
@@ -365,6 +424,7 @@ suite(void)
 	tcase_add_test(tc, no_headers_at_all);
 	tcase_add_test(tc, log_fields_are_valid_json_with_redacted_payload);
 	tcase_add_test(tc, structured_error_header_is_rendered_as_json);
+	tcase_add_test(tc, every_header_type_reads_as_json);
 	tcase_add_test(tc, a_timestamp_is_read_in_the_unit_its_client_wrote);
 	suite_add_tcase(s, tc);
 	return s;
