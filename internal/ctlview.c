@@ -422,9 +422,13 @@ redrive(FILE *f, const cJSON *r)
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r, "outcomes"))
 		fprintf(f, "  %-20s %lld\n", e->string, (long long)e->valuedouble);
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r,
-	    "circuits_open"))
-		fprintf(f, "  circuit OPEN         %s (dlqctl redrive resume %s "
-		    "--reason TEXT)\n", e->valuestring, e->valuestring);
+	    "circuits_open")) {
+		fputs("  circuit OPEN         ", f);
+		put(f, cJSON_IsString(e) ? e->valuestring : "-");
+		fputs(" (dlqctl redrive resume ", f);
+		put(f, cJSON_IsString(e) ? e->valuestring : "-");
+		fputs(" --reason TEXT)\n", f);
+	}
 }
 
 /* Per queue, the share of its messages of the last hour that died. */
@@ -454,9 +458,11 @@ traffic(FILE *f, const cJSON *t)
 		snprintf(pub, sizeof(pub), "%lld", (long long)n(q, "published"));
 		snprintf(pct, sizeof(pct), "%.1f %%", cJSON_IsNumber(share) ?
 		    share->valuedouble * 100 : 0);
-		fprintf(f, "  %-30s %-8lld %-10s %s\n", s(q, "queue"),
-		    (long long)n(q, "dead_lettered"), n(q, "published") < 0 ?
-		    "-" : pub, cJSON_IsNumber(share) ? pct : "-");
+		fputs("  ", f);
+		dlq_term_put(f, s(q, "queue"), -1, 30);
+		fprintf(f, " %-8lld %-10s %s\n", (long long)n(q,
+		    "dead_lettered"), n(q, "published") < 0 ? "-" : pub,
+		    cJSON_IsNumber(share) ? pct : "-");
 	}
 	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "windowed")))
 		fputs("  (the broker keeps no samples: published is counted "
@@ -576,14 +582,16 @@ dlq_view_redrive(FILE *f, const cJSON *data, int64_t now)
 	fprintf(f, "%-28s %-8s %-10s %-16s %s\n", "QUEUE", "CIRCUIT",
 	    "PUBLISHED", "LEFT FOR HUMANS", "TRIPPED");
 	cJSON_ArrayForEach(q, data) {
-		fprintf(f, "%-28s %-8s %-10lld %-16lld ", s(q, "queue"),
-		    s(q, "circuit"), (long long)n(q, "published"),
-		    (long long)n(q, "left_for_humans"));
+		dlq_term_put(f, s(q, "queue"), -1, 28);
+		fprintf(f, " %-8s %-10lld %-16lld ", s(q, "circuit"),
+		    (long long)n(q, "published"), (long long)n(q,
+		    "left_for_humans"));
 		if (n(q, "tripped_at") > 0)
-			fprintf(f, "%s (%lld of %lld came back)", age(q,
+			fprintf(f, "%s (%lld of %lld came back)\n", age(q,
 			    "tripped_at", now, a, sizeof(a)),
 			    (long long)n(q, "returned"), (long long)n(q,
 			    "redriven"));
-		fputc('\n', f);
+		else
+			fputs("-\n", f);
 	}
 }

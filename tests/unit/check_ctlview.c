@@ -287,6 +287,86 @@ START_TEST(stats_say_how_to_settle_an_unknown_replay)
 }
 END_TEST
 
+/* The whole of stats as an operator reads it: the share of each
+ * queue's traffic that died, the cases past their escalation, the
+ * decisions and redrive; a queue name (from the broker's x-death) is
+ * escaped like any text dlqctl did not write. */
+START_TEST(stats_print_traffic_escalations_decisions_and_redrive)
+{
+	const char *t = view(stats_view, "{\"unresolved\":3,\"total\":9,"
+	    "\"oldest_unresolved_age_ms\":7200000,\"new_last_hour\":1,"
+	    "\"new_last_day\":3,\"replaying_unknown\":0,\"repeated_cycles\":0,"
+	    "\"payloads_purged\":0,\"by_queue\":{\"orders\":3},\"by_class\":"
+	    "{\"transient\":3},\"by_status\":{\"open\":3,\"replayed\":6},"
+	    "\"traffic\":{\"reported\":true,\"windowed\":false,\"queues\":["
+	    "{\"queue\":\"orders\",\"dead_lettered\":3,\"published\":200,"
+	    "\"share\":0.015},{\"queue\":\"bad\\u001b[2Jq\",\"dead_lettered\":"
+	    "1,\"published\":-1,\"share\":null}]},\"escalations\":{"
+	    "\"past_escalate_at\":1,\"unowned_past_sla\":1,\"cases\":[{\"id\":7,"
+	    "\"queue\":\"orders\",\"kind\":\"no_decision\",\"overdue_ms\":"
+	    "5400000,\"owner\":\"payments\"},{\"id\":8,\"queue\":\"orders\","
+	    "\"kind\":\"no_owner\",\"overdue_ms\":60000,\"owner\":null}]},"
+	    "\"decisions\":{\"time_to_owner_ms\":{\"count\":4,\"p50\":60000,"
+	    "\"p90\":3600000,\"max\":7200000},"
+	    "\"oldest_awaiting_decision_age_ms\":null,"
+	    "\"replays_without_evidence\":2,\"max_cycles_per_message\":3},"
+	    "\"redrive\":{\"left_for_humans\":1,\"outcomes\":{\"published\":5,"
+	    "\"failed\":2},\"circuits_open\":[\"orders\"]}}", 0);
+
+	ck_assert_ptr_nonnull(strstr(t, "\nshare of traffic, last hour:\n"
+	    "  QUEUE                          DEAD     PUBLISHED  SHARE\n"
+	    "  orders                         3        200        1.5 %\n"
+	    "  bad\\e[2Jq                      1        -          -\n"
+	    "  (the broker keeps no samples: published is counted since its "
+	    "statistics began)\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\nescalations:\n"
+	    "  past escalate-at without a decision  1\n"
+	    "  open without owner past owner SLA    1\n"
+	    "  #7       orders                       no_decision  90m overdue"
+	    "  payments\n"
+	    "  #8       orders                       no_owner     60s overdue\n"
+	    "decisions:\n"
+	    "  time to owner        p50 60s  p90 60m  max 2h  (4 cases)\n"
+	    "  oldest awaiting      -\n"
+	    "  replays w/o evidence 2\n"
+	    "  most dead cycles     3\n"
+	    "redrive:\n"
+	    "  left for humans      1\n"
+	    "  published            5\n"
+	    "  failed               2\n"
+	    "  circuit OPEN         orders (dlqctl redrive resume orders "
+	    "--reason TEXT)\n"));
+	/* without the management API, and with no dead letter in the hour */
+	ck_assert_ptr_nonnull(strstr(view(stats_view, "{\"traffic\":{"
+	    "\"reported\":false,\"why\":\"rabbitmq.management_url is not "
+	    "set\"}}", 0), "\nshare of traffic, last hour: not reported "
+	    "(rabbitmq.management_url is not set)\n"));
+	ck_assert_ptr_nonnull(strstr(view(stats_view, "{\"traffic\":{"
+	    "\"reported\":true,\"windowed\":true,\"queues\":[]}}", 0),
+	    "\nshare of traffic, last hour:\n  (no dead letters)\n"));
+}
+END_TEST
+
+/* dlqctl redrive status: each queue's circuit, and when and why it
+ * tripped; a word when redrive is off. */
+START_TEST(redrive_status_says_each_circuit)
+{
+	ck_assert_str_eq(view(dlq_view_redrive, "[{\"queue\":\"orders\","
+	    "\"circuit\":\"open\",\"published\":12,\"left_for_humans\":1,"
+	    "\"tripped_at\":9880000,\"returned\":4,\"redriven\":5},"
+	    "{\"queue\":\"payments\",\"circuit\":\"closed\",\"published\":0,"
+	    "\"left_for_humans\":0,\"tripped_at\":null}]", 10000000),
+	    "QUEUE                        CIRCUIT  PUBLISHED  LEFT FOR HUMANS  "
+	    "TRIPPED\n"
+	    "orders                       open     12         1                "
+	    "2m ago (4 of 5 came back)\n"
+	    "payments                     closed   0          0                "
+	    "-\n");
+	ck_assert_str_eq(view(dlq_view_redrive, "[]", 0),
+	    "redrive is off (no redrive.queues)\n");
+}
+END_TEST
+
 /* A dead letter that carried no error header reads as such in list,
  * groups and show, the words the digest uses, not as an empty column. */
 START_TEST(a_dead_letter_without_an_error_header_says_so)
@@ -335,6 +415,8 @@ suite(void)
 	tcase_add_test(tc, a_dead_letter_without_an_error_header_says_so);
 	tcase_add_test(tc, audit_entries_carry_their_ids);
 	tcase_add_test(tc, stats_say_how_to_settle_an_unknown_replay);
+	tcase_add_test(tc, stats_print_traffic_escalations_decisions_and_redrive);
+	tcase_add_test(tc, redrive_status_says_each_circuit);
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	suite_add_tcase(s, tc);
 	return s;
