@@ -1112,7 +1112,9 @@ clear_socket_path(const struct sockaddr_un *sa, char *why, size_t size)
 		    sizeof(*sa)) == 0;
 		close(probe);
 		if (live) {
-			snprintf(why, size, "%s", strerror(EADDRINUSE));
+			snprintf(why, size, "%s: another process answers on "
+			    "it (a second dlq-worker with the same "
+			    "control.socket?)", strerror(EADDRINUSE));
 			return -1;
 		}
 	}

@@ -2499,6 +2499,7 @@ START_TEST(the_control_socket_replaces_nothing_but_a_stale_socket)
 	const char *path;
 	cJSON *j;
 	struct stat st;
+	ino_t ino;
 	int fd, listed;
 
 	start(&f, NULL);
@@ -2510,6 +2511,16 @@ START_TEST(the_control_socket_replaces_nothing_but_a_stale_socket)
 	h_rig_stop(&f);
 	ck_assert_int_eq(lstat(path, &st), 0);
 	ck_assert(S_ISSOCK(st.st_mode));
+	ino = st.st_ino;
+	/* one someone answers on (a second worker given the same path)
+	 * is not taken: that worker does not start */
+	snprintf(want, sizeof(want), "\"event\":\"control_failed\",\"socket\":"
+	    "\"%s\",\"error\":\"Address already in use: another process "
+	    "answers on it (a second dlq-worker with the same "
+	    "control.socket?)\"", path);
+	fails_saying(f.cfg, NULL, want);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert_int_eq(st.st_ino, ino);
 	close(fd);		/* now stale: the next start replaces it */
 
 	snprintf(env, sizeof(env), "DLQ_CONTROL_SOCKET=%s", f.db);
