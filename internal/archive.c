@@ -489,8 +489,9 @@ migrate_steps(struct dlq_archive *a, bool *relaid)
 	if (version < 0 || version > DLQ_ARCHIVE_SCHEMA) {
 		if (version > DLQ_ARCHIVE_SCHEMA)
 			snprintf(err_text, sizeof(err_text), "archive schema %d is "
-			    "newer than this program (%d)", version,
-			    DLQ_ARCHIVE_SCHEMA);
+			    "newer than this program (%d): it was written by a "
+			    "newer dlq-worker; run that one (left as it is)",
+			    version, DLQ_ARCHIVE_SCHEMA);
 		goto fail;
 	}
 	if (version > 0 && version <= LAYOUT_SCHEMA &&

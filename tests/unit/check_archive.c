@@ -730,6 +730,37 @@ START_TEST(an_archive_that_cannot_be_opened_says_why)
 }
 END_TEST
 
+/* Rolled back to an older worker after an upgrade: the archive's newer
+ * schema is refused, not migrated backwards or written into, and the
+ * error says which program wrote it. */
+START_TEST(an_archive_of_a_newer_schema_is_refused_untouched)
+{
+	char sql[64], want[200];
+	sqlite3_stmt *st;
+	sqlite3 *db;
+
+	dlq_archive_close(a);
+	a = NULL;
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d",
+	    DLQ_ARCHIVE_SCHEMA + 1);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	ck_assert_ptr_null(dlq_archive_open(&cfg));
+	snprintf(want, sizeof(want), "archive schema %d is newer than this "
+	    "program (%d): it was written by a newer dlq-worker; run that one "
+	    "(left as it is)", DLQ_ARCHIVE_SCHEMA + 1, DLQ_ARCHIVE_SCHEMA);
+	ck_assert_ptr_nonnull(strstr(dlq_archive_errmsg(NULL), want));
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(st, 0), DLQ_ARCHIVE_SCHEMA + 1);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+END_TEST
+
 /* A commit the file system refuses (a disk full; here a file size
  * limit) fails, and says the system's reason. */
 START_TEST(a_commit_the_disk_refuses_says_why)
@@ -848,6 +879,7 @@ archive_suite(void)
 	tcase_add_test(tc, a_purge_walks_every_chunk_and_touches_nothing_else);
 	tcase_add_test(tc, an_in_memory_archive_leaves_no_file_behind);
 	tcase_add_test(tc, an_archive_that_cannot_be_opened_says_why);
+	tcase_add_test(tc, an_archive_of_a_newer_schema_is_refused_untouched);
 	tcase_add_test(tc, a_commit_the_disk_refuses_says_why);
 	tcase_add_test(tc, a_probe_fails_as_a_write_of_its_size_would);
 	suite_add_tcase(s, tc);
