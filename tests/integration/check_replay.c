@@ -581,6 +581,71 @@ START_TEST(what_a_full_target_refuses_fails_and_stays_replayable)
 }
 END_TEST
 
+/* The ids of a dry run's plan, in a bitmask over ids from `base`. */
+static unsigned
+planned(cJSON *dry, int64_t base)
+{
+	const cJSON *e;
+	unsigned m = 0;
+
+	cJSON_ArrayForEach(e, get(dry, "plan"))
+		m |= 1u << (h_jnum(e, "id") - base);
+	return m;
+}
+
+/* A --queue selection narrowed by --class or --signature (as groups
+ * prints it) plans only those dead letters, and only those go out. */
+START_TEST(a_queue_selection_narrows_by_class_and_signature)
+{
+	struct h_rig f;
+	const cJSON *g;
+	char sig[16] = "";
+	int64_t first;
+	cJSON *j;
+	int rc;
+
+	start(&f, NULL);
+	first = die_in(&f, 0, 2, "upstream timeout", 0) - 1;
+	die_in(&f, 0, 1, "missing field 'amount'", 2);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "groups",
+	    NULL }), 0);
+	cJSON_ArrayForEach(g, j)
+		if (strcmp(get(g, "class")->valuestring, "validation") == 0)
+			snprintf(sig, sizeof(sig), "%s",
+			    get(g, "signature")->valuestring);
+	cJSON_Delete(j);
+	ck_assert_str_ne(sig, "");
+
+	j = replay(f.cfg, &rc, (const char *[]){ "--queue", f.q[0], "--class",
+	    "transient", NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(planned(j, first), 3u);
+	cJSON_Delete(j);
+	j = replay(f.cfg, &rc, (const char *[]){ "--queue", f.q[0],
+	    "--signature", sig, NULL });
+	ck_assert_uint_eq(planned(j, first), 4u);
+	cJSON_Delete(j);
+	j = replay(f.cfg, &rc, (const char *[]){ "--queue", f.q[0], "--since",
+	    "1h", NULL });
+	ck_assert_uint_eq(planned(j, first), 7u);
+	cJSON_Delete(j);
+
+	j = replay(f.cfg, &rc, (const char *[]){ "--queue", f.q[0], "--class",
+	    "transient", "--rate", "0", "--execute", "--reason", "back up",
+	    NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 2);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(f.q[0], 2, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    "--queue", f.q[0], "--status", "open", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	ck_assert_int_eq(h_jnum(cJSON_GetArrayItem(j, 0), "id"), first + 2);
+	cJSON_Delete(j);
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* Record `id` is still open, with no attempt: nothing was claimed. */
 static void
 assert_never_tried(const struct h_rig *f, const char *id)
@@ -1625,6 +1690,7 @@ suite(void)
 	tcase_add_test(tc, two_replays_at_once_publish_one_message);
 	tcase_add_test(tc, a_deleted_target_fails_and_stays_replayable);
 	tcase_add_test(tc, what_a_full_target_refuses_fails_and_stays_replayable);
+	tcase_add_test(tc, a_queue_selection_narrows_by_class_and_signature);
 	tcase_add_test(tc,
 	    a_name_longer_than_amqp_carries_is_refused_not_left_unknown);
 	tcase_add_test(tc, a_replay_into_a_dlq_is_refused);
