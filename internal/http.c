@@ -225,6 +225,8 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	if (r == NULL)
 		return MHD_NO;
 	MHD_add_response_header(r, "Content-Type", type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, "Allow", "GET, HEAD");
 	rc = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return rc;

@@ -52,30 +52,47 @@ collect(char *p, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
-/* GET base + path from the local address `source` (NULL: any); the
- * status (0: no answer), the body in *body (malloc'd). */
+/* `method` (NULL: GET) base + path from the local address `source`
+ * (NULL: any); the status (0: no answer), the body in *body and, unless
+ * `headers` is NULL, the answer's header lines in *headers (malloc'd). */
 static long
-http_get_from(const struct fixture *f, const char *path, const char *source,
-    char **body)
+http_request(const struct fixture *f, const char *method, const char *path,
+    const char *source, char **body, char **headers)
 {
-	struct dlq_buf b;
+	struct dlq_buf b, hb;
 	char url[128];
 	long status = 0;
 	CURL *h = curl_easy_init();
 
 	dlq_buf_init(&b);
+	dlq_buf_init(&hb);
 	snprintf(url, sizeof(url), "%s%s", f->base, path);
 	curl_easy_setopt(h, CURLOPT_URL, url);
+	if (method != NULL)
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	if (source != NULL)
 		curl_easy_setopt(h, CURLOPT_INTERFACE, source);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, collect);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, &hb);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
 	if (curl_easy_perform(h) == CURLE_OK)
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_cleanup(h);
 	*body = b.data ? b.data : strdup("");
+	if (headers != NULL)
+		*headers = hb.data ? hb.data : strdup("");
+	else
+		dlq_buf_release(&hb);
 	return status;
+}
+
+static long
+http_get_from(const struct fixture *f, const char *path, const char *source,
+    char **body)
+{
+	return http_request(f, NULL, path, source, body, NULL);
 }
 
 static long
@@ -281,7 +298,7 @@ die_in(struct fixture *f, int q, int n, const char *error)
 START_TEST(metrics_count_what_happened)
 {
 	struct fixture f;
-	char *body, want[300];
+	char *body, *headers, want[300];
 
 	start(&f, 0, NULL);
 	die_in(&f, 0, 7, "connect ETIMEDOUT");
@@ -308,6 +325,13 @@ START_TEST(metrics_count_what_happened)
 	free(body);
 	ck_assert_int_eq(http_get(&f, "/nothing", &body), 404);
 	free(body);
+	/* it only answers GET (and HEAD), and says so */
+	ck_assert_int_eq(http_request(&f, "POST", "/metrics", NULL, &body,
+	    &headers), 405);
+	ck_assert_str_eq(body, "method not allowed\n");
+	ck_assert_ptr_nonnull(strstr(headers, "\r\nAllow: GET, HEAD\r\n"));
+	free(body);
+	free(headers);
 	h_rig_stop(&f.rig);
 }
 END_TEST
