@@ -118,7 +118,7 @@ dlq_inject(const struct dlq_config *c, const struct dlq_topology *t,
 		fprintf(stderr, "dlqctl: %s is not a work queue of the topology",
 		    name);
 		if ((near = dlq_topology_suggest(t, name)) != NULL)
-			fprintf(stderr, "; did you mean %s?", near);
+			fprintf(stderr, "; did you mean '%s'?", near);
 		fputc('\n', stderr);
 		return -1;
 	}

@@ -628,6 +628,14 @@ START_TEST(inject_makes_real_dead_letters)
 	    f.rig.q[1]);
 	ck_assert_str_eq(err, want);
 	free(err);
+	/* a slip in its name: the queue meant is named */
+	snprintf(want, sizeof(want), "%sx", f.rig.q[1]);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.rig.cfg, "inject", "--queue", want, NULL }, NULL, NULL, &err), 1);
+	snprintf(want, sizeof(want), "dlqctl: %sx is not a work queue of the "
+	    "topology; did you mean '%s'?\n", f.rig.q[1], f.rig.q[1]);
+	ck_assert_str_eq(err, want);
+	free(err);
 	ck_assert_int_eq(h_worker_count(&f.rig.w, "dead_letter"), 3);
 	/* a live service consumes the queue: it would act on demo messages
 	 * (send the SMS): refused, nothing published */
