@@ -853,6 +853,66 @@ policy_int(const config_setting_t *e, const char *key, int64_t max,
 	return 1;
 }
 
+/* A replay.queues entry's boolean `key`: true or false, not a number or
+ * a word (which would leave the policy off without a word). 1 when set
+ * (into *out), 0 when absent, -1 on an error (said). */
+static int
+policy_bool(const config_setting_t *e, const char *key, const char *path,
+    struct dlq_buf *errors, int *out)
+{
+	const config_setting_t *m = config_setting_get_member(e, key);
+	char where[PATH_MAX + 16];
+
+	if (m == NULL)
+		return 0;
+	if (config_setting_type(m) != CONFIG_TYPE_BOOL) {
+		where_of(m, path, where, sizeof(where));
+		dlq_buf_printf(errors, "%s: replay.queues: %s must be true or "
+		    "false\n", where, key);
+		return -1;
+	}
+	*out = config_setting_get_bool(m);
+	return 1;
+}
+
+/* A replay.queues entry's never = [ "class", ... ]: known classes, a bad
+ * one said by its line, element and value as replay.never's are. */
+static int
+policy_never(struct dlq_replay_policy *p, const config_setting_t *k,
+    const char *path, struct dlq_buf *errors)
+{
+	char where[PATH_MAX + 16];
+	const char **names;
+	unsigned j, n = (unsigned)config_setting_length(k);
+
+	where_of(k, path, where, sizeof(where));
+	if (config_setting_type(k) != CONFIG_TYPE_ARRAY &&
+	    config_setting_type(k) != CONFIG_TYPE_LIST) {
+		dlq_buf_printf(errors, "%s: replay.queues: never must be a list "
+		    "of classes [ \"...\" ]\n", where);
+		return -1;
+	}
+	if ((names = calloc(n + 1, sizeof(*names))) == NULL)
+		return -1;
+	for (j = 0; j < n; j++) {
+		names[j] = config_setting_get_string_elem(k, j);
+		if (names[j] != NULL && dlq_class_valid(names[j]))
+			continue;
+		where_of(config_setting_get_elem(k, j), path, where,
+		    sizeof(where));
+		dlq_buf_printf(errors, "%s: replay.queues: never: bad value "
+		    "'%s': element %u: unknown class (known: " DLQ_CLASS_LIST
+		    ")\n", where, names[j] != NULL ? names[j] : "(not a text)",
+		    j + 1);
+		free(names);
+		return -1;
+	}
+	list_set(&p->never, names);
+	p->has_never = true;
+	free(names);
+	return 0;
+}
+
 /* replay.queues = ( { queue = "q"; max_age_ms = ...; max_replays = ...;
  *                     never = [ ... ]; require_owner = true; } ) */
 static int
@@ -862,9 +922,8 @@ read_policies(struct dlq_config *c, const config_setting_t *list,
 	const config_setting_t *e, *k;
 	struct dlq_replay_policy *p;
 	char where[PATH_MAX + 16];
-	const char **names;
-	unsigned i, j, n = (unsigned)config_setting_length(list);
-	int rc = 0, b;
+	unsigned i, n = (unsigned)config_setting_length(list);
+	int rc = 0;
 
 	policies_release(c->replay_queues, c->n_replay_queues);
 	c->n_replay_queues = 0;
@@ -901,34 +960,12 @@ read_policies(struct dlq_config *c, const config_setting_t *list,
 		    policy_int(e, "evidence_max_age_ms", 3650LL * 86400000, path,
 		    where, errors, &p->evidence_max_age_ms) == -1)
 			rc = -1;
-		if (config_setting_lookup_bool(e, "require_owner", &b))
-			p->require_owner = b;
-		if ((k = config_setting_get_member(e, "never")) != NULL &&
-		    config_setting_type(k) != CONFIG_TYPE_ARRAY &&
-		    config_setting_type(k) != CONFIG_TYPE_LIST) {
-			dlq_buf_printf(errors, "%s: replay.queues: never must be "
-			    "a list of classes [ \"...\" ]\n", where);
+		if (policy_bool(e, "require_owner", path, errors,
+		    &p->require_owner) == -1)
 			rc = -1;
-		} else if (k != NULL) {
-			names = calloc((size_t)config_setting_length(k) + 1,
-			    sizeof(*names));
-			for (j = 0; names != NULL && j < (unsigned)
-			    config_setting_length(k); j++) {
-				names[j] = config_setting_get_string_elem(k, j);
-				if (names[j] == NULL || !dlq_class_valid(names[j])) {
-					dlq_buf_printf(errors, "%s: replay.queues: "
-					    "never lists classes (" DLQ_CLASS_LIST ")\n",
-					    where);
-					rc = -1;
-					names[j] = NULL;
-					break;
-				}
-			}
-			if (names != NULL)
-				list_set(&p->never, names);
-			p->has_never = true;
-			free(names);
-		}
+		if ((k = config_setting_get_member(e, "never")) != NULL &&
+		    policy_never(p, k, path, errors) == -1)
+			rc = -1;
 	}
 	return rc;
 }

@@ -1110,6 +1110,46 @@ START_TEST(redrive_is_off_by_default_and_read_with_its_ratio)
 }
 END_TEST
 
+/* A queue's own replay policy overrides the global one field by field:
+ * its never list and require_owner too. A require_owner that is no
+ * boolean (1, "yes") would leave the rule off without a word: refused,
+ * as is an unknown class, by its line, element and value. */
+START_TEST(a_queue_policy_sets_never_and_require_owner_or_says_why_not)
+{
+	struct dlq_replay_policy p;
+	char want[600];
+
+	write_conf("replay = { queues = ( { queue = \"payments\";\n"
+	    "  never = [ \"validation\", \"transient\" ];\n"
+	    "  require_owner = true; } ); };\n");
+	ck_assert_msg(dlq_config_load(&c, path, &errors) == 0, "%s", err());
+	dlq_config_replay_policy(&c, "payments", &p);
+	ck_assert_int_eq(p.require_owner, 1);
+	ck_assert(dlq_strlist_contains(&p.never, "transient"));
+	ck_assert(!dlq_strlist_contains(&p.never, "security"));
+	dlq_config_replay_policy(&c, "orders", &p);
+	ck_assert_int_eq(p.require_owner, 0);
+	ck_assert(dlq_strlist_contains(&p.never, "security"));
+	ck_assert(!dlq_strlist_contains(&p.never, "transient"));
+	dlq_config_release(&c);
+
+	write_conf("replay = { queues = (\n"
+	    "  { queue = \"payments\"; require_owner = 1; },\n"
+	    "  { queue = \"orders\"; never = [ \"validation\",\n"
+	    "      \"expierd\" ]; },\n"
+	    "  { queue = \"sms\"; never = \"security\"; } ); };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	snprintf(want, sizeof(want),
+	    "%s:2: replay.queues: require_owner must be true or false\n"
+	    "%s:4: replay.queues: never: bad value 'expierd': element 2: "
+	    "unknown class (known: transient, rate_limited, validation, "
+	    "configuration, contract, security, expired, manual, unknown)\n"
+	    "%s:5: replay.queues: never must be a list of classes [ \"...\" ]\n",
+	    path, path, path);
+	ck_assert_str_eq(err(), want);
+}
+END_TEST
+
 START_TEST(bad_redrive_settings_are_refused)
 {
 	write_conf("redrive = { trip_ratio = 1.5; classes = [ \"transeint\" ];"
@@ -1282,6 +1322,8 @@ suite(void)
 	tcase_add_test(tc, userinfo_is_found_before_the_host_only);
 	tcase_add_test(tc, redrive_is_off_by_default_and_read_with_its_ratio);
 	tcase_add_test(tc, bad_redrive_settings_are_refused);
+	tcase_add_test(tc,
+	    a_queue_policy_sets_never_and_require_owner_or_says_why_not);
 	tcase_add_test(tc, control_socket_path_must_fit_a_unix_socket);
 	tcase_add_test(tc, settings_the_worker_needs_cannot_be_empty);
 	tcase_add_test(tc, list_elements_are_checked_on_their_line);
