@@ -580,6 +580,28 @@ targets_release(struct dlq_target *t, size_t n)
 	free(t);
 }
 
+/* Each of `keys` that the group `e` holds is a string: a hint = 3 or a
+ * format = 2 would otherwise be taken as left out, without a word. */
+static int
+strings_only(const config_setting_t *e, const char *section,
+    const char *const *keys, const char *path, struct dlq_buf *errors)
+{
+	const config_setting_t *m;
+	char where[PATH_MAX + 16];
+	int rc = 0;
+
+	for (; *keys != NULL; keys++) {
+		if ((m = config_setting_get_member(e, *keys)) == NULL ||
+		    config_setting_type(m) == CONFIG_TYPE_STRING)
+			continue;
+		where_of(m, path, where, sizeof(where));
+		dlq_buf_printf(errors, "%s: %s: %s must be a string "
+		    "(\"...\")\n", where, section, *keys);
+		rc = -1;
+	}
+	return rc;
+}
+
 /* A target's ca_cert: a readable file, relative to the config file. */
 static int
 read_target_ca(struct dlq_target *t, const config_setting_t *e,
@@ -644,7 +666,8 @@ read_targets(struct dlq_config *c, const config_setting_t *list,
 			continue;
 		}
 		if (check_members(e, "alert.targets", members, where,
-		    errors) == -1)
+		    errors) == -1 || strings_only(e, "alert.targets",
+		    (const char *const[]){ "format", NULL }, path, errors) == -1)
 			rc = -1;
 		t = &c->extra_targets[c->n_extra_targets++];
 		t->url = strdup(url);
@@ -743,6 +766,11 @@ read_rules(struct dlq_config *c, const config_setting_t *list,
 		if (check_members(e, "classify.rules", rule_keys, where,
 		    errors) == -1)
 			rc = -1;
+		if (strings_only(e, "classify.rules", rule_keys, path,
+		    errors) == -1) {
+			rc = -1;	/* what follows would say it again */
+			continue;
+		}
 		r = &c->rules[c->n_rules++];
 		r->match = rule_str(e, "match");
 		r->reason = rule_str(e, "reason");

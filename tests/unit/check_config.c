@@ -1150,6 +1150,28 @@ START_TEST(a_queue_policy_sets_never_and_require_owner_or_says_why_not)
 }
 END_TEST
 
+/* A rule's or a target's text given as a number or a boolean (hint = 3,
+ * format = 2) is refused by its line, not taken as left out. */
+START_TEST(a_text_setting_of_another_type_is_refused)
+{
+	char want[600];
+
+	write_conf("alert = { targets = ( { url = \"https://chat.example/h\";\n"
+	    "  format = 2; } ); };\n"
+	    "classify = { rules = ( { match = \"x\"; class = \"transient\";\n"
+	    "  hint = 3;\n  link = true; }, { match = 1; class = "
+	    "\"transient\"; } ); };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	snprintf(want, sizeof(want),
+	    "%s:2: alert.targets: format must be a string (\"...\")\n"
+	    "%s:4: classify.rules: hint must be a string (\"...\")\n"
+	    "%s:5: classify.rules: link must be a string (\"...\")\n"
+	    "%s:5: classify.rules: match must be a string (\"...\")\n",
+	    path, path, path, path);
+	ck_assert_str_eq(err(), want);
+}
+END_TEST
+
 START_TEST(bad_redrive_settings_are_refused)
 {
 	write_conf("redrive = { trip_ratio = 1.5; classes = [ \"transeint\" ];"
@@ -1324,6 +1346,7 @@ suite(void)
 	tcase_add_test(tc, bad_redrive_settings_are_refused);
 	tcase_add_test(tc,
 	    a_queue_policy_sets_never_and_require_owner_or_says_why_not);
+	tcase_add_test(tc, a_text_setting_of_another_type_is_refused);
 	tcase_add_test(tc, control_socket_path_must_fit_a_unix_socket);
 	tcase_add_test(tc, settings_the_worker_needs_cannot_be_empty);
 	tcase_add_test(tc, list_elements_are_checked_on_their_line);
