@@ -45,24 +45,27 @@ static uint64_t commit_counts[NBUCKETS + 1];
 static uint64_t commit_n;
 static double commit_sum;
 
-/* Adds to the series with these labels (under mu). */
+/* Adds to the series with these labels (under mu). The last place of
+ * a table counts every label set past the others, all its labels
+ * "other": the series already there go on counting as themselves. */
 static void
 bump(struct series *t, size_t *n, size_t max, const char *a, const char *b,
     const char *c, uint64_t by)
 {
 	size_t i;
+	int pass;
 
-	for (i = 0; i < *n; i++)
-		if (strcmp(t[i].labels[0], a) == 0 &&
-		    strcmp(t[i].labels[1], b) == 0 &&
-		    strcmp(t[i].labels[2], c) == 0) {
-			t[i].value += by;
-			return;
-		}
-	if (*n == max) {	/* full: the last series absorbs the rest */
-		t[max - 1].value += by;
-		snprintf(t[max - 1].labels[0], sizeof(t[0].labels[0]), "other");
-		return;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < *n; i++)
+			if (strcmp(t[i].labels[0], a) == 0 &&
+			    strcmp(t[i].labels[1], b) == 0 &&
+			    strcmp(t[i].labels[2], c) == 0) {
+				t[i].value += by;
+				return;
+			}
+		if (*n < max - 1)
+			break;
+		a = b = c = "other";	/* the last series counts the rest */
 	}
 	snprintf(t[*n].labels[0], sizeof(t[0].labels[0]), "%s", a);
 	snprintf(t[*n].labels[1], sizeof(t[0].labels[1]), "%s", b);
