@@ -71,6 +71,12 @@ START_TEST(valid_utf8_is_kept_invalid_bytes_replaced)
 	ck_assert_str_eq(esc("\xc0\xaf", 2), "\"\xef\xbf\xbd\xef\xbf\xbd\"");
 	ck_assert_str_eq(esc("\xed\xa0\x80", 3),
 	    "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
+	/* four bytes: an emoji is kept; past U+10FFFF or overlong is not */
+	ck_assert_str_eq(esc("\xf0\x9f\x99\x82", 4), "\"\xf0\x9f\x99\x82\"");
+	ck_assert_str_eq(esc("\xf4\x90\x80\x80", 4), "\"\xef\xbf\xbd\xef\xbf\xbd"
+	    "\xef\xbf\xbd\xef\xbf\xbd\"");
+	ck_assert_str_eq(esc("\xf0\x8f\xbf\xbf", 4), "\"\xef\xbf\xbd\xef\xbf\xbd"
+	    "\xef\xbf\xbd\xef\xbf\xbd\"");
 }
 END_TEST
 
