@@ -381,6 +381,42 @@ START_TEST(merge_keeps_every_count)
 }
 END_TEST
 
+/* A digest held for a retry takes in one that overflowed too: groups it
+ * has no room for join "other", each distinct cause counted once, and
+ * every dead letter still counted; an earlier first sighting moves a
+ * group's first time back. */
+START_TEST(merging_full_digests_counts_every_cause_once)
+{
+	struct dlq_digest src;
+	char err[16];
+	int i;
+
+	ck_assert_int_eq(dlq_digest_init(&src, 4), 0);
+	for (i = 0; i < 6; i++) {
+		snprintf(err, sizeof(err), "e%d", i);
+		add(&d, "q", err, NULL, 10);
+	}
+	add(&src, "q", "e0", NULL, 1);
+	add(&src, "q", "e5", NULL, 20);
+	add(&src, "q", "e5", NULL, 20);
+	for (i = 6; i < 10; i++) {
+		snprintf(err, sizeof(err), "e%d", i);
+		add(&src, "q", err, NULL, 20);
+	}
+	ck_assert_uint_eq(src.other_count, 2);
+	dlq_digest_merge(&d, &src);
+	ck_assert_uint_eq(d.total, 13);
+	ck_assert_uint_eq(d.n, 4);
+	ck_assert_uint_eq(d.groups[0].count, 2);
+	ck_assert_int_eq(d.groups[0].first_ms, 1);
+	ck_assert_uint_eq(d.other_count, 8);
+	ck_assert_uint_eq(dlq_digest_groups(&d), 10);
+	ck_assert_ptr_nonnull(strstr(render(DLQ_FORMAT_PLAIN, 3500),
+	    "… and 6 more groups (8 dead letters)"));
+	dlq_digest_release(&src);
+}
+END_TEST
+
 START_TEST(notices_have_their_own_sections_before_the_groups)
 {
 	const char *t;
@@ -506,6 +542,7 @@ suite(void)
 	tcase_add_test(tc, an_overlong_single_line_is_cut_not_dropped);
 	tcase_add_test(tc, a_cut_line_never_splits_an_escape);
 	tcase_add_test(tc, merge_keeps_every_count);
+	tcase_add_test(tc, merging_full_digests_counts_every_cause_once);
 	tcase_add_test(tc, notices_have_their_own_sections_before_the_groups);
 	tcase_add_test(tc, notices_are_bounded_counted_and_merged);
 	tcase_add_test(tc, a_notice_given_again_is_one_line_with_its_count);
