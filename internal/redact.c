@@ -69,22 +69,20 @@ local_len(const unsigned char *s, size_t n)
 static size_t
 email_at(const unsigned char *s, size_t local, size_t n)
 {
-	size_t i = local, at, last_dot = 0;
+	size_t i = local, at, k;
 
 	if (i == 0 || i >= n || s[i] != '@')
 		return 0;
 	at = i++;
-	while (i < n && domain_char(s[i])) {
-		if (s[i] == '.')
-			last_dot = i;
+	while (i < n && domain_char(s[i]))
 		i++;
-	}
-	/* a dot inside the domain, with something after it */
-	if (last_dot <= at + 1 || last_dot + 1 >= i)
-		return 0;
+	/* not the address: a full stop or a dash after it (bob@x.org.) */
 	while (i > at + 1 && (s[i - 1] == '.' || s[i - 1] == '-'))
 		i--;
-	return i;
+	/* a dot inside the domain, with something after it */
+	for (k = i; k > at + 2 && s[k - 1] != '.'; k--)
+		;
+	return k > at + 2 ? i : 0;
 }
 
 /* Length of a phone-like digit run starting at s, or 0. */

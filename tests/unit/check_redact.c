@@ -139,6 +139,13 @@ START_TEST(emails_and_phone_numbers_in_text_are_masked)
 	ck_assert_str_eq(text(), "{\"msg\":\"write to ***\",\"n\":\"2026-11-30\"}");
 	run(&R, "not an email: a@b, @home, x@.com");
 	ck_assert_str_eq(text(), "not an email: a@b, @home, x@.com");
+	/* at the end of a sentence: the full stop is not part of it */
+	run(&R, "could not deliver to jane@example.org. Retrying");
+	ck_assert_str_eq(text(), "could not deliver to ***. Retrying");
+	run(&R, "{\"e\":\"bounced: a.b@mail.example.co.uk.\"}");
+	ck_assert_str_eq(text(), "{\"e\":\"bounced: ***.\"}");
+	run(&R, "not one either: root@localhost.");
+	ck_assert_str_eq(text(), "not one either: root@localhost.");
 }
 END_TEST
 
