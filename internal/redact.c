@@ -514,6 +514,42 @@ scheme_len(const unsigned char *s, size_t n)
 	return 0;
 }
 
+/* Whether s[k..] is a percent-encoded byte (%3D), and which ("3d"). */
+static bool
+encoded_at(const unsigned char *s, size_t n, size_t k, const char *hex)
+{
+	return k + 2 < n && s[k] == '%' && lower(s[k + 1]) == hex[0] &&
+	    lower(s[k + 2]) == hex[1];
+}
+
+/* A secret in a percent-encoded query string inside the word of `word`
+ * bytes at s (a URL passed as a parameter: next=https%3A%2F%2Fapp%2F
+ * %3Ftoken%3Dabc%26x%3D1): a key between encoded bytes that holds a mask
+ * key, then %3D (=) or %3A (:), loses its value up to an encoded &, ;
+ * or blank, or the end of the word. Sets [*from, *to) as secret_at. */
+static bool
+encoded_secret_at(const struct dlq_redact *r, const unsigned char *s,
+    size_t word, size_t *from, size_t *to)
+{
+	size_t k, key = 0;
+
+	for (k = 0; k < word; k++) {
+		if (s[k] != '%')
+			continue;
+		if ((encoded_at(s, word, k, "3d") || encoded_at(s, word, k,
+		    "3a")) && k > key && key_is_masked(r, s + key, k - key))
+			break;
+		key = k + 3;	/* the next key starts after this byte */
+	}
+	if (k >= word)
+		return false;
+	for (*from = *to = k + 3; *to < word && !encoded_at(s, word, *to,
+	    "26") && !encoded_at(s, word, *to, "3b") && !encoded_at(s, word,
+	    *to, "20"); (*to)++)
+		;
+	return *to > *from;
+}
+
 /* A secret in text at the word of `word` bytes at s: the value of a
  * masked key (token=abc, "password": "x y", Authorization: Bearer abc)
  * or the credential after "Bearer ". Sets [*from, *to) to what is
@@ -528,6 +564,8 @@ secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
 	size_t j = word, q, sch, k, e;
 	bool colon, spaced, digit = false;
 
+	if (encoded_secret_at(r, s, word, from, to))
+		return true;
 	if (word == 6 && n > 7 && strncasecmp((const char *)s, "bearer ",
 	    7) == 0) {
 		*to = k = bare_end(s, n, *from = 7);

@@ -277,6 +277,13 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 		{ "password=C:\\\\x\\y; retry", "password=***; retry" },
 		{ "token=ab\\ncd", "token=***\\ncd" },
 		{ "token=ab\\", "token=***\\" },
+		/* percent-encoded, in a URL passed as a parameter */
+		{ "cb https://app/x?next=https%3A%2F%2Fy%2F%3Ftoken%3Dabc123"
+		  "%26x%3D1 failed", "cb https://app/x?next=https%3A%2F%2Fy%2F"
+		  "%3Ftoken%3D***%26x%3D1 failed" },
+		{ "s%3Dok%26Password%3Ahunter2%20x", "s%3Dok%26Password%3A***"
+		  "%20x" },
+		{ "a%3Db 100%3D x", "a%3Db 100%3D x" },
 		/* an apostrophe within a single-quoted value does not end it */
 		{ "password='it's mine' next", "password='***' next" },
 		{ "{'password': 'x', 'user': 'bob'}",
