@@ -47,7 +47,8 @@ static const char *const default_mask_keys[] = {
 	"password", "passwd", "pwd", "secret", "token", "authorization",
 	"api_key", "apikey", "api-key", "credential", "private_key",
 	"private-key", "privatekey", "cookie", "session", "phone", "msisdn",
-	"email", "card", "iban", "cvv", "cvc", "otp", "passport", "birth", NULL
+	"email", "card", "iban", "cvv", "cvc", "otp", "passport", "birth",
+	"pass", "dob", NULL
 };
 
 static const char *const default_error_headers[] = {

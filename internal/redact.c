@@ -514,6 +514,36 @@ scheme_len(const unsigned char *s, size_t n)
 	return 0;
 }
 
+/* Length of an HTTP Basic credential at s, base64 of "user:password"
+ * (printable, with its colon), or 0: "Basic dXNlcjpwYXNz" is one
+ * wherever it stands, "basic checks failed" is prose. */
+static size_t
+basic_credential_len(const unsigned char *s, size_t n)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t len = 0, i;
+	uint32_t acc = 0;
+	int bits = 0;
+	bool colon = false;
+	unsigned char c;
+
+	while (len < n && s[len] != '\0' && strchr(b64, s[len]) != NULL)
+		len++;
+	for (i = 0; i < len; i++) {
+		acc = acc << 6 | (uint32_t)(strchr(b64, s[i]) - b64);
+		if ((bits += 6) >= 8) {
+			c = (unsigned char)(acc >> (bits -= 8));
+			if (c < 0x20 || c > 0x7e)
+				return 0;
+			colon |= c == ':';
+		}
+	}
+	while (len < n && s[len] == '=' && (len + 1) % 4 != 1)
+		len++;
+	return colon && len >= 8 && len % 4 == 0 ? len : 0;
+}
+
 /* Whether s[k..] is a percent-encoded byte (%3D), and which ("3d"). */
 static bool
 encoded_at(const unsigned char *s, size_t n, size_t k, const char *hex)
@@ -570,6 +600,12 @@ secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
 	    7) == 0) {
 		*to = k = bare_end(s, n, *from = 7);
 		return k > *from;
+	}
+	if (word == 5 && n > 6 && strncasecmp((const char *)s, "basic ",
+	    6) == 0 && (k = basic_credential_len(s + 6, n - 6)) > 0) {
+		*from = 6;
+		*to = 6 + k;
+		return true;
 	}
 	j += quote_len(s + j, n - j);
 	while (j < n && (s[j] == ' ' || s[j] == '\t'))

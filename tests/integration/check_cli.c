@@ -67,7 +67,7 @@ START_TEST(a_mask_list_that_leaves_out_defaults_is_warned_about)
 	    "\"key\", \"IBAN\", \"tax_id\" ]; };";
 	static const char missing[] = "passwd, pwd, secret, token, "
 	    "authorization, credential, cookie, session, phone, msisdn, email, "
-	    "card, cvv, cvc, otp, passport, birth";
+	    "card, cvv, cvc, otp, passport, birth, pass, dob";
 	const char *p = h_write_file("mask.conf", list);
 	char *out, want[400];
 

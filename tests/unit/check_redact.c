@@ -265,6 +265,13 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 		{ "rejected bearer abc.def-ghi, retrying",
 		  "rejected bearer ***, retrying" },
 		{ "Bearer  x", "Bearer  x" },
+		/* so does a Basic one: base64 of user:password */
+		{ "{\"auth\":\"Basic dXNlcjpwYXNz\"} refused",
+		  "{\"auth\":\"Basic ***\"} refused" },
+		{ "header Basic dXNlcjpwYXNzd29yZA== rejected",
+		  "header Basic *** rejected" },
+		{ "basic checks failed; Basic aGVsbG8gd29ybGQ=",
+		  "basic checks failed; Basic aGVsbG8gd29ybGQ=" },
 		/* a quote escaped inside the value does not end it */
 		{ "body {\"password\":\"pa\\\"ss\",\"n\":1}",
 		  "body {\"password\":\"***\",\"n\":1}" },
@@ -569,10 +576,12 @@ START_TEST(the_default_keys_mask_card_codes_and_one_time_codes)
 	    (int)c.mask_digits_min, 4096 };
 	run(&d, "{\"cvv\":123,\"card_cvc\":\"123\",\"otp\":\"482193\","
 	    "\"passport_no\":\"AB12345\",\"date_of_birth\":\"1990-04-12\","
-	    "\"order\":42}");
+	    "\"dob\":\"1990-04-12\",\"pass\":\"hunter2\",\"passphrase\":"
+	    "\"a b c\",\"order\":42}");
 	ck_assert_str_eq(text(), "{\"cvv\":\"***\",\"card_cvc\":\"***\","
 	    "\"otp\":\"***\",\"passport_no\":\"***\","
-	    "\"date_of_birth\":\"***\",\"order\":42}");
+	    "\"date_of_birth\":\"***\",\"dob\":\"***\",\"pass\":\"***\","
+	    "\"passphrase\":\"***\",\"order\":42}");
 	dlq_buf_reset(&out);
 	dlq_redact_text(&d, "otp=482193 rejected", 19, 1024, &out);
 	ck_assert_str_eq(text(), "otp=*** rejected");
