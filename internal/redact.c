@@ -430,6 +430,10 @@ quote_len(const unsigned char *s, size_t n)
 	return n > 1 && s[0] == '\\' && s[1] == '"' ? 2 : 0;
 }
 
+/* How far past an apostrophe within a word quoted_end looks for the
+ * one that closes a single-quoted value. */
+#define APOSTROPHE_REACH 128
+
 /* The end of a quoted value whose first byte is at k: the first `quote`
  * not escaped by a backslash, so a quote within the value ("pa\"ss")
  * does not end it and let the rest out. `nested`: the value is quoted
@@ -437,7 +441,6 @@ quote_len(const unsigned char *s, size_t n)
  * first. An apostrophe followed by a letter or digit ('it's') ends a
  * single-quoted value only when no later one, within APOSTROPHE_REACH
  * bytes, stands before a separator. Unterminated: the end of the text. */
-#define APOSTROPHE_REACH 128
 static size_t
 quoted_end(const unsigned char *s, size_t n, size_t k, unsigned char quote,
     bool nested)
@@ -556,10 +559,11 @@ encoded_at(const unsigned char *s, size_t n, size_t k, const char *hex)
  * bytes at s (a URL passed as a parameter: next=https%3A%2F%2Fapp%2F
  * %3Ftoken%3Dabc%26x%3D1): a key between encoded bytes that holds a mask
  * key, then %3D (=) or %3A (:), loses its value up to an encoded &, ;
- * or blank, or the end of the word. Sets [*from, *to) as secret_at. */
+ * or blank, or a stop (value_stop) of the n bytes at s. Sets [*from,
+ * *to) as secret_at. */
 static bool
 encoded_secret_at(const struct dlq_redact *r, const unsigned char *s,
-    size_t word, size_t *from, size_t *to)
+    size_t word, size_t n, size_t *from, size_t *to)
 {
 	size_t k, key = 0;
 
@@ -573,9 +577,9 @@ encoded_secret_at(const struct dlq_redact *r, const unsigned char *s,
 	}
 	if (k >= word)
 		return false;
-	for (*from = *to = k + 3; *to < word && !encoded_at(s, word, *to,
-	    "26") && !encoded_at(s, word, *to, "3b") && !encoded_at(s, word,
-	    *to, "20"); (*to)++)
+	for (*from = *to = k + 3; *to < n && !value_stop(s[*to]) &&
+	    !encoded_at(s, n, *to, "26") && !encoded_at(s, n, *to, "3b") &&
+	    !encoded_at(s, n, *to, "20"); (*to)++)
 		;
 	return *to > *from;
 }
@@ -594,7 +598,7 @@ secret_at(const struct dlq_redact *r, const unsigned char *s, size_t word,
 	size_t j = word, q, sch, k, e;
 	bool colon, spaced, digit = false;
 
-	if (encoded_secret_at(r, s, word, from, to))
+	if (encoded_secret_at(r, s, word, n, from, to))
 		return true;
 	if (word == 6 && n > 7 && strncasecmp((const char *)s, "bearer ",
 	    7) == 0) {

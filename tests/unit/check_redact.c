@@ -291,6 +291,7 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 		{ "s%3Dok%26Password%3Ahunter2%20x", "s%3Dok%26Password%3A***"
 		  "%20x" },
 		{ "a%3Db 100%3D x", "a%3Db 100%3D x" },
+		{ "x%3Ftoken%3Dab/cd+ef%26y%3D2", "x%3Ftoken%3D***%26y%3D2" },
 		/* an apostrophe within a single-quoted value does not end it */
 		{ "password='it's mine' next", "password='***' next" },
 		{ "{'password': 'x', 'user': 'bob'}",
