@@ -929,10 +929,13 @@ policy_never(struct dlq_replay_policy *p, const config_setting_t *k,
 			continue;
 		where_of(config_setting_get_elem(k, j), path, where,
 		    sizeof(where));
-		dlq_buf_printf(errors, "%s: replay.queues: never: bad value "
-		    "'%s': element %u: unknown class (known: " DLQ_CLASS_LIST
-		    ")\n", where, names[j] != NULL ? names[j] : "(not a text)",
-		    j + 1);
+		if (names[j] == NULL)
+			dlq_buf_printf(errors, "%s: replay.queues: never: element "
+			    "%u: not a string (\"...\")\n", where, j + 1);
+		else
+			dlq_buf_printf(errors, "%s: replay.queues: never: bad "
+			    "value '%s': element %u: unknown class (known: "
+			    DLQ_CLASS_LIST ")\n", where, names[j], j + 1);
 		free(names);
 		return -1;
 	}

@@ -1117,7 +1117,7 @@ END_TEST
 START_TEST(a_queue_policy_sets_never_and_require_owner_or_says_why_not)
 {
 	struct dlq_replay_policy p;
-	char want[600];
+	char want[1000];
 
 	write_conf("replay = { queues = ( { queue = \"payments\";\n"
 	    "  never = [ \"validation\", \"transient\" ];\n"
@@ -1137,15 +1137,17 @@ START_TEST(a_queue_policy_sets_never_and_require_owner_or_says_why_not)
 	    "  { queue = \"payments\"; require_owner = 1; },\n"
 	    "  { queue = \"orders\"; never = [ \"validation\",\n"
 	    "      \"expierd\" ]; },\n"
-	    "  { queue = \"sms\"; never = \"security\"; } ); };\n");
+	    "  { queue = \"sms\"; never = \"security\"; },\n"
+	    "  { queue = \"push\"; never = [ 3 ]; } ); };\n");
 	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
 	snprintf(want, sizeof(want),
 	    "%s:2: replay.queues: require_owner must be true or false\n"
 	    "%s:4: replay.queues: never: bad value 'expierd': element 2: "
 	    "unknown class (known: transient, rate_limited, validation, "
 	    "configuration, contract, security, expired, manual, unknown)\n"
-	    "%s:5: replay.queues: never must be a list of classes [ \"...\" ]\n",
-	    path, path, path);
+	    "%s:5: replay.queues: never must be a list of classes [ \"...\" ]\n"
+	    "%s:6: replay.queues: never: element 1: not a string (\"...\")\n",
+	    path, path, path, path);
 	ck_assert_str_eq(err(), want);
 }
 END_TEST
