@@ -85,6 +85,14 @@ email_at(const unsigned char *s, size_t local, size_t n)
 	return k > at + 2 ? i : 0;
 }
 
+size_t
+dlq_email_len(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+
+	return email_at(s, local_len(s, n), n);
+}
+
 /* Length of a phone-like digit run starting at s, or 0. */
 static size_t
 digits_at(const unsigned char *s, size_t n, int min)

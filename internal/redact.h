@@ -56,4 +56,8 @@ enum dlq_payload_kind dlq_redact_payload(const struct dlq_redact *,
 void	dlq_redact_text(const struct dlq_redact *, const void *p, size_t n,
 	    size_t max, struct dlq_buf *out);
 
+/* Length of the email address that starts at p (local@domain.tld), or 0:
+ * what the masking of emails masks. */
+size_t	dlq_email_len(const void *p, size_t n);
+
 #endif

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "redact.h"
+
 static bool
 token_char(unsigned char c)
 {
@@ -87,6 +89,14 @@ dlq_signature_normalize(const char *sv, size_t n, struct dlq_buf *out)
 		space = false;
 		if (!token_char(s[i])) {
 			dlq_buf_addc(out, (char)s[i++]);
+			continue;
+		}
+		/* an address, kept in the text when log.mask_emails is
+		 * off: one group for every customer's, not one each */
+		j = dlq_email_len(s + i, n - i);
+		if (j > 0) {
+			dlq_buf_adds(out, "<email>");
+			i += j;
 			continue;
 		}
 		for (j = i; j < n && token_char(s[j]); j++)

@@ -23,7 +23,8 @@
 
 /* Appends the normalised error text: digit runs become "#", hex / uuid
  * tokens of 8+ characters with a digit and random-looking runs of letters
- * and digits (base62 / base32 ids) become "<id>", whitespace runs one
+ * and digits (base62 / base32 ids) become "<id>", email addresses (left
+ * in the text when log.mask_emails is off) "<email>", whitespace runs one
  * space; at most DLQ_SIGNATURE_TEXT_MAX bytes. */
 void	 dlq_signature_normalize(const char *s, size_t n, struct dlq_buf *out);
 

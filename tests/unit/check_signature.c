@@ -62,6 +62,22 @@ START_TEST(random_ids_become_id_and_words_with_digits_stay)
 }
 END_TEST
 
+/* With log.mask_emails off the addresses stay in the error text: each
+ * customer's would otherwise be a group (and a digest line) of its own. */
+START_TEST(email_addresses_become_email)
+{
+	ck_assert_str_eq(norm("no account for alice.smith+shop@mail.example.com"),
+	    "no account for <email>");
+	ck_assert_str_eq(norm("no account for bob@example.org."),
+	    "no account for <email>.");
+	ck_assert_str_eq(norm("bounced: <x_1@b.co>, retry 2"),
+	    "bounced: <<email>>, retry #");
+	/* no dot in the domain, or no local part: not an address */
+	ck_assert_str_eq(norm("user@localhost refused"), "user@localhost refused");
+	ck_assert_str_eq(norm("@handle 42 blocked"), "@handle # blocked");
+}
+END_TEST
+
 START_TEST(whitespace_collapses_and_text_is_capped)
 {
 	char big[1000];
@@ -104,6 +120,7 @@ suite(void)
 	tcase_add_test(tc, numbers_become_hashes);
 	tcase_add_test(tc, ids_and_hex_become_id);
 	tcase_add_test(tc, random_ids_become_id_and_words_with_digits_stay);
+	tcase_add_test(tc, email_addresses_become_email);
 	tcase_add_test(tc, whitespace_collapses_and_text_is_capped);
 	tcase_add_test(tc, hash_separates_parts_and_is_stable);
 	suite_add_tcase(s, tc);
