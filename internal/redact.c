@@ -448,7 +448,9 @@ quote_len(const unsigned char *s, size_t n)
  * with \" inside a JSON string, whose own escapes (\\, \") are undone
  * first. An apostrophe followed by a letter or digit ('it's') ends a
  * single-quoted value only when no later one, within APOSTROPHE_REACH
- * bytes, stands before a separator. Unterminated: the end of the text. */
+ * bytes, stands before a separator, and the text goes on that far: a
+ * value cut short ('it's, an error text cut at its limit) is masked to
+ * the end. Unterminated: the end of the text. */
 static size_t
 quoted_end(const unsigned char *s, size_t n, size_t k, unsigned char quote,
     bool nested)
@@ -471,7 +473,7 @@ quoted_end(const unsigned char *s, size_t n, size_t k, unsigned char quote,
 				first = k;
 		}
 	}
-	return first;
+	return k >= n ? n : first;
 }
 
 /* Whether s[k] opens a JSON object: a '{' and, after blanks, the quote

@@ -13,6 +13,11 @@ static char *keys_v[] = { "password", "token", "email", "phone",
 static const struct dlq_strlist keys = { keys_v, 5 };
 static const struct dlq_redact R = { &keys, true, 8, 4096 };
 
+/* Text longer than the reach past an apostrophe (APOSTROPHE_REACH). */
+#define PROSE "was given for the account of the customer who called " \
+	"the support line on Monday and asked why the renewal of the " \
+	"plan was not taken"
+
 static struct dlq_buf out;
 static bool truncated;
 
@@ -296,7 +301,12 @@ START_TEST(secrets_after_their_key_in_text_are_masked)
 		{ "password='it's mine' next", "password='***' next" },
 		{ "{'password': 'x', 'user': 'bob'}",
 		  "{'password': '***', 'user': 'bob'}" },
-		{ "password='a'b", "password='***'b" },
+		{ "password='a'b", "password='***" },
+		/* cut short, the rest of it too */
+		{ "password='it's", "password='***" },
+		{ "token='don't-tell', next", "token='***', next" },
+		/* prose after an apostrophe, as far as the reach */
+		{ "password='a'b " PROSE, "password='***'b " PROSE },
 		/* a JSON object in text is masked as JSON is: a name/value
 		 * pair by its name; one cut short, by its parts */
 		{ "failed for {\"name\":\"password\",\"value\":\"hunter2\"} "
