@@ -395,15 +395,50 @@ why_unchanged(sqlite3 *db, int64_t id, char *buf, size_t n)
 	return why;
 }
 
+/* Why a discarded record `id` was not reopened: its status, its payload
+ * purged, or a replay of it that may have arrived (an outcome unknown
+ * when it was dropped, or published): sending it again would send it
+ * twice. */
+static const char *
+why_not_reopened(sqlite3 *db, int64_t id, char *buf, size_t n)
+{
+	const struct param p[] = { INT(id) };
+	sqlite3_stmt *st = prepare(db, "SELECT status, purged_at IS NOT NULL,"
+	    " (SELECT outcome FROM attempts WHERE dead_letter_id = ?1 AND"
+	    " outcome IN ('unknown', 'published') ORDER BY id DESC LIMIT 1)"
+	    " FROM dead_letters WHERE id = ?1", p, 1);
+	const char *why = "not in the archive", *status, *outcome;
+
+	if (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
+		status = (const char *)sqlite3_column_text(st, 0);
+		outcome = (const char *)sqlite3_column_text(st, 2);
+		if (strcmp(status, "discarded") != 0)
+			snprintf(buf, n, "status is %s", status);
+		else if (outcome != NULL)
+			snprintf(buf, n, "a replay of it was %s: it stays "
+			    "closed, a second one could send it twice",
+			    strcmp(outcome, "published") == 0 ? "published" :
+			    "sent with its outcome unknown");
+		else
+			snprintf(buf, n, "its payload was purged: nothing is "
+			    "left to replay");
+		why = buf;
+	}
+	sqlite3_finalize(st);
+	return why;
+}
+
 /* Runs `sql` (its last parameter the id) for each id, in one transaction,
- * and answers per id. */
+ * and answers per id, with `why` for an id not changed. */
 static int
 mutate(sqlite3 *db, const char *sql, struct param *p, int n,
-    const int64_t *ids, size_t n_ids, struct dlq_buf *out)
+    const int64_t *ids, size_t n_ids,
+    const char *(*why_not)(sqlite3 *, int64_t, char *, size_t),
+    struct dlq_buf *out)
 {
 	size_t i, changed = 0;
 	bool missing = false, refused = false;
-	char why[64];
+	char why[128];
 	const char *w;
 	int ch;
 
@@ -419,7 +454,7 @@ mutate(sqlite3 *db, const char *sql, struct param *p, int n,
 		dlq_buf_printf(out, "%s{\"id\":%lld,\"ok\":%s", i ? "," : "",
 		    (long long)ids[i], ch ? "true" : "false");
 		if (ch == 0) {
-			w = why_unchanged(db, ids[i], why, sizeof(why));
+			w = why_not(db, ids[i], why, sizeof(why));
 			missing |= w != why;	/* not a status */
 			refused |= w == why;
 			dlq_buf_adds(out, ",\"error\":");
@@ -451,7 +486,7 @@ dlq_cases_assign(sqlite3 *db, const int64_t *ids, size_t n,
 	    " evidence_at = CASE WHEN ?3 IS NULL THEN evidence_at ELSE ?6 END,"
 	    " escalate_at = ?4, assigned_by = ?5, assigned_at = ?6"
 	    " WHERE id = ?7 AND status IN ('open', 'assigned')", p, 7, ids, n,
-	    out);
+	    why_unchanged, out);
 }
 
 int
@@ -465,7 +500,25 @@ dlq_cases_drop(sqlite3 *db, const int64_t *ids, size_t n, const char *reason,
 	return mutate(db, "UPDATE dead_letters SET status = 'discarded',"
 	    " resolution = ?1, resolved_by = ?2, resolved_at = ?3"
 	    " WHERE id = ?4 AND status IN ('open', 'assigned', 'replaying')",
-	    p, 4, ids, n, out);
+	    p, 4, ids, n, why_unchanged, out);
+}
+
+int
+dlq_cases_reopen(sqlite3 *db, const int64_t *ids, size_t n,
+    struct dlq_buf *out)
+{
+	struct param p[] = { INT(0) };
+
+	/* back to what it was before the drop: assigned when it has an
+	 * owner; the drop and the reopen, with their reasons, stay in
+	 * the audit */
+	return mutate(db, "UPDATE dead_letters SET status = CASE WHEN owner"
+	    " IS NULL THEN 'open' ELSE 'assigned' END, resolution = NULL,"
+	    " resolved_by = NULL, resolved_at = NULL"
+	    " WHERE id = ?1 AND status = 'discarded' AND purged_at IS NULL"
+	    " AND NOT EXISTS (SELECT 1 FROM attempts WHERE dead_letter_id = ?1"
+	    " AND outcome IN ('unknown', 'published'))", p, 1, ids, n,
+	    why_not_reopened, out);
 }
 
 #define PURGEABLE	" status IN ('replayed', 'discarded') AND received_at < ?1" \

@@ -1,11 +1,12 @@
 /* cases.h - what operators ask of the archive: list, show, stats, groups,
- * assign, drop, purge, audit.
+ * assign, drop, reopen, purge, audit.
  *
  * Every answer is JSON appended to `out`, built by SQLite's JSON functions
  * where it can. A dead letter is a case: open -> assigned (owner,
- * decision, escalate-at) -> replayed or discarded; nothing is deleted but
- * payloads and headers, by retention. Called by the control thread on its
- * own archive handle; the worker's main thread applies retention. */
+ * decision, escalate-at) -> replayed or discarded (a drop undone by
+ * reopen); nothing is deleted but payloads and headers, by retention.
+ * Called by the control thread on its own archive handle; the worker's
+ * main thread applies retention. */
 #ifndef DLQ_CASES_H
 #define DLQ_CASES_H
 
@@ -72,6 +73,11 @@ int	dlq_cases_assign(sqlite3 *, const int64_t *ids, size_t n,
 	    struct dlq_buf *out);
 int	dlq_cases_drop(sqlite3 *, const int64_t *ids, size_t n,
 	    const char *reason, const char *actor, int64_t now_ms,
+	    struct dlq_buf *out);
+/* Undoes a drop: a discarded record is open again (assigned when it has
+ * an owner), unless its payload was purged or a replay of it may have
+ * arrived (an attempt published, or of unknown outcome). */
+int	dlq_cases_reopen(sqlite3 *, const int64_t *ids, size_t n,
 	    struct dlq_buf *out);
 /* How many records a purge with `cutoff_ms` would reach: answers
  * {"purgeable":N,"before_ms":cutoff_ms}. */

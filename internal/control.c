@@ -400,27 +400,34 @@ cmd_groups(struct req *r)
 	    since ? dlq_wall_ms() - since : 0, limit, r->data));
 }
 
+/* The answer of a change of `ids` (freed here) that returned `rc`. */
+static enum answer
+ids_changed(struct req *r, int64_t *ids, size_t n, int rc)
+{
+	enum answer a = from_case(r, rc);
+
+	if (a == A_NOT_FOUND)
+		ids_missing(r, ids, n);
+	free(ids);
+	return a;
+}
+
 static enum answer
 cmd_assign(struct req *r)
 {
 	const char *owner, *decision;
 	int64_t *ids, esc;
 	size_t n;
-	enum answer a;
 
 	if (!need_str(r, "owner", &owner) || !need_str(r, "decision", &decision)
 	    || !dlq_json_text_fits(r->j, "evidence", r->err, sizeof(r->err)) ||
 	    !opt_int(r, "escalate_in_ms", 0, DLQ_JSON_INT_MAX, 0, &esc) ||
 	    (ids = need_ids(r, &n)) == NULL)
 		return A_USAGE;
-	a = from_case(r, dlq_cases_assign(r->db, ids, n, owner, decision,
-	    dlq_json_text(cJSON_GetObjectItemCaseSensitive(r->j,
+	return ids_changed(r, ids, n, dlq_cases_assign(r->db, ids, n, owner,
+	    decision, dlq_json_text(cJSON_GetObjectItemCaseSensitive(r->j,
 	    "evidence")), esc ? dlq_wall_ms() + esc : 0, r->user,
 	    dlq_wall_ms(), r->data));
-	if (a == A_NOT_FOUND)
-		ids_missing(r, ids, n);
-	free(ids);
-	return a;
 }
 
 static enum answer
@@ -429,16 +436,25 @@ cmd_drop(struct req *r)
 	const char *reason;
 	int64_t *ids;
 	size_t n;
-	enum answer a;
 
 	if (!need_str(r, "reason", &reason) || (ids = need_ids(r, &n)) == NULL)
 		return A_USAGE;
-	a = from_case(r, dlq_cases_drop(r->db, ids, n, reason, r->user,
-	    dlq_wall_ms(), r->data));
-	if (a == A_NOT_FOUND)
-		ids_missing(r, ids, n);
-	free(ids);
-	return a;
+	return ids_changed(r, ids, n, dlq_cases_drop(r->db, ids, n, reason,
+	    r->user, dlq_wall_ms(), r->data));
+}
+
+/* The reason is required: the audit keeps it beside the drop's. */
+static enum answer
+cmd_reopen(struct req *r)
+{
+	const char *reason;
+	int64_t *ids;
+	size_t n;
+
+	if (!need_str(r, "reason", &reason) || (ids = need_ids(r, &n)) == NULL)
+		return A_USAGE;
+	return ids_changed(r, ids, n, dlq_cases_reopen(r->db, ids, n,
+	    r->data));
 }
 
 /* A purge's older_than_ms, required: 0 or -1 (usage, said). */
@@ -637,6 +653,7 @@ static const struct command commands[] = {
 	{ "audit", "audit", DLQ_ROLE_VIEWER, W_NONE, cmd_audit },
 	{ "assign", "assign", DLQ_ROLE_OPERATOR, W_ONE_TURN, cmd_assign },
 	{ "drop", "drop", DLQ_ROLE_OPERATOR, W_ONE_TURN, cmd_drop },
+	{ "reopen", "reopen", DLQ_ROLE_OPERATOR, W_ONE_TURN, cmd_reopen },
 	{ "purge_count", "purge", DLQ_ROLE_ADMIN, W_NONE, cmd_purge_count },
 	{ "purge", "purge", DLQ_ROLE_ADMIN, W_OWN_TURNS, cmd_purge },
 	{ "replay_plan", "replay", DLQ_ROLE_OPERATOR, W_NONE,

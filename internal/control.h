@@ -7,7 +7,7 @@
  *   <- {"ok":false,"code":"permission","error":"drop needs the operator role"}
  * The caller is identified by SO_PEERCRED and mapped to a role: viewer
  * (list, show without payload, stats, groups, audit), operator (+ payload,
- * assign, drop), admin (+ purge). root and the worker's own user are
+ * assign, drop, reopen, replay), admin (+ purge). root and the worker's own user are
  * admin; others per control.viewers / operators / admins. Every mutating
  * request is written to the audit table, refused or not. One thread with
  * its own archive handle; a bad request never takes the worker down. */
@@ -26,7 +26,8 @@
 /* Records a list answers without a "limit", and at most. */
 #define DLQ_CONTROL_LIST_DEFAULT	50
 #define DLQ_CONTROL_LIST_MAX		10000
-/* Archive ids a request names at most (assign, drop, replay by ids). */
+/* Archive ids a request names at most (assign, drop, reopen, replay by
+ * ids). */
 #define DLQ_CONTROL_IDS_MAX		1000
 /* Bytes of a free text a request carries at most: an owner, a decision,
  * a reason, evidence. */

@@ -63,6 +63,20 @@ static const struct {
 "  --reason TEXT   why: kept in the record and the audit\n"
 "  --yes           needed for more than one record (without it a --queue\n"
 "                  selection is only counted)\n"
+"A drop made by mistake is undone by reopen while the payload is kept.\n"
+"Role: operator.\n" },
+	{ "reopen",
+"Undoes a drop: a discarded record is open again (assigned when it had\n"
+"an owner), to be replayed or assigned. Refused for a record whose\n"
+"payload was purged, or a replay of which may have arrived (published,\n"
+"or its outcome unknown when it was dropped): it could go out twice.\n"
+"  ID...           archive ids (at most 1000)\n"
+"  --queue Q       or the discarded records of a queue, narrowed by\n"
+"                  --class, --signature, --since; at most --limit\n"
+"                  (10000) a run\n"
+"  --reason TEXT   why: kept in the audit, beside the drop's\n"
+"  --yes           needed for more than one record (without it a --queue\n"
+"                  selection is only counted)\n"
 "Role: operator.\n" },
 	{ "purge",
 "Retention: deletes the payloads and headers of resolved (replayed or\n"
@@ -113,8 +127,8 @@ static const struct {
 "when, who, command, arguments, result.\n"
 "  --since DUR      in the last DUR\n"
 "  --actor USER     of one OS user (dlq-worker: the automatic redrive)\n"
-"  --command CMD    assign, drop, purge, replay_claim, replay_finish,\n"
-"                   audit_note, redrive_resume, redrive\n"
+"  --command CMD    assign, drop, reopen, purge, replay_claim,\n"
+"                   replay_finish, audit_note, redrive_resume, redrive\n"
 "  --limit N        at most N entries (50; up to 10000)\n"
 "  --before ID      the entries before audit id ID: the next page\n"
 "Role: viewer.\n" },

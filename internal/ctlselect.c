@@ -1,5 +1,5 @@
-/* ctlselect.c - dlqctl's changes by selection: drop or assign the
- * records of a --queue selection, listed first, then changed in
+/* ctlselect.c - dlqctl's changes by selection: drop, assign or reopen
+ * the records of a --queue selection, listed first, then changed in
  * requests of CHUNK ids. */
 #include "ctlselect.h"
 
@@ -94,16 +94,21 @@ select_by_status(const char *socket, const cJSON *r,
  * (once dropped they leave the selection, so a next run goes on with
  * older ones); assign takes the open ones, the cases without an owner
  * (reassigning goes by ids: the newest assigned would be taken again
- * by every run). */
+ * by every run); reopen the discarded ones. */
 static const char *const *
 changeable(const char *cmd, const char **what)
 {
 	static const char *const unresolved[] = { "open", "assigned", NULL },
-	    *const open[] = { "open", NULL };
+	    *const open[] = { "open", NULL },
+	    *const discarded[] = { "discarded", NULL };
 
 	if (strcmp(cmd, "assign") == 0) {
 		*what = "open";
 		return open;
+	}
+	if (strcmp(cmd, "reopen") == 0) {
+		*what = "discarded";
+		return discarded;
 	}
 	*what = "open and assigned";
 	return unresolved;

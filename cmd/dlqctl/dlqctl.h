@@ -42,6 +42,7 @@ int	cmd_stats(struct dlqctl *x, int argc, char **argv);
 int	cmd_groups(struct dlqctl *x, int argc, char **argv);
 int	cmd_assign(struct dlqctl *x, int argc, char **argv);
 int	cmd_drop(struct dlqctl *x, int argc, char **argv);
+int	cmd_reopen(struct dlqctl *x, int argc, char **argv);
 int	cmd_purge(struct dlqctl *x, int argc, char **argv);
 int	cmd_audit(struct dlqctl *x, int argc, char **argv);
 

@@ -39,6 +39,9 @@ static const struct cmd cmds[] = {
 	    "--decision TEXT [--escalate-in DUR] [--evidence TEXT] [--yes]" },
 	{ "drop", cmd_drop, "drop (ID... | --queue Q [--class C] [--signature "
 	    "SIG] [--since DUR] [--limit N]) --reason TEXT [--yes]" },
+	{ "reopen", cmd_reopen, "reopen (ID... | --queue Q [--class C] "
+	    "[--signature SIG] [--since DUR] [--limit N]) --reason TEXT "
+	    "[--yes]" },
 	{ "purge", cmd_purge, "purge --older-than DUR [--yes]" },
 	{ "replay", cmd_replay, "replay (ID... | --queue Q [--class C] "
 	    "[--signature SIG] [--since DUR] | --from-queue Q) [--limit N] "

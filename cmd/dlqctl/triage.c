@@ -1,5 +1,6 @@
 /* dlqctl's triage commands, each a request to the worker's control
- * socket: list, show, stats, groups, assign, drop, purge, audit. */
+ * socket: list, show, stats, groups, assign, drop, reopen, purge,
+ * audit. */
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -81,6 +82,13 @@ view_dropped(FILE *f, const cJSON *d, int64_t now)
 {
 	(void)now;
 	dlq_view_changes(f, d, "dropped");
+}
+
+static void
+view_reopened(FILE *f, const cJSON *d, int64_t now)
+{
+	(void)now;
+	dlq_view_changes(f, d, "reopened");
 }
 
 /* A purge's cutoff, to the minute: "2026-11-04 05:20 UTC". */
@@ -301,11 +309,14 @@ out:
 	return rc;
 }
 
-int
-cmd_drop(struct dlqctl *x, int argc, char **argv)
+/* drop and reopen: ids or a selection, a reason, --yes for more than
+ * one. */
+static int
+change_with_reason(struct dlqctl *x, int argc, char **argv, const char *cmd,
+    const char *verb, void (*view)(FILE *, const cJSON *, int64_t))
 {
 	static const char *const copy[] = { "reason", NULL };
-	cJSON *r = dlq_ctl_request("drop");
+	cJSON *r = dlq_ctl_request(cmd);
 	int n, rc = DLQ_EXIT_USAGE;
 	bool done;
 
@@ -314,20 +325,34 @@ cmd_drop(struct dlqctl *x, int argc, char **argv)
 	    (optind < argc && !dlq_args_ids(r, argc, argv)) ||
 	    !dlq_args_require(r, argv[0], "reason"))
 		goto out;
-	if ((rc = ids_or_selection(x, r, "drop", copy, "dropped", &done)) !=
+	if ((rc = ids_or_selection(x, r, cmd, copy, verb, &done)) !=
 	    DLQ_EXIT_OK || done)
 		goto out;
 	n = cJSON_GetArraySize(cJSON_GetObjectItem(r, "ids"));
 	if (n > 1 && !cJSON_IsTrue(cJSON_GetObjectItem(r, "yes"))) {
-		fprintf(stderr, "dlqctl: this would drop %d dead letters; run "
-		    "again with --yes to do it\n", n);
+		fprintf(stderr, "dlqctl: this would %s %d dead letters; run "
+		    "again with --yes to do it\n", cmd, n);
 		rc = DLQ_CTL_NEEDS_YES;
 		goto out;
 	}
-	return dlqctl_call(x, r, view_dropped);
+	return dlqctl_call(x, r, view);
 out:
 	cJSON_Delete(r);
 	return rc;
+}
+
+int
+cmd_drop(struct dlqctl *x, int argc, char **argv)
+{
+	return change_with_reason(x, argc, argv, "drop", "dropped",
+	    view_dropped);
+}
+
+int
+cmd_reopen(struct dlqctl *x, int argc, char **argv)
+{
+	return change_with_reason(x, argc, argv, "reopen", "reopened",
+	    view_reopened);
 }
 
 /* Without --yes a purge only counts what it would reach, and says when

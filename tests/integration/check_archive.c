@@ -1151,8 +1151,8 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
 	    f.cfg, "audit", "--command", "list", NULL }, NULL, NULL, &err), 2);
 	ck_assert_ptr_nonnull(strstr(err, "dlqctl: no audited command 'list' "
-	    "(assign, drop, purge, replay_claim, replay_finish, audit_note, "
-	    "redrive_resume, redrive)\n"));
+	    "(assign, drop, reopen, purge, replay_claim, replay_finish, "
+	    "audit_note, redrive_resume, redrive)\n"));
 	free(err);
 
 	/* malformed input: usage errors, nothing changes */
@@ -1209,7 +1209,8 @@ listed(const char *cfg, const char *const *args)
 /* An incident's worth of one cause is dropped by selection: counted
  * first, then the newest --limit per run, only open and assigned ones of
  * that queue and class, each request audited with its ids. Another
- * cause's cases get an owner the same way: the open ones. */
+ * cause's cases get an owner the same way: the open ones. A drop is
+ * undone the same way too. */
 START_TEST(a_selection_is_dropped_or_assigned_by_queue_and_class)
 {
 	struct h_rig f;
@@ -1283,6 +1284,38 @@ START_TEST(a_selection_is_dropped_or_assigned_by_queue_and_class)
 	cJSON_Delete(j);
 	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--queue",
 	    f.q[1], "--status", "open", NULL }), 2);
+
+	/* a drop of the wrong cause is undone the same way, the newest
+	 * first; the case that had an owner goes back to it */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "reopen", "--queue", f.q[0], "--class", "validation",
+	    "--reason", "dropped the wrong cause", NULL }, NULL, &out, &err),
+	    2);
+	ck_assert_str_eq(err, "dlqctl: this would reopen 700 dead letters "
+	    "(the discarded ones of this selection); run again with --yes to "
+	    "do it\n");
+	free(out);
+	free(err);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "reopen", "--queue", f.q[0], "--class", "validation",
+	    "--limit", "100", "--reason", "dropped the wrong cause", "--yes",
+	    NULL }, NULL, &out, &err), 0);
+	ck_assert_str_eq(out, "reopened 100\nmore may match: a run takes the "
+	    "newest 100; run again for the rest\n");
+	ck_assert_str_eq(err, "");
+	free(out);
+	free(err);
+	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--queue",
+	    f.q[0], "--status", "discarded", "--limit", "1000", NULL }), 600);
+	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--queue",
+	    f.q[0], "--class", "validation", "--status", "open", "--limit",
+	    "1000", NULL }), 99);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    a, NULL }), 0);
+	ck_assert_str_eq(h_jstr(j, "status"), "assigned");
+	ck_assert_str_eq(h_jstr(j, "owner"), "crm");
+	cJSON_Delete(j);
+
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
 	    NULL }), 0);
 	cJSON_ArrayForEach(e, j)

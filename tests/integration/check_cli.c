@@ -428,6 +428,11 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		    "selection\n" },
 		{ "assign", "7", "--owner", "payments", NULL },
 		{ "dlqctl: assign needs --decision\n" },
+		{ "reopen", "7", NULL },
+		{ "dlqctl: reopen needs --reason\n" },
+		{ "reopen", "--since", "1h", "--reason", "wrong one", NULL },
+		{ "dlqctl: --class, --signature and --since narrow a --queue "
+		    "selection\n" },
 		{ "redrive", "resume", "orders", NULL },
 		{ "dlqctl: redrive resume needs --reason\n" },
 		{ "purge", NULL },

@@ -625,6 +625,69 @@ START_TEST(a_purge_walks_every_chunk_and_touches_nothing_else)
 }
 END_TEST
 
+/* A drop made by mistake is undone: the record is open again, or
+ * assigned to the owner it had, its resolution gone. Not when a replay
+ * of it may have arrived (a claim of unknown outcome, dropped as
+ * "arrived") nor once its payload was purged; an id that was not
+ * dropped says its status. */
+START_TEST(a_drop_is_undone_unless_it_could_send_a_message_twice)
+{
+	sqlite3 *db = dlq_archive_db(a);
+	struct dlq_buf out;
+	int64_t id[5], missing = 999;
+	int i;
+
+	ck_assert_int_eq(dlq_archive_begin(a), 0);
+	for (i = 0; i < 5; i++)
+		id[i] = put((const char *[]){ "m-1", "m-2", "m-3", "m-4",
+		    "m-5" }[i], NULL);
+	ck_assert_int_eq(dlq_archive_commit(a), 0);
+	dlq_buf_init(&out);
+	ck_assert_int_eq(dlq_cases_assign(db, &id[1], 1, "crm", "fix it",
+	    NULL, 0, "alice", 10, &out), DLQ_CASE_OK);
+	/* a replay claimed id[2] and its outcome stayed unknown */
+	ck_assert_int_eq(sqlite3_exec(db, "UPDATE dead_letters SET status ="
+	    " 'replaying' WHERE id = 3; INSERT INTO attempts (dead_letter_id,"
+	    " actor, started_at, outcome) VALUES (3, 'bob', 20, 'unknown')",
+	    NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(id[2], 3);
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_cases_drop(db, id, 4, "oops", "bob", 30, &out),
+	    DLQ_CASE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "UPDATE dead_letters SET purged_at ="
+	    " 40, payload = NULL WHERE id = 4", NULL, NULL, NULL), SQLITE_OK);
+
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_cases_reopen(db, id, 5, &out), DLQ_CASE_REFUSED);
+	ck_assert_str_eq(out.data, "{\"results\":["
+	    "{\"id\":1,\"ok\":true},{\"id\":2,\"ok\":true},"
+	    "{\"id\":3,\"ok\":false,\"error\":\"a replay of it was sent "
+	    "with its outcome unknown: it stays closed, a second one could "
+	    "send it twice\"},"
+	    "{\"id\":4,\"ok\":false,\"error\":\"its payload was purged: "
+	    "nothing is left to replay\"},"
+	    "{\"id\":5,\"ok\":false,\"error\":\"status is open\"}],"
+	    "\"changed\":2}");
+	ck_assert_str_eq(column("status", 1), "open");
+	ck_assert_str_eq(column("coalesce(resolution, resolved_by,"
+	    " resolved_at)", 1), "(null)");
+	ck_assert_str_eq(column("status || ' ' || owner || ' ' || decision",
+	    2), "assigned crm fix it");
+	ck_assert_str_eq(column("status || ' ' || resolution", 3),
+	    "discarded oops");
+	ck_assert_str_eq(column("status", 4), "discarded");
+	/* reopened twice: the second time it is open */
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_cases_reopen(db, id, 1, &out), DLQ_CASE_REFUSED);
+	ck_assert_str_eq(out.data, "{\"results\":[{\"id\":1,\"ok\":false,"
+	    "\"error\":\"status is open\"}],\"changed\":0}");
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_cases_reopen(db, &missing, 1, &out),
+	    DLQ_CASE_NOT_FOUND);
+	dlq_buf_release(&out);
+}
+END_TEST
+
 /* A masking rule added later covers the records archived before it:
  * what the case queries and the digest backlog read back is masked with
  * the rules of the handle reading it. */
@@ -882,6 +945,7 @@ archive_suite(void)
 	tcase_add_test(tc, an_archive_of_a_newer_schema_is_refused_untouched);
 	tcase_add_test(tc, a_commit_the_disk_refuses_says_why);
 	tcase_add_test(tc, a_probe_fails_as_a_write_of_its_size_would);
+	tcase_add_test(tc, a_drop_is_undone_unless_it_could_send_a_message_twice);
 	suite_add_tcase(s, tc);
 	return s;
 }
