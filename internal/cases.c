@@ -118,7 +118,7 @@ dlq_cases_list(sqlite3 *db, const struct dlq_list_filter *f,
 	const struct param p[] = { TEXT(f->queue), TEXT(f->status),
 	    TEXT(f->class), TEXT(f->signature), INT(f->since_ms),
 	    INT(f->limit), TEXT(f->message_id), TEXT(f->correlation_id),
-	    INT(f->before_id > 0 ? f->before_id : INT64_MAX) };
+	    INT(f->before_id > 0 ? f->before_id : INT64_MAX), TEXT(f->owner) };
 
 	/* id < ?9 always: a range of the rowid, where the next page starts */
 	return query_list(db, "SELECT json_group_array(json_object("
@@ -127,8 +127,9 @@ dlq_cases_list(sqlite3 *db, const struct dlq_list_filter *f,
 	    " (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR class = ?3) AND"
 	    " (?4 IS NULL OR signature = ?4) AND received_at >= ?5 AND"
 	    " (?7 IS NULL OR message_id = ?7) AND"
-	    " (?8 IS NULL OR correlation_id = ?8) AND id < ?9"
-	    " ORDER BY id DESC LIMIT ?6)", p, 9, out);
+	    " (?8 IS NULL OR correlation_id = ?8) AND"
+	    " (?10 IS NULL OR owner = ?10) AND id < ?9"
+	    " ORDER BY id DESC LIMIT ?6)", p, 10, out);
 }
 
 /* The payload as a JSON field: text when it is printable UTF-8, else

@@ -42,6 +42,7 @@ struct dlq_list_filter {
 	const char	*signature;
 	const char	*message_id;	/* exact; NULL: any */
 	const char	*correlation_id;
+	const char	*owner;		/* exact; NULL: any */
 	int64_t		 since_ms;	/* wall clock; 0: any */
 	int64_t		 before_id;	/* older than this id; 0: any */
 	int64_t		 limit;

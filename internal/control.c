@@ -240,6 +240,7 @@ cmd_list(struct req *r)
 	f.signature = opt_str(r, "signature");
 	f.message_id = opt_str(r, "message_id");
 	f.correlation_id = opt_str(r, "correlation_id");
+	f.owner = opt_str(r, "owner");
 	if (!opt_int(r, "since_ms", 0, DLQ_JSON_INT_MAX, 0, &since) ||
 	    !opt_int(r, "before_id", 1, DLQ_JSON_INT_MAX, 0, &f.before_id) ||
 	    !opt_int(r, "limit", 1, DLQ_CONTROL_LIST_MAX,

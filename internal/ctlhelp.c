@@ -17,6 +17,7 @@ static const struct {
 "                        contract, security, expired, manual, unknown\n"
 "  --message-id ID       the deaths of one message (exact match)\n"
 "  --correlation-id ID   the same by correlation id\n"
+"  --owner NAME          the cases of one owner (as assign gave it)\n"
 "  --signature SIG       one failure signature (see groups)\n"
 "  --since DUR           received in the last DUR\n"
 "  --limit N             at most N (1..10000)\n"

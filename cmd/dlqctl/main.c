@@ -28,7 +28,7 @@ struct cmd {
 
 static const struct cmd cmds[] = {
 	{ "list", cmd_list, "list [--queue Q] [--status S] [--class C] "
-	    "[--message-id ID] [--correlation-id ID] "
+	    "[--message-id ID] [--correlation-id ID] [--owner NAME] "
 	    "[--signature SIG] [--since DUR] [--limit N] [--before ID]" },
 	{ "show", cmd_show, "show ID [--payload]" },
 	{ "stats", cmd_stats, "stats" },

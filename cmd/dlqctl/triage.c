@@ -191,7 +191,7 @@ cmd_list(struct dlqctl *x, int argc, char **argv)
 	cJSON *r = dlq_ctl_request("list");
 
 	if (!dlq_args_options(r, argc, argv, "queue status class signature "
-	    "since limit before message-id correlation-id") ||
+	    "since limit before message-id correlation-id owner") ||
 	    !dlq_args_done(optind, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;

@@ -1315,6 +1315,13 @@ START_TEST(a_selection_is_dropped_or_assigned_by_queue_and_class)
 	ck_assert_str_eq(h_jstr(j, "status"), "assigned");
 	ck_assert_str_eq(h_jstr(j, "owner"), "crm");
 	cJSON_Delete(j);
+	/* what each owner has, by the name assign gave */
+	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--owner",
+	    "network", NULL }), 5);
+	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--owner",
+	    "crm", "--status", "assigned", NULL }), 1);
+	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--owner",
+	    "Network", NULL }), 0);
 
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
 	    NULL }), 0);
