@@ -164,6 +164,14 @@ add_payload(sqlite3 *db, int64_t id, struct dlq_buf *out)
 
 /* an audit entry of dlqctl's own (`replay --from-queue`, refusals) */
 #define NOTE(u)	"(" u ".command = 'audit_note' AND json_valid(" u ".args))"
+/* a change by ids that left some as they were, and said why (control.c) */
+#define BY_IDS(u)	"(" u ".command IN ('assign', 'drop', 'reopen') AND"	\
+	" json_valid(" u ".args) AND json_type(" u ".args, '$.refused') ="	\
+	" 'array')"
+/* why the record `d` was refused by the audit entry `u` */
+#define REFUSAL(u)	"(SELECT json_extract(r.value, '$.why') FROM"	\
+	" json_each(" u ".args, '$.refused') r WHERE CASE WHEN r.type ="	\
+	" 'object' THEN json_extract(r.value, '$.id') END = d.id)"
 
 int
 dlq_cases_show(sqlite3 *db, int64_t id, bool payload, struct dlq_buf *out)
@@ -197,15 +205,17 @@ dlq_cases_show(sqlite3 *db, int64_t id, bool payload, struct dlq_buf *out)
 	    "   'finished_at', a.finished_at, 'outcome', a.outcome,"
 	    "   'detail', a.detail)) FROM attempts a"
 	    "   WHERE a.dead_letter_id = d.id ORDER BY a.id),"
-	    /* a note says what it is, and a refusal why this one */
+	    /* a note says what it is, and a refusal why this one; a
+	     * change by ids its result for this record, and its reason */
 	    " 'audit', (SELECT json_group_array(json_object('at', u.at,"
-	    "   'actor', u.actor, 'command', u.command, 'result', u.result,"
+	    "   'actor', u.actor, 'command', u.command,"
+	    "   'result', CASE WHEN " BY_IDS("u") " THEN coalesce("
+	    "    'not changed: ' || " REFUSAL("u") ", 'ok') ELSE u.result END,"
+	    "   'reason', CASE WHEN u.command <> 'audit_note' AND"
+	    "    json_valid(u.args) THEN json_extract(u.args, '$.reason') END,"
 	    "   'what', CASE WHEN " NOTE("u") " THEN json_extract(u.args,"
 	    "    '$.what') END,"
-	    "   'why', CASE WHEN " NOTE("u") " THEN (SELECT json_extract("
-	    "    r.value, '$.why') FROM json_each(u.args, '$.refused') r"
-	    "    WHERE CASE WHEN r.type = 'object' THEN json_extract(r.value,"
-	    "     '$.id') END = d.id) END))"
+	    "   'why', CASE WHEN " NOTE("u") " THEN " REFUSAL("u") " END))"
 	    "   FROM audit u WHERE u.id IN (SELECT audit_id FROM audit_ids"
 	    "   WHERE dead_letter_id = d.id) ORDER BY u.id),"
 	    /* every death of this logical message, linked by x-replay-of */

@@ -676,6 +676,40 @@ static const struct command commands[] = {
 static const char *const codes[] = { "ok", "usage", "not_found", "refused",
 	"error" };
 
+/* A change by ids (assign, drop, reopen) that left some of them as they
+ * were: the audit keeps which and why ("refused": [{"id", "why"}], as
+ * an audit_note does), so that a record's history (show) says what
+ * happened to it, not only to the request (whose own "refused", had a
+ * client sent one, is not kept). */
+static void
+note_unchanged_ids(const struct command *c, cJSON *j,
+    const struct dlq_buf *data)
+{
+	const cJSON *e, *id, *why;
+	cJSON *ans, *refused = NULL, *o;
+
+	if (c->run != cmd_assign && c->run != cmd_drop && c->run != cmd_reopen)
+		return;
+	cJSON_DeleteItemFromObjectCaseSensitive(j, "refused");
+	if (data->len == 0 ||
+	    (ans = cJSON_ParseWithLength(data->data, data->len)) == NULL)
+		return;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(ans,
+	    "results")) {
+		id = cJSON_GetObjectItemCaseSensitive(e, "id");
+		why = cJSON_GetObjectItemCaseSensitive(e, "error");
+		if (!cJSON_IsNumber(id) || !cJSON_IsString(why))
+			continue;
+		if (refused == NULL)
+			refused = cJSON_AddArrayToObject(j, "refused");
+		o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "id", id->valuedouble);
+		cJSON_AddStringToObject(o, "why", why->valuestring);
+		cJSON_AddItemToArray(refused, o);
+	}
+	cJSON_Delete(ans);
+}
+
 /* Whether the audit has entries of `name`: the requests that write, and
  * the worker's own redrive. If not, says which it has. */
 static bool
@@ -779,6 +813,7 @@ dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
 		if (c->writes == W_OWN_TURNS)
 			dlq_archive_writer_lock();
 		cJSON_DeleteItemFromObjectCaseSensitive(j, "cmd");
+		note_unchanged_ids(c, j, &data);
 		args = cJSON_PrintUnformatted(j);
 		if (role < c->role)
 			snprintf(msg, sizeof(msg), "refused: %.140s", r.err);

@@ -317,6 +317,10 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 		put(f, s(e, "actor"));
 		fputs(": ", f);
 		put(f, s(e, "result"));
+		if (strcmp(s(e, "reason"), "-") != 0) {
+			fputs("; reason: ", f);
+			put(f, s(e, "reason"));
+		}
 		fputc('\n', f);
 		if (strcmp(s(e, "what"), "-") == 0)
 			continue;

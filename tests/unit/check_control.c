@@ -2,6 +2,7 @@
  * roles, usage errors, and the inputs the fuzzer found. */
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,56 @@ START_TEST(mutations_are_audited_even_when_refused)
 }
 END_TEST
 
+/* The audit entry of a record, from `show` (the first: static). */
+static const cJSON *
+history(int id, cJSON **j)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "{\"cmd\":\"show\",\"id\":%d}", id);
+	ck_assert_ptr_nonnull(*j = cJSON_Parse(ask(line, DLQ_ROLE_VIEWER)));
+	return cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(*j,
+	    "data"), "audit"), 0);
+}
+
+/* A drop of two records, one of them dropped before: each record's
+ * history says what became of it, with the request's reason, not the
+ * request's overall "refused". What a client sends as "refused" is not
+ * what the audit keeps. */
+START_TEST(a_record_history_tells_its_own_outcome)
+{
+	const cJSON *e;
+	cJSON *j;
+
+	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(archive), "INSERT INTO"
+	    " dead_letters (id, fingerprint, dlq, queue, reason, class,"
+	    " signature, payload, payload_bytes, received_at, status)"
+	    " VALUES (1, randomblob(32), 'q.dlq', 'q', 'rejected',"
+	    " 'transient', '000000000001', x'7b7d', 2, 1, 'open'),"
+	    " (2, randomblob(32), 'q.dlq', 'q', 'rejected', 'transient',"
+	    " '000000000001', x'7b7d', 2, 1, 'discarded')", NULL, NULL, NULL),
+	    SQLITE_OK);
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"drop\",\"ids\":[1,2],"
+	    "\"reason\":\"dup of #9\",\"refused\":[{\"id\":1,\"why\":"
+	    "\"forged\"}]}", DLQ_ROLE_OPERATOR), "\"code\":\"refused\""));
+	e = history(1, &j);
+	ck_assert_str_eq(cJSON_GetObjectItem(e, "result")->valuestring, "ok");
+	ck_assert_str_eq(cJSON_GetObjectItem(e, "reason")->valuestring,
+	    "dup of #9");
+	cJSON_Delete(j);
+	e = history(2, &j);
+	ck_assert_str_eq(cJSON_GetObjectItem(e, "result")->valuestring,
+	    "not changed: status is discarded");
+	cJSON_Delete(j);
+	/* the audit itself keeps the request's result */
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"audit\"}",
+	    DLQ_ROLE_VIEWER), "\"refused\":[{\"id\":2,\"why\":\"status is "
+	    "discarded\"}]},\"result\":\"refused: not every record could be "
+	    "changed (see each id)\""));
+	ck_assert_ptr_null(strstr(out.data, "forged"));
+}
+END_TEST
+
 /* A reason, owner or decision of white space only is none. */
 START_TEST(blank_texts_are_missing)
 {
@@ -201,6 +252,7 @@ suite(void)
 	tcase_add_test(tc, huge_numbers_are_usage_errors_not_undefined_behaviour);
 	tcase_add_test(tc, request_integers_survive_cjson_exactly);
 	tcase_add_test(tc, mutations_are_audited_even_when_refused);
+	tcase_add_test(tc, a_record_history_tells_its_own_outcome);
 	tcase_add_test(tc, blank_texts_are_missing);
 	tcase_add_test(tc, unknown_role_members_are_named);
 	suite_add_tcase(s, tc);

@@ -215,7 +215,8 @@ START_TEST(show_prints_the_whole_record)
 END_TEST
 
 /* dlqctl show: each replay attempt with its target, reason and evidence;
- * each audit entry naming the record, a refusal with why this one. */
+ * each audit entry naming the record, with its reason, a refusal with
+ * why this one. */
 START_TEST(show_prints_attempts_and_refusals)
 {
 	const char *t = view(dlq_view_show, "{\"id\":6,\"status\":\"open\","
@@ -223,7 +224,8 @@ START_TEST(show_prints_attempts_and_refusals)
 	    "\"evidence\":null,\"target\":\"(default)/orders\",\"started_at\":"
 	    "1796135263347,\"outcome\":\"failed\",\"detail\":\"no route\"}],"
 	    "\"audit\":[{\"at\":1796135263347,\"actor\":\"ann\",\"command\":"
-	    "\"replay_claim\",\"result\":\"ok\",\"what\":null,\"why\":null},"
+	    "\"replay_claim\",\"result\":\"ok\",\"reason\":\"provider back\","
+	    "\"what\":null,\"why\":null},"
 	    "{\"at\":1796135323347,\"actor\":\"bob\",\"command\":"
 	    "\"audit_note\",\"result\":\"ok\",\"what\":\"replay --execute: "
 	    "refused by the policy\",\"why\":\"class security is never "
@@ -232,7 +234,8 @@ START_TEST(show_prints_attempts_and_refusals)
 	ck_assert_ptr_nonnull(strstr(t, "\nattempts:\n  60s ago by ann: failed "
 	    "(no route)\n    to (default)/orders; reason: provider back\n"
 	    "    evidence: none given\naudit:\n  60s ago replay_claim by ann: "
-	    "ok\n  0s ago audit_note by bob: ok\n    replay --execute: refused "
+	    "ok; reason: provider back\n  0s ago audit_note by bob: ok\n"
+	    "    replay --execute: refused "
 	    "by the policy: class security is never replayed\n"));
 }
 END_TEST
