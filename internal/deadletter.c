@@ -459,6 +459,19 @@ log_xdeath(struct dlq_buf *b, const struct dlq_xdeath *x)
 	dlq_buf_addc(b, '}');
 }
 
+int64_t
+dlq_deadletter_first_death_ms(const struct dlq_dead_letter *d)
+{
+	int64_t first = 0;
+	size_t i;
+
+	for (i = 0; i < d->n_xdeath; i++)
+		if (d->xdeath[i].time > 0 && (first == 0 ||
+		    d->xdeath[i].time * 1000 < first))
+			first = d->xdeath[i].time * 1000;
+	return first;
+}
+
 void
 dlq_deadletter_xdeath_json(const struct dlq_dead_letter *d, struct dlq_buf *b)
 {

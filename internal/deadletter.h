@@ -90,6 +90,11 @@ void	dlq_table_json(struct dlq_buf *, const amqp_table_t *);
 void	dlq_deadletter_error_text(const struct dlq_dead_letter *,
 	    const struct dlq_redact *, size_t max, struct dlq_buf *);
 
+/* When the message first died, in ms: the oldest time of its x-death
+ * entries (an entry keeps the time of the first death for its queue and
+ * reason when the broker counts it again); 0 when none has one. */
+int64_t	dlq_deadletter_first_death_ms(const struct dlq_dead_letter *);
+
 /* Appends the x-death list as a JSON array (as in the log line). */
 void	dlq_deadletter_xdeath_json(const struct dlq_dead_letter *,
 	    struct dlq_buf *);

@@ -986,8 +986,8 @@ judge_live(const struct dlq_config *c, const struct dlq_classifier *k,
 	    d->n_xdeath > 0 && d->xdeath[0].reason.p ? d->xdeath[0].reason.p :
 	    "unknown");
 	dlq_classify(k, queue, reason, err.data ? err.data : "", &cl);
-	if (d->n_xdeath > 0 && d->xdeath[0].time > 0)
-		died = d->xdeath[0].time * 1000;
+	if (dlq_deadletter_first_death_ms(d) > 0)
+		died = dlq_deadletter_first_death_ms(d);
 	*replay_count = 0;
 	if ((d->props->_flags & AMQP_BASIC_HEADERS_FLAG) &&
 	    (v = dlq_table_get(&d->props->headers, "x-replay-count")) != NULL)

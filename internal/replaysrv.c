@@ -17,7 +17,9 @@
 /* The columns a decision needs. */
 #define ROW_COLUMNS	"id, status, class, owner, received_at, timestamp," \
 			" replay_count, queue, message_id, evidence," \
-			" evidence_at"
+			" evidence_at, (SELECT min(unixepoch(json_extract(" \
+			" x.value, '$.time'))) FROM json_each(CASE WHEN" \
+			" json_valid(x_death) THEN x_death END) x)"
 
 struct row {
 	int64_t		 id;
@@ -32,6 +34,7 @@ struct row {
 	char		 message_id[256];
 	char		 evidence[DLQ_CONTROL_TEXT_MAX + 1]; /* the case's */
 	int64_t		 evidence_at;	/* 0: none */
+	int64_t		 first_death_ms; /* oldest x-death time; 0: none */
 };
 
 /* Column `i` as text into out[n], cut whole characters short when it
@@ -63,6 +66,7 @@ read_row(sqlite3_stmt *st, struct row *r)
 	col(st, 8, r->message_id, sizeof(r->message_id));
 	col(st, 9, r->evidence, sizeof(r->evidence));
 	r->evidence_at = r->evidence[0] ? sqlite3_column_int64(st, 10) : 0;
+	r->first_death_ms = sqlite3_column_int64(st, 11) * 1000;
 }
 
 static const char *
@@ -95,12 +99,17 @@ jtrue(const cJSON *req, const char *k)
 }
 
 /* Age of the message: from its own timestamp when it has one (an OTP's
- * age is counted from when it was sent), else from when it died. */
+ * age is counted from when it was sent), else from when it first died
+ * (it may have gone round a retry queue for long before its last
+ * death), else from when it was archived. */
 static int64_t
 age_ms(const struct row *r, int64_t now)
 {
-	return now - dlq_replay_born_ms((uint64_t)r->timestamp,
-	    r->received_at);
+	int64_t died = r->first_death_ms > 0 &&
+	    r->first_death_ms < r->received_at ? r->first_death_ms :
+	    r->received_at;
+
+	return now - dlq_replay_born_ms((uint64_t)r->timestamp, died);
 }
 
 /* Evidence given with the replay is fresh; else the case's own, as old

@@ -909,6 +909,21 @@ why_of(cJSON *dry)
 	return get(cJSON_GetArrayItem(get(dry, "plan"), 0), "why")->valuestring;
 }
 
+/* Once the worker logged its `nth` dead letter, the archive id of the
+ * newest record of the rig's second queue into id[24]. */
+static void
+newest_of_q1(struct h_rig *f, int nth, char id[24])
+{
+	cJSON *j;
+
+	ck_assert(h_worker_wait(&f->w, "dead_letter", nth, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &j, (const char *[]){ "list",
+	    "--queue", f->q[1], "--limit", "1", NULL }), 0);
+	snprintf(id, 24, "%lld", (long long)get(cJSON_GetArrayItem(j, 0),
+	    "id")->valuedouble);
+	cJSON_Delete(j);
+}
+
 /* A message with the AMQP timestamp `ts`, rejected from the rig's second
  * queue: its record's archive id into id[24] once the worker logged its
  * `nth` dead letter. */
@@ -916,7 +931,6 @@ static void
 dies_sent_at(struct h_rig *f, uint64_t ts, int nth, char id[24])
 {
 	amqp_basic_properties_t p;
-	cJSON *j;
 
 	memset(&p, 0, sizeof(p));
 	p._flags = AMQP_BASIC_TIMESTAMP_FLAG;
@@ -925,12 +939,50 @@ dies_sent_at(struct h_rig *f, uint64_t ts, int nth, char id[24])
 	    amqp_cstring_bytes(f->exch), amqp_cstring_bytes(f->q[1]), 0, 0, &p,
 	    amqp_cstring_bytes("{}")), 0);
 	ck_assert_int_eq(h_reject(f->c, f->q[1], 1, WAIT_MS), 1);
-	ck_assert(h_worker_wait(&f->w, "dead_letter", nth, WAIT_MS));
-	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &j, (const char *[]){ "list",
-	    "--queue", f->q[1], "--limit", "1", NULL }), 0);
-	snprintf(id, 24, "%lld", (long long)get(cJSON_GetArrayItem(j, 0),
-	    "id")->valuedouble);
-	cJSON_Delete(j);
+	newest_of_q1(f, nth, id);
+}
+
+/* A message without a timestamp whose x-death says it first died at
+ * `first` (seconds): as the broker leaves one that went round a retry
+ * queue for long before it was rejected for good (an entry keeps the
+ * time of its first death when counted again). Put straight into the
+ * DLQ of f->q[1]; its record's archive id into id[24]. */
+static void
+dies_first_at(struct h_rig *f, uint64_t first, int nth, char id[24])
+{
+	amqp_basic_properties_t p;
+	amqp_table_entry_t e[5], h;
+	amqp_field_value_t rk, entry;
+	amqp_array_t keys = { 1, &rk };
+
+	rk.kind = AMQP_FIELD_KIND_UTF8;
+	rk.value.bytes = amqp_cstring_bytes(f->q[1]);
+	e[0].key = amqp_cstring_bytes("queue");
+	e[0].value = rk;
+	e[1].key = amqp_cstring_bytes("reason");
+	e[1].value.kind = AMQP_FIELD_KIND_UTF8;
+	e[1].value.value.bytes = amqp_cstring_bytes("rejected");
+	e[2].key = amqp_cstring_bytes("count");
+	e[2].value.kind = AMQP_FIELD_KIND_I64;
+	e[2].value.value.i64 = 40;
+	e[3].key = amqp_cstring_bytes("time");
+	e[3].value.kind = AMQP_FIELD_KIND_TIMESTAMP;
+	e[3].value.value.u64 = first;
+	e[4].key = amqp_cstring_bytes("routing-keys");
+	e[4].value.kind = AMQP_FIELD_KIND_ARRAY;
+	e[4].value.value.array = keys;
+	entry.kind = AMQP_FIELD_KIND_TABLE;
+	entry.value.table = (amqp_table_t){ 5, e };
+	h.key = amqp_cstring_bytes("x-death");
+	h.value.kind = AMQP_FIELD_KIND_ARRAY;
+	h.value.value.array = (amqp_array_t){ 1, &entry };
+	memset(&p, 0, sizeof(p));
+	p._flags = AMQP_BASIC_HEADERS_FLAG;
+	p.headers = (amqp_table_t){ 1, &h };
+	ck_assert_int_eq(amqp_basic_publish(f->c, 1, amqp_empty_bytes,
+	    amqp_cstring_bytes(f->dlq[1]), 0, 0, &p, amqp_cstring_bytes("{}")),
+	    0);
+	newest_of_q1(f, nth, id);
 }
 
 START_TEST(the_policy_refuses_with_its_reasons)
@@ -1021,6 +1073,13 @@ START_TEST(the_policy_refuses_with_its_reasons)
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
 	    NULL }), 0);
 	ck_assert_int_eq((int)get(j, "repeated_cycles")->valuedouble, 1);
+	cJSON_Delete(j);
+
+	/* max_age without a timestamp: counted from the first death, two
+	 * hours ago, not from the last one, just now */
+	dies_first_at(&f, (uint64_t)time(NULL) - 7260, 6, id);
+	j = replay(f.cfg, &rc, (const char *[]){ id, NULL });
+	ck_assert_str_eq(why_of(j), "older than replay.max_age (2h > 60m)");
 	cJSON_Delete(j);
 	h_rig_stop(&f);
 }

@@ -132,6 +132,8 @@ START_TEST(broker_xdeath_is_read_newest_first)
 	/* the queue that put it in the DLQ is the newest death */
 	ck_assert(eq(d.queue, "orders"));
 	ck_assert_uint_eq(d.n_problems, 0);
+	/* and it first died at the oldest entry's time */
+	ck_assert_int_eq(dlq_deadletter_first_death_ms(&d), 1764496700000LL);
 }
 END_TEST
 
@@ -212,6 +214,8 @@ START_TEST(xdeath_of_the_wrong_type_is_noted)
 	ck_assert_uint_eq(d.n_xdeath, 1);
 	ck_assert_int_eq(d.xdeath[0].count, -1);
 	ck_assert_uint_eq(d.n_problems, 2);
+	/* an entry without a time says nothing of when it first died */
+	ck_assert_int_eq(dlq_deadletter_first_death_ms(&d), 0);
 }
 END_TEST
 
