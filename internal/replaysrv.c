@@ -238,18 +238,22 @@ dlq_replay_plan(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 			sqlite3_reset(st);
 		}
 	} else {
-		if (jstr(req, "queue") == NULL) {
-			snprintf(why, whylen, "select ids or a --queue");
+		if (jstr(req, "queue") == NULL &&
+		    jstr(req, "signature") == NULL) {
+			snprintf(why, whylen, "select ids, a --queue or a "
+			    "--signature");
 			return DLQ_REPLAY_USAGE;
 		}
 		if (sqlite3_prepare_v2(db, "SELECT " ROW_COLUMNS " FROM "
-		    "dead_letters WHERE (queue = ?1 OR dlq = ?1) AND"
+		    "dead_letters WHERE (?1 IS NULL OR queue = ?1 OR dlq = ?1) AND"
 		    " (?2 IS NULL OR class = ?2) AND (?3 IS NULL OR signature = ?3)"
 		    " AND received_at >= ?4 AND status IN ('open', 'assigned',"
 		    " 'replaying') ORDER BY id LIMIT ?5", -1, &st, NULL) !=
 		    SQLITE_OK)
 			goto fail;
-		sqlite3_bind_text(st, 1, jstr(req, "queue"), -1, SQLITE_STATIC);
+		if (jstr(req, "queue"))
+			sqlite3_bind_text(st, 1, jstr(req, "queue"), -1,
+			    SQLITE_STATIC);
 		if (jstr(req, "class"))
 			sqlite3_bind_text(st, 2, jstr(req, "class"), -1,
 			    SQLITE_STATIC);

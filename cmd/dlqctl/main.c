@@ -26,6 +26,11 @@ struct cmd {
 	const char	*usage;
 };
 
+/* The records of a queue or of a failure signature (which names its
+ * queue), narrowed by class and age; `more`: options of either. */
+#define SELECTION(more)	"--queue Q [--signature SIG] [--class C] "	\
+	"[--since DUR]" more " | --signature SIG [--class C] [--since DUR]" more
+
 static const struct cmd cmds[] = {
 	{ "list", cmd_list, "list [--queue Q] [--status S] [--class C] "
 	    "[--message-id ID] [--correlation-id ID] [--owner NAME] "
@@ -34,17 +39,16 @@ static const struct cmd cmds[] = {
 	{ "stats", cmd_stats, "stats" },
 	{ "groups", cmd_groups, "groups [--queue Q] [--since DUR] "
 	    "[--limit N]" },
-	{ "assign", cmd_assign, "assign (ID... | --queue Q [--class C] "
-	    "[--signature SIG] [--since DUR] [--limit N]) --owner NAME "
-	    "--decision TEXT [--escalate-in DUR] [--evidence TEXT] [--yes]" },
-	{ "drop", cmd_drop, "drop (ID... | --queue Q [--class C] [--signature "
-	    "SIG] [--since DUR] [--limit N]) --reason TEXT [--yes]" },
-	{ "reopen", cmd_reopen, "reopen (ID... | --queue Q [--class C] "
-	    "[--signature SIG] [--since DUR] [--limit N]) --reason TEXT "
-	    "[--yes]" },
+	{ "assign", cmd_assign, "assign (ID... | " SELECTION(" [--limit N]") ") "
+	    "--owner NAME --decision TEXT [--escalate-in DUR] "
+	    "[--evidence TEXT] [--yes]" },
+	{ "drop", cmd_drop, "drop (ID... | " SELECTION(" [--limit N]") ") "
+	    "--reason TEXT [--yes]" },
+	{ "reopen", cmd_reopen, "reopen (ID... | " SELECTION(" [--limit N]") ") "
+	    "--reason TEXT [--yes]" },
 	{ "purge", cmd_purge, "purge --older-than DUR [--yes]" },
-	{ "replay", cmd_replay, "replay (ID... | --queue Q [--class C] "
-	    "[--signature SIG] [--since DUR] | --from-queue Q) [--limit N] "
+	{ "replay", cmd_replay, "replay (ID... | " SELECTION("") " | "
+	    "--from-queue Q) [--limit N] "
 	    "[--rate R] [--reason TEXT] [--evidence TEXT] [--to-exchange X "
 	    "--routing-key K] [--reset-retries] [--force] [--canary K --watch "
 	    "DUR] [--execute]" },

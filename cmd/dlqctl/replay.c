@@ -150,10 +150,10 @@ cmd_replay(struct dlqctl *x, int argc, char **argv)
 	    !from_queue_holds_dead_letters(x, o.from_queue) ||
 	    !target_is_not_a_dlq(x, o.to_exchange, o.routing_key))
 		goto out;
-	if (cJSON_HasObjectItem(r, "ids") + cJSON_HasObjectItem(r, "queue") +
+	if (cJSON_HasObjectItem(r, "ids") + dlqctl_selects(r) +
 	    (o.from_queue != NULL) != 1) {
 		fprintf(stderr, "dlqctl: replay needs one of: archive ids, "
-		    "--queue Q or --from-queue Q\n");
+		    "--queue Q, --signature SIG or --from-queue Q\n");
 		goto out;
 	}
 	if (!dlqctl_narrows_a_queue(r))

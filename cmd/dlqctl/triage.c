@@ -242,24 +242,32 @@ cmd_groups(struct dlqctl *x, int argc, char **argv)
 	return dlqctl_call(x, r, view_groups);
 }
 
-/* --class, --signature and --since narrow a --queue selection; alone
- * they would select across every queue. */
+bool
+dlqctl_selects(const cJSON *r)
+{
+	return cJSON_HasObjectItem(r, "queue") ||
+	    cJSON_HasObjectItem(r, "signature");
+}
+
+/* --class and --since narrow a --queue or --signature selection (a
+ * failure signature belongs to one queue); alone they would select
+ * across every queue. */
 bool
 dlqctl_narrows_a_queue(const cJSON *r)
 {
-	if (!cJSON_HasObjectItem(r, "queue") && (cJSON_HasObjectItem(r,
-	    "class") || cJSON_HasObjectItem(r, "signature") ||
+	if (!dlqctl_selects(r) && (cJSON_HasObjectItem(r, "class") ||
 	    cJSON_HasObjectItem(r, "since_ms"))) {
-		fprintf(stderr, "dlqctl: --class, --signature and --since narrow "
-		    "a --queue selection\n");
+		fprintf(stderr, "dlqctl: --class and --since narrow a --queue or "
+		    "--signature selection\n");
 		return false;
 	}
 	return true;
 }
 
-/* The common part of drop and assign: archive ids, or a --queue
- * selection (then run here, and *done is set). Returns an exit code;
- * 0 with *done false: `r` holds ids, for the caller's request. */
+/* The common part of drop, assign and reopen: archive ids, or a --queue
+ * or --signature selection (then run here, and *done is set). Returns an
+ * exit code; 0 with *done false: `r` holds ids, for the caller's
+ * request. */
 static int
 ids_or_selection(struct dlqctl *x, cJSON *r, const char *cmd,
     const char *const *copy, const char *verb, bool *done)
@@ -267,15 +275,15 @@ ids_or_selection(struct dlqctl *x, cJSON *r, const char *cmd,
 	*done = false;
 	if (!dlqctl_narrows_a_queue(r))
 		return DLQ_EXIT_USAGE;
-	if (cJSON_HasObjectItem(r, "ids") == cJSON_HasObjectItem(r, "queue")) {
-		fprintf(stderr, "dlqctl: %s needs one of: archive ids or --queue "
-		    "Q\n", cmd);
+	if (cJSON_HasObjectItem(r, "ids") == dlqctl_selects(r)) {
+		fprintf(stderr, "dlqctl: %s needs one of: archive ids, --queue Q "
+		    "or --signature SIG\n", cmd);
 		return DLQ_EXIT_USAGE;
 	}
-	if (!cJSON_HasObjectItem(r, "queue")) {
+	if (!dlqctl_selects(r)) {
 		if (cJSON_HasObjectItem(r, "limit")) {
-			fprintf(stderr, "dlqctl: --limit caps a --queue "
-			    "selection\n");
+			fprintf(stderr, "dlqctl: --limit caps a --queue or "
+			    "--signature selection\n");
 			return DLQ_EXIT_USAGE;
 		}
 		return DLQ_EXIT_OK;

@@ -1215,7 +1215,7 @@ START_TEST(a_selection_is_dropped_or_assigned_by_queue_and_class)
 {
 	struct h_rig f;
 	cJSON *j, *e;
-	char a[24], *out, *err;
+	char a[24], sig[16] = "", *out, *err;
 	int drops = 0, ids = 0;
 
 	start(&f, NULL);
@@ -1261,10 +1261,17 @@ START_TEST(a_selection_is_dropped_or_assigned_by_queue_and_class)
 	    f.q[0], "--status", "discarded", "--limit", "1000", NULL }), 700);
 	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--queue",
 	    f.q[0], "--status", "open", NULL }), 5);
+	/* by the signature the digest gave: it names its queue */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "groups",
+	    "--queue", f.q[0], NULL }), 0);
+	cJSON_ArrayForEach(e, j)
+		if (strcmp(h_jstr(e, "class"), "transient") == 0)
+			snprintf(sig, sizeof(sig), "%s", h_jstr(e, "signature"));
+	cJSON_Delete(j);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "assign",
-	    "--queue", f.q[0], "--class", "transient", "--owner", "network",
-	    "--decision", "replay once the provider is up", "--escalate-in",
-	    "2h", "--yes", NULL }), 0);
+	    "--signature", sig, "--owner", "network", "--decision",
+	    "replay once the provider is up", "--escalate-in", "2h", "--yes",
+	    NULL }), 0);
 	ck_assert_int_eq(h_jnum(j, "changed"), 5);
 	cJSON_Delete(j);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",

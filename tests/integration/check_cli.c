@@ -422,30 +422,42 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		{ "drop", "7", NULL },
 		{ "dlqctl: drop needs --reason\n" },
 		{ "drop", "--reason", "duplicate", NULL },
-		{ "dlqctl: drop needs one of: archive ids or --queue Q\n" },
+		{ "dlqctl: drop needs one of: archive ids, --queue Q or "
+		    "--signature SIG\n" },
 		{ "drop", "--class", "expired", "--reason", "too late", NULL },
-		{ "dlqctl: --class, --signature and --since narrow a --queue "
+		{ "dlqctl: --class and --since narrow a --queue or --signature "
 		    "selection\n" },
 		{ "assign", "7", "--owner", "payments", NULL },
 		{ "dlqctl: assign needs --decision\n" },
 		{ "reopen", "7", NULL },
 		{ "dlqctl: reopen needs --reason\n" },
 		{ "reopen", "--since", "1h", "--reason", "wrong one", NULL },
-		{ "dlqctl: --class, --signature and --since narrow a --queue "
+		{ "dlqctl: --class and --since narrow a --queue or --signature "
 		    "selection\n" },
 		{ "redrive", "resume", "orders", NULL },
 		{ "dlqctl: redrive resume needs --reason\n" },
 		{ "purge", NULL },
 		{ "dlqctl: purge needs --older-than\n" },
 		{ "replay", "7", "--queue", "orders", NULL },
-		{ "dlqctl: replay needs one of: archive ids, --queue Q or "
-		    "--from-queue Q\n" },
+		{ "dlqctl: replay needs one of: archive ids, --queue Q, "
+		    "--signature SIG or --from-queue Q\n" },
 		{ "replay", "--from-queue", "orders.dlq", "--queue", "orders",
 		    NULL },
-		{ "dlqctl: replay needs one of: archive ids, --queue Q or "
-		    "--from-queue Q\n" },
+		{ "dlqctl: replay needs one of: archive ids, --queue Q, "
+		    "--signature SIG or --from-queue Q\n" },
 		{ "replay", "7", "--class", "transient", NULL },
-		{ "dlqctl: --class, --signature and --since narrow a --queue "
+		{ "dlqctl: --class and --since narrow a --queue or --signature "
+		    "selection\n" },
+		{ "drop", "7", "--signature", "3dadb6d55f21", "--reason", "x",
+		    NULL },
+		{ "dlqctl: drop needs one of: archive ids, --queue Q or "
+		    "--signature SIG\n" },
+		{ "replay", "--from-queue", "orders.dlq", "--signature",
+		    "3dadb6d55f21", NULL },
+		{ "dlqctl: replay needs one of: archive ids, --queue Q, "
+		    "--signature SIG or --from-queue Q\n" },
+		{ "replay", "7", "--since", "1h", NULL },
+		{ "dlqctl: --class and --since narrow a --queue or --signature "
 		    "selection\n" },
 		/* a blank text is no reason; an option given twice would
 		 * leave which one counts to chance */

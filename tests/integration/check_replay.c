@@ -625,6 +625,11 @@ START_TEST(a_queue_selection_narrows_by_class_and_signature)
 	    "--signature", sig, NULL });
 	ck_assert_uint_eq(planned(j, first), 4u);
 	cJSON_Delete(j);
+	/* the signature names its queue: as the digest gives it, alone */
+	j = replay(f.cfg, &rc, (const char *[]){ "--signature", sig, NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(planned(j, first), 4u);
+	cJSON_Delete(j);
 	j = replay(f.cfg, &rc, (const char *[]){ "--queue", f.q[0], "--since",
 	    "1h", NULL });
 	ck_assert_uint_eq(planned(j, first), 7u);
