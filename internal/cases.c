@@ -263,6 +263,10 @@ dlq_cases_stats(sqlite3 *db, int64_t now_ms, int64_t owner_sla_ms,
 	    " 'by_class', (SELECT json_group_object(class, n) FROM"
 	    "   (SELECT class, count(*) n FROM dead_letters WHERE status IN "
 	    UNRESOLVED " GROUP BY class ORDER BY n DESC)),"
+	    /* what each owner still has to decide: the 50 with the most */
+	    " 'by_owner', (SELECT json_group_object(owner, n) FROM"
+	    "   (SELECT owner, count(*) n FROM dead_letters WHERE status ="
+	    "   'assigned' GROUP BY owner ORDER BY n DESC, owner LIMIT 50)),"
 	    " 'by_status', (SELECT json_group_object(status, n) FROM"
 	    "   (SELECT status, count(*) n FROM dead_letters GROUP BY status)),"
 	    " 'oldest_unresolved_age_ms', (SELECT ?1 - min(received_at)"

@@ -495,6 +495,8 @@ dlq_view_stats(FILE *f, const cJSON *d)
 	    cJSON_GetObjectItemCaseSensitive(d, "by_queue"));
 	counts(f, "unresolved by class",
 	    cJSON_GetObjectItemCaseSensitive(d, "by_class"));
+	counts(f, "assigned by owner",
+	    cJSON_GetObjectItemCaseSensitive(d, "by_owner"));
 	counts(f, "all by status", cJSON_GetObjectItemCaseSensitive(d, "by_status"));
 	traffic(f, cJSON_GetObjectItemCaseSensitive(d, "traffic"));
 	escalations(f, cJSON_GetObjectItemCaseSensitive(d, "escalations"));

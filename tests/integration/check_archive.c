@@ -1114,6 +1114,7 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	ck_assert_int_eq(h_jnum(get(j, "by_class"), "transient"), 3);
 	ck_assert_int_eq(h_jnum(get(j, "by_class"), "validation"), 1);
 	ck_assert_int_eq(h_jnum(get(j, "by_status"), "discarded"), 1);
+	ck_assert_int_eq(h_jnum(get(j, "by_owner"), "payments"), 1);
 	ck_assert_int_ge(h_jnum(j, "oldest_unresolved_age_ms"), 0);
 	cJSON_Delete(j);
 

@@ -300,7 +300,8 @@ START_TEST(stats_print_traffic_escalations_decisions_and_redrive)
 	    "\"oldest_unresolved_age_ms\":7200000,\"new_last_hour\":1,"
 	    "\"new_last_day\":3,\"replaying_unknown\":0,\"repeated_cycles\":0,"
 	    "\"payloads_purged\":0,\"by_queue\":{\"orders\":3},\"by_class\":"
-	    "{\"transient\":3},\"by_status\":{\"open\":3,\"replayed\":6},"
+	    "{\"transient\":3},\"by_owner\":{\"payments\":1},"
+	    "\"by_status\":{\"open\":3,\"replayed\":6},"
 	    "\"traffic\":{\"reported\":true,\"windowed\":false,\"queues\":["
 	    "{\"queue\":\"orders\",\"dead_lettered\":3,\"published\":200,"
 	    "\"share\":0.015},{\"queue\":\"bad\\u001b[2Jq\",\"dead_lettered\":"
@@ -316,6 +317,11 @@ START_TEST(stats_print_traffic_escalations_decisions_and_redrive)
 	    "\"redrive\":{\"left_for_humans\":1,\"outcomes\":{\"published\":5,"
 	    "\"failed\":2},\"circuits_open\":[\"orders\"]}}", 0);
 
+	ck_assert_ptr_nonnull(strstr(t, "\nunresolved by class:\n"
+	    "  transient                      3\n"
+	    "assigned by owner:\n"
+	    "  payments                       1\n"
+	    "all by status:\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\nshare of traffic, last hour:\n"
 	    "  QUEUE                          DEAD     PUBLISHED  SHARE\n"
 	    "  orders                         3        200        1.5 %\n"
