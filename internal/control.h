@@ -7,10 +7,11 @@
  *   <- {"ok":false,"code":"permission","error":"drop needs the operator role"}
  * The caller is identified by SO_PEERCRED and mapped to a role: viewer
  * (list, show without payload, stats, groups, audit), operator (+ payload,
- * assign, drop, reopen, replay), admin (+ purge). root and the worker's own user are
- * admin; others per control.viewers / operators / admins. Every mutating
- * request is written to the audit table, refused or not. One thread with
- * its own archive handle; a bad request never takes the worker down. */
+ * assign, drop, reopen, replay), admin (+ purge). root and the worker's
+ * own user are admin; others per control.viewers / operators / admins.
+ * Every mutating request is written to the audit table, refused or not.
+ * One thread with its own archive handle; a bad request never takes the
+ * worker down. */
 #ifndef DLQ_CONTROL_H
 #define DLQ_CONTROL_H
 

@@ -1,6 +1,6 @@
 /* ctlselect.c - dlqctl's changes by selection: drop, assign or reopen
- * the records of a --queue selection, listed first, then changed in
- * requests of CHUNK ids. */
+ * the records of a --queue or --signature selection, listed first, then
+ * changed in requests of CHUNK ids. */
 #include "ctlselect.h"
 
 #include <stdio.h>

@@ -17,9 +17,9 @@
 /* Runs `cmd` ("drop", "assign" or "reopen") over the selection in `r`
  * (its "queue", "class", "signature", "since_ms", "limit"; "yes" to do
  * it): drop takes the open and assigned records, assign the open ones,
- * reopen the discarded ones. Each
- * request carries the options of `r` named in `copy`. Without "yes" it
- * says on stderr how many it would change (exit 2). Prints the summary
+ * reopen the discarded ones. Each request carries the options of `r`
+ * named in `copy`. Without "yes" it says on stderr how many it would
+ * change (exit 2). Prints the summary
  * (`verb` N, the refused ones, whether more may match), as JSON with
  * `json`. Returns the exit code. */
 int	dlq_select_change(const char *socket, bool json, const cJSON *r,

@@ -26,9 +26,9 @@ int	dlqctl_call(struct dlqctl *x, cJSON *req,
 	    void (*view)(FILE *, const cJSON *, int64_t));
 /* A --queue the topology does not know: a note on stderr (mistyped?). */
 void	dlqctl_note_unknown_queue(const struct dlqctl *x, const cJSON *r);
-/* --class, --signature and --since only with --queue; else says so. */
 /* Whether `r` selects by --queue or --signature (not by ids). */
 bool	dlqctl_selects(const cJSON *r);
+/* --class and --since only with --queue or --signature; else says so. */
 bool	dlqctl_narrows_a_queue(const cJSON *r);
 
 /* broker.c: without the worker */
