@@ -410,15 +410,19 @@ connect_node(const struct dlq_config *c, const char *name,
 	if (r.reply_type != AMQP_RESPONSE_NORMAL) {
 		*status = login_status(r);
 		/* what answered the socket did not speak AMQP 0-9-1: the
-		 * usual slips are a TLS port or the management API's */
+		 * usual slips are a TLS port or the management API's; or
+		 * it took the connection and said nothing (a node frozen,
+		 * swapping, or a port of another service that waits) */
 		snprintf(why, whylen, "login to %s:%d vhost %s as %s failed: "
 		    "%s%s", n->host, n->port, c->broker.vhost,
 		    external ? "the client certificate's user" :
 		    c->broker.user, dlq_amqp_reply_text(r, tmp, sizeof(tmp)),
-		    r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
-		    !c->broker.tls ? " (is the port an AMQP listener? amqp:// is "
-		    "usually 5672, amqps:// 5671, the management API 15672 is "
-		    "not one)" : "");
+		    r.reply_type != AMQP_RESPONSE_LIBRARY_EXCEPTION ||
+		    c->broker.tls ? "" : r.library_error == AMQP_STATUS_TIMEOUT ?
+		    " (the port took the connection but nothing answered: a "
+		    "broker frozen or overloaded, or not an AMQP listener)" :
+		    " (is the port an AMQP listener? amqp:// is usually 5672, "
+		    "amqps:// 5671, the management API 15672 is not one)");
 		goto fail;
 	}
 	amqp_channel_open(conn, DLQ_AMQP_CHANNEL);

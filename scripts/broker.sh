@@ -4,6 +4,9 @@
 #   scripts/broker.sh start [PORT]   start unless something answers on PORT
 #   scripts/broker.sh stop  [PORT]   stop it cleanly
 #   scripts/broker.sh kill  [PORT]   kill -9 the node (fault tests)
+#   scripts/broker.sh pause [PORT]   SIGSTOP it: its connections stay
+#                                    open and silent (fault tests)
+#   scripts/broker.sh resume [PORT]  SIGCONT it
 #   scripts/broker.sh reset [PORT]   stop it, delete its data, start afresh
 #   scripts/broker.sh ctl   PORT ARGS...   rabbitmqctl against the node
 #   scripts/broker.sh ca    [PORT]   path of the CA file of its TLS listener
@@ -240,6 +243,14 @@ kill9() {
 	wait_port closed 30 && wait_gone 30
 }
 
+# $1: STOP or CONT, to every VM of the node.
+signal_node() {
+	local pid
+	for pid in $(node_pids); do
+		kill -"$1" "$pid" 2>/dev/null || true
+	done
+}
+
 # Only ever the private node's own directory.
 reset() {
 	stop || true
@@ -253,7 +264,9 @@ start) start ;;
 reset) reset ;;
 stop) stop ;;
 kill) kill9 ;;
+pause) signal_node STOP ;;
+resume) signal_node CONT ;;
 ca) echo "$base/tls/ca.pem" ;;
 ctl) shift 2; as_rabbitmq /usr/lib/rabbitmq/bin/rabbitmqctl -n "$node" "$@" ;;
-*) sed -n '2,25p' "$0" >&2; exit 2 ;;
+*) sed -n '2,28p' "$0" >&2; exit 2 ;;
 esac

@@ -834,6 +834,64 @@ START_TEST(a_broker_killed_mid_drain_loses_and_doubles_nothing)
 }
 END_TEST
 
+/* scripts/broker.sh `cmd` (pause, resume) on the test broker. */
+static void
+broker_signal(const char *cmd)
+{
+	char port[16], *out;
+
+	snprintf(port, sizeof(port), "%d", h_port());
+	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash", "scripts/broker.sh",
+	    cmd, port, NULL }, NULL, &out), 0);
+	free(out);
+}
+
+/* A broker that stops answering and closes nothing (its VM paused here;
+ * a node swapping, a network dropping packets): the consumers find out
+ * by the heartbeats (1 s), say so, try again with the reason (a login
+ * nothing answers), and consume again by themselves once it answers.
+ * A watchdog resumes the node even if the test dies before it does. */
+START_TEST(a_broker_gone_silent_is_found_by_heartbeats_and_waited_for)
+{
+	struct h_rig f;
+	char watchdog[160], *out;
+	cJSON **ev;
+	int i, n;
+	bool said;
+
+	h_set_heartbeat(1);
+	setup_only(&f, NULL);
+	h_close(f.c);
+	h_rig_start(&f);
+	snprintf(watchdog, sizeof(watchdog), "(sleep 60; scripts/broker.sh "
+	    "resume %d) >/dev/null 2>&1 &", h_port());
+	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash", "-c", watchdog,
+	    NULL }, NULL, &out), 0);
+	free(out);
+	broker_signal("pause");
+	ck_assert(h_worker_wait(&f.w, "consumer_error", 2, WAIT_MS));
+	ev = h_worker_events(&f.w, "consumer_error", &n);
+	for (i = 0; i < n; i++)
+		ck_assert_str_eq(h_jstr(ev[i], "error"),
+		    "heartbeat timeout, connection closed");
+	h_events_free(ev, n);
+	/* each try again waits for a login nothing answers, and says so */
+	ck_assert(h_worker_wait(&f.w, "consumer_reconnecting", 4, 60000));
+	ev = h_worker_events(&f.w, "consumer_reconnecting", &n);
+	for (i = 0, said = false; i < n; i++)
+		said |= strstr(h_jstr(ev[i], "error"), "nothing answered: a "
+		    "broker frozen or overloaded") != NULL;
+	h_events_free(ev, n);
+	ck_assert(said);
+	broker_signal("resume");
+	ck_assert(h_worker_wait(&f.w, "consumer_started", 4, 60000));
+	h_fill_confirmed(f.dlq[0], 3, "after");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	ck_assert_int_eq(rows(f.db, ""), 3);
+}
+END_TEST
+
 static bool
 memory_alarm_on(void)
 {
@@ -1357,6 +1415,8 @@ suite(void)
 	tcase_add_test(tc,
 	    dead_letters_of_a_gap_without_dlq_wait_in_an_at_least_once_queue);
 	tcase_add_test(tc, a_broker_killed_mid_drain_loses_and_doubles_nothing);
+	tcase_add_test(tc,
+	    a_broker_gone_silent_is_found_by_heartbeats_and_waited_for);
 	tcase_add_test(tc, sigterm_under_load_finishes_cleanly_and_twice_exits_at_once);
 	tcase_add_test(tc, no_secret_or_masked_value_in_logs_or_webhooks);
 	tcase_add_test(tc, an_archive_others_can_read_is_warned_about);
