@@ -84,6 +84,18 @@ col_width(const cJSON *rows, const char *key, const char *head, int cap)
 	return w < cap ? w : cap;
 }
 
+/* Whether a row of `rows` has an owner: then list shows the column. */
+static bool
+any_owner(const cJSON *rows)
+{
+	const cJSON *r;
+
+	cJSON_ArrayForEach(r, rows)
+		if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(r, "owner")))
+			return true;
+	return false;
+}
+
 void
 dlq_view_list(FILE *f, const cJSON *data, int64_t now)
 {
@@ -92,6 +104,7 @@ dlq_view_list(FILE *f, const cJSON *data, int64_t now)
 	int wq = col_width(data, "queue", "QUEUE", 40);
 	int wc = col_width(data, "class", "CLASS", 16);
 	int wm = col_width(data, "message_id", "MESSAGE_ID", 40);
+	int wo = any_owner(data) ? col_width(data, "owner", "OWNER", 24) : 0;
 
 	if (cJSON_GetArraySize(data) == 0) {
 		fputs("no dead letters match\n", f);
@@ -101,6 +114,8 @@ dlq_view_list(FILE *f, const cJSON *data, int64_t now)
 	cell(f, "QUEUE", wq);
 	cell(f, "CLASS", wc);
 	fprintf(f, "%-9s ", "STATUS");
+	if (wo > 0)
+		cell(f, "OWNER", wo);
 	cell(f, "MESSAGE_ID", wm);
 	fputs("ERROR\n", f);
 	cJSON_ArrayForEach(r, data) {
@@ -109,6 +124,8 @@ dlq_view_list(FILE *f, const cJSON *data, int64_t now)
 		cell(f, s(r, "queue"), wq);
 		cell(f, s(r, "class"), wc);
 		cell(f, s(r, "status"), 9);
+		if (wo > 0)
+			cell(f, s(r, "owner"), wo);
 		cell(f, s(r, "message_id"), wm);
 		dlq_term_put(f, error_text(r), 60, 0);
 		fputc('\n', f);

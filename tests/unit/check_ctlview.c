@@ -376,6 +376,26 @@ START_TEST(redrive_status_says_each_circuit)
 }
 END_TEST
 
+/* The cases' owners, in a column of their own once one of the records
+ * listed has one. */
+START_TEST(list_shows_owners_when_there_are_any)
+{
+	ck_assert_str_eq(view(dlq_view_list, "[{\"id\":5,\"received_at\":1000,"
+	    "\"queue\":\"orders\",\"class\":\"transient\",\"status\":"
+	    "\"assigned\",\"owner\":\"payments\",\"message_id\":\"m-5\","
+	    "\"error\":\"timeout\"},{\"id\":4,\"received_at\":1000,"
+	    "\"queue\":\"orders\",\"class\":\"transient\",\"status\":"
+	    "\"open\",\"owner\":null,\"message_id\":\"m-4\",\"error\":"
+	    "\"timeout\"}]", 61000),
+	    "ID       AGE       QUEUE  CLASS     STATUS    OWNER    MESSAGE_ID "
+	    "ERROR\n"
+	    "5        60s ago   orders transient assigned  payments m-5        "
+	    "timeout\n"
+	    "4        60s ago   orders transient open      -        m-4        "
+	    "timeout\n");
+}
+END_TEST
+
 /* A dead letter that carried no error header reads as such in list,
  * groups and show, the words the digest uses, not as an empty column. */
 START_TEST(a_dead_letter_without_an_error_header_says_so)
@@ -423,6 +443,7 @@ suite(void)
 	tcase_add_test(tc, groups_say_when_each_cause_began_and_last_hit);
 	tcase_add_test(tc, a_dead_letter_without_an_error_header_says_so);
 	tcase_add_test(tc, audit_entries_carry_their_ids);
+	tcase_add_test(tc, list_shows_owners_when_there_are_any);
 	tcase_add_test(tc, stats_say_how_to_settle_an_unknown_replay);
 	tcase_add_test(tc, stats_print_traffic_escalations_decisions_and_redrive);
 	tcase_add_test(tc, redrive_status_says_each_circuit);
