@@ -333,6 +333,23 @@ login_status(amqp_rpc_reply_t r)
 	return DLQ_AMQP_RETRY;
 }
 
+/* What to add to a failed login's reason: on a plain port, what
+ * answered the socket did not speak AMQP 0-9-1 (the usual slips are a
+ * TLS port or the management API's), or it took the connection and
+ * said nothing (a node frozen, swapping, or a port of another service
+ * that waits). */
+static const char *
+login_hint(amqp_rpc_reply_t r, bool tls)
+{
+	if (r.reply_type != AMQP_RESPONSE_LIBRARY_EXCEPTION || tls)
+		return "";
+	if (r.library_error == AMQP_STATUS_TIMEOUT)
+		return " (the port took the connection but nothing answered: a "
+		    "broker frozen or overloaded, or not an AMQP listener)";
+	return " (is the port an AMQP listener? amqp:// is usually 5672, "
+	    "amqps:// 5671, the management API 15672 is not one)";
+}
+
 /* A connection to node `n`: socket (TLS as configured), login, channel.
  * NULL with the reason in `why`; `status` FATAL when trying again cannot
  * help (a refused certificate or login, a configuration error). */
@@ -409,20 +426,11 @@ connect_node(const struct dlq_config *c, const char *name,
 	    c->broker.user, c->broker.password);
 	if (r.reply_type != AMQP_RESPONSE_NORMAL) {
 		*status = login_status(r);
-		/* what answered the socket did not speak AMQP 0-9-1: the
-		 * usual slips are a TLS port or the management API's; or
-		 * it took the connection and said nothing (a node frozen,
-		 * swapping, or a port of another service that waits) */
 		snprintf(why, whylen, "login to %s:%d vhost %s as %s failed: "
 		    "%s%s", n->host, n->port, c->broker.vhost,
 		    external ? "the client certificate's user" :
 		    c->broker.user, dlq_amqp_reply_text(r, tmp, sizeof(tmp)),
-		    r.reply_type != AMQP_RESPONSE_LIBRARY_EXCEPTION ||
-		    c->broker.tls ? "" : r.library_error == AMQP_STATUS_TIMEOUT ?
-		    " (the port took the connection but nothing answered: a "
-		    "broker frozen or overloaded, or not an AMQP listener)" :
-		    " (is the port an AMQP listener? amqp:// is usually 5672, "
-		    "amqps:// 5671, the management API 15672 is not one)");
+		    login_hint(r, c->broker.tls));
 		goto fail;
 	}
 	amqp_channel_open(conn, DLQ_AMQP_CHANNEL);

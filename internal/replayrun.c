@@ -976,7 +976,7 @@ judge_live(const struct dlq_config *c, const struct dlq_classifier *k,
 	const amqp_field_value_t *v;
 	struct dlq_buf err;
 	char reason[32];
-	int64_t died = dlq_wall_ms();
+	int64_t died = dlq_wall_ms(), first;
 	bool ok;
 
 	dlq_buf_init(&err);
@@ -986,8 +986,8 @@ judge_live(const struct dlq_config *c, const struct dlq_classifier *k,
 	    d->n_xdeath > 0 && d->xdeath[0].reason.p ? d->xdeath[0].reason.p :
 	    "unknown");
 	dlq_classify(k, queue, reason, err.data ? err.data : "", &cl);
-	if (dlq_deadletter_first_death_ms(d) > 0)
-		died = dlq_deadletter_first_death_ms(d);
+	if ((first = dlq_deadletter_first_death_ms(d)) > 0)
+		died = first;
 	*replay_count = 0;
 	if ((d->props->_flags & AMQP_BASIC_HEADERS_FLAG) &&
 	    (v = dlq_table_get(&d->props->headers, "x-replay-count")) != NULL)

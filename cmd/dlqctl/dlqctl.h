@@ -29,7 +29,7 @@ void	dlqctl_note_unknown_queue(const struct dlqctl *x, const cJSON *r);
 /* Whether `r` selects by --queue or --signature (not by ids). */
 bool	dlqctl_selects(const cJSON *r);
 /* --class and --since only with --queue or --signature; else says so. */
-bool	dlqctl_narrows_a_queue(const cJSON *r);
+bool	dlqctl_narrows_a_selection(const cJSON *r);
 
 /* broker.c: without the worker */
 int	cmd_topology_show(struct dlqctl *x, int argc, char **argv);

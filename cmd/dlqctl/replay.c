@@ -156,7 +156,7 @@ cmd_replay(struct dlqctl *x, int argc, char **argv)
 		    "--queue Q, --signature SIG or --from-queue Q\n");
 		goto out;
 	}
-	if (!dlqctl_narrows_a_queue(r))
+	if (!dlqctl_narrows_a_selection(r))
 		goto out;
 	dlqctl_note_unknown_queue(x, r);
 	o.select = cJSON_CreateObject();

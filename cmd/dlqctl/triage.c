@@ -253,7 +253,7 @@ dlqctl_selects(const cJSON *r)
  * failure signature belongs to one queue); alone they would select
  * across every queue. */
 bool
-dlqctl_narrows_a_queue(const cJSON *r)
+dlqctl_narrows_a_selection(const cJSON *r)
 {
 	if (!dlqctl_selects(r) && (cJSON_HasObjectItem(r, "class") ||
 	    cJSON_HasObjectItem(r, "since_ms"))) {
@@ -273,7 +273,7 @@ ids_or_selection(struct dlqctl *x, cJSON *r, const char *cmd,
     const char *const *copy, const char *verb, bool *done)
 {
 	*done = false;
-	if (!dlqctl_narrows_a_queue(r))
+	if (!dlqctl_narrows_a_selection(r))
 		return DLQ_EXIT_USAGE;
 	if (cJSON_HasObjectItem(r, "ids") == dlqctl_selects(r)) {
 		fprintf(stderr, "dlqctl: %s needs one of: archive ids, --queue Q "
