@@ -18,10 +18,12 @@
 #include <time.h>
 
 #include "log.h"
+#include "tcpprobe.h"
 #include "url.h"
 
 #define CONNECT_TIMEOUT_S	10
 #define RPC_TIMEOUT_S		30
+#define PROBE_TIMEOUT_MS	2000	/* per address, on the error path */
 #define MAX_NODES		17	/* the URL's and 16 of rabbitmq.hosts */
 /* rabbitmq-c opens a connection with a 64 KiB output buffer and
  * reallocates it to the negotiated frame size. Once a flood has left
@@ -350,6 +352,25 @@ login_hint(amqp_rpc_reply_t r, bool tls)
 	    "amqps:// 5671, the management API 15672 is not one)";
 }
 
+/* Why the socket to node `n` could not be opened: rabbitmq-c's words,
+ * with what they leave out. A "socket error" is a failed TCP connect
+ * whose errno the library dropped: connecting again says which. */
+static const char *
+connect_failure(int rc, const struct node *n, char *buf, size_t len)
+{
+	int err;
+
+	if (rc == AMQP_STATUS_SSL_CONNECTION_FAILED) {
+		snprintf(buf, len, "%s (is the port a TLS listener? amqps:// "
+		    "is usually 5671, amqp:// 5672)", amqp_error_string2(rc));
+		return buf;
+	}
+	if (rc == AMQP_STATUS_SOCKET_ERROR &&
+	    (err = dlq_tcp_probe(n->host, n->port, PROBE_TIMEOUT_MS)) != 0)
+		return dlq_tcp_probe_text(err, buf, len);
+	return amqp_error_string2(rc);
+}
+
 /* A connection to node `n`: socket (TLS as configured), login, channel.
  * NULL with the reason in `why`; `status` FATAL when trying again cannot
  * help (a refused certificate or login, a configuration error). */
@@ -388,11 +409,8 @@ connect_node(const struct dlq_config *c, const char *name,
 		goto fail;
 	}
 	if (rc != AMQP_STATUS_OK) {
-		snprintf(why, whylen, "cannot connect to %s:%d: %s%s", n->host,
-		    n->port, amqp_error_string2(rc),
-		    rc == AMQP_STATUS_SSL_CONNECTION_FAILED ? " (is the port a "
-		    "TLS listener? amqps:// is usually 5671, amqp:// 5672)" :
-		    "");
+		snprintf(why, whylen, "cannot connect to %s:%d: %s", n->host,
+		    n->port, connect_failure(rc, n, tmp, sizeof(tmp)));
 		goto fail;
 	}
 	amqp_set_handshake_timeout(conn, &tv);

@@ -731,7 +731,8 @@ START_TEST(a_node_that_does_not_answer_is_passed_over)
 	ck_assert_int_ge(n, 1);
 	snprintf(want, sizeof(want), "localhost:%d", real);
 	ck_assert_str_eq(h_jstr(ev[0], "node"), want);
-	snprintf(want, sizeof(want), "cannot connect to 127.0.0.1:%d: ", dead);
+	snprintf(want, sizeof(want), "cannot connect to 127.0.0.1:%d: "
+	    "connection refused (", dead);
 	ck_assert_msg(strncmp(h_jstr(ev[0], "unreachable"), want,
 	    strlen(want)) == 0, "%s", h_jstr(ev[0], "unreachable"));
 	h_events_free(ev, n);
@@ -749,8 +750,8 @@ START_TEST(a_node_that_does_not_answer_is_passed_over)
 	    "127.0.0.1:%d: ", dead);
 	ck_assert_msg(strncmp(h_jstr(ev[0], "error"), want, strlen(want)) ==
 	    0, "%s", h_jstr(ev[0], "error"));
-	snprintf(want, sizeof(want), "; cannot connect to localhost:%d: ",
-	    dead);
+	snprintf(want, sizeof(want), "; cannot connect to localhost:%d: "
+	    "connection refused (", dead);
 	ck_assert_ptr_nonnull(strstr(h_jstr(ev[0], "error"), want));
 	h_events_free(ev, n);
 	ck_assert_int_eq(h_worker_stop(&w, 5000, NULL), 0);
@@ -779,6 +780,10 @@ START_TEST(a_broker_not_up_is_waited_for_until_stopped)
 		    "retry_in_ms")));
 		ck_assert_int_gt(h_jnum(ev[i], "retry_in_ms"), 0);
 		ck_assert_ptr_null(strstr(h_jstr(ev[i], "url"), "s3cret"));
+		ck_assert_msg(strstr(h_jstr(ev[i], "error"), ": connection "
+		    "refused (nothing listens on that port: is the broker "
+		    "running, and is this its port?)") != NULL, "%s",
+		    h_jstr(ev[i], "error"));
 	}
 	h_events_free(ev, n);
 	ck_assert_int_eq(h_worker_stop(&w, 5000, &ms), 0);
