@@ -27,6 +27,7 @@
 #include "log.h"
 #include "parentdir.h"
 #include "redact.h"
+#include "sigrefresh.h"
 #include "vfs.h"
 
 #define HEADERS_MAX	(256 * 1024)
@@ -895,6 +896,9 @@ dlq_archive_open(const struct dlq_config *c)
 	}
 	if (migrate(a) == -1)
 		goto fail;
+	/* not fatal: the records keep their signatures, tried again at the
+	 * next start (signatures_refresh_failed says why) */
+	(void)dlq_sigrefresh_run(a->db, a->path);
 	a->payload_last = schema_version(a) >= 10;
 	a->mask = (struct dlq_redact){ &c->mask_keys, c->mask_emails,
 	    (int)c->mask_digits_min, 0 };

@@ -17,6 +17,13 @@
 #define DLQ_SIGNATURE_TEXT_MAX	160
 #define DLQ_SIGNATURE_ID_LEN	12
 
+/* The version of what dlq_signature_normalize() and dlq_signature_hash()
+ * give for a text: one more whenever a release changes it (a new kind of
+ * id normalised away), so that the records archived before are given
+ * their signature again (sigrefresh.h). 1: digits, hex, uuid and random
+ * ids, emails (2026-12). */
+#define DLQ_SIGNATURE_VERSION	1
+
 /* What a digest line, `dlqctl list`, `groups` and `show` say for a dead
  * letter that carried none of the configured error headers. */
 #define DLQ_NO_ERROR_TEXT	"(no error header)"

@@ -1824,6 +1824,58 @@ user_version(const char *path)
 	return n;
 }
 
+/* An archive of a release that normalised error texts otherwise: at the
+ * upgrade its records are given this release's signatures, so that one
+ * cause stays one group and a --signature selection takes its records
+ * of before the upgrade too. */
+START_TEST(an_upgrade_keeps_one_cause_in_one_group)
+{
+	static const char *const older[] = {
+		"UPDATE dead_letters SET signature = 'b0b0b0b0b0b0'",
+		"DELETE FROM archive_meta WHERE key = 'signature_version'",
+		NULL,
+	};
+	struct h_rig f;
+	cJSON *j, **ev;
+	char sig[16];
+	int n;
+
+	start(&f, NULL);
+	die_in(&f, 0, 2, "payments timeout after 3012ms");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 2, WAIT_MS));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	rewrite_archive(f.db, older);
+	h_rig_start(&f);
+	ev = h_worker_events(&f.w, "signatures_refreshed", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(h_jnum(ev[0], "records"), 2);
+	ck_assert_int_eq(h_jnum(ev[0], "changed"), 2);
+	h_events_free(ev, n);
+
+	die_in(&f, 0, 1, "payments timeout after 4711ms");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "dead_letter", &n);
+	snprintf(sig, sizeof(sig), "%s", h_jstr(ev[0], "signature"));
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "groups",
+	    NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 0), "signature"), sig);
+	ck_assert_int_eq(h_jnum(cJSON_GetArrayItem(j, 0), "count"), 3);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    "--signature", sig, NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 3);
+	cJSON_Delete(j);
+
+	/* once: a restart reads no record again */
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	h_rig_start(&f);
+	ck_assert_int_eq(h_worker_count(&f.w, "signatures_refreshed"), 0);
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* Starts the rig's worker on its archive, left at schema `from` by an
  * older release: upgraded once, to schema 10, and said so. */
 static void
@@ -1875,8 +1927,9 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 		NULL,
 	};
 	struct h_rig f;
-	cJSON *j;
+	cJSON *j, **ev;
 	char *sql;
+	int n;
 
 	start(&f, NULL);
 	die_in(&f, 0, 2, "migrate me");
@@ -1889,6 +1942,13 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	rewrite_archive(f.db, to_v1);
 	ck_assert_int_eq(user_version(f.db), 1);
 	start_upgrading(&f, 1);
+	/* the signatures computed again from what the records keep are the
+	 * ones the consumers gave them */
+	ev = h_worker_events(&f.w, "signatures_refreshed", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(h_jnum(ev[0], "records"), 2);
+	ck_assert_int_eq(h_jnum(ev[0], "changed"), 0);
+	h_events_free(ev, n);
 	/* v3 dropped the message_id index; v4 keeps replays only in the
 	 * lineage index */
 	ck_assert_ptr_null(index_sql(f.db, "dead_letters_message"));
@@ -2690,6 +2750,7 @@ suite(void)
 	tcase_add_test(tc, connections_left_open_lock_no_one_out);
 	tcase_add_test(tc, stats_tell_the_share_of_a_queues_traffic_that_died);
 	tcase_add_test(tc, a_version_1_archive_is_migrated_and_keeps_its_records);
+	tcase_add_test(tc, an_upgrade_keeps_one_cause_in_one_group);
 	tcase_add_test(tc, an_archive_holding_a_fingerprint_twice_is_migrated);
 	tcase_add_test(tc, a_version_9_archive_gets_its_payloads_last);
 	tcase_add_test(tc,

@@ -8,6 +8,7 @@
  * A real SQLite file in a temporary directory; no broker. */
 #include <check.h>
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -21,6 +22,8 @@
 #include "archive.h"
 #include "cases.h"
 #include "deadletter.h"
+#include "log.h"
+#include "signature.h"
 
 static char dir[64], path[96];
 static struct dlq_config cfg;
@@ -824,6 +827,86 @@ START_TEST(an_archive_of_a_newer_schema_is_refused_untouched)
 }
 END_TEST
 
+/* The signature this release gives a record of check_archive's. */
+static void
+signature_now(const char *error, char out[DLQ_SIGNATURE_ID_LEN + 1])
+{
+	struct dlq_buf norm;
+
+	dlq_buf_init(&norm);
+	dlq_signature_normalize(error, strlen(error), &norm);
+	dlq_signature_id(dlq_signature_hash("orders", "rejected", "unknown",
+	    norm.data != NULL ? norm.data : ""), out);
+	dlq_buf_release(&norm);
+}
+
+/* Opens the archive again, its log lines into `log` (bytes). */
+static void
+reopen_logged(char *log, size_t n)
+{
+	char file[128];
+	FILE *f;
+	int fd;
+
+	dlq_archive_close(a);
+	snprintf(file, sizeof(file), "%s/log", dir);
+	ck_assert_int_ge(fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+	    0);
+	dlq_log_set_fd(fd);
+	a = dlq_archive_open(&cfg);
+	dlq_log_set_fd(1);
+	close(fd);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(f = fopen(file, "r"));
+	log[fread(log, 1, n - 1, f)] = '\0';
+	fclose(f);
+}
+
+/* Records archived by a release that normalised error texts otherwise
+ * (here: an email address left in, and one whose signature is already
+ * right) are given this release's signature at the next open, once: one
+ * cause reads as one group. An archive noted by a newer release is left
+ * as it is. */
+START_TEST(an_upgrade_gives_the_archived_records_their_signature_again)
+{
+	static const char err[] = "no mailbox bob@example.com after 3012ms";
+	char want[DLQ_SIGNATURE_ID_LEN + 1], sql[256], log[1024];
+
+	signature_now(err, want);
+	put_many(3);
+	snprintf(sql, sizeof(sql), "UPDATE dead_letters SET error = '%s',"
+	    " signature = CASE message_id WHEN 'm-1' THEN '%s' ELSE"
+	    " 'b0b0b0b0b0b0' END; DELETE FROM archive_meta WHERE key ="
+	    " 'signature_version'", err, want);
+	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(a), sql, NULL, NULL,
+	    NULL), SQLITE_OK);
+	reopen_logged(log, sizeof(log));
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM dead_letters WHERE"
+	    " signature = '%s'", want);
+	ck_assert_int_eq(number(sql), 3);
+	ck_assert_msg(strstr(log, "\"event\":\"signatures_refreshed\"") &&
+	    strstr(log, "\"from\":0,\"to\":1,\"records\":3,\"changed\":2,"),
+	    "%s", log);
+
+	/* once: the version is noted, the next open reads no record */
+	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(a), "UPDATE dead_letters"
+	    " SET signature = 'b0b0b0b0b0b0' WHERE message_id = 'm-0'", NULL,
+	    NULL, NULL), SQLITE_OK);
+	reopen_logged(log, sizeof(log));
+	ck_assert_str_eq(log, "");
+	ck_assert_str_eq(column("signature", 1), "b0b0b0b0b0b0");
+
+	/* noted by a newer release: not taken back to this one's */
+	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(a), "UPDATE archive_meta"
+	    " SET value = value + 1 WHERE key = 'signature_version'", NULL,
+	    NULL, NULL), SQLITE_OK);
+	reopen_logged(log, sizeof(log));
+	ck_assert_str_eq(column("signature", 1), "b0b0b0b0b0b0");
+	ck_assert_int_eq(number("SELECT value FROM archive_meta WHERE key ="
+	    " 'signature_version'"), DLQ_SIGNATURE_VERSION + 1);
+}
+END_TEST
+
 /* A commit the file system refuses (a disk full; here a file size
  * limit) fails, and says the system's reason. */
 START_TEST(a_commit_the_disk_refuses_says_why)
@@ -911,7 +994,8 @@ START_TEST(a_probe_fails_as_a_write_of_its_size_would)
 	ck_assert_int_eq(dlq_archive_probe(a, 2 * 1024 * 1024), 0);
 	h = dlq_archive_db(a);
 	ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT count(*) FROM "
-	    "archive_meta", -1, &q, NULL), SQLITE_OK);
+	    "archive_meta WHERE key <> 'signature_version'", -1, &q, NULL),
+	    SQLITE_OK);
 	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
 	ck_assert_int_eq(sqlite3_column_int(q, 0), 0);
 	sqlite3_finalize(q);
@@ -946,6 +1030,8 @@ archive_suite(void)
 	tcase_add_test(tc, a_commit_the_disk_refuses_says_why);
 	tcase_add_test(tc, a_probe_fails_as_a_write_of_its_size_would);
 	tcase_add_test(tc, a_drop_is_undone_unless_it_could_send_a_message_twice);
+	tcase_add_test(tc,
+	    an_upgrade_gives_the_archived_records_their_signature_again);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,197 @@
+/* sigrefresh.c - the archived records' failure signatures, computed again
+ * when a release reads error texts better. */
+#include "sigrefresh.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amqp.h"
+#include "buf.h"
+#include "log.h"
+#include "signature.h"
+
+#define VERSION_KEY	"signature_version"
+/* Read a chunk, then write its changes: an UPDATE of the table a SELECT
+ * is still stepping through is left undefined by SQLite. */
+#define CHUNK		1000
+
+struct change {
+	int64_t	id;
+	char	sig[DLQ_SIGNATURE_ID_LEN + 1];
+};
+
+struct refresh {
+	sqlite3		*db;
+	sqlite3_stmt	*read;
+	sqlite3_stmt	*write;
+	struct dlq_buf	 norm;
+	struct change	 changes[CHUNK];
+	int64_t		 records;
+	int64_t		 changed;
+};
+
+static const char *
+text(sqlite3_stmt *st, int col)
+{
+	const char *s = (const char *)sqlite3_column_text(st, col);
+
+	return s != NULL ? s : "";
+}
+
+/* The version noted in archive_meta; 0 when none is (an archive of
+ * before DLQ_SIGNATURE_VERSION, or a new one); -1 on error. */
+static int64_t
+noted_version(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int64_t v = -1;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT value FROM archive_meta WHERE"
+	    " key = '" VERSION_KEY "'", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	else if (rc == SQLITE_DONE)
+		v = 0;
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* The records after archive id `after`, up to CHUNK: the ones whose
+ * signature differs from what it is now go into r->changes. Their
+ * number, the last id read in *last; -1 on error. */
+static int
+read_chunk(struct refresh *r, int64_t after, int64_t *last)
+{
+	char sig[DLQ_SIGNATURE_ID_LEN + 1];
+	const char *error;
+	int n = 0, rc;
+
+	sqlite3_reset(r->read);
+	sqlite3_bind_int64(r->read, 1, after);
+	sqlite3_bind_int(r->read, 2, CHUNK);
+	while ((rc = sqlite3_step(r->read)) == SQLITE_ROW) {
+		*last = sqlite3_column_int64(r->read, 0);
+		error = text(r->read, 4);
+		dlq_buf_reset(&r->norm);
+		dlq_signature_normalize(error, strlen(error), &r->norm);
+		dlq_signature_id(dlq_signature_hash(text(r->read, 1),
+		    text(r->read, 2), text(r->read, 3), r->norm.data != NULL ?
+		    r->norm.data : ""), sig);
+		r->records++;
+		if (strcmp(sig, text(r->read, 5)) != 0) {
+			r->changes[n].id = *last;
+			memcpy(r->changes[n].sig, sig, sizeof(sig));
+			n++;
+		}
+	}
+	return rc == SQLITE_DONE ? n : -1;
+}
+
+static int
+write_changes(struct refresh *r, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		sqlite3_reset(r->write);
+		sqlite3_bind_text(r->write, 1, r->changes[i].sig, -1,
+		    SQLITE_STATIC);
+		sqlite3_bind_int64(r->write, 2, r->changes[i].id);
+		if (sqlite3_step(r->write) != SQLITE_DONE)
+			return -1;
+		r->changed++;
+	}
+	return 0;
+}
+
+/* Every record, chunk by chunk, then the version noted. */
+static int
+refresh_all(struct refresh *r)
+{
+	sqlite3_stmt *note;
+	int64_t after = 0, last;
+	int n, rc;
+
+	if (sqlite3_prepare_v2(r->db, "SELECT id, queue, reason, class, error,"
+	    " signature FROM dead_letters WHERE id > ?1 ORDER BY id LIMIT ?2",
+	    -1, &r->read, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(r->db, "UPDATE dead_letters SET signature = ?1"
+	    " WHERE id = ?2", -1, &r->write, NULL) != SQLITE_OK)
+		return -1;
+	for (;;) {
+		last = after;
+		if ((n = read_chunk(r, after, &last)) < 0 ||
+		    write_changes(r, n) == -1)
+			return -1;
+		if (last == after)
+			break;
+		after = last;
+	}
+	if (sqlite3_prepare_v2(r->db, "INSERT INTO archive_meta (key, value)"
+	    " VALUES ('" VERSION_KEY "', ?1) ON CONFLICT (key) DO UPDATE SET"
+	    " value = excluded.value", -1, &note, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int(note, 1, DLQ_SIGNATURE_VERSION);
+	rc = sqlite3_step(note) == SQLITE_DONE ? 0 : -1;
+	sqlite3_finalize(note);
+	return rc;
+}
+
+static void
+log_refreshed(const struct refresh *r, const char *path, int64_t from,
+    int64_t ms)
+{
+	struct dlq_buf line = { 0 };
+
+	if (dlq_log_begin(&line, DLQ_LOG_INFO, "signatures_refreshed")) {
+		dlq_log_str(&line, "path", path);
+		dlq_log_int(&line, "from", from);
+		dlq_log_int(&line, "to", DLQ_SIGNATURE_VERSION);
+		dlq_log_int(&line, "records", r->records);
+		dlq_log_int(&line, "changed", r->changed);
+		dlq_log_int(&line, "ms", ms);
+		dlq_log_end(&line);
+	}
+	dlq_buf_release(&line);
+}
+
+int
+dlq_sigrefresh_run(sqlite3 *db, const char *path)
+{
+	struct refresh *r;
+	int64_t t0 = dlq_now_ms(), from;
+	int rc = -1;
+
+	/* the version read again inside the write transaction: handles
+	 * opening at once refresh once */
+	if ((from = noted_version(db)) == -1)
+		return -1;
+	if (from >= DLQ_SIGNATURE_VERSION)
+		return 0;
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return -1;
+	r->db = db;
+	dlq_buf_init(&r->norm);
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
+	    (from = noted_version(db)) == -1 ||
+	    (from < DLQ_SIGNATURE_VERSION && refresh_all(r) == -1) ||
+	    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		dlq_log(DLQ_LOG_WARN, "signatures_refresh_failed", "path", path,
+		    "error", sqlite3_errmsg(db), NULL);
+		if (!sqlite3_get_autocommit(db))
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		goto out;
+	}
+	rc = 0;
+	if (r->records > 0)
+		log_refreshed(r, path, from, dlq_now_ms() - t0);
+out:
+	sqlite3_finalize(r->read);
+	sqlite3_finalize(r->write);
+	dlq_buf_release(&r->norm);
+	free(r);
+	return rc;
+}
