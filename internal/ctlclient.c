@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -43,6 +44,30 @@ wait_answer(int fd, int64_t deadline)
 	return rc;
 }
 
+/* Why the worker's socket at `path` did not take the connection: its
+ * path naming something else, a socket nobody answers on any more (a
+ * worker killed), no such path, or the system's reason. */
+static void
+unreachable(const char *path, int err, char *why, size_t whylen)
+{
+	struct stat st;
+	char sys[128];
+
+	if (err == ECONNREFUSED && stat(path, &st) == 0 && !S_ISSOCK(st.st_mode))
+		snprintf(why, whylen, "cannot reach dlq-worker at %s: it is a "
+		    "%s, not a socket (control.socket / DLQ_CONTROL_SOCKET "
+		    "names the worker's socket)", path, S_ISDIR(st.st_mode) ?
+		    "directory" : "file");
+	else if (err == ECONNREFUSED)
+		snprintf(why, whylen, "cannot reach dlq-worker at %s: nobody "
+		    "answers on this socket (left by a worker that stopped? is "
+		    "it running?)", path);
+	else
+		snprintf(why, whylen, "cannot reach dlq-worker at %s: %s (is "
+		    "it running? control.socket / DLQ_CONTROL_SOCKET)", path,
+		    strerror_r(err, sys, sizeof(sys)));
+}
+
 cJSON *
 dlq_ctl_call(const char *path, const cJSON *request, char *why, size_t whylen)
 {
@@ -68,9 +93,7 @@ dlq_ctl_call(const char *path, const cJSON *request, char *why, size_t whylen)
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0 ||
 	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		snprintf(why, whylen, "cannot reach dlq-worker at %s: %s (is "
-		    "it running? control.socket / DLQ_CONTROL_SOCKET)", path,
-		    strerror(errno));
+		unreachable(path, errno, why, whylen);
 		if (fd >= 0)
 			close(fd);
 		return NULL;
