@@ -20,7 +20,9 @@
  * DLQ_SIGNATURE_VERSION, once: a later call finds the version noted and
  * reads nothing else; an archive a newer release has noted a higher
  * version in is left as it is. Logs `signatures_refreshed` when it read
- * any record. 0, or -1 with SQLite's error on `db` (nothing changed). */
+ * any record; 0. On an error (the disk full, the archive locked past
+ * its busy timeout) nothing is changed, `signatures_refresh_failed` says
+ * SQLite's reason, and -1. */
 int	dlq_sigrefresh_run(sqlite3 *db, const char *path);
 
 #endif

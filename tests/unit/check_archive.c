@@ -907,6 +907,34 @@ START_TEST(an_upgrade_gives_the_archived_records_their_signature_again)
 }
 END_TEST
 
+/* Locked by another process past the busy timeout: the archive opens,
+ * its records keep their signatures, the log says why, and the next
+ * open does what this one could not. */
+START_TEST(a_refresh_that_cannot_write_leaves_the_archive_usable)
+{
+	char log[1024];
+	sqlite3 *other;
+
+	put_many(2);
+	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(a), "UPDATE dead_letters"
+	    " SET signature = 'b0b0b0b0b0b0'; DELETE FROM archive_meta WHERE"
+	    " key = 'signature_version'", NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL,
+	    NULL), SQLITE_OK);
+	reopen_logged(log, sizeof(log));
+	ck_assert_msg(strstr(log, "\"event\":\"signatures_refresh_failed\"") &&
+	    strstr(log, "\"error\":\"database is locked\""), "%s", log);
+	ck_assert_str_eq(column("signature", 1), "b0b0b0b0b0b0");
+	ck_assert_int_eq(sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(other);
+	reopen_logged(log, sizeof(log));
+	ck_assert_msg(strstr(log, "\"records\":2,\"changed\":2,"), "%s", log);
+	ck_assert_str_ne(column("signature", 1), "b0b0b0b0b0b0");
+}
+END_TEST
+
 /* A commit the file system refuses (a disk full; here a file size
  * limit) fails, and says the system's reason. */
 START_TEST(a_commit_the_disk_refuses_says_why)
@@ -1032,6 +1060,7 @@ archive_suite(void)
 	tcase_add_test(tc, a_drop_is_undone_unless_it_could_send_a_message_twice);
 	tcase_add_test(tc,
 	    an_upgrade_gives_the_archived_records_their_signature_again);
+	tcase_add_test(tc, a_refresh_that_cannot_write_leaves_the_archive_usable);
 	suite_add_tcase(s, tc);
 	return s;
 }
