@@ -46,7 +46,8 @@ wait_answer(int fd, int64_t deadline)
 
 /* Why the worker's socket at `path` did not take the connection: its
  * path naming something else, a socket nobody answers on any more (a
- * worker killed), no such path, or the system's reason. */
+ * worker killed), a directory or socket mode that keeps this user out,
+ * no such path, or the system's reason. */
 static void
 unreachable(const char *path, int err, char *why, size_t whylen)
 {
@@ -62,6 +63,10 @@ unreachable(const char *path, int err, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot reach dlq-worker at %s: nobody "
 		    "answers on this socket (left by a worker that stopped? is "
 		    "it running?)", path);
+	else if (err == EACCES)
+		snprintf(why, whylen, "cannot reach dlq-worker at %s: "
+		    "Permission denied (this user may not enter a directory of "
+		    "the path, or write the socket: ls -ld each)", path);
 	else
 		snprintf(why, whylen, "cannot reach dlq-worker at %s: %s (is "
 		    "it running? control.socket / DLQ_CONTROL_SOCKET)", path,

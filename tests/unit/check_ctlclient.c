@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../check_main.h"
@@ -93,6 +94,42 @@ START_TEST(a_path_that_is_no_socket_is_named_for_what_it_is)
 }
 END_TEST
 
+/* A directory of the path this user may not enter: the temporary one is
+ * 0700, and a child of the test asks as another user (as root: nobody;
+ * else the same user, the directory's mode taken away). */
+START_TEST(a_path_this_user_may_not_enter_says_so)
+{
+	char want[300];
+	cJSON *q, *answer;
+	pid_t pid;
+	int status;
+
+	snprintf(want, sizeof(want), "cannot reach dlq-worker at %s: "
+	    "Permission denied (this user may not enter a directory of the "
+	    "path, or write the socket: ls -ld each)", path);
+	ck_assert_int_ge(pid = fork(), 0);
+	if (pid == 0) {
+		if (geteuid() == 0 ? setgid(65534) != 0 || setuid(65534) != 0 :
+		    chmod(dir, 0) != 0)
+			_exit(2);
+		q = dlq_ctl_request("ping");
+		answer = dlq_ctl_call(path, q, why, sizeof(why));
+		cJSON_Delete(q);
+		if (answer != NULL)
+			_exit(3);
+		if (strcmp(why, want) != 0) {
+			fprintf(stderr, "got: %s\n", why);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -103,6 +140,7 @@ suite(void)
 	tcase_add_test(tc, no_socket_at_the_path_asks_whether_the_worker_runs);
 	tcase_add_test(tc, a_socket_nobody_answers_on_is_said_to_be_left_over);
 	tcase_add_test(tc, a_path_that_is_no_socket_is_named_for_what_it_is);
+	tcase_add_test(tc, a_path_this_user_may_not_enter_says_so);
 	suite_add_tcase(s, tc);
 	return s;
 }
