@@ -5,11 +5,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "archive.h"
 #include "cli.h"
 #include "config.h"
 #include "control.h"
+#include "signature.h"
 #include "topology.h"
 #include "worker.h"
+
+/* With what it writes into an archive, so that an operator knows
+ * before an upgrade whether its first start will migrate the archive or
+ * give the records their signatures again (archive_migrated,
+ * signatures_refreshed). */
+static void
+print_version(void)
+{
+	printf("dlq-worker %s (archive schema %d, signature version %d)\n",
+	    DLQ_VERSION, DLQ_ARCHIVE_SCHEMA, DLQ_SIGNATURE_VERSION);
+}
 
 /* --check-config: a role given to nobody is worth a warning, not a
  * refusal (the user may be created after the check). */
@@ -69,7 +82,7 @@ main(int argc, char **argv)
 		case 'n': check = true; break;
 		case 'a': assert_only = true; break;
 		case 'h': usage(stdout); return DLQ_EXIT_OK;
-		case 'V': puts("dlq-worker " DLQ_VERSION); return DLQ_EXIT_OK;
+		case 'V': print_version(); return DLQ_EXIT_OK;
 		default:
 			dlq_cli_bad_option("dlq-worker", argv, longopts);
 			usage(stderr);

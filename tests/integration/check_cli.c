@@ -13,7 +13,10 @@
 #include <unistd.h>
 
 #include "../check_main.h"
+#include "archive.h"
+#include "cli.h"
 #include "harness.h"
+#include "signature.h"
 
 #define WAIT_MS		20000
 
@@ -242,6 +245,28 @@ START_TEST(dlq_worker_names_the_option_meant)
 		free(out);
 		free(err);
 	}
+}
+END_TEST
+
+/* --version says what the worker writes into an archive: an operator
+ * sees before an upgrade whether it migrates the archive or gives its
+ * records their signatures again. */
+START_TEST(dlq_worker_version_names_its_archive_schema)
+{
+	char *out, want[128];
+
+	snprintf(want, sizeof(want), "dlq-worker %s (archive schema %d, "
+	    "signature version %d)\n", DLQ_VERSION, DLQ_ARCHIVE_SCHEMA,
+	    DLQ_SIGNATURE_VERSION);
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"),
+	    "--version", NULL }, NULL, &out), 0);
+	ck_assert_str_eq(out, want);
+	free(out);
+	snprintf(want, sizeof(want), "dlqctl %s\n", DLQ_VERSION);
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlqctl"), "-V",
+	    NULL }, NULL, &out), 0);
+	ck_assert_str_eq(out, want);
+	free(out);
 }
 END_TEST
 
@@ -778,6 +803,7 @@ suite(void)
 	tcase_add_test(tc, wrong_password_is_an_error_not_a_retry_loop);
 	tcase_add_test(tc, dlqctl_names_what_a_mistyped_command_could_be);
 	tcase_add_test(tc, dlq_worker_names_the_option_meant);
+	tcase_add_test(tc, dlq_worker_version_names_its_archive_schema);
 	tcase_add_test(tc, dlqctl_says_what_a_command_line_is_missing);
 	tcase_add_test(tc, dlqctl_help_prints_the_usage_asked_for);
 	tcase_add_test(tc, an_unreadable_config_says_dlqctl_needs_only_the_socket);
