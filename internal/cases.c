@@ -111,6 +111,14 @@ exec_changes(sqlite3 *db, const char *sql, const struct param *p, int n,
 	" 'error', dlq_mask(error), 'retry_count', retry_count,"		\
 	" 'replay_count', replay_count, 'payload_bytes', payload_bytes"
 
+/* A discarded record that a reopen may take back (of `dead_letters`):
+ * its payload kept, and no replay of it that may have arrived (an
+ * outcome unknown when it was dropped, or published): sending it again
+ * could send it twice. */
+#define REOPENABLE	"(status = 'discarded' AND purged_at IS NULL AND"	\
+	" NOT EXISTS (SELECT 1 FROM attempts WHERE dead_letter_id ="	\
+	" dead_letters.id AND outcome IN ('unknown', 'published')))"
+
 int
 dlq_cases_list(sqlite3 *db, const struct dlq_list_filter *f,
     struct dlq_buf *out)
@@ -118,7 +126,8 @@ dlq_cases_list(sqlite3 *db, const struct dlq_list_filter *f,
 	const struct param p[] = { TEXT(f->queue), TEXT(f->status),
 	    TEXT(f->class), TEXT(f->signature), INT(f->since_ms),
 	    INT(f->limit), TEXT(f->message_id), TEXT(f->correlation_id),
-	    INT(f->before_id > 0 ? f->before_id : INT64_MAX), TEXT(f->owner) };
+	    INT(f->before_id > 0 ? f->before_id : INT64_MAX), TEXT(f->owner),
+	    INT(f->reopenable) };
 
 	/* id < ?9 always: a range of the rowid, where the next page starts */
 	return query_list(db, "SELECT json_group_array(json_object("
@@ -128,8 +137,8 @@ dlq_cases_list(sqlite3 *db, const struct dlq_list_filter *f,
 	    " (?4 IS NULL OR signature = ?4) AND received_at >= ?5 AND"
 	    " (?7 IS NULL OR message_id = ?7) AND"
 	    " (?8 IS NULL OR correlation_id = ?8) AND"
-	    " (?10 IS NULL OR owner = ?10) AND id < ?9"
-	    " ORDER BY id DESC LIMIT ?6)", p, 10, out);
+	    " (?10 IS NULL OR owner = ?10) AND (?11 = 0 OR " REOPENABLE ")"
+	    " AND id < ?9 ORDER BY id DESC LIMIT ?6)", p, 11, out);
 }
 
 /* The payload as a JSON field: text when it is printable UTF-8, else
@@ -530,9 +539,7 @@ dlq_cases_reopen(sqlite3 *db, const int64_t *ids, size_t n,
 	return mutate(db, "UPDATE dead_letters SET status = CASE WHEN owner"
 	    " IS NULL THEN 'open' ELSE 'assigned' END, resolution = NULL,"
 	    " resolved_by = NULL, resolved_at = NULL"
-	    " WHERE id = ?1 AND status = 'discarded' AND purged_at IS NULL"
-	    " AND NOT EXISTS (SELECT 1 FROM attempts WHERE dead_letter_id = ?1"
-	    " AND outcome IN ('unknown', 'published'))", p, 1, ids, n,
+	    " WHERE id = ?1 AND " REOPENABLE, p, 1, ids, n,
 	    why_not_reopened, out);
 }
 

@@ -46,6 +46,7 @@ struct dlq_list_filter {
 	int64_t		 since_ms;	/* wall clock; 0: any */
 	int64_t		 before_id;	/* older than this id; 0: any */
 	int64_t		 limit;
+	bool		 reopenable;	/* only discarded ones a reopen takes */
 };
 
 int	dlq_cases_list(sqlite3 *, const struct dlq_list_filter *,

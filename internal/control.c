@@ -133,6 +133,19 @@ opt_int(struct req *r, const char *k, int64_t min, int64_t max, int64_t def,
 	return true;
 }
 
+/* A true/false field: false when absent. */
+static bool
+opt_bool(struct req *r, const char *k, bool *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->j, k);
+
+	*out = cJSON_IsTrue(v);
+	if (v == NULL || cJSON_IsNull(v) || cJSON_IsBool(v))
+		return true;
+	snprintf(r->err, sizeof(r->err), "'%s' must be true or false", k);
+	return false;
+}
+
 static bool
 need_str(struct req *r, const char *k, const char **out)
 {
@@ -244,7 +257,8 @@ cmd_list(struct req *r)
 	if (!opt_int(r, "since_ms", 0, DLQ_JSON_INT_MAX, 0, &since) ||
 	    !opt_int(r, "before_id", 1, DLQ_JSON_INT_MAX, 0, &f.before_id) ||
 	    !opt_int(r, "limit", 1, DLQ_CONTROL_LIST_MAX,
-	    DLQ_CONTROL_LIST_DEFAULT, &f.limit))
+	    DLQ_CONTROL_LIST_DEFAULT, &f.limit) ||
+	    !opt_bool(r, "reopenable", &f.reopenable))
 		return A_USAGE;
 	if (f.status != NULL && !dlq_status_valid(f.status)) {
 		snprintf(r->err, sizeof(r->err), "unknown status '%.40s' (%s)",

@@ -25,12 +25,13 @@ cmp_id_desc(const void *a, const void *b)
 }
 
 /* The records of a --queue selection with one of `statuses` (NULL
- * ended), the newest --limit (DLQ_SELECT_MAX by default) of them, into
- * `ids`. Returns 1 when more may match, 0 when not, or minus the exit
- * code of a failure (said on stderr). */
+ * ended), only those a reopen takes back when `reopenable`, the newest
+ * --limit (DLQ_SELECT_MAX by default) of them, into `ids`. Returns 1
+ * when more may match, 0 when not, or minus the exit code of a failure
+ * (said on stderr). */
 static int
 select_by_status(const char *socket, const cJSON *r,
-    const char *const *statuses, cJSON *ids)
+    const char *const *statuses, bool reopenable, cJSON *ids)
 {
 	static const char *const keys[] = { "queue", "class", "signature",
 	    "since_ms", NULL };
@@ -57,6 +58,8 @@ select_by_status(const char *socket, const cJSON *r,
 				cJSON_AddItemToObject(q, *k, cJSON_Duplicate(v, 0));
 		cJSON_AddStringToObject(q, "status", statuses[s]);
 		cJSON_AddNumberToObject(q, "limit", limit);
+		if (reopenable)
+			cJSON_AddTrueToObject(q, "reopenable");
 		ans = dlq_ctl_call(socket, q, why, sizeof(why));
 		cJSON_Delete(q);
 		if (ans == NULL) {
@@ -94,7 +97,8 @@ select_by_status(const char *socket, const cJSON *r,
  * (once dropped they leave the selection, so a next run goes on with
  * older ones); assign takes the open ones, the cases without an owner
  * (reassigning goes by ids: the newest assigned would be taken again
- * by every run); reopen the discarded ones. */
+ * by every run); reopen the discarded ones it may take back (those
+ * that stay closed would be taken again by every run). */
 static const char *const *
 changeable(const char *cmd, const char **what)
 {
@@ -114,6 +118,46 @@ changeable(const char *cmd, const char **what)
 	return unresolved;
 }
 
+/* A reopen that found nothing to take back: whether the selection has
+ * discarded records that stay closed, and why (printed, or counted in
+ * "kept_closed" with `json`: at most --limit of them). Returns the exit
+ * code. */
+static int
+kept_closed(const char *socket, bool json, const cJSON *r, const char *verb)
+{
+	static const char *const discarded[] = { "discarded", NULL };
+	cJSON *ids = cJSON_CreateArray(), *sum;
+	int more, n;
+	char *text;
+
+	if ((more = select_by_status(socket, r, discarded, false, ids)) < 0) {
+		cJSON_Delete(ids);
+		return -more;
+	}
+	n = cJSON_GetArraySize(ids);
+	cJSON_Delete(ids);
+	if (json) {
+		sum = cJSON_CreateObject();
+		cJSON_AddArrayToObject(sum, "results");
+		cJSON_AddNumberToObject(sum, "changed", 0);
+		cJSON_AddNumberToObject(sum, "selected", 0);
+		cJSON_AddBoolToObject(sum, "more", false);
+		cJSON_AddNumberToObject(sum, "kept_closed", n);
+		text = cJSON_PrintUnformatted(sum);
+		puts(text);
+		cJSON_free(text);
+		cJSON_Delete(sum);
+		return DLQ_EXIT_OK;
+	}
+	printf("%s 0\n", verb);
+	if (n > 0)
+		printf("the %s%d discarded ones of this selection stay closed: "
+		    "their payload was purged, or a replay of them may have "
+		    "arrived (dlqctl show ID says which)\n", more ? "newest " :
+		    "", n);
+	return DLQ_EXIT_OK;
+}
+
 int
 dlq_select_change(const char *socket, bool json, const cJSON *r,
     const char *cmd, const char *const *copy, const char *verb)
@@ -123,15 +167,19 @@ dlq_select_change(const char *socket, bool json, const cJSON *r,
 	cJSON *ids = cJSON_CreateArray(), *sum, *results, *q, *ans, *e;
 	const cJSON *data, *code, *v, *next;
 	int more, n, i, k, rc = DLQ_EXIT_OK;
-	bool stop = false, interrupted;
+	bool stop = false, interrupted, reopen = strcmp(cmd, "reopen") == 0;
 	double changed = 0;
 	char why[512], *text;
 
-	if ((more = select_by_status(socket, r, statuses, ids)) < 0) {
+	if ((more = select_by_status(socket, r, statuses, reopen, ids)) < 0) {
 		cJSON_Delete(ids);
 		return -more;
 	}
 	n = cJSON_GetArraySize(ids);
+	if (n == 0 && reopen) {
+		cJSON_Delete(ids);
+		return kept_closed(socket, json, r, verb);
+	}
 	if (n > 0 && !cJSON_IsTrue(cJSON_GetObjectItem(r, "yes"))) {
 		fprintf(stderr, "dlqctl: this would %s %d dead letters (the "
 		    "%s ones of this selection); run again with --yes to do "

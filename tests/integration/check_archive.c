@@ -1345,6 +1345,77 @@ START_TEST(a_selection_is_dropped_or_assigned_by_queue_and_class)
 }
 END_TEST
 
+/* A reopen by selection takes back only what it can: discarded records
+ * whose payload was purged stay closed and are not selected, so that
+ * they neither hide older ones behind --limit nor come back with every
+ * run; a run that finds none to reopen says how many stay closed and
+ * why. */
+START_TEST(a_reopen_by_selection_passes_over_what_stays_closed)
+{
+	struct h_rig f;
+	cJSON *j;
+	char *out, *err;
+
+	start(&f, NULL);
+	die_in(&f, 0, 5, "connect ETIMEDOUT");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 5, WAIT_MS));
+	die_in(&f, 0, 30, "invalid field recipient");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 35, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "drop",
+	    "--queue", f.q[0], "--class", "validation", "--reason",
+	    "obsolete", "--yes", NULL }), 0);
+	ck_assert_int_eq(h_jnum(j, "changed"), 30);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "purge",
+	    "--older-than", "1ms", "--yes", NULL }), 0);
+	ck_assert_int_eq(h_jnum(j, "purged"), 30);
+	cJSON_Delete(j);
+	/* dropped after the purge: older than the purged ones */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "drop",
+	    "--queue", f.q[0], "--class", "transient", "--reason",
+	    "wrong cause", "--yes", NULL }), 0);
+	ck_assert_int_eq(h_jnum(j, "changed"), 5);
+	cJSON_Delete(j);
+
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "reopen", "--queue", f.q[0], "--limit", "10", "--reason",
+	    "dropped the wrong cause", NULL }, NULL, &out, &err), 2);
+	ck_assert_str_eq(err, "dlqctl: this would reopen 5 dead letters (the "
+	    "discarded ones of this selection); run again with --yes to do "
+	    "it\n");
+	free(out);
+	free(err);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "reopen", "--queue", f.q[0], "--limit", "10", "--reason",
+	    "dropped the wrong cause", "--yes", NULL }, NULL, &out, &err), 0);
+	ck_assert_str_eq(out, "reopened 5\n");
+	ck_assert_str_eq(err, "");
+	free(out);
+	free(err);
+	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--queue",
+	    f.q[0], "--status", "open", NULL }), 5);
+
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "reopen", "--queue", f.q[0], "--limit", "10", "--reason",
+	    "dropped the wrong cause", "--yes", NULL }, NULL, &out, &err), 0);
+	ck_assert_str_eq(out, "reopened 0\nthe newest 10 discarded ones of "
+	    "this selection stay closed: their payload was purged, or a "
+	    "replay of them may have arrived (dlqctl show ID says which)\n");
+	ck_assert_str_eq(err, "");
+	free(out);
+	free(err);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "reopen",
+	    "--queue", f.q[0], "--reason", "dropped the wrong cause", "--yes",
+	    NULL }), 0);
+	ck_assert_int_eq(h_jnum(j, "changed"), 0);
+	ck_assert_int_eq(h_jnum(j, "kept_closed"), 30);
+	cJSON_Delete(j);
+	ck_assert_int_eq(listed(f.cfg, (const char *[]){ "list", "--queue",
+	    f.q[0], "--status", "discarded", NULL }), 30);
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* Whether process `pid` catches SIGINT and sleeps in poll(2): dlqctl
  * waiting for the worker's answer to a request it sent after it began
  * to catch the signal (the selection's requests come before). */
@@ -2739,6 +2810,7 @@ suite(void)
 	tcase_add_test(tc, a_second_worker_leaves_an_archive_the_first_keeps);
 	tcase_add_test(tc, triage_commands_answer_what_the_archive_holds);
 	tcase_add_test(tc, a_selection_is_dropped_or_assigned_by_queue_and_class);
+	tcase_add_test(tc, a_reopen_by_selection_passes_over_what_stays_closed);
 	tcase_add_test(tc,
 	    an_interrupted_drop_finishes_its_chunk_and_says_what_is_left);
 	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);

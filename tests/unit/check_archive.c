@@ -628,6 +628,31 @@ START_TEST(a_purge_walks_every_chunk_and_touches_nothing_else)
 }
 END_TEST
 
+/* The ids `list` answers with "reopenable", as a JSON array (static). */
+static const char *
+reopenable_ids(sqlite3 *db)
+{
+	static char text[256];
+	struct dlq_list_filter f = { .reopenable = true, .limit = 100 };
+	struct dlq_buf out;
+	cJSON *l, *e, *ids = cJSON_CreateArray();
+	char *t;
+
+	dlq_buf_init(&out);
+	ck_assert_int_eq(dlq_cases_list(db, &f, &out), DLQ_CASE_OK);
+	ck_assert_ptr_nonnull(l = cJSON_Parse(out.data));
+	dlq_buf_release(&out);
+	cJSON_ArrayForEach(e, l)
+		cJSON_AddItemToArray(ids, cJSON_Duplicate(
+		    cJSON_GetObjectItem(e, "id"), 0));
+	t = cJSON_PrintUnformatted(ids);
+	snprintf(text, sizeof(text), "%s", t);
+	cJSON_free(t);
+	cJSON_Delete(ids);
+	cJSON_Delete(l);
+	return text;
+}
+
 /* A drop made by mistake is undone: the record is open again, or
  * assigned to the owner it had, its resolution gone. Not when a replay
  * of it may have arrived (a claim of unknown outcome, dropped as
@@ -659,6 +684,8 @@ START_TEST(a_drop_is_undone_unless_it_could_send_a_message_twice)
 	    DLQ_CASE_OK);
 	ck_assert_int_eq(sqlite3_exec(db, "UPDATE dead_letters SET purged_at ="
 	    " 40, payload = NULL WHERE id = 4", NULL, NULL, NULL), SQLITE_OK);
+	/* what a reopen by selection is given: the ones it takes back */
+	ck_assert_str_eq(reopenable_ids(db), "[2,1]");
 
 	dlq_buf_reset(&out);
 	ck_assert_int_eq(dlq_cases_reopen(db, id, 5, &out), DLQ_CASE_REFUSED);
@@ -688,6 +715,7 @@ START_TEST(a_drop_is_undone_unless_it_could_send_a_message_twice)
 	ck_assert_int_eq(dlq_cases_reopen(db, &missing, 1, &out),
 	    DLQ_CASE_NOT_FOUND);
 	dlq_buf_release(&out);
+	ck_assert_str_eq(reopenable_ids(db), "[]");
 }
 END_TEST
 

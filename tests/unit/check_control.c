@@ -105,6 +105,17 @@ START_TEST(huge_numbers_are_usage_errors_not_undefined_behaviour)
 }
 END_TEST
 
+/* A flag that is not a boolean is not taken for false. */
+START_TEST(a_flag_of_another_type_is_a_usage_error)
+{
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"list\",\"reopenable\":"
+	    "1}", DLQ_ROLE_VIEWER), "\"code\":\"usage\",\"error\":\"'reopenable'"
+	    " must be true or false\""));
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"list\",\"reopenable\":"
+	    "true}", DLQ_ROLE_VIEWER), "{\"ok\":true,\"data\":[]"));
+}
+END_TEST
+
 /* Every id a request may carry reaches the worker as it was given:
  * dlqctl writes it with cJSON, the worker reads it back. */
 START_TEST(request_integers_survive_cjson_exactly)
@@ -250,6 +261,7 @@ suite(void)
 	tcase_add_test(tc, every_answer_is_one_json_line);
 	tcase_add_test(tc, roles_are_enforced_and_named);
 	tcase_add_test(tc, huge_numbers_are_usage_errors_not_undefined_behaviour);
+	tcase_add_test(tc, a_flag_of_another_type_is_a_usage_error);
 	tcase_add_test(tc, request_integers_survive_cjson_exactly);
 	tcase_add_test(tc, mutations_are_audited_even_when_refused);
 	tcase_add_test(tc, a_record_history_tells_its_own_outcome);
