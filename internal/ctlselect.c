@@ -151,10 +151,10 @@ kept_closed(const char *socket, bool json, const cJSON *r, const char *verb)
 	}
 	printf("%s 0\n", verb);
 	if (n > 0)
-		printf("the %s%d discarded ones of this selection stay closed: "
-		    "their payload was purged, or a replay of them may have "
-		    "arrived (dlqctl show ID says which)\n", more ? "newest " :
-		    "", n);
+		printf("%s%d discarded dead letters of this selection stay "
+		    "closed: their payload was purged, or a replay of them may "
+		    "have arrived (dlqctl show ID says which)\n", more ?
+		    "at least " : "", n);
 	return DLQ_EXIT_OK;
 }
 

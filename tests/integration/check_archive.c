@@ -1398,8 +1398,8 @@ START_TEST(a_reopen_by_selection_passes_over_what_stays_closed)
 	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
 	    f.cfg, "reopen", "--queue", f.q[0], "--limit", "10", "--reason",
 	    "dropped the wrong cause", "--yes", NULL }, NULL, &out, &err), 0);
-	ck_assert_str_eq(out, "reopened 0\nthe newest 10 discarded ones of "
-	    "this selection stay closed: their payload was purged, or a "
+	ck_assert_str_eq(out, "reopened 0\nat least 10 discarded dead letters "
+	    "of this selection stay closed: their payload was purged, or a "
 	    "replay of them may have arrived (dlqctl show ID says which)\n");
 	ck_assert_str_eq(err, "");
 	free(out);
