@@ -9,7 +9,6 @@
  * in a key would otherwise silently run on a default. */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -332,23 +331,8 @@ check_str(const struct opt *o, const char *v)
 		return *v == '\0' ? NULL : dlq_url_http_problem(v);
 	}
 	if (strcmp(o->name, "listen") == 0) {
-		const char *colon = strrchr(v, ':');
-		struct in_addr in;
-		char host[64];
-		long port;
-		if (strcmp(v, "0") == 0)
-			return NULL;
-		if (colon == NULL || colon == v ||
-		    (port = strtol(colon + 1, NULL, 10)) < 1 || port > 65535 ||
-		    strspn(colon + 1, "0123456789") != strlen(colon + 1))
-			return "expected HOST:PORT (e.g. 127.0.0.1:9464) or 0";
-		/* what the HTTP server can bind: an IPv4 address */
-		snprintf(host, sizeof(host), "%.*s", (int)(colon - v), v);
-		if (strcmp(host, "localhost") != 0 &&
-		    inet_pton(AF_INET, host, &in) != 1)
-			return "HOST must be an IPv4 address or localhost (e.g. "
-			    "0.0.0.0:9464 for every interface)";
-		return NULL;
+		struct sockaddr_storage ss;
+		return strcmp(v, "0") == 0 ? NULL : dlq_url_listen(v, &ss);
 	}
 	if (strcmp(o->name, "webhook_format") == 0) {
 		enum dlq_alert_format f;

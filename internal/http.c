@@ -1,9 +1,7 @@
 /* http.c - the worker's HTTP endpoint. */
 #include "http.h"
 
-#include <arpa/inet.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +13,7 @@
 #include "cases.h"
 #include "log.h"
 #include "metrics.h"
+#include "url.h"
 
 struct dlq_http {
 	const struct dlq_config	*cfg;
@@ -235,28 +234,23 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 struct dlq_http *
 dlq_http_start(const struct dlq_config *c, bool *failed)
 {
-	struct sockaddr_in sa;
+	struct sockaddr_storage sa;
 	struct dlq_http *h;
-	char host[64];
-	const char *colon;
+	const char *why;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
 
 	*failed = false;
 	if (c->http_listen == NULL)
 		return NULL;
 	*failed = true;
-	colon = strrchr(c->http_listen, ':');
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - c->http_listen),
-	    c->http_listen);
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)atoi(colon + 1));
-	if (strcmp(host, "localhost") == 0)
-		snprintf(host, sizeof(host), "127.0.0.1");
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+	if ((why = dlq_url_listen(c->http_listen, &sa)) != NULL) {
 		dlq_log(DLQ_LOG_ERR, "http_failed", "listen", c->http_listen,
-		    "error", "not an IPv4 address", NULL);
+		    "error", why, NULL);
 		return NULL;
 	}
+	/* [::] takes IPv4 connections too, as a listener of Linux's does */
+	if (sa.ss_family == AF_INET6)
+		flags |= MHD_USE_DUAL_STACK;
 	if ((h = calloc(1, sizeof(*h))) == NULL)
 		return NULL;
 	h->cfg = c;
@@ -267,9 +261,9 @@ dlq_http_start(const struct dlq_config *c, bool *failed)
 	/* 32 connections, 8 of one address, each closed after 10 s idle:
 	 * a client that leaks connections (or holds them open on purpose)
 	 * cannot keep Prometheus or a health check of another address out */
-	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
-	    MHD_USE_POLL, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
-	    (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, 32U,
+	h->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, h,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+	    MHD_OPTION_CONNECTION_LIMIT, 32U,
 	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, 8U,
 	    MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_END);
 	if (h->d == NULL) {

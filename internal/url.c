@@ -6,9 +6,12 @@
 #include "url.h"
 
 #include <amqp.h>
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +113,59 @@ dlq_url_host_port(const char *item, int default_port, char *host,
 	if (port != NULL)
 		*port = (int)p;
 	return NULL;
+}
+
+#define LISTEN_FORM	"expected HOST:PORT (e.g. 127.0.0.1:9464), " \
+	"[IPv6]:PORT (e.g. [::1]:9464) or 0"
+
+const char *
+dlq_url_listen(const char *v, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+	const char *h = v, *end, *colon;
+	char host[INET6_ADDRSTRLEN], *stop;
+	long port;
+
+	if (*v == '[') {			/* [IPv6]:port */
+		if ((end = strchr(v, ']')) == NULL || end[1] != ':')
+			return LISTEN_FORM;
+		h = v + 1;
+		colon = end + 1;
+	} else if ((colon = strrchr(v, ':')) == NULL)
+		return LISTEN_FORM;
+	else
+		end = colon;
+	if (end == h)
+		return LISTEN_FORM;
+	errno = 0;
+	port = strtol(colon + 1, &stop, 10);
+	if (colon[1] < '0' || colon[1] > '9' || *stop != '\0' || errno != 0 ||
+	    port < 1 || port > 65535)
+		return "the port must be a number 1..65535";
+	if ((size_t)(end - h) >= sizeof(host))
+		return *v == '[' ? "inside [...] an IPv6 address" : "HOST must be "
+		    "an IPv4 address or localhost, or [IPv6] (e.g. 0.0.0.0:9464 "
+		    "or [::]:9464 for every interface)";
+	snprintf(host, sizeof(host), "%.*s", (int)(end - h), h);
+	memset(ss, 0, sizeof(*ss));
+	if (*v == '[') {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		return inet_pton(AF_INET6, host, &in6->sin6_addr) == 1 ? NULL :
+		    "inside [...] an IPv6 address (e.g. [::] for every "
+		    "interface, [::1] for this machine only)";
+	}
+	if (strchr(host, ':') != NULL)
+		return "an IPv6 address goes in brackets: [ADDR]:PORT (e.g. "
+		    "[::]:9464)";
+	in->sin_family = AF_INET;
+	in->sin_port = htons((uint16_t)port);
+	if (strcmp(host, "localhost") == 0)
+		snprintf(host, sizeof(host), "127.0.0.1");
+	return inet_pton(AF_INET, host, &in->sin_addr) == 1 ? NULL :
+	    "HOST must be an IPv4 address or localhost, or [IPv6] (e.g. "
+	    "0.0.0.0:9464 or [::]:9464 for every interface)";
 }
 
 /* What is wrong with an amqp[s]:// URL rabbitmq-c would not parse. */

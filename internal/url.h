@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 struct dlq_broker;
 
@@ -18,6 +19,12 @@ int	dlq_url_parse_amqp(const char *url, struct dlq_broker *b,
  * names none), else the reason. */
 const char *dlq_url_host_port(const char *item, int default_port,
 	    char *host, size_t hn, int *port);
+
+/* Parses a listen address into `ss` and `len`: "HOST:PORT", HOST an
+ * IPv4 address or localhost (127.0.0.1), or "[ADDR]:PORT", ADDR an IPv6
+ * address ([::]: every interface, IPv4 ones too); its family says
+ * which. NULL when fine, else the reason. */
+const char *dlq_url_listen(const char *v, struct sockaddr_storage *ss);
 
 /* Checks a webhook or management http(s):// URL as libcurl will read it:
  * NULL when fine, else the reason, which never quotes the URL (its path

@@ -27,20 +27,29 @@ struct fixture {
 	char		 base[96];	/* http://host:port of /metrics */
 };
 
-/* The second queue's retries wait `retry_ms` (0: no retry queue). */
+/* The HTTP server on `host` (as http.listen writes it, without the
+ * port), asked at `url_host`; the second queue's retries wait
+ * `retry_ms` (0: no retry queue). */
 static void
-start(struct fixture *f, int retry_ms, const char *extra)
+start_on(struct fixture *f, const char *host, const char *url_host,
+    int retry_ms, const char *extra)
 {
-	char conf[1024], listen[64];
+	char conf[1024];
+	int port = h_free_port();
 
 	h_rig_name(&f->rig, "op", 2);
 	f->rig.retry_ms[1] = retry_ms;
-	snprintf(listen, sizeof(listen), "127.0.0.1:%d", h_free_port());
-	snprintf(f->base, sizeof(f->base), "http://%s", listen);
-	snprintf(conf, sizeof(conf), "http = { listen = \"%s\"; };\n%s",
-	    listen, extra ? extra : "");
+	snprintf(f->base, sizeof(f->base), "http://%s:%d", url_host, port);
+	snprintf(conf, sizeof(conf), "http = { listen = \"%s:%d\"; };\n%s",
+	    host, port, extra ? extra : "");
 	h_rig_setup(&f->rig, conf);
 	h_rig_start(&f->rig);
+}
+
+static void
+start(struct fixture *f, int retry_ms, const char *extra)
+{
+	start_on(f, "127.0.0.1", "127.0.0.1", retry_ms, extra);
 }
 
 static size_t
@@ -199,6 +208,28 @@ START_TEST(one_address_cannot_hold_every_http_connection)
 	ck_assert_int_eq(status, 200);
 	ck_assert_str_eq(body, "ok\n");
 	free(body);
+	h_rig_stop(&f.rig);
+}
+END_TEST
+
+/* http.listen "[::]:PORT" (an IPv6-only network, or both families on
+ * one socket) answers IPv6 and IPv4 clients alike. */
+START_TEST(an_ipv6_listener_answers_both_families)
+{
+	struct fixture f;
+	char *body, v4[sizeof(f.base)];
+
+	start_on(&f, "[::]", "[::1]", 0, NULL);
+	ck_assert_int_eq(http_get(&f, "/healthz", &body), 200);
+	ck_assert_str_eq(body, "ok\n");
+	free(body);
+	snprintf(v4, sizeof(v4), "http://127.0.0.1:%s", strrchr(f.base, ':') +
+	    1);
+	memcpy(f.base, v4, sizeof(f.base));
+	ck_assert_int_eq(http_get(&f, "/healthz", &body), 200);
+	ck_assert_str_eq(body, "ok\n");
+	free(body);
+	ck_assert(h_worker_wait(&f.rig.w, "http_listening", 1, WAIT_MS));
 	h_rig_stop(&f.rig);
 }
 END_TEST
@@ -933,6 +964,7 @@ suite(void)
 	tcase_add_test(tc, metrics_count_what_happened);
 	tcase_add_test(tc, readyz_follows_the_broker);
 	tcase_add_test(tc, one_address_cannot_hold_every_http_connection);
+	tcase_add_test(tc, an_ipv6_listener_answers_both_families);
 	tcase_add_test(tc, readyz_says_when_the_disk_refuses_the_archive);
 	tcase_add_test(tc, a_threshold_alert_fires_once_per_cooldown);
 	tcase_add_test(tc, escalations_show_in_stats_metrics_and_once_in_the_digest);

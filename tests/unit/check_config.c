@@ -1,6 +1,8 @@
 /* check_config.c - configuration: defaults, file, env, errors, the example. */
+#include <arpa/inet.h>
 #include <check.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,21 +347,66 @@ START_TEST(numbers_too_large_for_32_bits_are_refused_not_wrapped)
 }
 END_TEST
 
-/* --check-config refuses what the HTTP server could not bind. */
-START_TEST(http_listen_must_be_an_ipv4_address)
+/* --check-config refuses what the HTTP server could not bind, and says
+ * how to write what it can: an IPv4 address or localhost, or an IPv6
+ * one in brackets. */
+START_TEST(http_listen_must_be_an_address_the_server_can_bind)
 {
-	char want[300];
+	static const struct {
+		const char	*v;
+		const char	*why;
+	} bad[] = {
+		{ "metrics.example:9464", "HOST must be an IPv4 address or "
+		    "localhost, or [IPv6] (e.g. 0.0.0.0:9464 or [::]:9464 for "
+		    "every interface)" },
+		{ "::1:9464", "an IPv6 address goes in brackets: [ADDR]:PORT "
+		    "(e.g. [::]:9464)" },
+		{ "[::1]9464", "expected HOST:PORT (e.g. 127.0.0.1:9464), "
+		    "[IPv6]:PORT (e.g. [::1]:9464) or 0" },
+		{ "[::1:9464", "expected HOST:PORT (e.g. 127.0.0.1:9464), "
+		    "[IPv6]:PORT (e.g. [::1]:9464) or 0" },
+		{ "[ab:cd:zz::1]:9464", "inside [...] an IPv6 address (e.g. [::] "
+		    "for every interface, [::1] for this machine only)" },
+		{ "[]:9464", "expected HOST:PORT (e.g. 127.0.0.1:9464), "
+		    "[IPv6]:PORT (e.g. [::1]:9464) or 0" },
+		{ "[::]:70000", "the port must be a number 1..65535" },
+		{ "9464", "expected HOST:PORT (e.g. 127.0.0.1:9464), "
+		    "[IPv6]:PORT (e.g. [::1]:9464) or 0" },
+	};
+	struct sockaddr_storage ss;
+	char want[300], conf[128];
+	size_t i;
 
 	write_conf("http = { listen = \"localhost:9464\"; };\n");
 	ck_assert_msg(dlq_config_load(&c, path, &errors) == 0, "%s", err());
 	dlq_config_release(&c);
 	unlink(path);
-	write_conf("http = { listen = \"metrics.example:9464\"; };\n");
-	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
-	snprintf(want, sizeof(want), "%s:1: http.listen: bad value "
-	    "'metrics.example:9464': HOST must be an IPv4 address or localhost "
-	    "(e.g. 0.0.0.0:9464 for every interface)\n", path);
-	ck_assert_str_eq(err(), want);
+	write_conf("http = { listen = \"[::]:9464\"; };\n");
+	ck_assert_msg(dlq_config_load(&c, path, &errors) == 0, "%s", err());
+	dlq_config_release(&c);
+	unlink(path);
+	ck_assert_ptr_null(dlq_url_listen("localhost:80", &ss));
+	ck_assert_int_eq(ss.ss_family, AF_INET);
+	ck_assert_int_eq(ntohs(((struct sockaddr_in *)&ss)->sin_port), 80);
+	ck_assert_int_eq(ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr),
+	    INADDR_LOOPBACK);
+	ck_assert_ptr_null(dlq_url_listen("[::1]:9464", &ss));
+	ck_assert_int_eq(ss.ss_family, AF_INET6);
+	ck_assert_int_eq(ntohs(((struct sockaddr_in6 *)&ss)->sin6_port), 9464);
+	ck_assert(IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->
+	    sin6_addr));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		dlq_buf_reset(&errors);
+		snprintf(conf, sizeof(conf), "http = { listen = \"%s\"; };\n",
+		    bad[i].v);
+		write_conf(conf);
+		ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+		snprintf(want, sizeof(want), "%s:1: http.listen: bad value "
+		    "'%s': %s\n", path, bad[i].v, bad[i].why);
+		ck_assert_str_eq(err(), want);
+		dlq_config_release(&c);
+		unlink(path);
+	}
 }
 END_TEST
 
@@ -1353,7 +1400,7 @@ suite(void)
 	tcase_add_test(tc, settings_the_worker_needs_cannot_be_empty);
 	tcase_add_test(tc, list_elements_are_checked_on_their_line);
 	tcase_add_test(tc, numbers_too_large_for_32_bits_are_refused_not_wrapped);
-	tcase_add_test(tc, http_listen_must_be_an_ipv4_address);
+	tcase_add_test(tc, http_listen_must_be_an_address_the_server_can_bind);
 	tcase_add_test(tc, the_same_webhook_twice_is_refused);
 	tcase_add_test(tc, the_example_file_shows_every_setting_of_the_readme);
 	suite_add_tcase(s, tc);
