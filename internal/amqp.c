@@ -409,8 +409,11 @@ connect_node(const struct dlq_config *c, const char *name,
 		goto fail;
 	}
 	if (rc != AMQP_STATUS_OK) {
-		snprintf(why, whylen, "cannot connect to %s:%d: %s", n->host,
-		    n->port, connect_failure(rc, n, tmp, sizeof(tmp)));
+		/* an IPv6 address in brackets, as in a URL */
+		snprintf(why, whylen, "cannot connect to %s%s%s:%d: %s",
+		    strchr(n->host, ':') ? "[" : "", n->host,
+		    strchr(n->host, ':') ? "]" : "", n->port,
+		    connect_failure(rc, n, tmp, sizeof(tmp)));
 		goto fail;
 	}
 	amqp_set_handshake_timeout(conn, &tv);

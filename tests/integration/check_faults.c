@@ -702,7 +702,7 @@ END_TEST
 
 /* A cluster's node that does not answer (here the URL's: nothing listens
  * on its port) is passed over for the next of rabbitmq.hosts, said in a
- * broker_failover line; when none answers, each is named. */
+ * broker_failover line; when none answers, each is named as written. */
 START_TEST(a_node_that_does_not_answer_is_passed_over)
 {
 	int real = atoi(strrchr(h_url(), ':') + 1), dead = h_free_port();
@@ -740,8 +740,8 @@ START_TEST(a_node_that_does_not_answer_is_passed_over)
 
 	snprintf(env[0], sizeof(env[0]), "RABBITMQ_URL=amqp://guest:guest@"
 	    "127.0.0.1:%d/", dead);
-	snprintf(env[1], sizeof(env[1]), "RABBITMQ_HOSTS= localhost:%d ",
-	    dead);
+	snprintf(env[1], sizeof(env[1]), "RABBITMQ_HOSTS= localhost:%d ,"
+	    "[::1]:%d", dead, dead);
 	h_worker_start(&w, (const char *[]){ "--assert-only", NULL },
 	    (const char *[]){ env[0], env[1], NULL });
 	ck_assert(h_worker_wait(&w, "broker_unavailable", 1, WAIT_MS));
@@ -753,6 +753,11 @@ START_TEST(a_node_that_does_not_answer_is_passed_over)
 	snprintf(want, sizeof(want), "; cannot connect to localhost:%d: "
 	    "connection refused (", dead);
 	ck_assert_ptr_nonnull(strstr(h_jstr(ev[0], "error"), want));
+	/* an IPv6 address in brackets, as it was written */
+	snprintf(want, sizeof(want), "; cannot connect to [::1]:%d: "
+	    "connection refused (", dead);
+	ck_assert_msg(strstr(h_jstr(ev[0], "error"), want) != NULL, "%s",
+	    h_jstr(ev[0], "error"));
 	h_events_free(ev, n);
 	ck_assert_int_eq(h_worker_stop(&w, 5000, NULL), 0);
 }
