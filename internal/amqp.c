@@ -387,7 +387,7 @@ connect_node(const struct dlq_config *c, const char *name,
 	struct timeval rpc = { RPC_TIMEOUT_S, 0 };
 	amqp_rpc_reply_t r;
 	char tmp[256];
-	bool external;
+	bool external, v6;
 	int rc;
 
 	*status = DLQ_AMQP_RETRY;
@@ -410,9 +410,9 @@ connect_node(const struct dlq_config *c, const char *name,
 	}
 	if (rc != AMQP_STATUS_OK) {
 		/* an IPv6 address in brackets, as in a URL */
+		v6 = strchr(n->host, ':') != NULL;
 		snprintf(why, whylen, "cannot connect to %s%s%s:%d: %s",
-		    strchr(n->host, ':') ? "[" : "", n->host,
-		    strchr(n->host, ':') ? "]" : "", n->port,
+		    v6 ? "[" : "", n->host, v6 ? "]" : "", n->port,
 		    connect_failure(rc, n, tmp, sizeof(tmp)));
 		goto fail;
 	}

@@ -119,18 +119,18 @@ changeable(const char *cmd, const char **what)
 }
 
 /* A reopen that found nothing to take back: whether the selection has
- * discarded records that stay closed, and why (printed, or counted in
- * "kept_closed" with `json`: at most --limit of them). Returns the exit
- * code. */
+ * records of `statuses` (the discarded) that stay closed, and why
+ * (printed, or counted in "kept_closed" with `json`: at most --limit of
+ * them). Returns the exit code. */
 static int
-kept_closed(const char *socket, bool json, const cJSON *r, const char *verb)
+kept_closed(const char *socket, bool json, const cJSON *r,
+    const char *const *statuses, const char *verb)
 {
-	static const char *const discarded[] = { "discarded", NULL };
 	cJSON *ids = cJSON_CreateArray(), *sum;
 	int more, n;
 	char *text;
 
-	if ((more = select_by_status(socket, r, discarded, false, ids)) < 0) {
+	if ((more = select_by_status(socket, r, statuses, false, ids)) < 0) {
 		cJSON_Delete(ids);
 		return -more;
 	}
@@ -178,7 +178,7 @@ dlq_select_change(const char *socket, bool json, const cJSON *r,
 	n = cJSON_GetArraySize(ids);
 	if (n == 0 && reopen) {
 		cJSON_Delete(ids);
-		return kept_closed(socket, json, r, verb);
+		return kept_closed(socket, json, r, statuses, verb);
 	}
 	if (n > 0 && !cJSON_IsTrue(cJSON_GetObjectItem(r, "yes"))) {
 		fprintf(stderr, "dlqctl: this would %s %d dead letters (the "
