@@ -58,6 +58,10 @@ START_TEST(defaults_cover_the_seed_failures)
 		{ "rejected", "schema validation failed: /to is required", "validation" },
 		{ "rejected", "invalid phone number", "validation" },
 		{ "rejected", "missing field 'recipient'", "validation" },
+		{ "rejected", "Request failed with status code 422",
+		  "validation" },
+		{ "rejected", "422 Unprocessable Entity", "validation" },
+		{ "rejected", "HTTP 413 Payload Too Large", "validation" },
 		{ "rejected", "template otp_v2 not found", "configuration" },
 		{ "rejected", "no route for sender id ACME", "configuration" },
 		{ "rejected", "unknown provider code 7781", "contract" },
@@ -74,6 +78,8 @@ START_TEST(defaults_cover_the_seed_failures)
 		{ "rejected", "request 5e429bc1 failed", "unknown" },
 		{ "rejected", "job 8a400b: no answer", "unknown" },
 		{ "rejected", "status=429", "rate_limited" },
+		{ "rejected", "provider: ERR_429", "rate_limited" },
+		{ "rejected", "429", "rate_limited" },
 		{ "rejected", "HTTP/1.1 503", "transient" },
 		{ "rejected", "x509: certificate has expired or is not yet valid",
 		  "security" },
@@ -150,6 +156,100 @@ START_TEST(a_crash_points_at_the_consumer)
 }
 END_TEST
 
+/* The channels of the seeds' system (Slack, e-mail, Telegram, WhatsApp)
+ * in their own words: Slack's underscored error codes, a mail server's
+ * reply codes (4xx later, 5xx for good; a hard bounce must not be
+ * redriven as "unavailable"), a name that does not resolve. Each with
+ * the hint that says what to do; a port or a version number is not a
+ * reply code. */
+START_TEST(mail_and_chat_providers_in_their_own_words)
+{
+	static const struct { const char *error, *class, *hint; } cases[] = {
+		{ "slack: channel_not_found", "configuration",
+		  "The destination is gone" },
+		{ "slack api error: not_in_channel", "configuration",
+		  "The destination is gone" },
+		{ "slack: is_archived", "configuration",
+		  "The destination is gone" },
+		{ "Bad Request: chat not found", "configuration",
+		  "The destination is gone" },
+		{ "slack: not_authed", "security", "Credentials" },
+		{ "slack: missing_scope", "security", "Credentials" },
+		{ "slack: account_inactive", "security", "Credentials" },
+		{ "slack: ekm_access_denied", "security", "Credentials" },
+		{ "resend: missing_api_key", "security", "Credentials" },
+		{ "(#190) Access token has expired", "security",
+		  "Credentials" },
+		{ "slack: msg_too_long", "validation", "The message itself" },
+		{ "slack: no_text", "validation", "The message itself" },
+		{ "slack: internal_error", "transient", "A dependency" },
+		{ "resend: internal_server_error", "transient",
+		  "A dependency" },
+		{ "resend: daily_quota_exceeded", "rate_limited",
+		  "throttled" },
+		{ "(#132001) Template name does not exist in the translation",
+		  "configuration", "A template, route or setting" },
+		{ "The example.com domain is not verified", "configuration",
+		  "A template, route or setting" },
+		/* mail: deferred, refused by policy, bounced */
+		{ "451 4.7.1 Greylisted, please try again in 300 seconds",
+		  "transient", "deferred" },
+		{ "450-4.2.1 The user you are trying to contact is receiving "
+		  "mail at a rate that prevents additional messages",
+		  "transient", "deferred" },
+		{ "SMTP error 451 local error in processing", "transient",
+		  "deferred" },
+		{ "454 4.7.0 Temporary authentication failure", "transient",
+		  "deferred" },
+		{ "554 5.7.1 Message rejected as spam", "security",
+		  "by policy" },
+		{ "550-5.7.26 Unauthenticated email from example.com is not "
+		  "accepted due to domain's DMARC policy", "security",
+		  "by policy" },
+		{ "535 5.7.8 Authentication credentials invalid", "security",
+		  "by policy" },
+		{ "SMTP 550 5.1.1 mailbox unavailable", "validation",
+		  "hard bounce" },
+		{ "smtp; 550 5.1.1 <x@y.example>: Recipient address "
+		  "rejected: User unknown in virtual mailbox table",
+		  "validation", "hard bounce" },
+		{ "SMTP 550 Requested action not taken: mailbox unavailable",
+		  "validation", "hard bounce" },
+		{ "552 5.2.2 Mailbox full", "validation", "hard bounce" },
+		{ "no such user here", "validation", "hard bounce" },
+		/* without a reply code, "unavailable" stays temporary */
+		{ "mailbox unavailable", "transient", "A dependency" },
+		/* networks and names */
+		{ "getaddrinfo ENOTFOUND api.example.com", "configuration",
+		  "did not resolve" },
+		{ "getaddrinfo EAI_AGAIN api.example.com", "transient",
+		  "A dependency" },
+		{ "dial tcp 10.0.0.5:443: connect: no route to host",
+		  "transient", "The network" },
+		{ "no route for sender id ACME", "configuration",
+		  "A template, route or setting" },
+		/* numbers that are not reply codes */
+		{ "connect to smtp.example.com:587: connection refused",
+		  "transient", "A dependency" },
+		{ "smtp:465 handshake failed", "unknown", "Inspect" },
+		{ "order 550 failed", "unknown", "Inspect" },
+		{ "node v5.7.1 exited", "unknown", "Inspect" },
+		{ "amount 421 exceeds the 4.2.1 limit", "unknown", "Inspect" },
+	};
+	struct dlq_classification c;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		dlq_classify(k, "message_send", "rejected", cases[i].error,
+		    &c);
+		ck_assert_msg(strcmp(c.class, cases[i].class) == 0 &&
+		    strstr(c.hint, cases[i].hint) != NULL,
+		    "%s: got %s (%s), want %s (%s)", cases[i].error, c.class,
+		    c.hint, cases[i].class, cases[i].hint);
+	}
+}
+END_TEST
+
 START_TEST(configured_rules_come_first)
 {
 	struct dlq_rule_cfg rules[2] = {
@@ -187,6 +287,7 @@ suite(void)
 	tcase_add_test(tc, defaults_cover_the_seed_failures);
 	tcase_add_test(tc, broker_reasons_get_their_own_hint);
 	tcase_add_test(tc, a_crash_points_at_the_consumer);
+	tcase_add_test(tc, mail_and_chat_providers_in_their_own_words);
 	tcase_add_test(tc, configured_rules_come_first);
 	suite_add_tcase(s, tc);
 	return s;
