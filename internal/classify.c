@@ -65,6 +65,18 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "greylisting, a busy mailbox, a temporary limit); it expects the "
 	    "sender to try again later. Replay in a small batch after a few "
 	    "minutes.", NULL },
+	/* a destination that is gone, in the words of Slack, Telegram and
+	 * Twilio; before security, whose "Forbidden:" Telegram says it with */
+	{ "channel[ _]not[ _]found|not[ _]in[ _]channel|is_archived|"
+	    "channel is archived|chat not found|user[ _]not[ _]found|"
+	    "bot was (blocked|kicked)|user is deactivated|"
+	    "unsubscribed recipient|opted out", NULL, NULL,
+	    "configuration", "The destination is gone or we are not in it "
+	    "(a channel not found or archived, the bot removed or blocked, a "
+	    "chat or user not found, a recipient who opted out). A replay "
+	    "fails the same way until the customer's workspace or chat is "
+	    "connected again: have that fixed and replay one message, or "
+	    "drop it.", NULL },
 	/* a mail server's refusal by policy, its own hint before the
 	 * words of the rule after it */
 	{ "\\b" SMTP_REFUSED "[ -]5\\.7\\.[0-9]{1,3}([^0-9]|$)",
@@ -90,15 +102,6 @@ static const struct dlq_rule_cfg defaults[] = {
 	    NULL, NULL, "security",
 	    "Credentials, a signature or a permission were refused. Fix the "
 	    "token or the grant first; never replay before that.", NULL },
-	/* Slack's and Telegram's words for a destination that is gone */
-	{ "channel[ _]not[ _]found|not[ _]in[ _]channel|is_archived|"
-	    "channel is archived|chat not found|user[ _]not[ _]found", NULL,
-	    NULL,
-	    "configuration", "The destination is gone or we are not in it "
-	    "(a channel not found or archived, the bot removed from it, a "
-	    "chat or user not found). A replay fails the same way until the "
-	    "customer's workspace or chat is connected again: have that "
-	    "fixed and replay one message, or drop it.", NULL },
 	{ "enotfound|nxdomain|name or service not known|no such host|"
 	    "could not resolve host|name does not resolve", NULL, NULL,
 	    "configuration", "A host name did not resolve: a wrong host in "

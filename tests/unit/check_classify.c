@@ -157,11 +157,11 @@ START_TEST(a_crash_points_at_the_consumer)
 END_TEST
 
 /* The channels of the seeds' system (Slack, e-mail, Telegram, WhatsApp)
- * in their own words: Slack's underscored error codes, a mail server's
- * reply codes (4xx later, 5xx for good; a hard bounce must not be
- * redriven as "unavailable"), a name that does not resolve. Each with
- * the hint that says what to do; a port or a version number is not a
- * reply code. */
+ * in their own words: Slack's underscored error codes, a chat or
+ * recipient that is gone, a mail server's reply codes (4xx later, 5xx
+ * for good; a hard bounce must not be redriven as "unavailable"), a
+ * name that does not resolve. Each with the hint that says what to do;
+ * a port or a version number is not a reply code. */
 START_TEST(mail_and_chat_providers_in_their_own_words)
 {
 	static const struct { const char *error, *class, *hint; } cases[] = {
@@ -173,6 +173,10 @@ START_TEST(mail_and_chat_providers_in_their_own_words)
 		  "The destination is gone" },
 		{ "Bad Request: chat not found", "configuration",
 		  "The destination is gone" },
+		{ "Forbidden: bot was blocked by the user", "configuration",
+		  "The destination is gone" },
+		{ "twilio 21610 Attempt to send to unsubscribed recipient",
+		  "configuration", "The destination is gone" },
 		{ "slack: not_authed", "security", "Credentials" },
 		{ "slack: missing_scope", "security", "Credentials" },
 		{ "slack: account_inactive", "security", "Credentials" },
