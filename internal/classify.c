@@ -42,10 +42,13 @@ static const char GENERIC_HINT[] = "Inspect the payload and the consumer's "
 	"\\.[0-9]{1,3}([^0-9]|$)|smtp[^0-9a-z]{1,3}((error|reply|code|" \
 	"status)[^0-9a-z]{1,3})?" code "([^0-9]|$)"
 
+/* The hint of the death reason `expired`, and of an error text saying it */
+#define EXPIRED_HINT	"The message outlived its TTL; it is usually no longer " \
+	"wanted (an expired OTP must not go out). Drop it with a reason " \
+	"unless the business still needs it."
+
 static const struct dlq_rule_cfg defaults[] = {
-	{ NULL, "expired", NULL, "expired", "The message outlived its TTL; it "
-	    "is usually no longer wanted (an expired OTP must not go out). Drop "
-	    "it with a reason unless the business still needs it.", NULL },
+	{ NULL, "expired", NULL, "expired", EXPIRED_HINT, NULL },
 	{ NULL, "maxlen", NULL, "transient", "The queue was full (its "
 	    "x-max-length or x-max-length-bytes): the message was pushed out "
 	    "before anyone processed it. Replay it once the consumers have "
@@ -90,7 +93,8 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "(\\b|_)40[13]([^0-9a-z]|$)|signature|access[ _]denied|"
 	    "permission.?denied|unauthenticated|not authori[sz]ed|"
 	    "not_authed|account_inactive|missing_scope|no_permission|"
-	    "restricted_action|invalid_access|"
+	    "restricted_action|invalid_access|esme_rinvpaswd|esme_rinvsysid|"
+	    "esme_rbindfail|"
 	    "(missing|restricted)[ _-]api[ _-]?key|"
 	    "x509:|certificate (verify failed|has expired|signed by unknown)|"
 	    "auth(entication)? (failed|"
@@ -98,10 +102,17 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "(access|bearer|refresh|auth) token|password)|invalid_token|"
 	    "invalid_grant|bad credentials|"
 	    "(token|api[ _-]?key|credentials) ((is|has) )?(invalid|revoked|"
-	    "expired)",
+	    "expired|not valid)",
 	    NULL, NULL, "security",
 	    "Credentials, a signature or a permission were refused. Fix the "
 	    "token or the grant first; never replay before that.", NULL },
+	/* the consumer's own word that it came too late, as the broker's
+	 * death reason says it (a token's or certificate's expiry is the
+	 * rule before) */
+	{ "(otp|one.time (pass)?code|verification code|code|message|link) "
+	    "((has|is|was) )?expired|expired before (delivery|sending|it was "
+	    "sent)|validity period (expired|exceeded)", NULL, NULL, "expired",
+	    EXPIRED_HINT, NULL },
 	{ "enotfound|nxdomain|name or service not known|no such host|"
 	    "could not resolve host|name does not resolve", NULL, NULL,
 	    "configuration", "A host name did not resolve: a wrong host in "
@@ -114,7 +125,7 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "Once it is back, replay in a small batch.", NULL },
 	{ "template.*(not found|does not exist)|route.*not found|"
 	    "config.*(not found|missing)|no route|"
-	    "unknown template|not configured|sender id|"
+	    "unknown template|not configured|not (been )?enabled|sender id|"
 	    "domain (is )?not verified", NULL, NULL,
 	    "configuration", "A template, route or setting is missing. Fix "
 	    "the configuration, then replay one message to confirm.", NULL },
@@ -137,9 +148,9 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "domain's reputation: correct the address at the producer, or "
 	    "drop it.", NULL },
 	{ "time(d)? ?out|etimedout|econnreset|econnrefused|connection (reset|"
-	    "refused|closed)|circuit.*open|(\\b|_)50[0-9]([^0-9a-z]|$)|"
+	    "refused|closed|lost)|circuit.*open|(\\b|_)50[0-9]([^0-9a-z]|$)|"
 	    "econnaborted|eai_again|internal[ _]server[ _]error|"
-	    "internal_error|"
+	    "internal_error|esme_rmsgqful|esme_rsyserr|"
 	    "service unavailable|bad gateway|temporar|try again|unavailable|"
 	    "deadline.?exceeded|socket hang up|broken pipe|epipe|"
 	    "deadlock detected|could not serialize access|database is locked|"
@@ -151,6 +162,7 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "cannot unmarshal|unexpected end of json|deseriali[sz]|"
 	    "bad request|(\\b|_)4(00|13|22)([^0-9a-z]|$)|"
 	    "unprocessable|(payload|entity|message) too large|msg_too_long|"
+	    "not a valid|exceeds [0-9]+ (characters|chars|bytes)|"
 	    "message (is )?too long|no_text", NULL, NULL,
 	    "validation",
 	    "The message itself is wrong. Fix the producer; replaying the same "

@@ -156,13 +156,14 @@ START_TEST(a_crash_points_at_the_consumer)
 }
 END_TEST
 
-/* The channels of the seeds' system (Slack, e-mail, Telegram, WhatsApp)
- * in their own words: Slack's underscored error codes, a chat or
- * recipient that is gone, a mail server's reply codes (4xx later, 5xx
- * for good; a hard bounce must not be redriven as "unavailable"), a
- * name that does not resolve. Each with the hint that says what to do;
- * a port or a version number is not a reply code. */
-START_TEST(mail_and_chat_providers_in_their_own_words)
+/* The channels of the seeds' systems (Slack, e-mail, SMS, Telegram,
+ * WhatsApp) in their own words: Slack's underscored error codes, a chat
+ * or recipient that is gone, a mail server's reply codes (4xx later, 5xx
+ * for good; a hard bounce must not be redriven as "unavailable"),
+ * SMPP's status names, a message the consumer found too late, a name
+ * that does not resolve. Each with the hint that says what to do; a
+ * port or a version number is not a reply code. */
+START_TEST(providers_in_their_own_words)
 {
 	static const struct { const char *error, *class, *hint; } cases[] = {
 		{ "slack: channel_not_found", "configuration",
@@ -223,6 +224,26 @@ START_TEST(mail_and_chat_providers_in_their_own_words)
 		{ "no such user here", "validation", "hard bounce" },
 		/* without a reply code, "unavailable" stays temporary */
 		{ "mailbox unavailable", "transient", "A dependency" },
+		/* SMS: SMPP's and the providers' words */
+		{ "smpp bind failed: ESME_RINVPASWD", "security",
+		  "Credentials" },
+		{ "smpp: ESME_RMSGQFUL", "transient", "A dependency" },
+		{ "smsc connection lost", "transient", "A dependency" },
+		{ "21614 'To' number is not a valid mobile number",
+		  "validation", "The message itself" },
+		{ "sms body exceeds 1600 characters", "validation",
+		  "The message itself" },
+		{ "21408 Permission to send an SMS has not been enabled for "
+		  "the region", "configuration",
+		  "A template, route or setting" },
+		/* too late, in the consumer's words: never replayed by
+		 * default, as the broker's "expired" */
+		{ "otp expired before delivery", "expired", "outlived" },
+		{ "verification code has expired", "expired", "outlived" },
+		{ "DLR stat:EXPIRED validity period expired", "expired",
+		  "outlived" },
+		{ "access token has expired", "security", "Credentials" },
+		{ "token is not valid", "security", "Credentials" },
 		/* networks and names */
 		{ "getaddrinfo ENOTFOUND api.example.com", "configuration",
 		  "did not resolve" },
@@ -291,7 +312,7 @@ suite(void)
 	tcase_add_test(tc, defaults_cover_the_seed_failures);
 	tcase_add_test(tc, broker_reasons_get_their_own_hint);
 	tcase_add_test(tc, a_crash_points_at_the_consumer);
-	tcase_add_test(tc, mail_and_chat_providers_in_their_own_words);
+	tcase_add_test(tc, providers_in_their_own_words);
 	tcase_add_test(tc, configured_rules_come_first);
 	suite_add_tcase(s, tc);
 	return s;
