@@ -557,7 +557,7 @@ dlq_cases_purgeable(sqlite3 *db, int64_t cutoff_ms, struct dlq_buf *out)
 
 int
 dlq_cases_purge(sqlite3 *db, int64_t cutoff_ms, int64_t now_ms,
-    bool (*go_on)(void), struct dlq_buf *out)
+    dlq_purge_go_on go_on, void *arg, struct dlq_buf *out)
 {
 	struct param p[] = { INT(cutoff_ms), INT(now_ms), INT(0), INT(0) };
 	const struct timespec pause = { 0, 2 * 1000 * 1000 };
@@ -594,7 +594,8 @@ dlq_cases_purge(sqlite3 *db, int64_t cutoff_ms, int64_t now_ms,
 		purged += changes;
 		if (from + DLQ_PURGE_CHUNK > hi)
 			break;
-		if (go_on != NULL && !go_on()) {
+		if (go_on != NULL && !go_on(purged, (int)((from +
+		    DLQ_PURGE_CHUNK - lo) * 100 / (hi - lo + 1)), arg)) {
 			dlq_buf_printf(out, "{\"purged\":%lld,\"before_ms\":"
 			    "%lld,\"interrupted\":true}", purged,
 			    (long long)cutoff_ms);

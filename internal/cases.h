@@ -88,13 +88,15 @@ int	dlq_cases_purgeable(sqlite3 *, int64_t cutoff_ms, struct dlq_buf *out);
  * `cutoff_ms`; answers {"purged":N,"before_ms":cutoff_ms}. It goes
  * DLQ_PURGE_CHUNK ids at a time, each a transaction taking its turn
  * among the process's writers (dlq_archive_writer_lock): consumers commit
- * between two, however large the purge. The caller must not hold the writer lock. `go_on` (may be
- * NULL) is asked between chunks; when it says no, the purge stops there
- * and answers {..., "interrupted":true}: the rest is for the next
- * purge. */
+ * between two, however large the purge. The caller must not hold the
+ * writer lock. `go_on` (may be NULL) is told after each chunk but the
+ * last how many were purged so far and how much of the ids to walk was
+ * walked (percent, 0..99); when it says no, the purge stops there and
+ * answers {..., "interrupted":true}: the rest is for the next purge. */
 #define DLQ_PURGE_CHUNK	5000
+typedef bool	(*dlq_purge_go_on)(long long purged, int percent, void *arg);
 int	dlq_cases_purge(sqlite3 *, int64_t cutoff_ms, int64_t now_ms,
-	    bool (*go_on)(void), struct dlq_buf *out);
+	    dlq_purge_go_on go_on, void *arg, struct dlq_buf *out);
 
 /* Dead letters of replayed messages that came back: replay_of in the JSON
  * array `ids_json`, received since `since_ms`. */

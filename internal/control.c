@@ -78,6 +78,7 @@ struct req {
 	const char	*user;
 	struct dlq_buf	*data;		/* the "data" of the answer */
 	char		 err[256];	/* usage or other error text */
+	int		 peer;		/* for progress lines; -1: none */
 };
 
 enum answer { A_OK, A_USAGE, A_NOT_FOUND, A_REFUSED, A_ERROR };
@@ -496,15 +497,41 @@ cmd_purge_count(struct req *r)
 	    r->data));
 }
 
+static bool	send_all(int, const char *, size_t);
+
+/* A purge's progress line to its peer, after each chunk but the last
+ * (a line of 40 bytes for 5 000 ids): never waiting for a peer that does
+ * not read (the line is skipped), and never stopping the purge (a peer
+ * gone is no reason to leave it half done). */
+static bool
+purge_progress(long long purged, int percent, void *arg)
+{
+	struct req *r = arg;
+	char line[96];
+	ssize_t w;
+	int n;
+
+	n = snprintf(line, sizeof(line), "{\"progress\":{\"purged\":%lld,"
+	    "\"percent\":%d}}\n", purged, percent);
+	/* a line begun is finished (within the socket's send timeout), so
+	 * that the response does not run into it */
+	if ((w = send(r->peer, line, (size_t)n, MSG_NOSIGNAL |
+	    MSG_DONTWAIT)) > 0 && w < n)
+		send_all(r->peer, line + w, (size_t)(n - w));
+	return true;
+}
+
 static enum answer
 cmd_purge(struct req *r)
 {
 	int64_t older;
+	bool progress;
 
-	if (purge_age(r, &older) == -1)
+	if (purge_age(r, &older) == -1 || !opt_bool(r, "progress", &progress))
 		return A_USAGE;
 	return from_case(r, dlq_cases_purge(r->db, dlq_wall_ms() - older,
-	    dlq_wall_ms(), NULL, r->data));
+	    dlq_wall_ms(), progress && r->peer >= 0 ? purge_progress : NULL,
+	    r, r->data));
 }
 
 static bool	audited(const char *, char *why, size_t n);
@@ -759,7 +786,7 @@ answer_error(struct dlq_buf *out, const char *code, const char *msg)
 
 void
 dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
-    size_t len, enum dlq_role role, const char *user, long uid,
+    size_t len, enum dlq_role role, const char *user, long uid, int peer,
     struct dlq_buf *out)
 {
 	const struct command *c = NULL;
@@ -795,6 +822,7 @@ dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
 	r.j = j;
 	r.user = user;
 	r.data = &data;
+	r.peer = peer;
 	/* a mutation and its audit entry wait their turn among the writers */
 	if (c->writes == W_ONE_TURN && db != NULL)
 		dlq_archive_writer_lock();
@@ -826,7 +854,9 @@ dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
 	if (c->writes != W_NONE && db != NULL) {
 		if (c->writes == W_OWN_TURNS)
 			dlq_archive_writer_lock();
+		/* what was asked, not how: no "cmd", no "progress" */
 		cJSON_DeleteItemFromObjectCaseSensitive(j, "cmd");
+		cJSON_DeleteItemFromObjectCaseSensitive(j, "progress");
 		note_unchanged_ids(c, j, &data);
 		args = cJSON_PrintUnformatted(j);
 		if (role < c->role)
@@ -1098,7 +1128,8 @@ serve_client(struct dlq_control *k, struct client *c)
 		dlq_buf_reset(&k->out);
 		dlq_control_handle(k->cfg,
 		    k->archive ? dlq_archive_db(k->archive) : NULL,
-		    c->in.data, used - 1, c->role, c->user, (long)c->uid, &k->out);
+		    c->in.data, used - 1, c->role, c->user, (long)c->uid, c->fd,
+		    &k->out);
 		memmove(c->in.data, c->in.data + used, c->in.len - used);
 		c->in.len -= used;
 		sent = send_all(c->fd, k->out.data, k->out.len);

@@ -75,10 +75,13 @@ void	dlq_control_unknown_members(const struct dlq_config *,
 
 /* Handles one request line from a peer with `role` named `user` and
  * appends the response line (with "\n"). Used by the thread and by the
- * request-parser fuzzer. `db` may be NULL (then data commands fail). */
+ * request-parser fuzzer. `db` may be NULL (then data commands fail).
+ * `peer` is the peer's socket, for the progress lines of a long request
+ * that asks for them ("progress":true: a purge), sent before the
+ * response; -1: none are sent. */
 struct sqlite3;
 void	dlq_control_handle(const struct dlq_config *, struct sqlite3 *db,
 	    const char *line, size_t len, enum dlq_role role, const char *user,
-	    long uid, struct dlq_buf *out);
+	    long uid, int peer, struct dlq_buf *out);
 
 #endif

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,8 +74,50 @@ unreachable(const char *path, int err, char *why, size_t whylen)
 		    strerror_r(err, sys, sizeof(sys)));
 }
 
+/* How the worker begins a progress line (control.c) */
+#define PROGRESS_LINE	"{\"progress\":"
+
+/* Hands the progress lines at the start of `in` to `progress` and
+ * takes them out; true when the answer's line has come. Only a line
+ * that begins as a progress line is parsed here: an answer of megabytes
+ * is parsed once, by the caller. */
+static bool
+take_lines(struct dlq_buf *in, void (*progress)(const cJSON *, void *),
+    void *arg, int64_t *deadline, bool *told)
+{
+	cJSON *line;
+	char *nl;
+	size_t used;
+
+	while ((nl = memchr(in->data ? in->data : "", '\n', in->len)) != NULL) {
+		used = (size_t)(nl - in->data) + 1;
+		if (used < sizeof(PROGRESS_LINE) || memcmp(in->data,
+		    PROGRESS_LINE, sizeof(PROGRESS_LINE) - 1) != 0)
+			return true;
+		line = cJSON_ParseWithLength(in->data, used - 1);
+		if (progress != NULL && line != NULL) {
+			progress(cJSON_GetObjectItemCaseSensitive(line,
+			    "progress"), arg);
+			*told = true;
+		}
+		cJSON_Delete(line);
+		*deadline = dlq_now_ms() + timeout_ms;
+		memmove(in->data, in->data + used, in->len - used);
+		in->len -= used;
+	}
+	return false;
+}
+
 cJSON *
 dlq_ctl_call(const char *path, const cJSON *request, char *why, size_t whylen)
+{
+	return dlq_ctl_call_progress(path, request, NULL, NULL, why, whylen);
+}
+
+cJSON *
+dlq_ctl_call_progress(const char *path, const cJSON *request,
+    void (*progress)(const cJSON *, void *), void *arg, char *why,
+    size_t whylen)
 {
 	struct sockaddr_un sa;
 	struct dlq_buf in;
@@ -84,6 +127,7 @@ dlq_ctl_call(const char *path, const cJSON *request, char *why, size_t whylen)
 	cJSON *answer = NULL;
 	ssize_t n = 0;
 	size_t len, off = 0;
+	bool told = false;
 	int fd;
 
 	memset(&sa, 0, sizeof(sa));
@@ -126,11 +170,14 @@ dlq_ctl_call(const char *path, const cJSON *request, char *why, size_t whylen)
 			break;
 		}
 		dlq_buf_add(&in, buf, (size_t)n);
-		if (memchr(buf, '\n', (size_t)n) != NULL ||
+		if ((memchr(buf, '\n', (size_t)n) != NULL &&
+		    take_lines(&in, progress, arg, &deadline, &told)) ||
 		    in.len > RESPONSE_MAX)
 			break;
 	}
 	close(fd);
+	if (told)
+		progress(NULL, arg);	/* the end of them */
 	if (timeout_ms > 0 && dlq_now_ms() >= deadline &&
 	    memchr(in.data ? in.data : "", '\n', in.len) == NULL)
 		snprintf(why, whylen, "no answer from dlq-worker at %s within "

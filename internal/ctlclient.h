@@ -23,6 +23,17 @@ void	dlq_ctl_set_timeout(int64_t ms);
 cJSON	*dlq_ctl_call(const char *socket_path, const cJSON *request,
 	    char *why, size_t whylen);
 
+/* The same for a request that asks for progress lines ("progress":true:
+ * a purge): `progress` gets each one's "progress" object before the
+ * answer comes, then NULL once the call is over (when it got one: a
+ * progress line on a terminal is cleared then), and the time the call
+ * waits counts again from each line, so that a long request that keeps
+ * saying how far it is never times out while one that goes silent
+ * does. */
+cJSON	*dlq_ctl_call_progress(const char *socket_path, const cJSON *request,
+	    void (*progress)(const cJSON *, void *), void *arg, char *why,
+	    size_t whylen);
+
 /* What a command returns when it only counted what it would change and
  * said "run again with --yes": dlqctl exits 2 (DLQ_EXIT_USAGE) without
  * the usage line a mistyped command gets. */

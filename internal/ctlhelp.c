@@ -92,7 +92,8 @@ static const struct {
 "  --older-than DUR   those received more than DUR ago (m is minutes:\n"
 "                     30d is a month)\n"
 "  --yes              needed to purge (without it they are only counted,\n"
-"                     and the cutoff is shown as a date)\n"
+"                     and the cutoff is shown as a date); on a terminal\n"
+"                     a line says how far it is as it goes\n"
 "Role: admin.\n" },
 	{ "replay",
 "Publishes vetted dead letters again, with their original message ids\n"

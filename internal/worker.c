@@ -288,10 +288,11 @@ archive_replaced(const struct dlq_config *c, struct services *s)
 /* Whether no stop signal waits: a purge goes on between its chunks until
  * one does (then the main loop takes it at once). */
 static bool
-no_stop_pending(void)
+no_stop_pending(long long purged, int percent, void *arg)
 {
 	sigset_t p;
 
+	(void)purged, (void)percent, (void)arg;
 	return sigpending(&p) != 0 || !(sigismember(&p, SIGTERM) == 1 ||
 	    sigismember(&p, SIGINT) == 1 || sigismember(&p, SIGHUP) == 1);
 }
@@ -312,7 +313,7 @@ apply_retention(const struct dlq_config *c, struct services *s)
 	s->next_retention_ms = now + 86400000;
 	dlq_buf_init(&out);
 	rc = dlq_cases_purge(dlq_archive_db(s->archive), now -
-	    c->retention_days * 86400000, now, no_stop_pending, &out);
+	    c->retention_days * 86400000, now, no_stop_pending, NULL, &out);
 	if (rc == DLQ_CASE_OK && sscanf(out.data, "{\"purged\":%lld}",
 	    &purged) == 1) {
 		dlq_buf_init(&line);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ctlargs.h"
 #include "ctlclient.h"
@@ -17,14 +18,17 @@
 #include "dlqctl.h"
 
 /* Sends `req` (freed) to the worker: its answer, or NULL once said why
- * it did not come. */
+ * it did not come. `progress` (may be NULL) gets the progress lines of a
+ * request that asks for them. */
 static cJSON *
-ask(const struct dlqctl *x, cJSON *req)
+ask(const struct dlqctl *x, cJSON *req,
+    void (*progress)(const cJSON *, void *))
 {
 	char why[512];
 	cJSON *ans;
 
-	ans = dlq_ctl_call(x->cfg.control_socket, req, why, sizeof(why));
+	ans = dlq_ctl_call_progress(x->cfg.control_socket, req, progress,
+	    NULL, why, sizeof(why));
 	cJSON_Delete(req);
 	if (ans == NULL)
 		fprintf(stderr, "dlqctl: %s\n", why);
@@ -40,15 +44,17 @@ put_json(const cJSON *data)
 	cJSON_free(text);
 }
 
-int
-dlqctl_call(struct dlqctl *x, cJSON *req,
-    void (*view)(FILE *, const cJSON *, int64_t))
+/* dlqctl_call, with the request's progress lines to `progress`. */
+static int
+call_progress(struct dlqctl *x, cJSON *req,
+    void (*view)(FILE *, const cJSON *, int64_t),
+    void (*progress)(const cJSON *, void *))
 {
 	const cJSON *data;
 	cJSON *ans;
 	int rc = DLQ_EXIT_OK;
 
-	if ((ans = ask(x, req)) == NULL)
+	if ((ans = ask(x, req, progress)) == NULL)
 		return DLQ_EXIT_ERROR;
 	data = cJSON_GetObjectItemCaseSensitive(ans, "data");
 	if (data != NULL && !cJSON_IsNull(data)) {
@@ -61,6 +67,13 @@ dlqctl_call(struct dlqctl *x, cJSON *req,
 		rc = dlq_ctl_refusal(ans);
 	cJSON_Delete(ans);
 	return rc;
+}
+
+int
+dlqctl_call(struct dlqctl *x, cJSON *req,
+    void (*view)(FILE *, const cJSON *, int64_t))
+{
+	return call_progress(x, req, view, NULL);
 }
 
 static void
@@ -376,7 +389,7 @@ purge_count(struct dlqctl *x, cJSON *r)
 
 	cJSON_ReplaceItemInObjectCaseSensitive(r, "cmd",
 	    cJSON_CreateString("purge_count"));
-	if ((ans = ask(x, r)) == NULL)
+	if ((ans = ask(x, r, NULL)) == NULL)
 		return DLQ_EXIT_ERROR;
 	data = cJSON_GetObjectItemCaseSensitive(ans, "data");
 	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "ok")) ||
@@ -405,6 +418,22 @@ purge_count(struct dlqctl *x, cJSON *r)
 	return rc;
 }
 
+/* A purge's progress on the terminal, overwritten by the next one; the
+ * line is cleared once the answer came (p NULL), before it is printed. */
+static void
+show_purging(const cJSON *p, void *arg)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(p, "purged");
+	const cJSON *pc = cJSON_GetObjectItemCaseSensitive(p, "percent");
+
+	(void)arg;
+	if (p == NULL)
+		fputs("\r\033[K", stderr);
+	else if (cJSON_IsNumber(n) && cJSON_IsNumber(pc))
+		fprintf(stderr, "\rpurging: %.0f payloads so far, %.0f %% of "
+		    "the way\033[K", n->valuedouble, pc->valuedouble);
+}
+
 int
 cmd_purge(struct dlqctl *x, int argc, char **argv)
 {
@@ -418,7 +447,9 @@ cmd_purge(struct dlqctl *x, int argc, char **argv)
 	}
 	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "yes")))
 		return purge_count(x, r);
-	return dlqctl_call(x, r, view_purged);
+	cJSON_AddTrueToObject(r, "progress");
+	return call_progress(x, r, view_purged, isatty(2) ? show_purging :
+	    NULL);
 }
 
 int

@@ -50,7 +50,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dlq_buf_reset(&out);
 		dlq_control_handle(&cfg, role == DLQ_ROLE_VIEWER ? NULL : db,
 		    (const char *)data, size, (enum dlq_role)role, "fuzz", 1000,
-		    &out);
+		    -1, &out);
 		/* always exactly one valid JSON line */
 		if (out.len == 0 || out.data[out.len - 1] != '\n' ||
 		    memchr(out.data, '\n', out.len - 1) != NULL)

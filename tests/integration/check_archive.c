@@ -1788,6 +1788,76 @@ raw(const char *sock, const char *req, size_t len)
 	return a;
 }
 
+/* A purge of more than one chunk that asks for progress ("progress":
+ * true, as dlqctl purge --yes does) says after each chunk but the last
+ * how many it purged and how far through the ids it is, then answers;
+ * so a long purge keeps dlqctl's wait alive and shows on a terminal.
+ * What the audit keeps is what was asked, without "progress". */
+START_TEST(a_purge_in_chunks_says_how_far_it_is)
+{
+	static const char req[] = "{\"cmd\":\"purge\",\"older_than_ms\":"
+	    "60000,\"progress\":true}\n";
+	struct h_rig f;
+	sqlite3 *db;
+	char sql[640], buf[4096], want[160];
+	cJSON *j, *e;
+	size_t got = 0;
+	ssize_t n;
+	int fd;
+
+	start(&f, NULL);
+	/* 12 000 discarded dead letters of an hour ago: three chunks */
+	snprintf(sql, sizeof(sql), "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL"
+	    " SELECT x + 1 FROM c WHERE x < 12000) INSERT INTO dead_letters"
+	    " (id, fingerprint, dlq, queue, reason, class, signature, payload,"
+	    " payload_bytes, headers_json, received_at, status) SELECT x,"
+	    " randomblob(32), 'q.dlq', 'q', 'rejected', 'transient',"
+	    " '000000000001', x'00ff', 2, '{}', %lld, 'discarded' FROM c",
+	    (long long)(dlq_wall_ms() - 3600000));
+	ck_assert_int_eq(sqlite3_open(f.db, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 10000);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+
+	fd = connect_to(h_socket(f.prefix));
+	ck_assert_int_eq(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL),
+	    (ssize_t)sizeof(req) - 1);
+	/* everything up to the answer's line, whichever reads it comes in */
+	while (got < sizeof(buf) - 1 && (n = read(fd, buf + got,
+	    sizeof(buf) - 1 - got)) > 0) {
+		got += (size_t)n;
+		buf[got] = '\0';
+		if (strstr(buf, "{\"ok\"") != NULL && buf[got - 1] == '\n')
+			break;
+	}
+	close(fd);
+	buf[got] = '\0';
+	snprintf(want, sizeof(want), "{\"progress\":{\"purged\":5000,"
+	    "\"percent\":41}}\n{\"progress\":{\"purged\":10000,\"percent\":"
+	    "83}}\n{\"ok\":true,\"data\":{\"purged\":12000,\"before_ms\":");
+	ck_assert_msg(strncmp(buf, want, strlen(want)) == 0, "%s", buf);
+	ck_assert_ptr_eq(strchr(buf + strlen(want), '\n'), buf + got - 1);
+
+	/* dlqctl asks for it too; without a terminal it prints the answer
+	 * only, as JSON */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "purge",
+	    "--older-than", "1m", "--yes", NULL }), 0);
+	ck_assert_int_eq(h_jnum(j, "purged"), 0);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
+	    "--command", "purge", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 2);
+	cJSON_ArrayForEach(e, j) {
+		ck_assert_int_eq(h_jnum(get(e, "args"), "older_than_ms"),
+		    60000);
+		ck_assert_ptr_null(get(get(e, "args"), "progress"));
+		ck_assert_str_eq(h_jstr(e, "result"), "ok");
+	}
+	cJSON_Delete(j);
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* A script that leaks control connections, or a session left open,
  * holds at most 8 of the 32 the worker serves, each only until it has
  * sent nothing for control.idle_timeout_ms; other users are served
@@ -2815,6 +2885,7 @@ suite(void)
 	    an_interrupted_drop_finishes_its_chunk_and_says_what_is_left);
 	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);
 	tcase_add_test(tc, purge_drops_payloads_and_keeps_records);
+	tcase_add_test(tc, a_purge_in_chunks_says_how_far_it_is);
 	tcase_add_test(tc, a_user_in_many_groups_has_the_role_of_the_last);
 	tcase_add_test(tc, retention_purges_old_resolved_payloads_at_start);
 	tcase_add_test(tc, warn_level_archives_without_dead_letter_lines);

@@ -545,11 +545,19 @@ number(const char *sql)
 }
 
 static int go_on_calls;
+static long long told_purged[2];
+static int told_percent[2];
 
-/* Lets a purge go on after its first chunk, not after its second. */
+/* Lets a purge go on after its first chunk, not after its second; keeps
+ * what it was told. */
 static bool
-go_on_twice(void)
+go_on_twice(long long purged, int percent, void *arg)
 {
+	ck_assert_ptr_eq(arg, &go_on_calls);
+	if (go_on_calls < 2) {
+		told_purged[go_on_calls] = purged;
+		told_percent[go_on_calls] = percent;
+	}
 	return ++go_on_calls < 2;
 }
 
@@ -593,13 +601,21 @@ START_TEST(a_purge_walks_every_chunk_and_touches_nothing_else)
 	ck_assert_str_eq(out.data, expect);
 	dlq_buf_reset(&out);
 	ck_assert_int_eq(dlq_cases_purge(dlq_archive_db(a), 2000, 9000,
-	    go_on_twice, &out), DLQ_CASE_OK);
-	/* two chunks, ids 1..10000: half resolved, 10 of them purged before */
+	    go_on_twice, &go_on_calls, &out), DLQ_CASE_OK);
+	/* two chunks from the first purgeable id, 2: ids 2..10001, half
+	 * resolved, 10 of them purged before */
 	ck_assert_str_eq(out.data, "{\"purged\":4990,\"before_ms\":2000,"
 	    "\"interrupted\":true}");
+	/* told after each: purged so far, and how far through the ids to
+	 * walk (2..30498) */
+	ck_assert_int_eq(go_on_calls, 2);
+	ck_assert_int_eq(told_purged[0], 2495);
+	ck_assert_int_eq(told_percent[0], 16);
+	ck_assert_int_eq(told_purged[1], 4990);
+	ck_assert_int_eq(told_percent[1], 32);
 	dlq_buf_reset(&out);
 	ck_assert_int_eq(dlq_cases_purge(dlq_archive_db(a), 2000, 9000, NULL,
-	    &out), DLQ_CASE_OK);
+	    NULL, &out), DLQ_CASE_OK);
 	snprintf(expect, sizeof(expect), "{\"purged\":%lld,\"before_ms\":"
 	    "2000}", want - 4990);
 	ck_assert_str_eq(out.data, expect);
@@ -618,7 +634,7 @@ START_TEST(a_purge_walks_every_chunk_and_touches_nothing_else)
 	/* again: nothing left */
 	dlq_buf_init(&out);
 	ck_assert_int_eq(dlq_cases_purge(dlq_archive_db(a), 2000, 9500, NULL,
-	    &out), DLQ_CASE_OK);
+	    NULL, &out), DLQ_CASE_OK);
 	ck_assert_str_eq(out.data, "{\"purged\":0,\"before_ms\":2000}");
 	dlq_buf_reset(&out);
 	ck_assert_int_eq(dlq_cases_purgeable(dlq_archive_db(a), 2000, &out),

@@ -43,7 +43,7 @@ ask(const char *line, enum dlq_role role)
 {
 	dlq_buf_reset(&out);
 	dlq_control_handle(&cfg, dlq_archive_db(archive), line, strlen(line),
-	    role, "tester", 1000, &out);
+	    role, "tester", 1000, -1, &out);
 	ck_assert(out.len > 0 && out.data[out.len - 1] == '\n');
 	return out.data;
 }
