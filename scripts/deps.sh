@@ -27,11 +27,26 @@ for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
 	    grep -q 'install ok installed' || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 
 sudo=
 [ "$(id -u)" -eq 0 ] || sudo=sudo
-echo "deps: installing ${missing[*]}" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
-    --no-install-recommends "${missing[@]}" >&2
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}" >&2
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+	    --no-install-recommends "${missing[@]}" >&2
+fi
+
+# The tests lint /metrics with promtool, from Debian's prometheus
+# package: only that binary is unpacked (DLQ_PROMTOOL, below), so that no
+# Prometheus server is installed, let alone started.
+promtool=/usr/local/lib/dlq-monitor/promtool
+if [ "${1:-}" = test ] && [ ! -x "$promtool" ]; then
+	echo "deps: unpacking promtool from Debian's prometheus package" >&2
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	( cd "$tmp" && { apt-get download -qq prometheus 2>/dev/null ||
+	    { $sudo apt-get update -qq && apt-get download -qq prometheus; }; } )
+	dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/root"
+	$sudo install -D -m 0755 "$tmp/root/usr/bin/promtool" "$promtool"
+fi
