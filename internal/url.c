@@ -117,6 +117,10 @@ dlq_url_host_port(const char *item, int default_port, char *host,
 
 #define LISTEN_FORM	"expected HOST:PORT (e.g. 127.0.0.1:9464), " \
 	"[IPv6]:PORT (e.g. [::1]:9464) or 0"
+#define NOT_IPV4	"HOST must be an IPv4 address or localhost, or [IPv6] " \
+	"(e.g. 0.0.0.0:9464 or [::]:9464 for every interface)"
+#define NOT_IPV6	"inside [...] an IPv6 address (e.g. [::] for every " \
+	"interface, [::1] for this machine only)"
 
 const char *
 dlq_url_listen(const char *v, struct sockaddr_storage *ss)
@@ -144,17 +148,14 @@ dlq_url_listen(const char *v, struct sockaddr_storage *ss)
 	    port < 1 || port > 65535)
 		return "the port must be a number 1..65535";
 	if ((size_t)(end - h) >= sizeof(host))
-		return *v == '[' ? "inside [...] an IPv6 address" : "HOST must be "
-		    "an IPv4 address or localhost, or [IPv6] (e.g. 0.0.0.0:9464 "
-		    "or [::]:9464 for every interface)";
+		return *v == '[' ? NOT_IPV6 : NOT_IPV4;
 	snprintf(host, sizeof(host), "%.*s", (int)(end - h), h);
 	memset(ss, 0, sizeof(*ss));
 	if (*v == '[') {
 		in6->sin6_family = AF_INET6;
 		in6->sin6_port = htons((uint16_t)port);
 		return inet_pton(AF_INET6, host, &in6->sin6_addr) == 1 ? NULL :
-		    "inside [...] an IPv6 address (e.g. [::] for every "
-		    "interface, [::1] for this machine only)";
+		    NOT_IPV6;
 	}
 	if (strchr(host, ':') != NULL)
 		return "an IPv6 address goes in brackets: [ADDR]:PORT (e.g. "
@@ -163,9 +164,7 @@ dlq_url_listen(const char *v, struct sockaddr_storage *ss)
 	in->sin_port = htons((uint16_t)port);
 	if (strcmp(host, "localhost") == 0)
 		snprintf(host, sizeof(host), "127.0.0.1");
-	return inet_pton(AF_INET, host, &in->sin_addr) == 1 ? NULL :
-	    "HOST must be an IPv4 address or localhost, or [IPv6] (e.g. "
-	    "0.0.0.0:9464 or [::]:9464 for every interface)";
+	return inet_pton(AF_INET, host, &in->sin_addr) == 1 ? NULL : NOT_IPV4;
 }
 
 /* What is wrong with an amqp[s]:// URL rabbitmq-c would not parse. */

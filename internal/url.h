@@ -20,7 +20,7 @@ int	dlq_url_parse_amqp(const char *url, struct dlq_broker *b,
 const char *dlq_url_host_port(const char *item, int default_port,
 	    char *host, size_t hn, int *port);
 
-/* Parses a listen address into `ss` and `len`: "HOST:PORT", HOST an
+/* Parses a listen address into `ss`: "HOST:PORT", HOST an
  * IPv4 address or localhost (127.0.0.1), or "[ADDR]:PORT", ADDR an IPv6
  * address ([::]: every interface, IPv4 ones too); its family says
  * which. NULL when fine, else the reason. */

@@ -59,18 +59,27 @@ START_TEST(no_socket_at_the_path_asks_whether_the_worker_runs)
 }
 END_TEST
 
-/* A socket bound and closed, as a worker killed leaves it. */
-START_TEST(a_socket_nobody_answers_on_is_said_to_be_left_over)
+/* A UNIX socket bound at `path`. */
+static int
+bound_at_path(void)
 {
 	struct sockaddr_un sa;
-	char want[256];
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	int fd;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	ck_assert_int_ge(fd = socket(AF_UNIX, SOCK_STREAM, 0), 0);
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	close(fd);
+	return fd;
+}
+
+/* A socket bound and closed, as a worker killed leaves it. */
+START_TEST(a_socket_nobody_answers_on_is_said_to_be_left_over)
+{
+	char want[256];
+
+	close(bound_at_path());
 	call();
 	snprintf(want, sizeof(want), "cannot reach dlq-worker at %s: nobody "
 	    "answers on this socket (left by a worker that stopped? is it "
@@ -145,16 +154,10 @@ progressing_worker(int lines, int gap_ms, bool silent)
 	static const char last[] = "{\"progress\":{\"purged\":10000,"
 	    "\"percent\":20}}\n{\"ok\":true,\"data\":{\"purged\":12000}}\n";
 	struct timespec gap = { gap_ms / 1000, (gap_ms % 1000) * 1000000L };
-	struct sockaddr_un sa;
 	char buf[256];
 	pid_t pid;
-	int fd, peer, i;
+	int fd = bound_at_path(), peer, i;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	ck_assert_int_ge(fd = socket(AF_UNIX, SOCK_STREAM, 0), 0);
-	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	ck_assert_int_eq(listen(fd, 1), 0);
 	ck_assert_int_ge(pid = fork(), 0);
 	if (pid > 0) {
