@@ -42,6 +42,14 @@ static const char GENERIC_HINT[] = "Inspect the payload and the consumer's "
 	"\\.[0-9]{1,3}([^0-9]|$)|smtp[^0-9a-z]{1,3}((error|reply|code|" \
 	"status)[^0-9a-z]{1,3})?" code "([^0-9]|$)"
 
+/* A messaging provider's numeric error code as it writes it: Meta's
+ * Graph API for WhatsApp ("(#131047) Re-engagement message", or
+ * "code":131047 in a webhook's JSON), Twilio's ("Twilio error 63016",
+ * "twilio 30005"); only codes of five or six digits, which no exit
+ * status or HTTP code is */
+#define PROVIDER_CODE(codes)	"(\\(#|\"?code\"?[:= ]{1,3}|twilio[^0-9a-z]" \
+	"{1,3}((error|code)[^0-9a-z]{1,3})?)(" codes ")([^0-9]|$)"
+
 /* The hint of the death reason `expired`, and of an error text saying it */
 #define EXPIRED_HINT	"The message outlived its TTL; it is usually no longer " \
 	"wanted (an expired OTP must not go out). Drop it with a reason " \
@@ -54,7 +62,9 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "before anyone processed it. Replay it once the consumers have "
 	    "caught up.", NULL },
 	{ "(\\b|_)429([^0-9a-z]|$)|too many requests|rate.?limit|"
-	    "throttl|quota[ _](exceeded|exhausted)|resource.?exhausted",
+	    "throttl|quota[ _](exceeded|exhausted)|resource.?exhausted|"
+	    "request limit reached|healthy ecosystem engagement|"
+	    PROVIDER_CODE("131049"),
 	    NULL, NULL, "rate_limited", "The receiver throttled us. Wait for "
 	    "its quota to recover, then replay in a small batch with --rate.",
 	    NULL },
@@ -68,18 +78,42 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "greylisting, a busy mailbox, a temporary limit); it expects the "
 	    "sender to try again later. Replay in a small batch after a few "
 	    "minutes.", NULL },
-	/* a destination that is gone, in the words of Slack, Telegram and
-	 * Twilio; before security, whose "Forbidden:" Telegram says it with */
+	/* a destination that is gone, in the words of Slack, Telegram,
+	 * WhatsApp and Twilio; before security, whose "Forbidden:" Telegram
+	 * says it with */
 	{ "channel[ _]not[ _]found|not[ _]in[ _]channel|is_archived|"
 	    "channel is archived|chat not found|user[ _]not[ _]found|"
 	    "bot was (blocked|kicked)|user is deactivated|"
-	    "unsubscribed recipient|opted out", NULL, NULL,
+	    "unsubscribed recipient|opted out|message undeliverable|"
+	    "stopped marketing messages|unknown destination handset|"
+	    "landline or unreachable carrier|could not find to address|"
+	    PROVIDER_CODE("131026|131050|30005|30006|63003"), NULL, NULL,
 	    "configuration", "The destination is gone or we are not in it "
 	    "(a channel not found or archived, the bot removed or blocked, a "
-	    "chat or user not found, a recipient who opted out). A replay "
+	    "chat or user not found, a recipient who opted out, a number "
+	    "that is not on WhatsApp or not a mobile phone). A replay "
 	    "fails the same way until the customer's workspace or chat is "
 	    "connected again: have that fixed and replay one message, or "
 	    "drop it.", NULL },
+	/* WhatsApp's rule that a business answers freely only within 24
+	 * hours of the customer's last message: too late, as a TTL */
+	{ "re-engagement message|outside the allowed window|"
+	    "24 hours have passed|customer service window|"
+	    PROVIDER_CODE("131047|63016"), NULL, NULL, "expired",
+	    "The customer's 24-hour window for free-form messages had closed "
+	    "(WhatsApp's re-engagement rule): a replay fails the same way "
+	    "until the customer writes again. Send an approved template "
+	    "message instead, or drop it.", NULL },
+	/* a messaging provider's refusal by policy: before transient,
+	 * whose "temporar" WhatsApp's policy block says */
+	{ "blocked for polic(y|ies) violations?|account has been locked|"
+	    "message filtered|" PROVIDER_CODE("131031|30007"), NULL, NULL,
+	    "security", "The provider refused it by policy or locked our "
+	    "sending account (WhatsApp's block for policy violations or "
+	    "account lock, a carrier's spam filter). Settle it with the "
+	    "provider first (the account's standing, the message's content, "
+	    "the sender's registration); a replay is refused again and "
+	    "worsens the account's standing.", NULL },
 	/* a mail server's refusal by policy, its own hint before the
 	 * words of the rule after it */
 	{ "\\b" SMTP_REFUSED "[ -]5\\.7\\.[0-9]{1,3}([^0-9]|$)",
@@ -93,6 +127,7 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "(\\b|_)40[13]([^0-9a-z]|$)|signature|access[ _]denied|"
 	    "permission.?denied|unauthenticated|not authori[sz]ed|"
 	    "not_authed|account_inactive|missing_scope|no_permission|"
+	    "permissions? (error|issue)|" PROVIDER_CODE("20003") "|"
 	    "restricted_action|invalid_access|esme_rinvpaswd|esme_rinvsysid|"
 	    "esme_rbindfail|"
 	    "(missing|restricted)[ _-]api[ _-]?key|"
@@ -126,7 +161,8 @@ static const struct dlq_rule_cfg defaults[] = {
 	{ "template.*(not found|does not exist)|route.*not found|"
 	    "config.*(not found|missing)|no route|"
 	    "unknown template|not configured|not (been )?enabled|sender id|"
-	    "domain (is )?not verified", NULL, NULL,
+	    "domain (is )?not verified|template is (paused|disabled)|"
+	    "eligibility payment|" PROVIDER_CODE("133010"), NULL, NULL,
 	    "configuration", "A template, route or setting is missing. Fix "
 	    "the configuration, then replay one message to confirm.", NULL },
 	/* a crash says nothing of the message: "invalid memory address" is
@@ -154,7 +190,8 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "service unavailable|bad gateway|temporar|try again|unavailable|"
 	    "deadline.?exceeded|socket hang up|broken pipe|epipe|"
 	    "deadlock detected|could not serialize access|database is locked|"
-	    "too many connections",
+	    "too many connections|unreachable destination handset|"
+	    PROVIDER_CODE("131000|30003"),
 	    NULL, NULL, "transient", "A dependency was down or slow. Check its "
 	    "status; once healthy, replay in a small batch.", NULL },
 	{ "schema|validation|invalid|missing (required )?field|required field|"
@@ -163,7 +200,12 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "bad request|(\\b|_)4(00|13|22)([^0-9a-z]|$)|"
 	    "unprocessable|(payload|entity|message) too large|msg_too_long|"
 	    "not a valid|exceeds [0-9]+ (characters|chars|bytes)|"
-	    "message (is )?too long|no_text", NULL, NULL,
+	    "message (is )?too long|no_text|recipient cannot be sender|"
+	    "required parameter|parameter (value )?(is )?(missing|not valid)|"
+	    "number of param|parameter format does not match|text too long|"
+	    "unsupported message type|template format|"
+	    PROVIDER_CODE("131008|131009|131021|131051|132000|132005|132007|"
+	    "132012"), NULL, NULL,
 	    "validation",
 	    "The message itself is wrong. Fix the producer; replaying the same "
 	    "bytes will fail again. Drop it, or correct and republish.", NULL },
