@@ -64,6 +64,7 @@ static const struct dlq_rule_cfg defaults[] = {
 	{ "(\\b|_)429([^0-9a-z]|$)|too many requests|rate.?limit|"
 	    "throttl|quota[ _](exceeded|exhausted)|resource.?exhausted|"
 	    "request limit reached|healthy ecosystem engagement|"
+	    "credits exceeded|"
 	    PROVIDER_CODE("131049"),
 	    NULL, NULL, "rate_limited", "The receiver throttled us. Wait for "
 	    "its quota to recover, then replay in a small batch with --rate.",
@@ -87,10 +88,15 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "unsubscribed recipient|opted out|message undeliverable|"
 	    "stopped marketing messages|unknown destination handset|"
 	    "landline or unreachable carrier|could not find to address|"
+	    "initiate conversation with a user|bot is not a member|"
+	    "group chat was deleted|upgraded to a supergroup|"
+	    "(have no|not enough) rights to send|no_service|no_active_hooks|"
+	    "team_disabled|"
 	    PROVIDER_CODE("131026|131050|30005|30006|63003"), NULL, NULL,
 	    "configuration", "The destination is gone or we are not in it "
 	    "(a channel not found or archived, the bot removed or blocked, a "
-	    "chat or user not found, a recipient who opted out, a number "
+	    "chat or user not found, a bot without the right to write there, "
+	    "a Slack webhook removed, a recipient who opted out, a number "
 	    "that is not on WhatsApp or not a mobile phone). A replay "
 	    "fails the same way until the customer's workspace or chat is "
 	    "connected again: have that fixed and replay one message, or "
@@ -128,6 +134,7 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "permission.?denied|unauthenticated|not authori[sz]ed|"
 	    "not_authed|account_inactive|missing_scope|no_permission|"
 	    "permissions? (error|issue)|" PROVIDER_CODE("20003") "|"
+	    "token_expired|action_prohibited|posting_to_general_channel_denied|"
 	    "restricted_action|invalid_access|esme_rinvpaswd|esme_rinvsysid|"
 	    "esme_rbindfail|"
 	    "(missing|restricted)[ _-]api[ _-]?key|"
@@ -162,7 +169,8 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "config.*(not found|missing)|no route|"
 	    "unknown template|not configured|not (been )?enabled|sender id|"
 	    "domain (is )?not verified|template is (paused|disabled)|"
-	    "eligibility payment|" PROVIDER_CODE("133010"), NULL, NULL,
+	    "eligibility payment|not allowed to send|" PROVIDER_CODE("133010"),
+	    NULL, NULL,
 	    "configuration", "A template, route or setting is missing. Fix "
 	    "the configuration, then replay one message to confirm.", NULL },
 	/* a crash says nothing of the message: "invalid memory address" is
@@ -186,7 +194,7 @@ static const struct dlq_rule_cfg defaults[] = {
 	{ "time(d)? ?out|etimedout|econnreset|econnrefused|connection (reset|"
 	    "refused|closed|lost)|circuit.*open|(\\b|_)50[0-9]([^0-9a-z]|$)|"
 	    "econnaborted|eai_again|internal[ _]server[ _]error|"
-	    "internal_error|esme_rmsgqful|esme_rsyserr|"
+	    "internal_error|fatal_error|esme_rmsgqful|esme_rsyserr|"
 	    "service unavailable|bad gateway|temporar|try again|unavailable|"
 	    "deadline.?exceeded|socket hang up|broken pipe|epipe|"
 	    "deadlock detected|could not serialize access|database is locked|"
@@ -200,7 +208,8 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "bad request|(\\b|_)4(00|13|22)([^0-9a-z]|$)|"
 	    "unprocessable|(payload|entity|message) too large|msg_too_long|"
 	    "not a valid|exceeds [0-9]+ (characters|chars|bytes)|"
-	    "message (is )?too long|no_text|recipient cannot be sender|"
+	    "message (is )?too long|no_text|too_many_attachments|"
+	    "recipient cannot be sender|"
 	    "required parameter|parameter (value )?(is )?(missing|not valid)|"
 	    "number of param|parameter format does not match|text too long|"
 	    "unsupported message type|template format|"
