@@ -343,6 +343,36 @@ START_TEST(providers_in_their_own_words)
 }
 END_TEST
 
+/* The built-in rules see the text in lower case, whatever its case and
+ * length; a configured rule in capitals matches any case too. */
+START_TEST(case_and_length_do_not_matter)
+{
+	static struct dlq_rule_cfg rules[] = {
+		{ "RISK HOLD", NULL, NULL, "manual", NULL, NULL },
+	};
+	char longer[3000];
+
+	ck_assert_str_eq(class_of("rejected", "ECONNRESET"), "transient");
+	ck_assert_str_eq(class_of("rejected", "EConnReset"), "transient");
+	ck_assert_str_eq(class_of("rejected", "Slack: CHANNEL_NOT_FOUND"),
+	    "configuration");
+	memset(longer, 'x', sizeof(longer));
+	strcpy(longer + sizeof(longer) - 20, " upstream TIMEOUT");
+	ck_assert_str_eq(class_of("rejected", longer), "transient");
+	longer[sizeof(longer) - 20] = '\0';
+	ck_assert_str_eq(class_of("rejected", longer), "unknown");
+	cfg.rules = rules;
+	cfg.n_rules = 1;
+	dlq_classify_free(k);
+	ck_assert_ptr_nonnull(k = dlq_classify_new(&cfg, NULL));
+	ck_assert_str_eq(class_of("rejected", "risk hold on card"), "manual");
+	ck_assert_str_eq(class_of("rejected", "Risk Hold: timeout"),
+	    "manual");
+	cfg.rules = NULL;
+	cfg.n_rules = 0;
+}
+END_TEST
+
 START_TEST(configured_rules_come_first)
 {
 	struct dlq_rule_cfg rules[2] = {
@@ -381,6 +411,7 @@ suite(void)
 	tcase_add_test(tc, broker_reasons_get_their_own_hint);
 	tcase_add_test(tc, a_crash_points_at_the_consumer);
 	tcase_add_test(tc, providers_in_their_own_words);
+	tcase_add_test(tc, case_and_length_do_not_matter);
 	tcase_add_test(tc, configured_rules_come_first);
 	suite_add_tcase(s, tc);
 	return s;
