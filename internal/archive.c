@@ -570,47 +570,91 @@ read_legacy_until(struct dlq_archive *a)
 }
 
 int
-dlq_archive_meta_get(struct dlq_archive *a, const char *key, int64_t *value)
+dlq_archive_meta_read(sqlite3 *db, const char *key, int64_t *value)
 {
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(a->db, "SELECT value FROM archive_meta WHERE"
-	    " key = ?1", -1, &st, NULL) != SQLITE_OK) {
-		set_err(a, "archive_meta");
+	if (sqlite3_prepare_v2(db, "SELECT value FROM archive_meta WHERE"
+	    " key = ?1", -1, &st, NULL) != SQLITE_OK)
 		return -1;
-	}
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		*value = sqlite3_column_int64(st, 0);
-	else if (rc != SQLITE_DONE)
-		set_err(a, "archive_meta");
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
 int
-dlq_archive_meta_set(struct dlq_archive *a, const char *key, int64_t value)
+dlq_archive_meta_write(sqlite3 *db, const char *key, int64_t value)
 {
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(a->db, "INSERT INTO archive_meta (key, value)"
+	if (sqlite3_prepare_v2(db, "INSERT INTO archive_meta (key, value)"
 	    " VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value ="
-	    " excluded.value", -1, &st, NULL) != SQLITE_OK) {
-		set_err(a, "archive_meta");
+	    " excluded.value", -1, &st, NULL) != SQLITE_OK)
 		return -1;
-	}
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, value);
-	dlq_archive_writer_lock();
 	rc = sqlite3_step(st);
-	dlq_archive_writer_unlock();
-	if (rc != SQLITE_DONE)
-		set_err(a, "archive_meta");
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+dlq_archive_in_transaction(sqlite3 *db, int (*run)(void *), void *arg,
+    char *why, size_t n)
+{
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
+	    SQLITE_OK && run(arg) == 0 &&
+	    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+		return 0;
+	/* before the rollback, which has an error of its own: none */
+	snprintf(why, n, "%s", dlq_archive_sqlite_errmsg(db));
+	if (!sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+int
+dlq_archive_walk(int (*read)(void *, int64_t after, int64_t *last),
+    int (*write)(void *, int n), void *arg)
+{
+	int64_t after = 0, last;
+	int n;
+
+	for (;;) {
+		last = after;
+		if ((n = read(arg, after, &last)) < 0 || write(arg, n) == -1)
+			return -1;
+		if (last == after)
+			return 0;
+		after = last;
+	}
+}
+
+int
+dlq_archive_meta_get(struct dlq_archive *a, const char *key, int64_t *value)
+{
+	int rc = dlq_archive_meta_read(a->db, key, value);
+
+	if (rc == -1)
+		set_err(a, "archive_meta");
+	return rc;
+}
+
+int
+dlq_archive_meta_set(struct dlq_archive *a, const char *key, int64_t value)
+{
+	int rc;
+
+	dlq_archive_writer_lock();
+	rc = dlq_archive_meta_write(a->db, key, value);
+	dlq_archive_writer_unlock();
+	if (rc == -1)
+		set_err(a, "archive_meta");
+	return rc;
 }
 
 int

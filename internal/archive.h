@@ -106,6 +106,26 @@ int	dlq_archive_meta_get(struct dlq_archive *, const char *key,
 int	dlq_archive_meta_set(struct dlq_archive *, const char *key,
 	    int64_t value);
 
+/* The same on a handle of the archive, within the caller's transaction
+ * (or in one of its own, not under the writer mutex): the startup's
+ * refreshes of what the records hold. */
+int	dlq_archive_meta_read(sqlite3 *, const char *key, int64_t *value);
+int	dlq_archive_meta_write(sqlite3 *, const char *key, int64_t value);
+/* Runs `run` (0 / -1) in a transaction that takes the write lock at once
+ * (BEGIN IMMEDIATE): committed after a 0; rolled back after a -1 or a
+ * failed BEGIN or COMMIT, with SQLite's reason in `why`. 0 / -1. */
+int	dlq_archive_in_transaction(sqlite3 *, int (*run)(void *), void *arg,
+	    char *why, size_t n);
+
+/* A walk through the records by archive id, a chunk at a time: `read`
+ * finds what to change among the records after id `after` (their
+ * number, or -1; the last id it read in *last), `write` changes them
+ * (0 / -1), until a chunk reads no record. Reading a chunk before
+ * writing it: an UPDATE of the table a SELECT is still stepping through
+ * is left undefined by SQLite. 0 / -1. */
+int	dlq_archive_walk(int (*read)(void *, int64_t after, int64_t *last),
+	    int (*write)(void *, int n), void *arg);
+
 /* Once *stop is set, a write lock held by another process is not
  * waited for (archive.busy_timeout_ms) on this handle: the statement
  * fails as if the timeout had passed. */

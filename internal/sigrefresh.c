@@ -7,13 +7,13 @@
 #include <string.h>
 
 #include "amqp.h"
+#include "archive.h"
 #include "buf.h"
 #include "log.h"
 #include "signature.h"
 
 #define VERSION_KEY	"signature_version"
-/* Read a chunk, then write its changes: an UPDATE of the table a SELECT
- * is still stepping through is left undefined by SQLite. */
+/* records read, then changed, at a time (dlq_archive_walk) */
 #define CHUNK		1000
 
 struct change {
@@ -27,6 +27,7 @@ struct refresh {
 	sqlite3_stmt	*write;
 	struct dlq_buf	 norm;
 	struct change	 changes[CHUNK];
+	int64_t		 from;		/* the version noted before */
 	int64_t		 records;
 	int64_t		 changed;
 };
@@ -44,27 +45,18 @@ text(sqlite3_stmt *st, int col)
 static int64_t
 noted_version(sqlite3 *db)
 {
-	sqlite3_stmt *st;
-	int64_t v = -1;
-	int rc;
+	int64_t v = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT value FROM archive_meta WHERE"
-	    " key = '" VERSION_KEY "'", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	else if (rc == SQLITE_DONE)
-		v = 0;
-	sqlite3_finalize(st);
-	return v;
+	return dlq_archive_meta_read(db, VERSION_KEY, &v) == -1 ? -1 : v;
 }
 
 /* The records after archive id `after`, up to CHUNK: the ones whose
  * signature differs from what it is now go into r->changes. Their
  * number, the last id read in *last; -1 on error. */
 static int
-read_chunk(struct refresh *r, int64_t after, int64_t *last)
+read_chunk(void *arg, int64_t after, int64_t *last)
 {
+	struct refresh *r = arg;
 	char sig[DLQ_SIGNATURE_ID_LEN + 1];
 	const char *error;
 	int n = 0, rc;
@@ -91,8 +83,9 @@ read_chunk(struct refresh *r, int64_t after, int64_t *last)
 }
 
 static int
-write_changes(struct refresh *r, int n)
+write_changes(void *arg, int n)
 {
+	struct refresh *r = arg;
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -107,48 +100,45 @@ write_changes(struct refresh *r, int n)
 	return 0;
 }
 
-/* Every record, chunk by chunk, then the version noted. */
+/* Every record, chunk by chunk. */
 static int
 refresh_all(struct refresh *r)
 {
-	sqlite3_stmt *note;
-	int64_t after = 0, last;
-	int n, rc;
-
 	if (sqlite3_prepare_v2(r->db, "SELECT id, queue, reason, class, error,"
 	    " signature FROM dead_letters WHERE id > ?1 ORDER BY id LIMIT ?2",
 	    -1, &r->read, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(r->db, "UPDATE dead_letters SET signature = ?1"
 	    " WHERE id = ?2", -1, &r->write, NULL) != SQLITE_OK)
 		return -1;
-	for (;;) {
-		last = after;
-		if ((n = read_chunk(r, after, &last)) < 0 ||
-		    write_changes(r, n) == -1)
-			return -1;
-		if (last == after)
-			break;
-		after = last;
-	}
-	if (sqlite3_prepare_v2(r->db, "INSERT INTO archive_meta (key, value)"
-	    " VALUES ('" VERSION_KEY "', ?1) ON CONFLICT (key) DO UPDATE SET"
-	    " value = excluded.value", -1, &note, NULL) != SQLITE_OK)
+	return dlq_archive_walk(read_chunk, write_changes, r);
+}
+
+/* In the write transaction: the version read again (handles opening at
+ * once refresh once), and when older, every record, then the version
+ * noted. */
+static int
+refresh_older(void *arg)
+{
+	struct refresh *r = arg;
+
+	if ((r->from = noted_version(r->db)) == -1)
 		return -1;
-	sqlite3_bind_int(note, 1, DLQ_SIGNATURE_VERSION);
-	rc = sqlite3_step(note) == SQLITE_DONE ? 0 : -1;
-	sqlite3_finalize(note);
-	return rc;
+	if (r->from >= DLQ_SIGNATURE_VERSION)
+		return 0;
+	if (refresh_all(r) == -1)
+		return -1;
+	return dlq_archive_meta_write(r->db, VERSION_KEY,
+	    DLQ_SIGNATURE_VERSION);
 }
 
 static void
-log_refreshed(const struct refresh *r, const char *path, int64_t from,
-    int64_t ms)
+log_refreshed(const struct refresh *r, const char *path, int64_t ms)
 {
 	struct dlq_buf line = { 0 };
 
 	if (dlq_log_begin(&line, DLQ_LOG_INFO, "signatures_refreshed")) {
 		dlq_log_str(&line, "path", path);
-		dlq_log_int(&line, "from", from);
+		dlq_log_int(&line, "from", r->from);
 		dlq_log_int(&line, "to", DLQ_SIGNATURE_VERSION);
 		dlq_log_int(&line, "records", r->records);
 		dlq_log_int(&line, "changed", r->changed);
@@ -163,10 +153,9 @@ dlq_sigrefresh_run(sqlite3 *db, const char *path)
 {
 	struct refresh *r;
 	int64_t t0 = dlq_now_ms(), from;
+	char why[256];
 	int rc = -1;
 
-	/* the version read again inside the write transaction: handles
-	 * opening at once refresh once */
 	if ((from = noted_version(db)) == -1)
 		return -1;
 	if (from >= DLQ_SIGNATURE_VERSION)
@@ -175,19 +164,15 @@ dlq_sigrefresh_run(sqlite3 *db, const char *path)
 		return -1;
 	r->db = db;
 	dlq_buf_init(&r->norm);
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
-	    (from = noted_version(db)) == -1 ||
-	    (from < DLQ_SIGNATURE_VERSION && refresh_all(r) == -1) ||
-	    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+	if (dlq_archive_in_transaction(db, refresh_older, r, why,
+	    sizeof(why)) == -1) {
 		dlq_log(DLQ_LOG_WARN, "signatures_refresh_failed", "path", path,
-		    "error", sqlite3_errmsg(db), NULL);
-		if (!sqlite3_get_autocommit(db))
-			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		    "error", why, NULL);
 		goto out;
 	}
 	rc = 0;
 	if (r->records > 0)
-		log_refreshed(r, path, from, dlq_now_ms() - t0);
+		log_refreshed(r, path, dlq_now_ms() - t0);
 out:
 	sqlite3_finalize(r->read);
 	sqlite3_finalize(r->write);
