@@ -20,6 +20,7 @@ struct rule {
 struct dlq_classifier {
 	struct rule	*rules;
 	size_t		 n;
+	uint64_t	 hash;		/* dlq_classify_rules_hash() */
 };
 
 static const char GENERIC_HINT[] = "Inspect the payload and the consumer's "
@@ -234,11 +235,32 @@ static const struct dlq_rule_cfg defaults[] = {
 
 #define NDEFAULTS	(sizeof(defaults) / sizeof(defaults[0]))
 
+/* FNV-1a of `s`, a NULL told from "" */
+static uint64_t
+mix(uint64_t h, const char *s)
+{
+	if (s == NULL)
+		return (h ^ 0x100) * 0x100000001b3ULL;
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return (h ^ 0xff) * 0x100000001b3ULL;
+}
+
+static uint64_t
+mix_rule(uint64_t h, const struct dlq_rule_cfg *c)
+{
+	h = mix(h, c->match);
+	h = mix(h, c->reason);
+	h = mix(h, c->queue);
+	h = mix(h, c->class);
+	return mix(h, c->hint != NULL ? c->hint : GENERIC_HINT);
+}
+
 /* The built-in patterns are written in lower case and matched against
  * the error text in lower case, without REG_ICASE: glibc's regexec
  * makes a case-folded copy of the text for every pattern it runs with
  * it (a third of the time of a text no rule matches). An upper-case
- * letter in one would never match; \\B and the like are not used. */
+ * letter in one would never match (nor could \B and the like be used). */
 static bool
 lower_case(const char *pattern)
 {
@@ -286,7 +308,10 @@ dlq_classify_new(const struct dlq_config *c, struct dlq_buf *errors)
 		free(k);
 		return NULL;
 	}
+	k->hash = mix(0xcbf29ce484222325ULL, GENERIC_HINT);
 	for (i = 0; i < c->n_rules + NDEFAULTS; i++) {
+		k->hash = mix_rule(k->hash, i < c->n_rules ? &c->rules[i] :
+		    &defaults[i - c->n_rules]);
 		if (compile(&k->rules[i], i < c->n_rules ? &c->rules[i] :
 		    &defaults[i - c->n_rules], i >= c->n_rules) == -1) {
 			if (errors != NULL)
@@ -299,6 +324,12 @@ dlq_classify_new(const struct dlq_config *c, struct dlq_buf *errors)
 		k->n = i + 1;
 	}
 	return k;
+}
+
+uint64_t
+dlq_classify_rules_hash(const struct dlq_classifier *k)
+{
+	return k->hash;
 }
 
 void

@@ -10,6 +10,7 @@
 #define DLQ_CLASSIFY_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "buf.h"
 #include "config.h"
@@ -26,6 +27,11 @@ struct dlq_classification {
 struct dlq_classifier *dlq_classify_new(const struct dlq_config *,
 	    struct dlq_buf *errors);
 void	dlq_classify_free(struct dlq_classifier *);	/* NULL ok */
+
+/* A fingerprint of the rules in effect, configured then built-in (what
+ * each matches on, its class and its hint): records classified under
+ * other rules may class otherwise now (classrefresh.c). */
+uint64_t dlq_classify_rules_hash(const struct dlq_classifier *);
 
 void	dlq_classify(const struct dlq_classifier *, const char *queue,
 	    const char *reason, const char *error,

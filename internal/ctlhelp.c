@@ -136,9 +136,11 @@ static const struct {
 "Every request that changed something (refused ones too), newest first:\n"
 "when, who, command, arguments, result.\n"
 "  --since DUR      in the last DUR\n"
-"  --actor USER     of one OS user (dlq-worker: the automatic redrive)\n"
+"  --actor USER     of one OS user (dlq-worker: the automatic redrive,\n"
+"                   a class changed by new classification rules)\n"
 "  --command CMD    assign, drop, reopen, purge, replay_claim,\n"
-"                   replay_finish, audit_note, redrive_resume, redrive\n"
+"                   replay_finish, audit_note, redrive_resume, redrive,\n"
+"                   reclassify\n"
 "  --limit N        at most N entries (50; up to 10000)\n"
 "  --before ID      the entries before audit id ID: the next page\n"
 "Role: viewer.\n" },

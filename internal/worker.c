@@ -27,6 +27,7 @@
 #include "archive.h"
 #include "cases.h"
 #include "classify.h"
+#include "classrefresh.h"
 #include "ctlclient.h"
 #include "signature.h"
 #include "control.h"
@@ -219,14 +220,19 @@ start_services(const struct dlq_config *c, const struct dlq_topology *t,
 	 * its last digest's time (the next start sends it again) */
 	dlq_archive_stop_waits(s->shared, &stopping);
 	dlq_archive_stop_waits(s->alerts, &stopping);
-	if (start_http(c, s) == -1)
-		return -1;
 	if ((s->classifier = dlq_classify_new(c, &errors)) == NULL) {
 		dlq_log(DLQ_LOG_ERR, "classify_failed", "error", errors.data,
 		    NULL);
 		dlq_buf_release(&errors);
 		return -1;
 	}
+	/* before any thread reads the archive, and before the alert thread
+	 * announces what no digest did; not fatal: the records keep their
+	 * classes, tried again at the next start */
+	(void)dlq_classrefresh_run(dlq_archive_db(s->archive), c->archive_path,
+	    s->classifier);
+	if (start_http(c, s) == -1)
+		return -1;
 	if ((s->alerter = dlq_alert_start(c, s->alerts)) == NULL ||
 	    (s->control = dlq_control_start(c)) == NULL ||
 	    (s->mons = calloc(t->n_queues, sizeof(*s->mons))) == NULL)

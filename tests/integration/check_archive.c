@@ -2017,6 +2017,90 @@ START_TEST(an_upgrade_keeps_one_cause_in_one_group)
 }
 END_TEST
 
+/* The class of an archived record, as `show` gives it. */
+static char *
+class_of(struct h_rig *f, const char *id, char *sig, size_t n)
+{
+	static char class[32];
+	cJSON *j;
+
+	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &j, (const char *[]){ "show",
+	    id, NULL }), 0);
+	snprintf(class, sizeof(class), "%s", h_jstr(j, "class"));
+	if (sig != NULL)
+		snprintf(sig, n, "%s", h_jstr(j, "signature"));
+	cJSON_Delete(j);
+	return class;
+}
+
+/* A rule added to classify.rules (or a release's other built-in rules)
+ * classes the unresolved records of before it too, at the next start:
+ * class, hint and signature become what the cause's new dead letters
+ * get, each change audited in the record's history; a dropped record
+ * keeps the class it was decided under. */
+START_TEST(new_rules_class_the_open_records_again)
+{
+	struct h_rig f;
+	cJSON *j, **ev, *e;
+	char sig[16], before[16];
+	FILE *cfg;
+	int n;
+
+	start(&f, NULL);
+	die_in(&f, 0, 3, "fraud check 1001 failed: upstream timeout");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 3, WAIT_MS));
+	ck_assert_str_eq(class_of(&f, "1", before, sizeof(before)),
+	    "transient");
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
+	    "assign", "2", "--owner", "risk", "--decision", "look", NULL }), 0);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "drop",
+	    "3", "--reason", "handled", NULL }), 0);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+
+	ck_assert_ptr_nonnull(cfg = fopen(f.cfg, "a"));
+	fputs("classify = { rules = ( { match = \"fraud\"; class = "
+	    "\"manual\"; hint = \"Ask the risk team.\"; } ); };\n", cfg);
+	fclose(cfg);
+	h_rig_start(&f);
+	ev = h_worker_events(&f.w, "classes_refreshed", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(h_jnum(ev[0], "records"), 2);	/* open, assigned */
+	ck_assert_int_eq(h_jnum(ev[0], "changed"), 2);
+	ck_assert_int_eq(h_jnum(ev[0], "hints"), 0);
+	h_events_free(ev, n);
+	ck_assert_str_eq(class_of(&f, "2", NULL, 0), "manual");
+	ck_assert_str_eq(class_of(&f, "3", sig, sizeof(sig)), "transient");
+	ck_assert_str_eq(sig, before);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    "1", NULL }), 0);
+	ck_assert_str_eq(h_jstr(j, "class"), "manual");
+	ck_assert_str_eq(h_jstr(j, "hint"), "Ask the risk team.");
+	e = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "audit"), 0);
+	ck_assert_str_eq(h_jstr(e, "command"), "reclassify");
+	ck_assert_str_eq(h_jstr(e, "actor"), "dlq-worker");
+	ck_assert_str_eq(h_jstr(e, "result"), "class transient -> manual");
+	cJSON_Delete(j);
+
+	/* the cause's next dead letter joins them in one group */
+	die_in(&f, 0, 1, "fraud check 2002 failed: upstream timeout");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "dead_letter", &n);
+	snprintf(sig, sizeof(sig), "%s", h_jstr(ev[0], "signature"));
+	ck_assert_str_eq(h_jstr(ev[0], "class"), "manual");
+	h_events_free(ev, n);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
+	    "--signature", sig, NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 3);
+	cJSON_Delete(j);
+
+	/* once: the same rules at the next start read nothing */
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	h_rig_start(&f);
+	ck_assert_int_eq(h_worker_count(&f.w, "classes_refreshed"), 0);
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* Starts the rig's worker on its archive, left at schema `from` by an
  * older release: upgraded once, to schema 10, and said so. */
 static void
@@ -2090,6 +2174,14 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	ck_assert_int_eq(h_jnum(ev[0], "records"), 2);
 	ck_assert_int_eq(h_jnum(ev[0], "changed"), 0);
 	h_events_free(ev, n);
+	/* no rules were noted: the open record is classified again, to the
+	 * same class (so the same signature) and the hint of now */
+	ev = h_worker_events(&f.w, "classes_refreshed", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(h_jnum(ev[0], "records"), 1);
+	ck_assert_int_eq(h_jnum(ev[0], "changed"), 0);
+	ck_assert_int_eq(h_jnum(ev[0], "hints"), 1);
+	h_events_free(ev, n);
 	/* v3 dropped the message_id index; v4 keeps replays only in the
 	 * lineage index */
 	ck_assert_ptr_null(index_sql(f.db, "dead_letters_message"));
@@ -2122,11 +2214,18 @@ START_TEST(a_version_1_archive_is_migrated_and_keeps_its_records)
 	    "left_for_humans")->valueint, 0);
 	cJSON_Delete(j);
 	/* old records show what they kept; a new one has its hint in
-	 * `hints` and its headers rendered from the AMQP table */
+	 * `hints` and its headers rendered from the AMQP table. An open
+	 * one was given the hint of the rules of now (classrefresh.c: an
+	 * archive of before the rules were noted), the dropped one keeps
+	 * what it was decided under */
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
-	    "1", "--payload", NULL }), 0);
+	    "2", "--payload", NULL }), 0);
 	ck_assert_str_eq(h_jstr(j, "hint"), "the hint of release 1");
 	ck_assert_int_eq(h_jnum(get(j, "headers"), "written_by"), 1);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    "1", NULL }), 0);
+	ck_assert_ptr_nonnull(strstr(h_jstr(j, "hint"), "Inspect the payload"));
 	cJSON_Delete(j);
 	die_in(&f, 0, 1, "after the upgrade");
 	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
@@ -2894,6 +2993,7 @@ suite(void)
 	tcase_add_test(tc, stats_tell_the_share_of_a_queues_traffic_that_died);
 	tcase_add_test(tc, a_version_1_archive_is_migrated_and_keeps_its_records);
 	tcase_add_test(tc, an_upgrade_keeps_one_cause_in_one_group);
+	tcase_add_test(tc, new_rules_class_the_open_records_again);
 	tcase_add_test(tc, an_archive_holding_a_fingerprint_twice_is_migrated);
 	tcase_add_test(tc, a_version_9_archive_gets_its_payloads_last);
 	tcase_add_test(tc,

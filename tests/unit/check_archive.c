@@ -21,6 +21,8 @@
 #include "alertbacklog.h"
 #include "archive.h"
 #include "cases.h"
+#include "classify.h"
+#include "classrefresh.h"
 #include "deadletter.h"
 #include "log.h"
 #include "signature.h"
@@ -871,17 +873,25 @@ START_TEST(an_archive_of_a_newer_schema_is_refused_untouched)
 }
 END_TEST
 
-/* The signature this release gives a record of check_archive's. */
+/* The signature this release gives a record of check_archive's, of
+ * class `class`. */
 static void
-signature_now(const char *error, char out[DLQ_SIGNATURE_ID_LEN + 1])
+signature_of(const char *error, const char *class,
+    char out[DLQ_SIGNATURE_ID_LEN + 1])
 {
 	struct dlq_buf norm;
 
 	dlq_buf_init(&norm);
 	dlq_signature_normalize(error, strlen(error), &norm);
-	dlq_signature_id(dlq_signature_hash("orders", "rejected", "unknown",
+	dlq_signature_id(dlq_signature_hash("orders", "rejected", class,
 	    norm.data != NULL ? norm.data : ""), out);
 	dlq_buf_release(&norm);
+}
+
+static void
+signature_now(const char *error, char out[DLQ_SIGNATURE_ID_LEN + 1])
+{
+	signature_of(error, "unknown", out);
 }
 
 /* Opens the archive again, its log lines into `log` (bytes). */
@@ -976,6 +986,93 @@ START_TEST(a_refresh_that_cannot_write_leaves_the_archive_usable)
 	reopen_logged(log, sizeof(log));
 	ck_assert_msg(strstr(log, "\"records\":2,\"changed\":2,"), "%s", log);
 	ck_assert_str_ne(column("signature", 1), "b0b0b0b0b0b0");
+}
+END_TEST
+
+/* dlq_classrefresh_run() on the archive, its log lines into `log`. */
+static int
+refresh_classes_logged(const struct dlq_classifier *k, char *log, size_t n)
+{
+	char file[128];
+	FILE *f;
+	int fd, rc;
+
+	snprintf(file, sizeof(file), "%s/log", dir);
+	ck_assert_int_ge(fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+	    0);
+	dlq_log_set_fd(fd);
+	rc = dlq_classrefresh_run(dlq_archive_db(a), path, k);
+	dlq_log_set_fd(1);
+	close(fd);
+	ck_assert_ptr_nonnull(f = fopen(file, "r"));
+	log[fread(log, 1, n - 1, f)] = '\0';
+	fclose(f);
+	return rc;
+}
+
+/* Records classed by other rules than the worker's (here: before a rule
+ * was added) are classed again, once: the open and the assigned one,
+ * not the dropped one; class, hint and signature as a new dead letter
+ * of the cause gets them; each move audited by ids. Locked by another
+ * process: the classes stay, the log says why, the next start does it. */
+START_TEST(other_rules_class_the_unresolved_records_again)
+{
+	static const char err[] = "fraud check 1001: upstream timeout";
+	struct dlq_rule_cfg rule = { "fraud", NULL, NULL, "manual",
+	    "Ask the risk team.", NULL };
+	struct dlq_classifier *k;
+	char before[DLQ_SIGNATURE_ID_LEN + 1], now[DLQ_SIGNATURE_ID_LEN + 1];
+	char sql[512], log[1024];
+	sqlite3 *other;
+
+	put_many(3);
+	signature_of(err, "transient", before);
+	signature_of(err, "manual", now);
+	snprintf(sql, sizeof(sql), "UPDATE dead_letters SET error = '%s',"
+	    " class = 'transient', signature = '%s'; UPDATE dead_letters SET"
+	    " status = 'assigned', owner = 'risk' WHERE message_id = 'm-1';"
+	    " UPDATE dead_letters SET status = 'discarded' WHERE message_id ="
+	    " 'm-2'", err, before);
+	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(a), sql, NULL, NULL,
+	    NULL), SQLITE_OK);
+	cfg.rules = &rule;
+	cfg.n_rules = 1;
+	ck_assert_ptr_nonnull(k = dlq_classify_new(&cfg, NULL));
+	cfg.rules = NULL;
+	cfg.n_rules = 0;
+
+	ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(refresh_classes_logged(k, log, sizeof(log)), -1);
+	ck_assert_msg(strstr(log, "\"event\":\"classes_refresh_failed\"") &&
+	    strstr(log, "\"error\":\"database is locked\""), "%s", log);
+	ck_assert_str_eq(column("class", 1), "transient");
+	ck_assert_int_eq(sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(other);
+
+	ck_assert_int_eq(refresh_classes_logged(k, log, sizeof(log)), 0);
+	ck_assert_msg(strstr(log, "\"event\":\"classes_refreshed\"") &&
+	    strstr(log, "\"records\":2,\"changed\":2,\"hints\":0,"), "%s",
+	    log);
+	ck_assert_str_eq(column("class", 1), "manual");
+	ck_assert_str_eq(column("class", 2), "manual");
+	ck_assert_str_eq(column("class", 3), "transient");
+	ck_assert_str_eq(column("signature", 1), now);
+	ck_assert_str_eq(column("signature", 2), now);
+	ck_assert_str_eq(column("signature", 3), before);
+	ck_assert_str_eq(column("(SELECT text FROM hints WHERE id ="
+	    " d.hint_id)", 2), "Ask the risk team.");
+	ck_assert_int_eq(number("SELECT count(*) FROM audit WHERE command ="
+	    " 'reclassify' AND actor = 'dlq-worker' AND result ="
+	    " 'class transient -> manual' AND json_extract(args, '$.ids') ="
+	    " '[1,2]'"), 1);
+
+	/* once: the same rules read no record again */
+	ck_assert_int_eq(refresh_classes_logged(k, log, sizeof(log)), 0);
+	ck_assert_str_eq(log, "");
+	dlq_classify_free(k);
 }
 END_TEST
 
@@ -1105,6 +1202,7 @@ archive_suite(void)
 	tcase_add_test(tc,
 	    an_upgrade_gives_the_archived_records_their_signature_again);
 	tcase_add_test(tc, a_refresh_that_cannot_write_leaves_the_archive_usable);
+	tcase_add_test(tc, other_rules_class_the_unresolved_records_again);
 	suite_add_tcase(s, tc);
 	return s;
 }

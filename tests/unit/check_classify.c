@@ -373,6 +373,35 @@ START_TEST(case_and_length_do_not_matter)
 }
 END_TEST
 
+/* The fingerprint a start compares with the one the archive noted: the
+ * same rules give the same, a rule added or a hint changed another. */
+START_TEST(the_rules_fingerprint_follows_the_rules)
+{
+	struct dlq_rule_cfg rules[1] = {
+		{ "fraud", NULL, NULL, "manual", "Ask the risk team.", NULL },
+	};
+	struct dlq_classifier *again;
+	uint64_t builtin = dlq_classify_rules_hash(k), one;
+
+	ck_assert_ptr_nonnull(again = dlq_classify_new(&cfg, NULL));
+	ck_assert(dlq_classify_rules_hash(again) == builtin);
+	dlq_classify_free(again);
+	cfg.rules = rules;
+	cfg.n_rules = 1;
+	ck_assert_ptr_nonnull(again = dlq_classify_new(&cfg, NULL));
+	one = dlq_classify_rules_hash(again);
+	ck_assert(one != builtin);
+	dlq_classify_free(again);
+	rules[0].hint = "Ask the fraud team.";
+	ck_assert_ptr_nonnull(again = dlq_classify_new(&cfg, NULL));
+	ck_assert(dlq_classify_rules_hash(again) != one);
+	ck_assert(dlq_classify_rules_hash(again) != builtin);
+	dlq_classify_free(again);
+	cfg.rules = NULL;
+	cfg.n_rules = 0;
+}
+END_TEST
+
 START_TEST(configured_rules_come_first)
 {
 	struct dlq_rule_cfg rules[2] = {
@@ -412,6 +441,7 @@ suite(void)
 	tcase_add_test(tc, a_crash_points_at_the_consumer);
 	tcase_add_test(tc, providers_in_their_own_words);
 	tcase_add_test(tc, case_and_length_do_not_matter);
+	tcase_add_test(tc, the_rules_fingerprint_follows_the_rules);
 	tcase_add_test(tc, configured_rules_come_first);
 	suite_add_tcase(s, tc);
 	return s;
