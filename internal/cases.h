@@ -20,6 +20,9 @@
 #define DLQ_REDRIVE_ACTOR	"dlq-worker"
 /* The command of its audit entries (one per redriven batch). */
 #define DLQ_REDRIVE_AUDIT_COMMAND	"redrive"
+/* The command of the worker's change of a record's class, at the first
+ * start under other classification rules (classrefresh.c). */
+#define DLQ_RECLASSIFY_AUDIT_COMMAND	"reclassify"
 
 /* A case's statuses, as list --status takes them (the list NULL-ended). */
 #define DLQ_STATUS_LIST	"open, assigned, replaying, replayed, discarded"

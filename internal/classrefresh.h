@@ -22,9 +22,6 @@
 
 #include "classify.h"
 
-/* The audit command of a change of class. */
-#define DLQ_RECLASSIFY_AUDIT_COMMAND	"reclassify"
-
 /* Classifies the open and assigned records of archive `db` (at `path`,
  * for the log) again with `k` when the rules noted in it differ from
  * k's, in one transaction, and notes k's. Logs `classes_refreshed` when

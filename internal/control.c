@@ -751,8 +751,14 @@ note_unchanged_ids(const struct command *c, cJSON *j,
 	cJSON_Delete(ans);
 }
 
+/* The worker's own entries in the audit: its redrive, and its changes
+ * of class after the classification rules changed. */
+static const char *const worker_audits[] = { DLQ_REDRIVE_AUDIT_COMMAND,
+	DLQ_RECLASSIFY_AUDIT_COMMAND };
+#define N_WORKER_AUDITS	(sizeof(worker_audits) / sizeof(worker_audits[0]))
+
 /* Whether the audit has entries of `name`: the requests that write, and
- * the worker's own redrive. If not, says which it has. */
+ * the worker's own. If not, says which it has. */
 static bool
 audited(const char *name, char *why, size_t n)
 {
@@ -762,15 +768,17 @@ audited(const char *name, char *why, size_t n)
 		if (commands[i].writes != W_NONE &&
 		    strcmp(commands[i].name, name) == 0)
 			return true;
-	if (strcmp(name, DLQ_REDRIVE_AUDIT_COMMAND) == 0)
-		return true;
+	for (i = 0; i < N_WORKER_AUDITS; i++)
+		if (strcmp(name, worker_audits[i]) == 0)
+			return true;
 	used = (size_t)snprintf(why, n, "no audited command '%.40s' (", name);
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]) && used < n; i++)
 		if (commands[i].writes != W_NONE)
 			used += (size_t)snprintf(why + used, n - used, "%s, ",
 			    commands[i].name);
-	if (used < n)
-		snprintf(why + used, n - used, "%s)", DLQ_REDRIVE_AUDIT_COMMAND);
+	for (i = 0; i < N_WORKER_AUDITS && used < n; i++)
+		used += (size_t)snprintf(why + used, n - used, "%s%s",
+		    worker_audits[i], i + 1 < N_WORKER_AUDITS ? ", " : ")");
 	return false;
 }
 

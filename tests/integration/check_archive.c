@@ -1153,7 +1153,7 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	    f.cfg, "audit", "--command", "list", NULL }, NULL, NULL, &err), 2);
 	ck_assert_ptr_nonnull(strstr(err, "dlqctl: no audited command 'list' "
 	    "(assign, drop, reopen, purge, replay_claim, replay_finish, "
-	    "audit_note, redrive_resume, redrive)\n"));
+	    "audit_note, redrive_resume, redrive, reclassify)\n"));
 	free(err);
 
 	/* malformed input: usage errors, nothing changes */
@@ -2079,6 +2079,12 @@ START_TEST(new_rules_class_the_open_records_again)
 	ck_assert_str_eq(h_jstr(e, "command"), "reclassify");
 	ck_assert_str_eq(h_jstr(e, "actor"), "dlq-worker");
 	ck_assert_str_eq(h_jstr(e, "result"), "class transient -> manual");
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "audit",
+	    "--command", "reclassify", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 0), "result"),
+	    "class transient -> manual");
 	cJSON_Delete(j);
 
 	/* the cause's next dead letter joins them in one group */
