@@ -16,9 +16,10 @@
 
 #include "buf.h"
 
-/* The actor of the worker's automatic redrive, in attempts and audit. */
+/* The actor of what the worker does itself, in attempts and audit: its
+ * automatic redrive, a change of class (classrefresh.c). */
 #define DLQ_REDRIVE_ACTOR	"dlq-worker"
-/* The command of its audit entries (one per redriven batch). */
+/* The command of the redrive's audit entries (one per redriven batch). */
 #define DLQ_REDRIVE_AUDIT_COMMAND	"redrive"
 /* The command of the worker's change of a record's class, at the first
  * start under other classification rules (classrefresh.c). */
