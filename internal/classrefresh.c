@@ -55,6 +55,7 @@ read_chunk(void *arg, int64_t after, int64_t *last)
 	struct dlq_classification cl;
 	struct change *c;
 	const char *queue, *reason, *error, *class;
+	bool moved;
 	int n = 0, rc;
 
 	sqlite3_reset(r->read);
@@ -68,8 +69,8 @@ read_chunk(void *arg, int64_t after, int64_t *last)
 		class = text(r->read, 4);
 		r->records++;
 		dlq_classify(r->k, queue, reason, error, &cl);
-		if (strcmp(cl.class, class) == 0 &&
-		    strcmp(cl.hint, text(r->read, 5)) == 0)
+		moved = strcmp(cl.class, class) != 0;
+		if (!moved && strcmp(cl.hint, text(r->read, 5)) == 0)
 			continue;
 		c = &r->changes[n++];
 		c->id = *last;
@@ -77,7 +78,7 @@ read_chunk(void *arg, int64_t after, int64_t *last)
 		c->to = cl.class;
 		c->hint = cl.hint;
 		c->sig[0] = '\0';
-		if (strcmp(cl.class, class) == 0)
+		if (!moved)
 			continue;
 		/* as the consumer computes it for a new dead letter */
 		dlq_buf_reset(&r->norm);

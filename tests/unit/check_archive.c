@@ -894,26 +894,68 @@ signature_now(const char *error, char out[DLQ_SIGNATURE_ID_LEN + 1])
 	signature_of(error, "unknown", out);
 }
 
-/* Opens the archive again, its log lines into `log` (bytes). */
-static void
-reopen_logged(char *log, size_t n)
+/* The log lines from here on go to a file of the test's directory ... */
+static int
+log_to_file(void)
 {
 	char file[128];
-	FILE *f;
 	int fd;
 
-	dlq_archive_close(a);
 	snprintf(file, sizeof(file), "%s/log", dir);
 	ck_assert_int_ge(fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600),
 	    0);
 	dlq_log_set_fd(fd);
-	a = dlq_archive_open(&cfg);
+	return fd;
+}
+
+/* ... until here: what they said, into `log` (bytes). */
+static void
+log_read(int fd, char *log, size_t n)
+{
+	char file[128];
+	FILE *f;
+
 	dlq_log_set_fd(1);
 	close(fd);
-	ck_assert_ptr_nonnull(a);
+	snprintf(file, sizeof(file), "%s/log", dir);
 	ck_assert_ptr_nonnull(f = fopen(file, "r"));
 	log[fread(log, 1, n - 1, f)] = '\0';
 	fclose(f);
+}
+
+/* Opens the archive again, its log lines into `log` (bytes). */
+static void
+reopen_logged(char *log, size_t n)
+{
+	int fd;
+
+	dlq_archive_close(a);
+	fd = log_to_file();
+	a = dlq_archive_open(&cfg);
+	log_read(fd, log, n);
+	ck_assert_ptr_nonnull(a);
+}
+
+/* Another process's write lock on the archive, held until
+ * unlock_elsewhere(). */
+static sqlite3 *
+lock_elsewhere(void)
+{
+	sqlite3 *other;
+
+	ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL,
+	    NULL), SQLITE_OK);
+	return other;
+}
+
+/* Ends the other process's transaction, and its connection. */
+static void
+unlock_elsewhere(sqlite3 *other)
+{
+	ck_assert_int_eq(sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(other);
 }
 
 /* Records archived by a release that normalised error texts otherwise
@@ -973,16 +1015,12 @@ START_TEST(a_refresh_that_cannot_write_leaves_the_archive_usable)
 	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(a), "UPDATE dead_letters"
 	    " SET signature = 'b0b0b0b0b0b0'; DELETE FROM archive_meta WHERE"
 	    " key = 'signature_version'", NULL, NULL, NULL), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL,
-	    NULL), SQLITE_OK);
+	other = lock_elsewhere();
 	reopen_logged(log, sizeof(log));
 	ck_assert_msg(strstr(log, "\"event\":\"signatures_refresh_failed\"") &&
 	    strstr(log, "\"error\":\"database is locked\""), "%s", log);
 	ck_assert_str_eq(column("signature", 1), "b0b0b0b0b0b0");
-	ck_assert_int_eq(sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL),
-	    SQLITE_OK);
-	sqlite3_close(other);
+	unlock_elsewhere(other);
 	reopen_logged(log, sizeof(log));
 	ck_assert_msg(strstr(log, "\"records\":2,\"changed\":2,"), "%s", log);
 	ck_assert_str_ne(column("signature", 1), "b0b0b0b0b0b0");
@@ -993,20 +1031,10 @@ END_TEST
 static int
 refresh_classes_logged(const struct dlq_classifier *k, char *log, size_t n)
 {
-	char file[128];
-	FILE *f;
-	int fd, rc;
+	int fd = log_to_file(),
+	    rc = dlq_classrefresh_run(dlq_archive_db(a), path, k);
 
-	snprintf(file, sizeof(file), "%s/log", dir);
-	ck_assert_int_ge(fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600),
-	    0);
-	dlq_log_set_fd(fd);
-	rc = dlq_classrefresh_run(dlq_archive_db(a), path, k);
-	dlq_log_set_fd(1);
-	close(fd);
-	ck_assert_ptr_nonnull(f = fopen(file, "r"));
-	log[fread(log, 1, n - 1, f)] = '\0';
-	fclose(f);
+	log_read(fd, log, n);
 	return rc;
 }
 
@@ -1041,16 +1069,12 @@ START_TEST(other_rules_class_the_unresolved_records_again)
 	cfg.rules = NULL;
 	cfg.n_rules = 0;
 
-	ck_assert_int_eq(sqlite3_open(path, &other), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL,
-	    NULL), SQLITE_OK);
+	other = lock_elsewhere();
 	ck_assert_int_eq(refresh_classes_logged(k, log, sizeof(log)), -1);
 	ck_assert_msg(strstr(log, "\"event\":\"classes_refresh_failed\"") &&
 	    strstr(log, "\"error\":\"database is locked\""), "%s", log);
 	ck_assert_str_eq(column("class", 1), "transient");
-	ck_assert_int_eq(sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL),
-	    SQLITE_OK);
-	sqlite3_close(other);
+	unlock_elsewhere(other);
 
 	ck_assert_int_eq(refresh_classes_logged(k, log, sizeof(log)), 0);
 	ck_assert_msg(strstr(log, "\"event\":\"classes_refreshed\"") &&
@@ -1156,9 +1180,7 @@ START_TEST(a_probe_fails_as_a_write_of_its_size_would)
 	ck_assert_int_eq(dlq_archive_probe(a, 64 * 1024), -1);
 	ck_assert_msg(strstr(dlq_archive_errmsg(a), "database is locked") !=
 	    NULL, "%s", dlq_archive_errmsg(a));
-	ck_assert_int_eq(sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL),
-	    SQLITE_OK);
-	sqlite3_close(other);
+	unlock_elsewhere(other);
 
 	ck_assert_int_eq(dlq_archive_probe(a, 2 * 1024 * 1024), 0);
 	h = dlq_archive_db(a);
