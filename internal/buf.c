@@ -184,15 +184,20 @@ text_run(const unsigned char *s, size_t n, unsigned char a, unsigned char b)
 	return i;
 }
 
-/* Length of the prefix of s that is ASCII (any byte below 0x80). */
+/* Length of the prefix of s that is ASCII (any byte below 0x80), and
+ * holds no NUL when `nul` is set. */
 static size_t
-ascii_run(const unsigned char *s, size_t n)
+ascii_run(const unsigned char *s, size_t n, bool nul)
 {
 	size_t i = 0;
+	uint64_t x;
 
-	for (; i + 8 <= n && (load8(s + i) & HIGHS) == 0; i += 8)
-		;
-	while (i < n && s[i] < 0x80)
+	for (; i + 8 <= n; i += 8) {
+		x = load8(s + i);
+		if ((x & HIGHS) != 0 || (nul && any_below(x, 1)))
+			break;
+	}
+	while (i < n && s[i] < 0x80 && (s[i] != 0 || !nul))
 		i++;
 	return i;
 }
@@ -408,7 +413,7 @@ dlq_utf8_prefix(const void *sv, size_t n)
 
 	while (i < n) {
 		if (s[i] < 0x80) {
-			i += ascii_run(s + i, n - i);
+			i += ascii_run(s + i, n - i, false);
 			continue;
 		}
 		if ((k = utf8_seq(s + i, n - i)) == 0) {
@@ -423,28 +428,78 @@ dlq_utf8_prefix(const void *sv, size_t n)
 	return n;
 }
 
-void
-dlq_buf_add_utf8(struct dlq_buf *b, const void *sv, size_t n)
+/* Length of the prefix of s[0..n) that is valid UTF-8, and without a
+ * NUL byte when `nul` is set. */
+static size_t
+valid_len(const unsigned char *s, size_t n, bool nul)
 {
-	const unsigned char *s = sv;
-	size_t i = 0, start = 0, k;
+	size_t i = 0, k;
 
-	if (n == 0)
-		return;		/* s may be NULL */
 	while (i < n) {
 		if (s[i] < 0x80) {
-			i += ascii_run(s + i, n - i);
-			continue;
-		}
-		if ((k = utf8_seq(s + i, n - i)) != 0) {
+			if ((k = ascii_run(s + i, n - i, nul)) == 0)
+				return i;	/* a NUL */
 			i += k;
 			continue;
 		}
-		dlq_buf_add(b, s + start, i - start);
-		dlq_buf_add(b, "\xef\xbf\xbd", 3);	/* U+FFFD */
-		start = ++i;
+		if ((k = utf8_seq(s + i, n - i)) == 0)
+			return i;
+		i += k;
 	}
-	dlq_buf_add(b, s + start, n - start);
+	return n;
+}
+
+/* Appends s[0..n) with each byte valid_len() stops at as U+FFFD. */
+static void
+add_valid(struct dlq_buf *b, const unsigned char *s, size_t n, bool nul)
+{
+	size_t i = 0, k;
+
+	if (n == 0)
+		return;		/* s may be NULL */
+	while ((k = valid_len(s + i, n - i, nul)) < n - i) {
+		dlq_buf_add(b, s + i, k);
+		dlq_buf_add(b, "\xef\xbf\xbd", 3);	/* U+FFFD */
+		i += k + 1;
+	}
+	dlq_buf_add(b, s + i, n - i);
+}
+
+void
+dlq_buf_add_text(struct dlq_buf *b, const void *s, size_t n)
+{
+	add_valid(b, s, n, true);
+}
+
+size_t
+dlq_text_len(const void *s, size_t n)
+{
+	return valid_len(s, n, true);
+}
+
+void
+dlq_buf_add_json_text(struct dlq_buf *b, const void *sv, size_t n)
+{
+	const unsigned char *s = sv, *e;
+	size_t i = 0, k;
+
+	while (i < n) {
+		/* up to the next escape: outside strings JSON has none, and
+		 * inside one each backslash starts an escape */
+		e = memchr(s + i, '\\', n - i);
+		k = e != NULL ? (size_t)(e - s) : n;
+		add_valid(b, s + i, k - i, false);
+		if ((i = k) == n)
+			break;
+		if (n - i >= 6 && memcmp(s + i, "\\u0000", 6) == 0) {
+			dlq_buf_add(b, "\\ufffd", 6);
+			i += 6;
+		} else {	/* the backslash and an ASCII byte after it */
+			k = n - i >= 2 && s[i + 1] < 0x80 ? 2 : 1;
+			dlq_buf_add(b, s + i, k);
+			i += k;
+		}
+	}
 }
 
 size_t

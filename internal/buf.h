@@ -62,11 +62,18 @@ void	dlq_buf_base64(struct dlq_buf *, const void *s, size_t n);
 /* Decodes base64 text into `out` (appended); -1 on bad input. */
 int	dlq_base64_decode(const char *text, struct dlq_buf *out);
 
-/* Appends s[0..n) with each byte that starts no valid UTF-8 sequence
- * replaced by U+FFFD: JSON text that SQLite built from stored bytes (an
- * AMQP header is not always UTF-8) becomes valid JSON, whose structure is
- * ASCII and unchanged. */
-void	dlq_buf_add_utf8(struct dlq_buf *, const void *s, size_t n);
+/* Appends s[0..n) with each NUL byte and each byte that starts no valid
+ * UTF-8 sequence as U+FFFD: text that a C string and SQLite's TEXT hold
+ * whole (an error header's bytes: an AMQP header is not always UTF-8). */
+void	dlq_buf_add_text(struct dlq_buf *, const void *s, size_t n);
+/* Length of the prefix of s[0..n) that dlq_buf_add_text copies as it
+ * is: n when the text needs no change. */
+size_t	dlq_text_len(const void *s, size_t n);
+/* Appends JSON text that SQLite built from stored bytes made valid: each
+ * byte that starts no valid UTF-8 sequence as U+FFFD, and each escaped
+ * NUL (\u0000) as \ufffd, so that a C string (cJSON's, dlqctl's) holds
+ * each value whole. Its structure is ASCII and unchanged. */
+void	dlq_buf_add_json_text(struct dlq_buf *, const void *s, size_t n);
 /* Length of the longest prefix of s[0..n) that is valid UTF-8 and does not
  * end inside a multi-byte sequence; used to truncate text cleanly. */
 size_t	dlq_utf8_prefix(const void *s, size_t n);

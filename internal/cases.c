@@ -57,7 +57,8 @@ prepare(sqlite3 *db, const char *sql, const struct param *p, int n)
 }
 
 /* Runs a query whose one row and column is JSON text; appends it, valid
- * UTF-8 (json_object() copies a stored text's bytes as they are). */
+ * UTF-8 without a NUL in a value (json_object() copies a stored text's
+ * bytes as they are, and escapes a NUL). */
 static int
 query_json(sqlite3 *db, const char *sql, const struct param *p, int n,
     struct dlq_buf *out)
@@ -69,7 +70,7 @@ query_json(sqlite3 *db, const char *sql, const struct param *p, int n,
 		return fail(db, out);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		dlq_buf_add_utf8(out, sqlite3_column_text(st, 0),
+		dlq_buf_add_json_text(out, sqlite3_column_text(st, 0),
 		    (size_t)sqlite3_column_bytes(st, 0));
 	else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
 		rc = SQLITE_DONE;

@@ -395,6 +395,32 @@ dlq_table_json(struct dlq_buf *b, const amqp_table_t *t)
 	table_json(b, t, 0);
 }
 
+/* Past `max`, the redaction reads no more than a short look-ahead. */
+#define ERROR_READ_PAST	4096
+
+/* An error header's string, redacted. Its bytes need not be UTF-8 and
+ * may hold a NUL: each such byte becomes U+FFFD first, so that the log
+ * line, the archive's TEXT column, the digest and the signature all read
+ * the same whole text. */
+static void
+error_string(amqp_bytes_t e, const struct dlq_redact *r, size_t max,
+    struct dlq_buf *out)
+{
+	size_t n = e.len;
+	struct dlq_buf text;
+
+	if (n > max + ERROR_READ_PAST)
+		n = max + ERROR_READ_PAST;
+	if (dlq_text_len(e.bytes, n) == n) {
+		dlq_redact_text(r, e.bytes, e.len, max, out);
+		return;
+	}
+	dlq_buf_init(&text);
+	dlq_buf_add_text(&text, e.bytes, n);
+	dlq_redact_text(r, text.data, text.len, max, out);
+	dlq_buf_release(&text);
+}
+
 void
 dlq_deadletter_error_text(const struct dlq_dead_letter *d,
     const struct dlq_redact *r, size_t max, struct dlq_buf *out)
@@ -404,8 +430,7 @@ dlq_deadletter_error_text(const struct dlq_dead_letter *d,
 	if (d->error == NULL)
 		return;
 	if (is_string(d->error)) {
-		dlq_redact_text(r, d->error->value.bytes.bytes,
-		    d->error->value.bytes.len, max, out);
+		error_string(d->error->value.bytes, r, max, out);
 		return;
 	}
 	/* A structured error (e.g. a table): its JSON text, redacted. */

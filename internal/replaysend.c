@@ -1,54 +1,107 @@
 /* replaysend.c - publish what a replay claim handed out. */
 #include "replaysend.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "amqp.h"
 #include "replay.h"
 
-static void
-set_prop(const cJSON *m, const char *k, amqp_bytes_t *dst, amqp_flags_t flag,
-    amqp_basic_properties_t *p)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, k);
+/* The text properties a replay carries as they were; user_id apart. */
+static const struct {
+	const char	*key;
+	size_t		 off;
+	amqp_flags_t	 flag;
+} text_props[] = {
+	{ "message_id", offsetof(amqp_basic_properties_t, message_id),
+	    AMQP_BASIC_MESSAGE_ID_FLAG },
+	{ "correlation_id", offsetof(amqp_basic_properties_t, correlation_id),
+	    AMQP_BASIC_CORRELATION_ID_FLAG },
+	{ "type", offsetof(amqp_basic_properties_t, type),
+	    AMQP_BASIC_TYPE_FLAG },
+	{ "content_type", offsetof(amqp_basic_properties_t, content_type),
+	    AMQP_BASIC_CONTENT_TYPE_FLAG },
+	{ "content_encoding", offsetof(amqp_basic_properties_t,
+	    content_encoding), AMQP_BASIC_CONTENT_ENCODING_FLAG },
+	{ "app_id", offsetof(amqp_basic_properties_t, app_id),
+	    AMQP_BASIC_APP_ID_FLAG },
+	{ "reply_to", offsetof(amqp_basic_properties_t, reply_to),
+	    AMQP_BASIC_REPLY_TO_FLAG },
+};
 
-	if (cJSON_IsString(v)) {
+/* The archived property `k` into *dst, its bytes exact: from `k`_b64
+ * when the worker sent it (a short string need not be UTF-8 and may
+ * hold a NUL, which JSON text would not carry as they are). 1 when set,
+ * 0 when the message has none, -1 when its base64 does not decode. */
+static int
+prop_bytes(const cJSON *m, const char *k, amqp_pool_t *pool,
+    amqp_bytes_t *dst)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, k), *raw;
+	struct dlq_buf b;
+	char key[40];
+	int rc = 1;
+
+	if (!cJSON_IsString(v))
+		return 0;
+	snprintf(key, sizeof(key), "%s_b64", k);
+	raw = cJSON_GetObjectItemCaseSensitive(m, key);
+	if (!cJSON_IsString(raw)) {
 		*dst = amqp_cstring_bytes(v->valuestring);
-		p->_flags |= flag;
+		return 1;
 	}
+	dlq_buf_init(&b);
+	if (dlq_base64_decode(raw->valuestring, &b) == -1)
+		rc = -1;
+	else if (b.len == 0)
+		*dst = amqp_empty_bytes;
+	else {
+		amqp_pool_alloc_bytes(pool, b.len, dst);
+		if (dst->bytes == NULL)
+			rc = -1;
+		else
+			memcpy(dst->bytes, b.data, b.len);
+	}
+	dlq_buf_release(&b);
+	return rc;
 }
 
 /* Properties of the replayed message: the original ones; user_id only
- * when it is the user we publish as (the broker checks it). */
-static void
-build_props(const struct dlq_config *c, const cJSON *m,
+ * when it is the user we publish as (the broker checks it). -1 when the
+ * worker's message does not read. */
+static int
+build_props(const struct dlq_config *c, const cJSON *m, amqp_pool_t *pool,
     amqp_basic_properties_t *p, char *note, size_t n)
 {
 	const cJSON *v;
+	amqp_bytes_t user;
+	size_t i;
+	int rc;
 
 	memset(p, 0, sizeof(*p));
 	p->_flags = AMQP_BASIC_DELIVERY_MODE_FLAG;
 	p->delivery_mode = 2;
-	set_prop(m, "message_id", &p->message_id, AMQP_BASIC_MESSAGE_ID_FLAG, p);
-	set_prop(m, "correlation_id", &p->correlation_id,
-	    AMQP_BASIC_CORRELATION_ID_FLAG, p);
-	set_prop(m, "type", &p->type, AMQP_BASIC_TYPE_FLAG, p);
-	set_prop(m, "content_type", &p->content_type,
-	    AMQP_BASIC_CONTENT_TYPE_FLAG, p);
-	set_prop(m, "content_encoding", &p->content_encoding,
-	    AMQP_BASIC_CONTENT_ENCODING_FLAG, p);
-	set_prop(m, "app_id", &p->app_id, AMQP_BASIC_APP_ID_FLAG, p);
-	set_prop(m, "reply_to", &p->reply_to, AMQP_BASIC_REPLY_TO_FLAG, p);
-	v = cJSON_GetObjectItemCaseSensitive(m, "user_id");
+	for (i = 0; i < sizeof(text_props) / sizeof(text_props[0]); i++) {
+		rc = prop_bytes(m, text_props[i].key, pool,
+		    (amqp_bytes_t *)(void *)((char *)p + text_props[i].off));
+		if (rc == -1)
+			return -1;
+		if (rc == 1)
+			p->_flags |= text_props[i].flag;
+	}
 	note[0] = '\0';
-	if (cJSON_IsString(v)) {
-		if (strcmp(v->valuestring, c->broker.user) == 0) {
-			p->user_id = amqp_cstring_bytes(v->valuestring);
+	if ((rc = prop_bytes(m, "user_id", pool, &user)) == -1)
+		return -1;
+	if (rc == 1) {
+		if (user.len == strlen(c->broker.user) && memcmp(user.bytes,
+		    c->broker.user, user.len) == 0) {
+			p->user_id = user;
 			p->_flags |= AMQP_BASIC_USER_ID_FLAG;
 		} else
 			snprintf(note, n, "; user_id %s dropped (we publish as %s)",
-			    v->valuestring, c->broker.user);
+			    cJSON_GetObjectItem(m, "user_id")->valuestring,
+			    c->broker.user);
 	}
 	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(m, "timestamp"))) {
 		p->timestamp = (uint64_t)v->valuedouble;
@@ -58,6 +111,7 @@ build_props(const struct dlq_config *c, const cJSON *m,
 		p->priority = (uint8_t)v->valuedouble;
 		p->_flags |= AMQP_BASIC_PRIORITY_FLAG;
 	}
+	return 0;
 }
 
 int
@@ -84,7 +138,8 @@ dlq_replay_post(const struct dlq_config *c, struct dlq_publisher *pub,
 	init_amqp_pool(&pool, 4096);
 	if (dlq_base64_decode(cJSON_GetObjectItem(m, "headers_b64")->valuestring,
 	    &headers) == -1 || dlq_base64_decode(cJSON_GetObjectItem(m,
-	    "body_b64")->valuestring, &body) == -1) {
+	    "body_b64")->valuestring, &body) == -1 ||
+	    build_props(c, m, &pool, &props, e->note, sizeof(e->note)) == -1) {
 		snprintf(e->detail, sizeof(e->detail), "bad message from the worker");
 		goto out;
 	}
@@ -96,7 +151,6 @@ dlq_replay_post(const struct dlq_config *c, struct dlq_publisher *pub,
 		    "decode");
 		goto out;
 	}
-	build_props(c, m, &props, e->note, sizeof(e->note));
 	mark.replay_count = (int64_t)cJSON_GetObjectItem(claim,
 	    "replay_count")->valuedouble;
 	mark.by = cJSON_GetObjectItem(claim, "actor")->valuestring;

@@ -276,15 +276,26 @@ fail:
 	return DLQ_REPLAY_ERROR;
 }
 
+/* A text property as JSON; an AMQP short string need not be UTF-8 and
+ * may hold a NUL, which JSON text does not carry as they are: then its
+ * exact bytes too, as `key`_b64, which the publisher prefers. */
 static void
 json_text_col(struct dlq_buf *out, const char *key, sqlite3_stmt *st, int i)
 {
+	const void *v = sqlite3_column_blob(st, i);
+	size_t n = (size_t)sqlite3_column_bytes(st, i);
+
 	dlq_buf_printf(out, ",\"%s\":", key);
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+	if (sqlite3_column_type(st, i) == SQLITE_NULL) {
 		dlq_buf_adds(out, "null");
-	else
-		dlq_buf_json_str(out, sqlite3_column_text(st, i),
-		    (size_t)sqlite3_column_bytes(st, i));
+		return;
+	}
+	dlq_buf_json_str(out, v, n);
+	if (!dlq_utf8_is_text(v, n)) {
+		dlq_buf_printf(out, ",\"%s_b64\":\"", key);
+		dlq_buf_base64(out, v, n);
+		dlq_buf_addc(out, '"');
+	}
 }
 
 /* The statements of a claim, prepared once per request. */

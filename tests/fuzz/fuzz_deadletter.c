@@ -8,7 +8,8 @@
  * with redaction, the headers as JSON; then what shows it to people: the
  * digest in every format and dlqctl's terminal text, of the error text
  * and of the raw body. Nothing may crash, leak or read out of bounds
- * (run with ASan + UBSan). */
+ * (run with ASan + UBSan), and the error text is valid UTF-8 without a
+ * NUL, as the archive keeps it. */
 #include <amqp.h>
 #include <stdint.h>
 #include <string.h>
@@ -89,6 +90,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dlq_buf_init(&scratch);
 	dlq_deadletter_decode(&d, &props, body, dlq, rk, &errh);
 	dlq_deadletter_error_text(&d, &r, DLQ_ERROR_TEXT_MAX, &err);
+	if (dlq_text_len(err.data, err.len) != err.len)	/* C string, UTF-8 */
+		__builtin_trap();
 	dlq_signature_normalize(err.data ? err.data : "", err.len, &sig);
 	dlq_deadletter_xdeath_json(&d, &xdeath);
 	dlq_deadletter_log_fields(&d, &r, &err, &xdeath, &scratch, &line);
@@ -102,8 +105,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * they are when made valid again */
 	dlq_buf_reset(&err);
 	dlq_buf_reset(&sig);
-	dlq_buf_add_utf8(&err, body.bytes, body.len);
-	dlq_buf_add_utf8(&sig, err.data, err.len);
+	dlq_buf_add_json_text(&err, body.bytes, body.len);
+	dlq_buf_add_json_text(&sig, err.data, err.len);
 	if (sig.len != err.len || (err.len > 0 && memcmp(sig.data, err.data,
 	    err.len) != 0))
 		__builtin_trap();

@@ -286,6 +286,81 @@ START_TEST(a_replay_is_the_original_message_marked_as_a_replay)
 }
 END_TEST
 
+static bool
+bytes_eqn(amqp_bytes_t b, const char *s, size_t n)
+{
+	return b.len == n && memcmp(b.bytes, s, n) == 0;
+}
+
+/* An AMQP short string is bytes: a message id with a NUL and a byte that
+ * is not UTF-8 (a binary id) is replayed as it was, not cut at the NUL,
+ * so the consumer's deduplication still knows it; show gives it whole,
+ * with those bytes as U+FFFD. An error header of such bytes is archived
+ * whole, as the log line shows it, its bad bytes as U+FFFD. */
+START_TEST(properties_not_text_are_replayed_byte_for_byte)
+{
+	static const char mid[] = "pay-\0-7\xff", corr[] = "c\xc3(1",
+	    type[] = "t\x01x", err[] = "gateway\0 timeout \xff after 30s";
+	struct h_rig f;
+	amqp_basic_properties_t p;
+	amqp_table_entry_t e;
+	amqp_message_t m;
+	cJSON *j, **ev;
+	char id[24];
+	int rc, n;
+
+	start(&f, NULL);
+	memset(&p, 0, sizeof(p));
+	p._flags = AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_CORRELATION_ID_FLAG |
+	    AMQP_BASIC_TYPE_FLAG | AMQP_BASIC_APP_ID_FLAG |
+	    AMQP_BASIC_HEADERS_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG;
+	p.message_id = (amqp_bytes_t){ sizeof(mid) - 1, (void *)mid };
+	p.correlation_id = (amqp_bytes_t){ sizeof(corr) - 1, (void *)corr };
+	p.type = (amqp_bytes_t){ sizeof(type) - 1, (void *)type };
+	p.app_id = amqp_cstring_bytes("billing");
+	p.delivery_mode = 2;
+	e.key = amqp_cstring_bytes("x-error");
+	e.value.kind = AMQP_FIELD_KIND_BYTES;
+	e.value.value.bytes = (amqp_bytes_t){ sizeof(err) - 1, (void *)err };
+	p.headers = (amqp_table_t){ 1, &e };
+	ck_assert_int_eq(amqp_basic_publish(f.c, 1, amqp_cstring_bytes(f.exch),
+	    amqp_cstring_bytes(f.q[0]), 0, 0, &p, amqp_cstring_bytes("{}")), 0);
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "dead_letter", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(h_jstr(ev[0], "error"),
+	    "gateway\xef\xbf\xbd timeout \xef\xbf\xbd after 30s");
+	snprintf(id, sizeof(id), "%lld", (long long)h_jnum(ev[0], "id"));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    id, NULL }), 0);
+	ck_assert_str_eq(get(j, "error")->valuestring, h_jstr(ev[0], "error"));
+	ck_assert_str_eq(get(j, "signature")->valuestring,
+	    h_jstr(ev[0], "signature"));
+	/* shown whole, its NUL and bad byte as U+FFFD */
+	ck_assert_str_eq(get(j, "message_id")->valuestring,
+	    "pay-\xef\xbf\xbd-7\xef\xbf\xbd");
+	cJSON_Delete(j);
+	h_events_free(ev, n);
+
+	j = replay(f.cfg, &rc, (const char *[]){ id, "--execute", "--reason",
+	    "gateway back", NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
+	cJSON_Delete(j);
+	ck_assert(h_get(f.c, f.q[0], &m, WAIT_MS));
+	ck_assert(bytes_eqn(m.properties.message_id, mid, sizeof(mid) - 1));
+	ck_assert(bytes_eqn(m.properties.correlation_id, corr,
+	    sizeof(corr) - 1));
+	ck_assert(bytes_eqn(m.properties.type, type, sizeof(type) - 1));
+	ck_assert(bytes_eq(m.properties.app_id, "billing"));
+	ck_assert(bytes_eqn(dlq_table_get(&m.properties.headers,
+	    "x-error")->value.bytes, err, sizeof(err) - 1));
+	amqp_destroy_message(&m);
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* A binary body of many 64 KiB frames (the size the worker's connections
  * negotiate), with NUL bytes, of `n` bytes, dies in the rig's first
  * queue, is archived whole and replayed byte for byte with its message
@@ -1750,6 +1825,7 @@ suite(void)
 
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, a_replay_is_the_original_message_marked_as_a_replay);
+	tcase_add_test(tc, properties_not_text_are_replayed_byte_for_byte);
 	tcase_add_test(tc, a_body_of_many_frames_is_archived_and_replayed_whole);
 	tcase_add_test(tc, large_dead_letters_are_claimed_a_few_at_a_time);
 	tcase_add_test(tc, dead_letters_are_read_and_replayed_over_tls);

@@ -81,21 +81,52 @@ START_TEST(valid_utf8_is_kept_invalid_bytes_replaced)
 END_TEST
 
 /* JSON text built elsewhere (SQLite's json_object) made valid UTF-8:
- * only the bad bytes change. */
+ * only the bad bytes change, and an escaped NUL, which would end a C
+ * string, reads as U+FFFD (an escaped backslash before "u0000" is
+ * not one). */
 START_TEST(json_text_is_made_valid_utf8)
 {
+	const char *in;
 	struct dlq_buf b;
 
 	dlq_buf_init(&b);
-	dlq_buf_add_utf8(&b, "{\"e\":\"a\xff\xc0\xaf€\"}", 15);
+	dlq_buf_add_json_text(&b, "{\"e\":\"a\xff\xc0\xaf€\"}", 15);
 	ck_assert_str_eq(b.data, "{\"e\":\"a\xef\xbf\xbd\xef\xbf\xbd"
 	    "\xef\xbf\xbd€\"}");
 	dlq_buf_reset(&b);
-	dlq_buf_add_utf8(&b, "[\"ok ü\"]", 9);
+	dlq_buf_add_json_text(&b, "[\"ok ü\"]", 9);
 	ck_assert_str_eq(b.data, "[\"ok ü\"]");
 	dlq_buf_reset(&b);
-	dlq_buf_add_utf8(&b, "\"\xe2\x82\"", 4);	/* a cut sequence */
+	dlq_buf_add_json_text(&b, "\"\xe2\x82\"", 4);	/* a cut sequence */
 	ck_assert_str_eq(b.data, "\"\xef\xbf\xbd\xef\xbf\xbd\"");
+	dlq_buf_reset(&b);
+	in = "{\"id\":\"m\\u0000x\",\"e\":\"\\\\u0000\\u00001\"}";
+	dlq_buf_add_json_text(&b, in, strlen(in));
+	ck_assert_str_eq(b.data, "{\"id\":\"m\\ufffdx\",\"e\":\"\\\\u0000"
+	    "\\ufffd1\"}");
+	dlq_buf_release(&b);
+}
+END_TEST
+
+/* An error header's bytes made text a C string and SQLite hold whole:
+ * a NUL becomes U+FFFD as a bad byte does. */
+START_TEST(text_is_made_whole_for_c_strings)
+{
+	static const char in[] = "db\0down \xff tail \xe2\x82";
+	static const char clean[] = "0123456789abcdef ü";
+	struct dlq_buf b;
+
+	ck_assert_uint_eq(dlq_text_len(in, sizeof(in) - 1), 2);
+	ck_assert_uint_eq(dlq_text_len(in + 3, sizeof(in) - 4), 5);
+	ck_assert_uint_eq(dlq_text_len(clean, sizeof(clean) - 1),
+	    sizeof(clean) - 1);
+	ck_assert_uint_eq(dlq_text_len(NULL, 0), 0);
+	dlq_buf_init(&b);
+	dlq_buf_add_text(&b, in, sizeof(in) - 1);
+	ck_assert_uint_eq(b.len, strlen(b.data));
+	ck_assert_str_eq(b.data, "db\xef\xbf\xbd" "down \xef\xbf\xbd tail "
+	    "\xef\xbf\xbd\xef\xbf\xbd");
+	ck_assert_uint_eq(dlq_text_len(b.data, b.len), b.len);
 	dlq_buf_release(&b);
 }
 END_TEST
@@ -221,6 +252,7 @@ suite(void)
 	tcase_add_test(tc, keys_are_plain_or_escaped);
 	tcase_add_test(tc, valid_utf8_is_kept_invalid_bytes_replaced);
 	tcase_add_test(tc, json_text_is_made_valid_utf8);
+	tcase_add_test(tc, text_is_made_whole_for_c_strings);
 	tcase_add_test(tc, utf8_prefix_never_cuts_a_character);
 	tcase_add_test(tc, special_bytes_are_found_at_every_offset);
 	tcase_add_test(tc, timestamps_are_rfc3339_utc);

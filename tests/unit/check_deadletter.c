@@ -249,6 +249,42 @@ START_TEST(error_is_the_first_configured_header_present)
 }
 END_TEST
 
+/* An error header is bytes: a NUL or a byte that is not UTF-8 becomes
+ * U+FFFD, so that the archive (a C string, SQLite TEXT) keeps the text
+ * the log line shows and the signature is made of; a NUL far past the
+ * kept text costs no copy of the whole header. */
+START_TEST(error_bytes_not_text_become_u_fffd)
+{
+	static const char err[] = "db down\0 mail bob@corp.io \xff tail";
+	amqp_field_value_t v;
+	struct dlq_buf b;
+	char *big = malloc(100000);
+
+	v.kind = AMQP_FIELD_KIND_BYTES;
+	v.value.bytes.bytes = (void *)err;
+	v.value.bytes.len = sizeof(err) - 1;
+	set(0, "x-error", v);
+	decode("");
+	dlq_buf_init(&b);
+	dlq_deadletter_error_text(&d, &R, 100, &b);
+	ck_assert_uint_eq(b.len, strlen(b.data));
+	ck_assert_str_eq(b.data, "db down\xef\xbf\xbd mail *** "
+	    "\xef\xbf\xbd tail");
+	dlq_buf_reset(&b);
+	memset(big, 'a', 100000);
+	big[60000] = '\0';
+	v.value.bytes.bytes = big;
+	v.value.bytes.len = 100000;
+	set(0, "x-error", v);
+	decode("");
+	dlq_deadletter_error_text(&d, &R, 100, &b);
+	ck_assert_uint_eq(b.len, 100);
+	ck_assert_uint_eq(strlen(b.data), 100);
+	dlq_buf_release(&b);
+	free(big);
+}
+END_TEST
+
 START_TEST(no_headers_at_all)
 {
 	props._flags = AMQP_BASIC_MESSAGE_ID_FLAG;
@@ -425,6 +461,7 @@ suite(void)
 	tcase_add_test(tc, xdeath_of_the_wrong_type_is_noted);
 	tcase_add_test(tc, more_xdeath_entries_than_kept_are_counted);
 	tcase_add_test(tc, error_is_the_first_configured_header_present);
+	tcase_add_test(tc, error_bytes_not_text_become_u_fffd);
 	tcase_add_test(tc, no_headers_at_all);
 	tcase_add_test(tc, log_fields_are_valid_json_with_redacted_payload);
 	tcase_add_test(tc, structured_error_header_is_rendered_as_json);
