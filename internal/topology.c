@@ -174,11 +174,42 @@ get_strategy(struct loader *l, const config_setting_t *g, bool def)
 	    "at-least-once", def) == 1;
 }
 
+/* Whether `name` (of `what`: "queue", "work_exchange", ...) can be a
+ * name in RabbitMQ, with `suffix` added (a queue's DLQ suffix, or ""):
+ * if not, says why at `at`, the name shown escaped and cut short. */
 static bool
-valid_name(const char *s)
+check_name(struct loader *l, const config_setting_t *at, const char *what,
+    const char *name, const char *suffix)
 {
-	return s != NULL && *s != '\0' && strlen(s) <= QUEUE_NAME_MAX &&
-	    !dlq_term_has_control(s, false);
+	size_t n = strlen(name), cut = dlq_utf8_prefix(name, n < 60 ? n : 60);
+	struct dlq_buf shown;
+	bool ok = false;
+
+	dlq_buf_init(&shown);
+	dlq_buf_add(&shown, name, cut);
+	if (shown.data != NULL && dlq_term_has_control(shown.data, false)) {
+		dlq_buf_reset(&shown);
+		dlq_term_add(&shown, name);
+		cut = n;
+	}
+	if (cut < n)
+		dlq_buf_adds(&shown, "…");
+	if (n == 0)
+		err(l, at, "%s: the name is empty", what);
+	else if (dlq_term_has_control(name, false))
+		err(l, at, "%s '%s': a name must not hold control characters",
+		    what, shown.data);
+	else if (n + strlen(suffix) > QUEUE_NAME_MAX && *suffix != '\0')
+		err(l, at, "%s '%s' is %zu bytes: with the DLQ suffix '%s' "
+		    "its DLQ's name would be %zu, and AMQP allows %d", what,
+		    shown.data, n, suffix, n + strlen(suffix), QUEUE_NAME_MAX);
+	else if (n > QUEUE_NAME_MAX)
+		err(l, at, "%s '%s' is %zu bytes, and AMQP allows %d", what,
+		    shown.data, n, QUEUE_NAME_MAX);
+	else
+		ok = true;
+	dlq_buf_release(&shown);
+	return ok;
 }
 
 static char *
@@ -264,11 +295,12 @@ load_queue(struct loader *l, struct dlq_topology *t, struct dlq_queue *def,
 	check_keys(l, qs, queue_keys, "a queue");
 	ns = config_setting_get_member(qs, "name");
 	q->name = get_str(l, qs, "name", NULL);
-	if (!valid_name(q->name) ||
-	    strlen(q->name) + strlen(t->dlq_suffix) > QUEUE_NAME_MAX) {
-		err(l, ns ? ns : qs, "queue name missing, empty, not printable, "
-		    "or too long (with the DLQ suffix '%s', at most %d bytes)",
-		    t->dlq_suffix, QUEUE_NAME_MAX);
+	if (q->name == NULL) {		/* or not a string: said so */
+		if (ns == NULL)
+			err(l, qs, "a queue needs a name: { name = \"...\"; }");
+		return;
+	}
+	if (!check_name(l, ns, "queue", q->name, t->dlq_suffix)) {
 		free(q->name);
 		q->name = NULL;
 		return;
@@ -314,6 +346,44 @@ load_queue(struct loader *l, struct dlq_topology *t, struct dlq_queue *def,
 	t->n_queues++;
 }
 
+/* The line that sets `key` in group g, or g's when it is not set. */
+static const config_setting_t *
+at(const config_setting_t *g, const char *key)
+{
+	const config_setting_t *s = config_setting_get_member(g, key);
+
+	return s != NULL ? s : g;
+}
+
+/* The two exchanges: names RabbitMQ takes, not its own, not the same;
+ * errors of both at their lines, of the pair at `xs`. */
+static void
+check_exchanges(struct loader *l, const struct dlq_topology *t,
+    const config_setting_t *root, const config_setting_t *xs)
+{
+	bool ok;
+
+	if (t->work_exchange == NULL || t->dead_letter_exchange == NULL) {
+		err(l, root, "out of memory");
+		return;
+	}
+	ok = check_name(l, at(root, "work_exchange"), "work_exchange",
+	    t->work_exchange, "");
+	if (!check_name(l, at(root, "dead_letter_exchange"),
+	    "dead_letter_exchange", t->dead_letter_exchange, "") || !ok)
+		return;
+	if (reserved_exchange(t->work_exchange) ||
+	    reserved_exchange(t->dead_letter_exchange))
+		err(l, xs, "exchange names beginning with 'amq.' are reserved "
+		    "by RabbitMQ; of its own exchanges only amq.direct is direct "
+		    "(work_exchange '%s', dead_letter_exchange '%s')",
+		    t->work_exchange, t->dead_letter_exchange);
+	else if (strcmp(t->work_exchange, t->dead_letter_exchange) == 0)
+		err(l, xs, "dead_letter_exchange must not be work_exchange "
+		    "('%s'): a message published to Q would reach Q's DLQ too, "
+		    "and a dead letter would go back to Q", t->work_exchange);
+}
+
 static void
 load_root(struct loader *l, struct dlq_topology *t, const config_t *cf,
     const char *suffix)
@@ -333,18 +403,7 @@ load_root(struct loader *l, struct dlq_topology *t, const config_t *cf,
 	    "line_exchange_dlq");
 	t->dlq_suffix = suffix ? strdup(suffix) :
 	    get_str(l, root, "dlq_suffix", ".dlq");
-	if (!valid_name(t->work_exchange) || !valid_name(t->dead_letter_exchange))
-		err(l, root, "exchange names must be 1 to 255 printable characters");
-	else if (reserved_exchange(t->work_exchange) ||
-	    reserved_exchange(t->dead_letter_exchange))
-		err(l, xs, "exchange names beginning with 'amq.' are reserved by "
-		    "RabbitMQ; of its own exchanges only amq.direct is direct "
-		    "(work_exchange '%s', dead_letter_exchange '%s')",
-		    t->work_exchange, t->dead_letter_exchange);
-	else if (strcmp(t->work_exchange, t->dead_letter_exchange) == 0)
-		err(l, xs, "dead_letter_exchange must not be work_exchange "
-		    "('%s'): a message published to Q would reach Q's DLQ too, "
-		    "and a dead letter would go back to Q", t->work_exchange);
+	check_exchanges(l, t, root, xs);
 	if (t->dlq_suffix == NULL || *t->dlq_suffix == '\0')
 		err(l, root, "dlq_suffix must not be empty");
 

@@ -199,8 +199,9 @@ START_TEST(queues_whose_names_meet_are_refused)
 		    "'a.dlq'\n",
 		":4: 'b.retry' would be both the work queue 'b.retry' and the "
 		    "retry queue of 'b'\n",
-		":5: queue name missing, empty, not printable, or too long (with "
-		    "the DLQ suffix '.dlq', at most 255 bytes)\n",
+		":5: queue '000000000000000000000000000000000000000000000000000"
+		    "000000000…' is 252 bytes: with the DLQ suffix '.dlq' "
+		    "its DLQ's name would be 256, and AMQP allows 255\n",
 	};
 	char text[1024];
 	size_t i;
@@ -228,7 +229,7 @@ START_TEST(queues_whose_names_meet_are_refused)
 END_TEST
 
 /* What the broker would refuse at the assert, or what would loop, is
- * refused when the file is read. */
+ * refused when the file is read, with one error that says which. */
 START_TEST(exchanges_and_names_the_broker_refuses_are_refused)
 {
 	static const char *const bad[][2] = {
@@ -243,6 +244,18 @@ START_TEST(exchanges_and_names_the_broker_refuses_are_refused)
 		{ "queues = ( { name = \"a\"; },\n { name = \"amq.b\"; } );\n",
 		  ":2: queue 'amq.b': names beginning with 'amq.' are reserved "
 		    "by RabbitMQ\n" },
+		/* each name problem says which, at the name's line */
+		{ "queues = ( { name = \"a\"; },\n { name = \"\"; } );\n",
+		  ":2: queue: the name is empty\n" },
+		{ "queues = ( { name = \"a\"; },\n { name = \"b\\tc\"; } );\n",
+		  ":2: queue 'b\\tc': a name must not hold control "
+		    "characters\n" },
+		{ "queues = ( { name = \"a\"; },\n { type = \"quorum\"; } );\n",
+		  ":2: a queue needs a name: { name = \"...\"; }\n" },
+		{ "queues = ( { name = \"a\"; },\n { name = 7; } );\n",
+		  ":2: 'name' must be a string\n" },
+		{ "work_exchange = \"\";\nqueues = ( { name = \"a\"; } );\n",
+		  ":1: work_exchange: the name is empty\n" },
 	};
 	size_t i;
 
@@ -251,6 +264,9 @@ START_TEST(exchanges_and_names_the_broker_refuses_are_refused)
 		write_topo(bad[i][0]);
 		ck_assert_ptr_null(t = dlq_topology_load(path, NULL, &errors));
 		said_at(bad[i][1]);
+		/* and nothing else: one fault, one error */
+		ck_assert_ptr_eq(strchr(errors.data, '\n'), strrchr(errors.data,
+		    '\n'));
 		unlink(path);
 	}
 	/* RabbitMQ's own amq.direct is direct and durable: it may serve */
