@@ -478,6 +478,27 @@ dlq_text_len(const void *s, size_t n)
 }
 
 void
+dlq_text_copy(char *out, size_t n, const void *s, size_t len)
+{
+	struct dlq_buf b;
+	const char *p = s != NULL ? s : "";
+
+	if (len > n)
+		len = n;	/* what can fit, and a byte to tell a cut */
+	dlq_buf_init(&b);
+	if (dlq_text_len(p, len) < len) {
+		dlq_buf_add_text(&b, p, len);
+		p = b.data ? b.data : "";
+		len = b.len;
+	}
+	if (len > n - 1)
+		len = dlq_utf8_prefix(p, n - 1);
+	memcpy(out, p, len);
+	out[len] = '\0';
+	dlq_buf_release(&b);
+}
+
+void
 dlq_buf_add_json_text(struct dlq_buf *b, const void *sv, size_t n)
 {
 	const unsigned char *s = sv, *e;

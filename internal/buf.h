@@ -69,6 +69,10 @@ void	dlq_buf_add_text(struct dlq_buf *, const void *s, size_t n);
 /* Length of the prefix of s[0..n) that dlq_buf_add_text copies as it
  * is: n when the text needs no change. */
 size_t	dlq_text_len(const void *s, size_t n);
+/* Copies s[0..len) into out[n] as dlq_buf_add_text makes it, cut to
+ * whole characters: an id shown whole in a digest or a plan, not ended at
+ * its NUL (n > 0). */
+void	dlq_text_copy(char *out, size_t n, const void *s, size_t len);
 /* Appends JSON text that SQLite built from stored bytes made valid: each
  * byte that starts no valid UTF-8 sequence as U+FFFD, and each escaped
  * NUL (\u0000) as \ufffd, so that a C string (cJSON's, dlqctl's) holds

@@ -223,7 +223,11 @@ take(struct dlq_monitor *m, const amqp_envelope_t *env)
 	dlq_signature_normalize(error, m->error.len, &m->sig);
 	e.class = cl.class;
 	e.error = error;
-	e.message_id = cstr(id, sizeof(id), d.message_id, NULL);
+	e.message_id = NULL;	/* the digest's sample: whole, NUL and all */
+	if (d.message_id.p != NULL) {
+		dlq_text_copy(id, sizeof(id), d.message_id.p, d.message_id.n);
+		e.message_id = id;
+	}
 	e.hash = dlq_signature_hash(e.queue, e.reason, e.class,
 	    m->sig.data ? m->sig.data : "");
 	e.at_ms = dlq_wall_ms();

@@ -63,7 +63,8 @@ read_row(sqlite3_stmt *st, struct row *r)
 	r->timestamp = sqlite3_column_int64(st, 5);
 	r->replay_count = sqlite3_column_int64(st, 6);
 	col(st, 7, r->queue, sizeof(r->queue));
-	col(st, 8, r->message_id, sizeof(r->message_id));
+	dlq_text_copy(r->message_id, sizeof(r->message_id),
+	    sqlite3_column_blob(st, 8), (size_t)sqlite3_column_bytes(st, 8));
 	col(st, 9, r->evidence, sizeof(r->evidence));
 	r->evidence_at = r->evidence[0] ? sqlite3_column_int64(st, 10) : 0;
 	r->first_death_ms = sqlite3_column_int64(st, 11) * 1000;

@@ -294,8 +294,8 @@ bytes_eqn(amqp_bytes_t b, const char *s, size_t n)
 
 /* An AMQP short string is bytes: a message id with a NUL and a byte that
  * is not UTF-8 (a binary id) is replayed as it was, not cut at the NUL,
- * so the consumer's deduplication still knows it; show gives it whole,
- * with those bytes as U+FFFD. An error header of such bytes is archived
+ * so the consumer's deduplication still knows it; show, the digest and a
+ * dry run give it whole, those bytes as U+FFFD. An error header of such bytes is archived
  * whole, as the log line shows it, its bad bytes as U+FFFD. */
 START_TEST(properties_not_text_are_replayed_byte_for_byte)
 {
@@ -337,11 +337,19 @@ START_TEST(properties_not_text_are_replayed_byte_for_byte)
 	ck_assert_str_eq(get(j, "error")->valuestring, h_jstr(ev[0], "error"));
 	ck_assert_str_eq(get(j, "signature")->valuestring,
 	    h_jstr(ev[0], "signature"));
-	/* shown whole, its NUL and bad byte as U+FFFD */
+	/* shown whole, its NUL and bad byte as U+FFFD: by show, in the
+	 * digest's sample and in a dry run's plan */
 	ck_assert_str_eq(get(j, "message_id")->valuestring,
 	    "pay-\xef\xbf\xbd-7\xef\xbf\xbd");
 	cJSON_Delete(j);
 	h_events_free(ev, n);
+	ck_assert(h_wait_digests_with(&f.w, "(sample pay-\xef\xbf\xbd-7"
+	    "\xef\xbf\xbd, ", NULL, 1, WAIT_MS));
+	j = replay(f.cfg, &rc, (const char *[]){ id, NULL });
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(get(cJSON_GetArrayItem(get(j, "plan"), 0),
+	    "message_id")->valuestring, "pay-\xef\xbf\xbd-7\xef\xbf\xbd");
+	cJSON_Delete(j);
 
 	j = replay(f.cfg, &rc, (const char *[]){ id, "--execute", "--reason",
 	    "gateway back", NULL });
