@@ -295,8 +295,9 @@ bytes_eqn(amqp_bytes_t b, const char *s, size_t n)
 /* An AMQP short string is bytes: a message id with a NUL and a byte that
  * is not UTF-8 (a binary id) is replayed as it was, not cut at the NUL,
  * so the consumer's deduplication still knows it; show, the digest and a
- * dry run give it whole, those bytes as U+FFFD. An error header of such bytes is archived
- * whole, as the log line shows it, its bad bytes as U+FFFD. */
+ * dry run give it whole, those bytes as U+FFFD. An error header of such
+ * bytes is archived whole, as the log line shows it, its bad bytes as
+ * U+FFFD. */
 START_TEST(properties_not_text_are_replayed_byte_for_byte)
 {
 	static const char mid[] = "pay-\0-7\xff", corr[] = "c\xc3(1",
