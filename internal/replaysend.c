@@ -1,8 +1,11 @@
 /* replaysend.c - publish what a replay claim handed out. */
 #include "replaysend.h"
 
+#include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "amqp.h"
@@ -67,6 +70,36 @@ prop_bytes(const cJSON *m, const char *k, amqp_pool_t *pool,
 	return rc;
 }
 
+/* The archived timestamp, exact: from timestamp_u64 (a JSON number is a
+ * double: one past 2^53, in nanoseconds, would go out as another), or
+ * from a worker of before it. 1 when set, 0 when none, -1 when it does
+ * not read. */
+static int
+timestamp(const cJSON *m, uint64_t *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "timestamp_u64");
+	unsigned long long n;
+	char *end;
+
+	if (cJSON_IsString(v)) {
+		errno = 0;
+		n = strtoull(v->valuestring, &end, 10);
+		if (errno != 0 || end == v->valuestring || *end != '\0' ||
+		    v->valuestring[0] == '-')
+			return -1;
+		*out = (uint64_t)n;
+		return 1;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(m, "timestamp");	/* older */
+	if (!cJSON_IsNumber(v))
+		return 0;
+	if (!(v->valuedouble > -9.2e18 && v->valuedouble < 1.8e19))
+		return -1;
+	*out = v->valuedouble < 0 ? (uint64_t)(int64_t)v->valuedouble :
+	    (uint64_t)v->valuedouble;
+	return 1;
+}
+
 /* Properties of the replayed message: the original ones; user_id only
  * when it is the user we publish as (the broker checks it). -1 when the
  * worker's message does not read. */
@@ -103,10 +136,10 @@ build_props(const struct dlq_config *c, const cJSON *m, amqp_pool_t *pool,
 			    cJSON_GetObjectItem(m, "user_id")->valuestring,
 			    c->broker.user);
 	}
-	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(m, "timestamp"))) {
-		p->timestamp = (uint64_t)v->valuedouble;
+	if ((rc = timestamp(m, &p->timestamp)) == -1)
+		return -1;
+	if (rc == 1)
 		p->_flags |= AMQP_BASIC_TIMESTAMP_FLAG;
-	}
 	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(m, "priority"))) {
 		p->priority = (uint8_t)v->valuedouble;
 		p->_flags |= AMQP_BASIC_PRIORITY_FLAG;

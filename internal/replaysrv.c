@@ -370,6 +370,11 @@ message_json(sqlite3_stmt *st, int64_t id, struct dlq_buf *out)
 		if (sqlite3_column_type(st, i) != SQLITE_NULL)
 			dlq_buf_printf(out, ",\"%s\":%lld", i == 8 ? "timestamp" :
 			    "priority", (long long)sqlite3_column_int64(st, i));
+	/* a JSON number reads back as a double: a timestamp past 2^53 (one
+	 * in nanoseconds) would come back another; the exact one as text */
+	if (sqlite3_column_type(st, 8) != SQLITE_NULL)
+		dlq_buf_printf(out, ",\"timestamp_u64\":\"%llu\"",
+		    (unsigned long long)(uint64_t)sqlite3_column_int64(st, 8));
 	dlq_buf_adds(out, ",\"headers_b64\":\"");
 	dlq_buf_base64(out, sqlite3_column_blob(st, 10),
 	    (size_t)sqlite3_column_bytes(st, 10));

@@ -295,9 +295,10 @@ bytes_eqn(amqp_bytes_t b, const char *s, size_t n)
 /* An AMQP short string is bytes: a message id with a NUL and a byte that
  * is not UTF-8 (a binary id) is replayed as it was, not cut at the NUL,
  * so the consumer's deduplication still knows it; show, the digest and a
- * dry run give it whole, those bytes as U+FFFD. An error header of such
- * bytes is archived whole, as the log line shows it, its bad bytes as
- * U+FFFD. */
+ * dry run give it whole, those bytes as U+FFFD. A timestamp in
+ * nanoseconds, past what a JSON number (a double) holds exactly, goes
+ * out exact too. An error header of such bytes is archived whole, as the
+ * log line shows it, its bad bytes as U+FFFD. */
 START_TEST(properties_not_text_are_replayed_byte_for_byte)
 {
 	static const char mid[] = "pay-\0-7\xff", corr[] = "c\xc3(1",
@@ -314,7 +315,10 @@ START_TEST(properties_not_text_are_replayed_byte_for_byte)
 	memset(&p, 0, sizeof(p));
 	p._flags = AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_CORRELATION_ID_FLAG |
 	    AMQP_BASIC_TYPE_FLAG | AMQP_BASIC_APP_ID_FLAG |
-	    AMQP_BASIC_HEADERS_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG;
+	    AMQP_BASIC_HEADERS_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG |
+	    AMQP_BASIC_TIMESTAMP_FLAG;
+	/* in nanoseconds, as some producers write it: past 2^53 */
+	p.timestamp = (uint64_t)time(NULL) * 1000000000 + 123;
 	p.message_id = (amqp_bytes_t){ sizeof(mid) - 1, (void *)mid };
 	p.correlation_id = (amqp_bytes_t){ sizeof(corr) - 1, (void *)corr };
 	p.type = (amqp_bytes_t){ sizeof(type) - 1, (void *)type };
@@ -363,6 +367,7 @@ START_TEST(properties_not_text_are_replayed_byte_for_byte)
 	    sizeof(corr) - 1));
 	ck_assert(bytes_eqn(m.properties.type, type, sizeof(type) - 1));
 	ck_assert(bytes_eq(m.properties.app_id, "billing"));
+	ck_assert_uint_eq(m.properties.timestamp, p.timestamp);
 	ck_assert(bytes_eqn(dlq_table_get(&m.properties.headers,
 	    "x-error")->value.bytes, err, sizeof(err) - 1));
 	amqp_destroy_message(&m);
