@@ -67,7 +67,7 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "throttl|quota[ _](exceeded|exhausted)|resource.?exhausted|"
 	    "request limit reached|healthy ecosystem engagement|"
 	    "credits exceeded|"
-	    PROVIDER_CODE("131049"),
+	    PROVIDER_CODE("131049|130429|131048|131056"),
 	    NULL, NULL, "rate_limited", "The receiver throttled us. Wait for "
 	    "its quota to recover, then replay in a small batch with --rate.",
 	    NULL },
@@ -171,7 +171,8 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "config.*(not found|missing)|no route|"
 	    "unknown template|not configured|not (been )?enabled|sender id|"
 	    "domain (is )?not verified|template is (paused|disabled)|"
-	    "eligibility payment|not allowed to send|" PROVIDER_CODE("133010"),
+	    "eligibility payment|not allowed to send|display name approval|"
+	    PROVIDER_CODE("133010|131037|131042|131045"),
 	    NULL, NULL,
 	    "configuration", "A template, route or setting is missing. Fix "
 	    "the configuration, then replay one message to confirm.", NULL },
@@ -201,7 +202,8 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "deadline.?exceeded|socket hang up|broken pipe|epipe|"
 	    "deadlock detected|could not serialize access|database is locked|"
 	    "too many connections|unreachable destination handset|"
-	    PROVIDER_CODE("131000|30003"),
+	    "maintenance mode|"
+	    PROVIDER_CODE("131000|30003|131016|131057"),
 	    NULL, NULL, "transient", "A dependency was down or slow. Check its "
 	    "status; once healthy, replay in a small batch.", NULL },
 	{ "schema|validation|invalid|missing (required )?field|required field|"
@@ -214,9 +216,9 @@ static const struct dlq_rule_cfg defaults[] = {
 	    "recipient cannot be sender|"
 	    "required parameter|parameter (value )?(is )?(missing|not valid)|"
 	    "number of param|parameter format does not match|text too long|"
-	    "unsupported message type|template format|"
-	    PROVIDER_CODE("131008|131009|131021|131051|132000|132005|132007|"
-	    "132012"), NULL, NULL,
+	    "unsupported message type|template format|media upload error|"
+	    PROVIDER_CODE("131008|131009|131021|131051|131053|132000|132005|"
+	    "132007|132012"), NULL, NULL,
 	    "validation",
 	    "The message itself is wrong. Fix the producer; replaying the same "
 	    "bytes will fail again. Drop it, or correct and republish.", NULL },

@@ -307,6 +307,20 @@ START_TEST(providers_in_their_own_words)
 		  "A template, route or setting" },
 		{ "(#133010) Phone number not registered", "configuration",
 		  "A template, route or setting" },
+		{ "{\"code\":131056,\"title\":\"(Business Account, Consumer "
+		  "Account) pair rate limit hit\"}", "rate_limited",
+		  "throttled" },
+		{ "(#130429)", "rate_limited", "throttled" },
+		{ "(#131057) Account in maintenance mode", "transient",
+		  "A dependency" },
+		{ "code=131016", "transient", "A dependency" },
+		{ "(#131053) Media upload error", "validation",
+		  "The message itself" },
+		{ "(#131037) WhatsApp provided number needs display name "
+		  "approval before message can be sent.", "configuration",
+		  "A template, route or setting" },
+		{ "(#131045) Incorrect certificate", "configuration",
+		  "A template, route or setting" },
 		/* numbers that are not a provider's code */
 		{ "order 131026 failed", "unknown", "Inspect" },
 		{ "exit code 4", "unknown", "Inspect" },
