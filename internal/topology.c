@@ -182,16 +182,15 @@ check_name(struct loader *l, const config_setting_t *at, const char *what,
     const char *name, const char *suffix)
 {
 	size_t n = strlen(name), cut = dlq_utf8_prefix(name, n < 60 ? n : 60);
+	char prefix[61];
 	struct dlq_buf shown;
 	bool ok = false;
 
+	memcpy(prefix, name, cut);
+	prefix[cut] = '\0';
 	dlq_buf_init(&shown);
-	dlq_buf_add(&shown, name, cut);
-	if (shown.data != NULL && dlq_term_has_control(shown.data, false)) {
-		dlq_buf_reset(&shown);
-		dlq_term_add(&shown, name);
-		cut = n;
-	}
+	dlq_buf_adds(&shown, "");	/* data set, even for "" */
+	dlq_term_add(&shown, prefix);
 	if (cut < n)
 		dlq_buf_adds(&shown, "…");
 	if (n == 0)
