@@ -283,14 +283,16 @@ fail:
 static void
 json_text_col(struct dlq_buf *out, const char *key, sqlite3_stmt *st, int i)
 {
-	const void *v = sqlite3_column_blob(st, i);
-	size_t n = (size_t)sqlite3_column_bytes(st, i);
+	const void *v;
+	size_t n;
 
 	dlq_buf_printf(out, ",\"%s\":", key);
 	if (sqlite3_column_type(st, i) == SQLITE_NULL) {
 		dlq_buf_adds(out, "null");
 		return;
 	}
+	v = sqlite3_column_blob(st, i);
+	n = (size_t)sqlite3_column_bytes(st, i);
 	dlq_buf_json_str(out, v, n);
 	if (!dlq_utf8_is_text(v, n)) {
 		dlq_buf_printf(out, ",\"%s_b64\":\"", key);
