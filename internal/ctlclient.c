@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "amqp.h"
+#include "jsonexact.h"
 #include "worker.h"
 
 #define RESPONSE_MAX	(256 * 1024 * 1024)
@@ -188,6 +189,8 @@ dlq_ctl_call_progress(const char *path, const cJSON *request,
 	    (answer = cJSON_ParseWithLength(in.data, in.len)) == NULL)
 		snprintf(why, whylen, "no valid answer from dlq-worker at %s",
 		    path);
+	else	/* a 64-bit id in a header is printed as it came */
+		dlq_json_keep_integers(answer, in.data, in.len);
 	dlq_buf_release(&in);
 	return answer;
 }

@@ -6,6 +6,7 @@
 
 #include "ctlclient.h"
 #include "deadletter.h"
+#include "jsonexact.h"
 #include "signature.h"
 #include "termtext.h"
 
@@ -146,11 +147,11 @@ put_value(FILE *f, const cJSON *v)
 {
 	char *text;
 
-	if (cJSON_IsString(v)) {
+	if (cJSON_IsString(v) || dlq_json_literal(v) != NULL) {
 		put(f, v->valuestring);
 		return;
 	}
-	text = cJSON_PrintUnformatted(v);
+	text = dlq_json_print(v);
 	put(f, text != NULL ? text : "-");
 	cJSON_free(text);
 }

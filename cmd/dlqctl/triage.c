@@ -12,6 +12,7 @@
 #include "ctlselect.h"
 #include "ctlview.h"
 #include "control.h"
+#include "jsonexact.h"
 #include "log.h"
 #include "topology.h"
 
@@ -38,9 +39,9 @@ ask(const struct dlqctl *x, cJSON *req,
 static void
 put_json(const cJSON *data)
 {
-	char *text = cJSON_PrintUnformatted(data);
+	char *text = dlq_json_print(data);
 
-	puts(text);
+	puts(text != NULL ? text : "null");
 	cJSON_free(text);
 }
 

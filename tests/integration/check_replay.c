@@ -297,18 +297,20 @@ bytes_eqn(amqp_bytes_t b, const char *s, size_t n)
  * so the consumer's deduplication still knows it; show, the digest and a
  * dry run give it whole, those bytes as U+FFFD. A timestamp in
  * nanoseconds, past what a JSON number (a double) holds exactly, goes
- * out exact too. An error header of such bytes is archived whole, as the
- * log line shows it, its bad bytes as U+FFFD. */
+ * out exact too, and a 64-bit id in a header shows as it came. An
+ * error header of such bytes is archived whole, as the log line shows
+ * it, its bad bytes as U+FFFD. */
 START_TEST(properties_not_text_are_replayed_byte_for_byte)
 {
 	static const char mid[] = "pay-\0-7\xff", corr[] = "c\xc3(1",
 	    type[] = "t\x01x", err[] = "gateway\0 timeout \xff after 30s";
 	struct h_rig f;
 	amqp_basic_properties_t p;
-	amqp_table_entry_t e;
+	amqp_table_entry_t e[2];
 	amqp_message_t m;
 	cJSON *j, **ev;
-	char id[24];
+	char id[24], *out;
+	const char *at;
 	int rc, n;
 
 	start(&f, NULL);
@@ -324,10 +326,14 @@ START_TEST(properties_not_text_are_replayed_byte_for_byte)
 	p.type = (amqp_bytes_t){ sizeof(type) - 1, (void *)type };
 	p.app_id = amqp_cstring_bytes("billing");
 	p.delivery_mode = 2;
-	e.key = amqp_cstring_bytes("x-error");
-	e.value.kind = AMQP_FIELD_KIND_BYTES;
-	e.value.value.bytes = (amqp_bytes_t){ sizeof(err) - 1, (void *)err };
-	p.headers = (amqp_table_t){ 1, &e };
+	e[0].key = amqp_cstring_bytes("x-error");
+	e[0].value.kind = AMQP_FIELD_KIND_BYTES;
+	e[0].value.value.bytes = (amqp_bytes_t){ sizeof(err) - 1, (void *)err };
+	/* a 64-bit id, past what a double holds */
+	e[1].key = amqp_cstring_bytes("order-id");
+	e[1].value.kind = AMQP_FIELD_KIND_I64;
+	e[1].value.value.i64 = 1796492074007203839;
+	p.headers = (amqp_table_t){ 2, e };
 	ck_assert_int_eq(amqp_basic_publish(f.c, 1, amqp_cstring_bytes(f.exch),
 	    amqp_cstring_bytes(f.q[0]), 0, 0, &p, amqp_cstring_bytes("{}")), 0);
 	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
@@ -342,6 +348,19 @@ START_TEST(properties_not_text_are_replayed_byte_for_byte)
 	ck_assert_str_eq(get(j, "error")->valuestring, h_jstr(ev[0], "error"));
 	ck_assert_str_eq(get(j, "signature")->valuestring,
 	    h_jstr(ev[0], "signature"));
+	/* the header's id as it came, on a terminal and in JSON */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "show", id, "--payload", NULL }, NULL, &out, NULL), 0);
+	ck_assert_msg(strstr(out, "\n  order-id                 "
+	    "1796492074007203839\n") != NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "--json", "show", id, "--payload", NULL }, NULL, &out,
+	    NULL), 0);
+	at = strstr(out, "\"order-id\":1796492074007203839");
+	ck_assert_msg(at != NULL && (at[30] == ',' || at[30] == '}'), "%s",
+	    out);
+	free(out);
 	/* shown whole, its NUL and bad byte as U+FFFD: by show, in the
 	 * digest's sample and in a dry run's plan */
 	ck_assert_str_eq(get(j, "message_id")->valuestring,
@@ -370,6 +389,8 @@ START_TEST(properties_not_text_are_replayed_byte_for_byte)
 	ck_assert_uint_eq(m.properties.timestamp, p.timestamp);
 	ck_assert(bytes_eqn(dlq_table_get(&m.properties.headers,
 	    "x-error")->value.bytes, err, sizeof(err) - 1));
+	ck_assert_int_eq(dlq_table_get(&m.properties.headers,
+	    "order-id")->value.i64, 1796492074007203839);
 	amqp_destroy_message(&m);
 	h_rig_stop(&f);
 }

@@ -1,0 +1,151 @@
+/* jsonexact.c - whole numbers through cJSON without rounding. */
+#include "jsonexact.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* An integer literal of this many digits may be past 2^53 (16 digits) */
+#define LONG_INTEGER	16
+
+struct tokens {
+	const char	*text;
+	size_t		 n;
+	size_t		 at;		/* where the next number is looked for */
+};
+
+/* The next number literal of the text, outside strings (where only a
+ * number has a digit or a '-'): its start and length; false at the end. */
+static bool
+next_number(struct tokens *t, size_t *start, size_t *len)
+{
+	const char *s = t->text;
+	size_t i = t->at, k;
+
+	while (i < t->n) {
+		if (s[i] == '"') {
+			for (i++; i < t->n && s[i] != '"'; i++)
+				if (s[i] == '\\')
+					i++;
+			i++;
+			continue;
+		}
+		if (s[i] == '-' || (s[i] >= '0' && s[i] <= '9')) {
+			for (k = i + 1; k < t->n && strchr("0123456789.eE+-",
+			    s[k]) != NULL && s[k] != '\0'; k++)
+				;
+			*start = i;
+			*len = k - i;
+			t->at = k;
+			return true;
+		}
+		i++;
+	}
+	t->at = i;
+	return false;
+}
+
+/* An integer (no fraction or exponent) of LONG_INTEGER digits or more */
+static bool
+long_integer(const char *s, size_t n)
+{
+	size_t i = s[0] == '-';
+
+	if (n - i < LONG_INTEGER)
+		return false;
+	for (; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+/* Keeps the literal s[0..n) in `item`: false on no memory. */
+static bool
+keep_literal(cJSON *item, const char *s, size_t n)
+{
+	if ((item->valuestring = malloc(n + 1)) == NULL)
+		return false;
+	memcpy(item->valuestring, s, n);
+	item->valuestring[n] = '\0';
+	return true;
+}
+
+/* Pairs the number `item` with the text's next one, or the numbers of
+ * its children in order; false when they do not match. */
+static bool
+keep(cJSON *item, struct tokens *t)
+{
+	cJSON *c;
+	size_t start, len;
+
+	if (cJSON_IsNumber(item)) {
+		if (!next_number(t, &start, &len))
+			return false;
+		return !long_integer(t->text + start, len) ||
+		    item->valuestring != NULL ||
+		    keep_literal(item, t->text + start, len);
+	}
+	for (c = item->child; c != NULL; c = c->next)
+		if ((cJSON_IsNumber(c) || cJSON_IsArray(c) ||
+		    cJSON_IsObject(c)) && !keep(c, t))
+			return false;
+	return true;
+}
+
+/* Drops every literal kept in `item` and below. */
+static void
+forget(cJSON *item)
+{
+	cJSON *c;
+
+	if (cJSON_IsNumber(item)) {
+		free(item->valuestring);
+		item->valuestring = NULL;
+	}
+	for (c = item->child; c != NULL; c = c->next)
+		forget(c);
+}
+
+bool
+dlq_json_keep_integers(cJSON *tree, const char *text, size_t n)
+{
+	struct tokens t = { text, n, 0 };
+
+	if (tree == NULL)
+		return false;
+	if (keep(tree, &t))
+		return true;
+	forget(tree);	/* none of them can be trusted */
+	return false;
+}
+
+const char *
+dlq_json_literal(const cJSON *item)
+{
+	return cJSON_IsNumber(item) ? item->valuestring : NULL;
+}
+
+/* Turns the kept numbers of `item` (itself included) into raw text. */
+static void
+as_raw(cJSON *item)
+{
+	cJSON *c;
+
+	if (cJSON_IsNumber(item) && item->valuestring != NULL)
+		item->type = (item->type & ~0xFF) | cJSON_Raw;
+	for (c = item->child; c != NULL; c = c->next)
+		as_raw(c);
+}
+
+char *
+dlq_json_print(const cJSON *v)
+{
+	cJSON *copy = cJSON_Duplicate(v, true);
+	char *text;
+
+	if (copy == NULL)
+		return NULL;
+	as_raw(copy);
+	text = cJSON_PrintUnformatted(copy);
+	cJSON_Delete(copy);
+	return text;
+}
