@@ -109,10 +109,12 @@ bool
 dlq_json_keep_integers(cJSON *tree, const char *text, size_t n)
 {
 	struct tokens t = { text, n, 0 };
+	size_t start, len;
 
 	if (tree == NULL)
 		return false;
-	if (keep(tree, &t))
+	/* every number of the tree paired, and none left in the text */
+	if (keep(tree, &t) && !next_number(&t, &start, &len))
 		return true;
 	forget(tree);	/* none of them can be trusted */
 	return false;

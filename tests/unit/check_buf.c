@@ -115,7 +115,7 @@ START_TEST(text_is_made_whole_for_c_strings)
 	static const char in[] = "db\0down \xff tail \xe2\x82";
 	static const char clean[] = "0123456789abcdef ü";
 	struct dlq_buf b;
-	char out[8];
+	char copy[8];
 
 	ck_assert_uint_eq(dlq_text_len(in, sizeof(in) - 1), 2);
 	ck_assert_uint_eq(dlq_text_len(in + 3, sizeof(in) - 4), 5);
@@ -131,14 +131,14 @@ START_TEST(text_is_made_whole_for_c_strings)
 	dlq_buf_release(&b);
 	/* copied into a C string of 8 bytes: whole characters, and as
 	 * much as fits */
-	dlq_text_copy(out, sizeof(out), in, sizeof(in) - 1);
-	ck_assert_str_eq(out, "db\xef\xbf\xbd" "do");
-	dlq_text_copy(out, sizeof(out), "ab\xd0\xbf\xd0\xbf\xd0\xbf", 8);
-	ck_assert_str_eq(out, "ab\xd0\xbf\xd0\xbf");
-	dlq_text_copy(out, sizeof(out), "abc", 3);
-	ck_assert_str_eq(out, "abc");
-	dlq_text_copy(out, sizeof(out), NULL, 0);
-	ck_assert_str_eq(out, "");
+	dlq_text_copy(copy, sizeof(copy), in, sizeof(in) - 1);
+	ck_assert_str_eq(copy, "db\xef\xbf\xbd" "do");
+	dlq_text_copy(copy, sizeof(copy), "ab\xd0\xbf\xd0\xbf\xd0\xbf", 8);
+	ck_assert_str_eq(copy, "ab\xd0\xbf\xd0\xbf");
+	dlq_text_copy(copy, sizeof(copy), "abc", 3);
+	ck_assert_str_eq(copy, "abc");
+	dlq_text_copy(copy, sizeof(copy), NULL, 0);
+	ck_assert_str_eq(copy, "");
 }
 END_TEST
 

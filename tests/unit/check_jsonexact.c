@@ -69,6 +69,11 @@ START_TEST(a_text_that_does_not_match_keeps_nothing)
 	ck_assert(!dlq_json_keep_integers(NULL, "[]", 2));
 	ck_assert_ptr_null(dlq_json_literal(cJSON_GetArrayItem(j, 0)));
 	cJSON_Delete(j);
+	/* a text with a number more than the tree */
+	j = cJSON_Parse("[1796492074007203839]");
+	ck_assert(!dlq_json_keep_integers(j, "[1796492074007203839,1]", 23));
+	ck_assert_ptr_null(dlq_json_literal(cJSON_GetArrayItem(j, 0)));
+	cJSON_Delete(j);
 	/* found out half way: what was kept before goes too */
 	j = cJSON_Parse("[1796492074007203839,1796492074007203840]");
 	ck_assert(!dlq_json_keep_integers(j, "[1796492074007203839]", 21));
