@@ -59,6 +59,8 @@ dlq_alert_backlog(sqlite3 *db, int64_t since_ms, int max_groups,
 		 * so that new ones join the group */
 		g.hash = dlq_signature_hash(text(st, 0), text(st, 1),
 		    text(st, 2), norm.data != NULL ? norm.data : "");
+		g.cause = dlq_signature_hash("", text(st, 1), text(st, 2),
+		    norm.data != NULL ? norm.data : "");
 		g.count = (uint64_t)sqlite3_column_int64(st, 4);
 		g.first_ms = sqlite3_column_int64(st, 5);
 		g.last_ms = sqlite3_column_int64(st, 6);

@@ -20,6 +20,7 @@
 #include "termtext.h"
 
 #define FOOTER_RESERVE	96
+#define DIGEST_CAUSE_QUEUES 5	/* queues a cause's line names */
 #define DISCORD_MAX_BYTES 2000	/* its limit counts characters: fewer */
 
 int
@@ -187,6 +188,7 @@ dlq_digest_add(struct dlq_digest *d, const struct dlq_alert_event *e,
 		return;
 	}
 	if (created) {
+		g->cause = e->cause;
 		copy(g->queue, sizeof(g->queue), e->queue);
 		copy(g->reason, sizeof(g->reason), e->reason);
 		copy(g->class, sizeof(g->class), e->class);
@@ -462,18 +464,17 @@ add_time(struct dlq_buf *b, int64_t ms)
 	dlq_buf_adds(b, tmp);
 }
 
+/* "• NEW *who* ×count reason/class: error (" */
 static void
-render_group(const struct dlq_group *g, enum dlq_alert_format f,
-    struct dlq_buf *b)
+render_head(const struct dlq_group *g, bool is_new, const char *who,
+    uint64_t count, enum dlq_alert_format f, struct dlq_buf *b)
 {
-	char sig[DLQ_SIGNATURE_ID_LEN + 1];
-
 	dlq_buf_adds(b, "• ");
-	if (g->is_new)
+	if (is_new)
 		dlq_buf_adds(b, "NEW ");
-	dlq_digest_add_bold(b, f, g->queue);
+	dlq_digest_add_bold(b, f, who);
 	dlq_buf_adds(b, " ×");
-	dlq_buf_add_u64(b, g->count);
+	dlq_buf_add_u64(b, count);
 	dlq_buf_addc(b, ' ');
 	add_text(b, f, g->reason);
 	if (g->class[0] != '\0') {
@@ -483,16 +484,34 @@ render_group(const struct dlq_group *g, enum dlq_alert_format f,
 	dlq_buf_adds(b, ": ");
 	add_text(b, f, g->error[0] ? g->error : DLQ_NO_ERROR_TEXT);
 	dlq_buf_adds(b, " (");
-	if (g->n_samples > 0) {
+}
+
+/* "sample id, first–last" */
+static void
+render_seen(const char *sample, int64_t first_ms, int64_t last_ms,
+    enum dlq_alert_format f, struct dlq_buf *b)
+{
+	if (sample != NULL) {
 		dlq_buf_adds(b, "sample ");
-		add_text(b, f, g->samples[0]);
+		add_text(b, f, sample);
 		dlq_buf_adds(b, ", ");
 	}
-	add_time(b, g->first_ms);
-	if (g->last_ms / 1000 != g->first_ms / 1000) {
+	add_time(b, first_ms);
+	if (last_ms / 1000 != first_ms / 1000) {
 		dlq_buf_adds(b, "–");
-		add_time(b, g->last_ms);
+		add_time(b, last_ms);
 	}
+}
+
+static void
+render_group(const struct dlq_group *g, enum dlq_alert_format f,
+    struct dlq_buf *b)
+{
+	char sig[DLQ_SIGNATURE_ID_LEN + 1];
+
+	render_head(g, g->is_new, g->queue, g->count, f, b);
+	render_seen(g->n_samples > 0 ? g->samples[0] : NULL, g->first_ms,
+	    g->last_ms, f, b);
 	dlq_signature_id(g->hash, sig);
 	dlq_buf_adds(b, ", sig ");
 	dlq_buf_adds(b, sig);
@@ -508,6 +527,115 @@ by_count(const void *a, const void *b)
 	if (x->count != y->count)
 		return x->count < y->count ? 1 : -1;
 	return x->first_ms < y->first_ms ? -1 : x->first_ms > y->first_ms;
+}
+
+/* One cause: its groups, one per queue, are order[slots[first + k].pos]
+ * for k < n, largest first. */
+struct slot {
+	uint64_t	 cause;
+	size_t		 pos;		/* in order[] */
+};
+
+struct cause {
+	size_t		 first, n;
+	size_t		 lead;		/* its largest group's pos */
+	uint64_t	 count;
+	int64_t		 first_ms, last_ms;
+	bool		 is_new;
+};
+
+static int
+by_slot(const void *a, const void *b)
+{
+	const struct slot *x = a, *y = b;
+
+	if (x->cause != y->cause)
+		return x->cause < y->cause ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int
+by_cause_count(const void *a, const void *b)
+{
+	const struct cause *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	if (x->first_ms != y->first_ms)
+		return x->first_ms < y->first_ms ? -1 : 1;
+	return x->lead < y->lead ? -1 : x->lead > y->lead;
+}
+
+/* Gathers the groups, in order[] largest first, into causes, largest
+ * first, and returns how many. A group whose cause is not known (0) is
+ * a cause of its own. */
+static size_t
+gather_causes(const struct dlq_group *const *order, size_t n,
+    struct slot *slots, struct cause *causes)
+{
+	const struct dlq_group *g;
+	struct cause *c = NULL;
+	size_t i, nc = 0;
+
+	for (i = 0; i < n; i++) {
+		slots[i].cause = order[i]->cause;
+		slots[i].pos = i;
+	}
+	qsort(slots, n, sizeof(*slots), by_slot);
+	for (i = 0; i < n; i++) {
+		g = order[slots[i].pos];
+		if (c == NULL || slots[i].cause == 0 ||
+		    slots[i].cause != slots[i - 1].cause) {
+			c = &causes[nc++];
+			memset(c, 0, sizeof(*c));
+			c->first = i;
+			c->lead = slots[i].pos;
+			c->first_ms = g->first_ms;
+			c->last_ms = g->last_ms;
+		}
+		c->n++;
+		c->count += g->count;
+		c->is_new |= g->is_new;
+		if (g->first_ms < c->first_ms)
+			c->first_ms = g->first_ms;
+		if (g->last_ms > c->last_ms)
+			c->last_ms = g->last_ms;
+	}
+	qsort(causes, nc, sizeof(*causes), by_cause_count);
+	return nc;
+}
+
+/* "• NEW *3 queues* ×1000 reason/class: error (q1 ×500, q2 ×300, q3
+ * ×200; sample id, first–last)": the signatures are one per queue,
+ * `dlqctl groups` lists them. */
+static void
+render_cause(const struct cause *c, const struct dlq_group *const *order,
+    const struct slot *slots, enum dlq_alert_format f, struct dlq_buf *b)
+{
+	const struct dlq_group *g, *lead = order[c->lead];
+	const char *sample = NULL;
+	char who[32];
+	size_t k;
+
+	snprintf(who, sizeof(who), "%zu queues", c->n);
+	render_head(lead, c->is_new, who, c->count, f, b);
+	for (k = 0; k < c->n; k++) {
+		g = order[slots[c->first + k].pos];
+		if (sample == NULL && g->n_samples > 0)
+			sample = g->samples[0];
+		if (k >= DIGEST_CAUSE_QUEUES)
+			continue;
+		if (k > 0)
+			dlq_buf_adds(b, ", ");
+		add_text(b, f, g->queue);
+		dlq_buf_adds(b, " ×");
+		dlq_buf_add_u64(b, g->count);
+	}
+	if (c->n > DIGEST_CAUSE_QUEUES)
+		dlq_buf_printf(b, " and %zu more", c->n - DIGEST_CAUSE_QUEUES);
+	dlq_buf_adds(b, "; ");
+	render_seen(sample, c->first_ms, c->last_ms, f, b);
+	dlq_buf_adds(b, ")\n");
 }
 
 /* "• text (subject and N more)", "• text (×N)" */
@@ -599,8 +727,10 @@ dlq_digest_render(const struct dlq_digest *d, enum dlq_alert_format f,
     const char *title, size_t max_bytes, struct dlq_buf *out)
 {
 	const struct dlq_group **order;
+	struct slot *slots;
+	struct cause *causes;
 	struct dlq_buf line;
-	size_t start = out->len, i, shown = 0;
+	size_t start = out->len, i, nc = 0, shown = 0, n = d->n ? d->n : 1;
 	uint64_t rest;
 
 	if (f == DLQ_FORMAT_DISCORD && max_bytes > DISCORD_MAX_BYTES)
@@ -615,19 +745,26 @@ dlq_digest_render(const struct dlq_digest *d, enum dlq_alert_format f,
 		dlq_buf_adds(out, ": no new dead letters\n");
 	/* the sections take at most half of the room: groups keep theirs */
 	render_notices(d, f, start + max_bytes / 2, out);
-	order = malloc((d->n ? d->n : 1) * sizeof(*order));
-	for (i = 0; order != NULL && i < d->n; i++)
-		order[i] = &d->groups[i];
-	if (order != NULL)
+	order = malloc(n * sizeof(*order));
+	slots = malloc(n * sizeof(*slots));
+	causes = malloc(n * sizeof(*causes));
+	if (order != NULL && slots != NULL && causes != NULL) {
+		for (i = 0; i < d->n; i++)
+			order[i] = &d->groups[i];
 		qsort(order, d->n, sizeof(*order), by_count);
+		nc = gather_causes(order, d->n, slots, causes);
+	}
 	rest = d->total;
-	for (i = 0; order != NULL && i < d->n; i++) {
+	for (i = 0; i < nc; i++) {
 		dlq_buf_reset(&line);
-		render_group(order[i], f, &line);
+		if (causes[i].n == 1)
+			render_group(order[causes[i].lead], f, &line);
+		else
+			render_cause(&causes[i], order, slots, f, &line);
 		if (out->len - start + line.len + FOOTER_RESERVE > max_bytes) {
 			if (shown > 0)
 				break;
-			/* even the largest group's line is too long: cut it */
+			/* even the largest line is too long: cut it */
 			line.len = whole_prefix(line.data,
 			    max_bytes - FOOTER_RESERVE - (out->len - start) - 4,
 			    f);
@@ -635,8 +772,8 @@ dlq_digest_render(const struct dlq_digest *d, enum dlq_alert_format f,
 			dlq_buf_adds(out, "…\n");
 		} else
 			dlq_buf_add(out, line.data, line.len);
-		rest -= order[i]->count;
-		shown++;
+		rest -= causes[i].count;
+		shown += causes[i].n;
 	}
 	if (dlq_digest_groups(d) > shown)
 		dlq_buf_printf(out, "… and %zu more group%s (%llu dead letter%s)\n",
@@ -646,5 +783,7 @@ dlq_digest_render(const struct dlq_digest *d, enum dlq_alert_format f,
 	if (out->len > start && out->data[out->len - 1] == '\n')
 		out->data[--out->len] = '\0';
 	free(order);
+	free(slots);
+	free(causes);
 	dlq_buf_release(&line);
 }

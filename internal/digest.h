@@ -30,10 +30,14 @@ struct dlq_alert_event {
 	const char	*error;		/* redacted; "" if none */
 	const char	*message_id;	/* NULL: none */
 	int64_t		 at_ms;		/* wall clock */
+	uint64_t	 cause;		/* the same hash with the queue "":
+					 * one cause in several queues; 0:
+					 * not known */
 };
 
 struct dlq_group {
 	uint64_t	 hash;
+	uint64_t	 cause;		/* as dlq_alert_event's */
 	uint64_t	 count;
 	int64_t		 first_ms;
 	int64_t		 last_ms;
@@ -113,7 +117,8 @@ void	dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src);
  * "Threshold crossed", "Needs a decision", "Automatic redrive"; a notice
  * given about more than one subject says "(subject and N more)", one
  * given more than once without a subject "(×N)"), then one line per
- * group, largest first, then "… and N more groups (M dead letters)";
+ * group, or per cause for the groups of one cause in several queues,
+ * largest first, then "… and N more groups (M dead letters)";
  * never more than `max_bytes` (for Discord 2 000 at most). Times are
  * UTC. */
 void	dlq_digest_render(const struct dlq_digest *, enum dlq_alert_format,

@@ -28,9 +28,11 @@ static void
 add(struct dlq_digest *dg, const char *queue, const char *error,
     const char *id, int64_t at)
 {
-	struct dlq_alert_event e = { 0, queue, "rejected", "", error, id, at };
+	struct dlq_alert_event e = { 0, queue, "rejected", "", error, id, at,
+	    0 };
 
 	e.hash = dlq_signature_hash(queue, "rejected", "", error);
+	e.cause = dlq_signature_hash("", "rejected", "", error);
 	dlq_digest_add(dg, &e, false);
 }
 
@@ -65,7 +67,7 @@ END_TEST
 START_TEST(a_group_shows_its_first_error_text_as_written)
 {
 	struct dlq_alert_event e = { 0, "orders", "rejected", "", NULL, NULL,
-	    0 };
+	    0, 0 };
 	char long_text[400];
 	const char *t;
 	size_t i;
@@ -152,6 +154,78 @@ END_TEST
 
 /* An error text that mentions everyone pages no one: Slack's markup is
  * escaped, Google Chat's broken with a zero-width space after '<'. */
+/* A provider down for every queue that calls it: one line for the
+ * cause, the queues named largest first, not one line per queue that
+ * pushes the rest out of the digest. */
+START_TEST(one_cause_in_several_queues_is_one_line)
+{
+	struct dlq_alert_event e = { 0, "q7", "rejected", "", "timeout", "m9",
+	    5000, 0 };
+	const char *t;
+	char queue[16];
+	int i, k;
+
+	dlq_digest_release(&d);
+	ck_assert_int_eq(dlq_digest_init(&d, 100), 0);
+	for (i = 0; i < 7; i++) {
+		snprintf(queue, sizeof(queue), "q%d", i);
+		for (k = 0; k < 7 - i; k++)
+			add(&d, queue, "timeout", i == 0 ? NULL : "m1", 1000);
+	}
+	add(&d, "q0", "refused", "m2", 2000);
+	add(&d, "q0", "refused", "m3", 2000);
+	t = render(DLQ_FORMAT_PLAIN, 3500);
+	ck_assert_msg(strstr(t, ": 30 dead letters in 8 groups\n"
+	    "• 7 queues ×28 rejected: timeout (q0 ×7, q1 ×6, q2 ×5, q3 ×4, "
+	    "q4 ×3 and 2 more; sample m1, 00:00:01Z)\n"
+	    "• q0 ×2 rejected: refused (sample m2, 00:00:02Z, sig ") != NULL,
+	    "%s", t);
+	ck_assert_msg(strncmp(render(DLQ_FORMAT_SLACK, 3500) +
+	    strlen("*dlq-monitor on h*: 30 dead letters in 8 groups\n"),
+	    "• *7 queues* ×28", strlen("• *7 queues* ×28")) == 0, "%s", t);
+	/* only the first line fits: the groups of the rest are counted */
+	t = render(DLQ_FORMAT_PLAIN, 240);
+	ck_assert_msg(strstr(t, "• 7 queues ×28") != NULL, "%s", t);
+	ck_assert_msg(strstr(t, "\n… and 1 more group (2 dead letters)") !=
+	    NULL, "%s", t);
+
+	/* new in one of its queues: the cause is news; its times span all */
+	e.hash = dlq_signature_hash("q7", "rejected", "", "timeout");
+	e.cause = dlq_signature_hash("", "rejected", "", "timeout");
+	dlq_digest_add(&d, &e, true);
+	t = render(DLQ_FORMAT_PLAIN, 3500);
+	ck_assert_msg(strstr(t, "• NEW 8 queues ×29 rejected: timeout (q0 ×7, "
+	    "q1 ×6, q2 ×5, q3 ×4, q4 ×3 and 3 more; sample m1, "
+	    "00:00:01Z–00:00:05Z)\n") != NULL, "%s", t);
+
+	/* another reason or class is another cause; one not known (a group
+	 * kept by an older worker) is its own */
+	dlq_digest_clear(&d);
+	add(&d, "q1", "timeout", "m1", 0);
+	e.hash = dlq_signature_hash("q2", "rejected", "transient", "timeout");
+	e.cause = dlq_signature_hash("", "rejected", "transient", "timeout");
+	e.queue = "q2";
+	e.class = "transient";
+	dlq_digest_add(&d, &e, false);
+	e.hash = dlq_signature_hash("q3", "expired", "", "timeout");
+	e.cause = dlq_signature_hash("", "expired", "", "timeout");
+	e.queue = "q3";
+	e.reason = "expired";
+	e.class = "";
+	dlq_digest_add(&d, &e, false);
+	e.hash = dlq_signature_hash("q4", "expired", "", "timeout");
+	e.cause = 0;
+	e.queue = "q4";
+	dlq_digest_add(&d, &e, false);
+	t = render(DLQ_FORMAT_PLAIN, 3500);
+	ck_assert_msg(strstr(t, "queues") == NULL, "%s", t);
+	for (i = 1; i <= 4; i++) {
+		snprintf(queue, sizeof(queue), "• q%d ×1 ", i);
+		ck_assert_msg(strstr(t, queue) != NULL, "%s", t);
+	}
+}
+END_TEST
+
 START_TEST(markup_in_an_error_text_is_not_markup)
 {
 	add(&d, "q<1>", "a & b <c>\nd <!channel> <users/all>", "id", 0);
@@ -264,7 +338,7 @@ END_TEST
  * 2 000 characters whatever alert.max_chars says. */
 START_TEST(discord_text_is_escaped_and_within_its_limit)
 {
-	char queue[64];
+	char queue[64], err[64];
 	int i;
 
 	add(&d, "billing_usage", "see [docs](https://e.example) ||hid|| *b* "
@@ -281,7 +355,10 @@ START_TEST(discord_text_is_escaped_and_within_its_limit)
 	ck_assert_int_eq(dlq_digest_init(&d, 100), 0);
 	for (i = 0; i < 100; i++) {
 		snprintf(queue, sizeof(queue), "orders_%d", i);
-		add(&d, queue, "failed", "m", i);
+		/* a cause of each queue's own: one line each */
+		snprintf(err, sizeof(err), "failed in step %c%c", 'a' + i / 10,
+		    'a' + i % 10);
+		add(&d, queue, err, "m", i);
 	}
 	render(DLQ_FORMAT_DISCORD, 3500);
 	ck_assert_uint_le(text.len, 2000);
@@ -534,6 +611,7 @@ suite(void)
 	tcase_add_test(tc, a_group_shows_its_first_error_text_as_written);
 	tcase_add_test(tc, groups_over_the_cap_are_counted_not_stored);
 	tcase_add_test(tc, text_lists_largest_first_and_says_what_is_left_out);
+	tcase_add_test(tc, one_cause_in_several_queues_is_one_line);
 	tcase_add_test(tc, markup_in_an_error_text_is_not_markup);
 	tcase_add_test(tc, control_and_direction_characters_are_shown_escaped);
 	tcase_add_test(tc, invisible_characters_are_shown_escaped);
