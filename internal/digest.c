@@ -188,7 +188,10 @@ dlq_digest_add(struct dlq_digest *d, const struct dlq_alert_event *e,
 		return;
 	}
 	if (created) {
-		g->cause = e->cause;
+		/* per group, not per dead letter */
+		if (e->normalized != NULL)
+			g->cause = dlq_signature_hash("", e->reason, e->class,
+			    e->normalized);
 		copy(g->queue, sizeof(g->queue), e->queue);
 		copy(g->reason, sizeof(g->reason), e->reason);
 		copy(g->class, sizeof(g->class), e->class);

@@ -30,14 +30,15 @@ struct dlq_alert_event {
 	const char	*error;		/* redacted; "" if none */
 	const char	*message_id;	/* NULL: none */
 	int64_t		 at_ms;		/* wall clock */
-	uint64_t	 cause;		/* the same hash with the queue "":
-					 * one cause in several queues; 0:
-					 * not known */
+	const char	*normalized;	/* the error text hashed; NULL: not
+					 * known */
 };
 
 struct dlq_group {
 	uint64_t	 hash;
-	uint64_t	 cause;		/* as dlq_alert_event's */
+	uint64_t	 cause;		/* the same hash with the queue "": one
+					 * cause in several queues; 0: not
+					 * known */
 	uint64_t	 count;
 	int64_t		 first_ms;
 	int64_t		 last_ms;

@@ -230,8 +230,7 @@ take(struct dlq_monitor *m, const amqp_envelope_t *env)
 	}
 	e.hash = dlq_signature_hash(e.queue, e.reason, e.class,
 	    m->sig.data ? m->sig.data : "");
-	e.cause = dlq_signature_hash("", e.reason, e.class,
-	    m->sig.data ? m->sig.data : "");
+	e.normalized = m->sig.data ? m->sig.data : "";
 	e.at_ms = dlq_wall_ms();
 	dlq_signature_id(e.hash, sig);
 	dlq_buf_reset(&m->xdeath);

@@ -30,7 +30,8 @@ show(const char *text)
 {
 	static const enum dlq_alert_format formats[] = { DLQ_FORMAT_SLACK,
 	    DLQ_FORMAT_GOOGLE_CHAT, DLQ_FORMAT_PLAIN, DLQ_FORMAT_DISCORD };
-	struct dlq_alert_event e = { 0, "q", "rejected", "", text, text, 0, 0 };
+	struct dlq_alert_event e = { 0, "q", "rejected", "", text, text, 0,
+	    text };
 	struct dlq_digest g;
 	struct dlq_buf b;
 	size_t i;
@@ -41,7 +42,6 @@ show(const char *text)
 		__builtin_trap();
 	if (dlq_digest_init(&g, 4) == 0) {
 		e.hash = dlq_signature_hash("q", "rejected", "", text);
-		e.cause = dlq_signature_hash("", "rejected", "", text);
 		dlq_digest_add(&g, &e, false);
 		/* and in a queue of that name: one cause in two queues */
 		e.queue = text;
