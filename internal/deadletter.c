@@ -395,8 +395,11 @@ dlq_table_json(struct dlq_buf *b, const amqp_table_t *t)
 	table_json(b, t, 0);
 }
 
-/* Past `max`, the redaction reads no more than a short look-ahead. */
+/* Past `max`, the redaction reads no more than a short look-ahead: more
+ * than that of a long header is not made text. */
 #define ERROR_READ_PAST	4096
+_Static_assert(ERROR_READ_PAST > DLQ_REDACT_LOOKAHEAD,
+    "an error text made text in part must still read as cut");
 
 /* An error header's string, redacted. Its bytes need not be UTF-8 and
  * may hold a NUL: each such byte becomes U+FFFD first, so that the log

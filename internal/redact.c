@@ -13,9 +13,7 @@
 
 #define MASK		"***"
 #define MAX_DEPTH	64
-/* Text past the output budget that is still scanned, so a token that
- * starts inside the budget is seen whole (an email is at most 254). */
-#define LOOKAHEAD	320
+#define LOOKAHEAD	DLQ_REDACT_LOOKAHEAD
 
 const char *
 dlq_payload_kind_name(enum dlq_payload_kind k)

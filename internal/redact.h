@@ -52,6 +52,12 @@ const char *dlq_payload_kind_name(enum dlq_payload_kind);
 enum dlq_payload_kind dlq_redact_payload(const struct dlq_redact *,
 	    const void *p, size_t n, struct dlq_buf *out, bool *truncated);
 
+/* Text past the output budget that is still scanned, so that a token
+ * that starts inside the budget is seen whole (an email is at most 254
+ * bytes). A caller that hands over less than all of a text keeps more
+ * than this past `max`, or the redaction would not know it was cut. */
+#define DLQ_REDACT_LOOKAHEAD	320
+
 /* Appends redacted text, at most `max` bytes, cut on a UTF-8 boundary. */
 void	dlq_redact_text(const struct dlq_redact *, const void *p, size_t n,
 	    size_t max, struct dlq_buf *out);
