@@ -151,8 +151,6 @@ START_TEST(text_lists_largest_first_and_says_what_is_left_out)
 }
 END_TEST
 
-/* An error text that mentions everyone pages no one: Slack's markup is
- * escaped, Google Chat's broken with a zero-width space after '<'. */
 /* A provider down for every queue that calls it: one line for the
  * cause, the queues named largest first, not one line per queue that
  * pushes the rest out of the digest. */
@@ -179,9 +177,9 @@ START_TEST(one_cause_in_several_queues_is_one_line)
 	    "q4 ×3 and 2 more; sample m1, 00:00:01Z)\n"
 	    "• q0 ×2 rejected: refused (sample m2, 00:00:02Z, sig ") != NULL,
 	    "%s", t);
-	ck_assert_msg(strncmp(render(DLQ_FORMAT_SLACK, 3500) +
-	    strlen("*dlq-monitor on h*: 30 dead letters in 8 groups\n"),
-	    "• *7 queues* ×28", strlen("• *7 queues* ×28")) == 0, "%s", t);
+	t = render(DLQ_FORMAT_SLACK, 3500);
+	ck_assert_msg(strstr(t, "groups\n• *7 queues* ×28 rejected") != NULL,
+	    "%s", t);
 	/* only the first line fits: the groups of the rest are counted */
 	t = render(DLQ_FORMAT_PLAIN, 240);
 	ck_assert_msg(strstr(t, "• 7 queues ×28") != NULL, "%s", t);
@@ -222,6 +220,8 @@ START_TEST(one_cause_in_several_queues_is_one_line)
 }
 END_TEST
 
+/* An error text that mentions everyone pages no one: Slack's markup is
+ * escaped, Google Chat's broken with a zero-width space after '<'. */
 START_TEST(markup_in_an_error_text_is_not_markup)
 {
 	add(&d, "q<1>", "a & b <c>\nd <!channel> <users/all>", "id", 0);
