@@ -346,25 +346,57 @@ dlq_cases_traffic(sqlite3 *db, int64_t since_ms, int64_t limit,
 	    "  LIMIT ?2)", p, 2, out);
 }
 
-/* The groups' fields from g (signature, sid: sample id, lid: last id, n,
- * u: unresolved, fid: the signature's first id ever). */
-#define GROUP_FIELDS \
+/* One row per failure signature of the groups `g` (signature, sid: its
+ * sample, lid: its last record, n, u: unresolved, fid: the signature's
+ * first record ever), in the columns of enum dlq_group_col; `error` the
+ * sample's error text (d.error), masked or not yet. */
+#define GROUP_ROWS(error, g) \
+	"SELECT g.signature, g.sid, g.n, g.u," \
+	" CASE WHEN g.fid = g.sid THEN d.received_at ELSE" \
+	" (SELECT received_at FROM dead_letters WHERE id = g.fid) END f," \
+	" e.received_at l, d.queue, d.reason, d.class," \
+	" " error " error, d.message_id, d.dlq FROM " g \
+	" JOIN dead_letters d ON d.id = g.sid" \
+	" JOIN dead_letters e ON e.id = g.lid"
+/* All time: counted from the signature index alone (its entries hold the
+ * rowid): ids grow with time, so the group's first record is its sample
+ * and first seen, its last is last seen. The unresolved come from the
+ * status index. A signature includes the source queue, so the sample's
+ * queue is the group's. */
+#define GROUPS_ALL \
+	"(SELECT a.signature, a.sid, a.sid fid, a.lid, a.n," \
+	" coalesce(o.n, 0) u FROM" \
+	" (SELECT signature, min(id) sid, max(id) lid, count(*) n" \
+	"  FROM dead_letters GROUP BY signature) a" \
+	" LEFT JOIN (SELECT signature, count(*) n FROM dead_letters" \
+	"  WHERE status IN " UNRESOLVED " GROUP BY signature) o" \
+	" ON o.signature = a.signature) g"
+/* Since a time (?3): the records after the newest one received before it
+ * (ids grow with time: a range of the rowid, read from the newest back,
+ * NOT INDEXED so that the signature index does not make it visit every
+ * record), each group's sample its first in the window; first seen is
+ * the signature's first record ever, so a failure that began in the
+ * window shows it. */
+#define GROUPS_SINCE \
+	"(SELECT signature, min(id) sid, max(id) lid, count(*) n," \
+	" sum(status IN " UNRESOLVED ") u," \
+	" (SELECT min(id) FROM dead_letters x" \
+	"  WHERE x.signature = w.signature) fid" \
+	" FROM dead_letters w NOT INDEXED WHERE id > coalesce((SELECT id" \
+	"  FROM dead_letters WHERE received_at < ?3 ORDER BY id DESC" \
+	"  LIMIT 1), 0) AND received_at >= ?3" \
+	" GROUP BY signature) g"
+/* The largest ?2 groups of `rows` of queue ?1 (NULL: any) as JSON, their
+ * error texts masked (only theirs: not every group's). */
+#define GROUPS_JSON(rows) \
 	"SELECT json_group_array(json_object(" \
 	" 'signature', signature, 'queue', queue, 'reason', reason," \
 	" 'class', class, 'error', dlq_mask(error), 'count', n," \
 	" 'unresolved', u," \
 	" 'first_seen', f, 'last_seen', l, 'sample_id', sid," \
-	" 'sample_message_id', message_id)) FROM" \
-	" (SELECT g.signature, g.sid, g.n, g.u," \
-	"  CASE WHEN g.fid = g.sid THEN d.received_at ELSE" \
-	"  (SELECT received_at FROM dead_letters WHERE id = g.fid) END f," \
-	"  e.received_at l, d.queue, d.reason, d.class, d.error," \
-	"  d.message_id FROM "
-#define GROUP_ORDER \
-	"  JOIN dead_letters d ON d.id = g.sid" \
-	"  JOIN dead_letters e ON e.id = g.lid" \
-	"  WHERE ?1 IS NULL OR d.queue = ?1 OR d.dlq = ?1" \
-	"  ORDER BY g.n DESC LIMIT ?2)"
+	" 'sample_message_id', message_id)) FROM (" rows \
+	" WHERE ?1 IS NULL OR d.queue = ?1 OR d.dlq = ?1" \
+	" ORDER BY g.n DESC LIMIT ?2)"
 
 int
 dlq_cases_groups(sqlite3 *db, const char *queue, int64_t since_ms,
@@ -372,35 +404,23 @@ dlq_cases_groups(sqlite3 *db, const char *queue, int64_t since_ms,
 {
 	const struct param p[] = { TEXT(queue), INT(limit), INT(since_ms) };
 
-	/* All time: counted from the signature index alone (its entries
-	 * hold the rowid): ids grow with time, so the group's first record
-	 * is its sample and first seen, its last is last seen. The
-	 * unresolved come from the status index. A signature includes the
-	 * source queue, so the sample's queue is the group's. */
 	if (since_ms == 0)
-		return query_list(db, GROUP_FIELDS
-		    " (SELECT a.signature, a.sid, a.sid fid, a.lid, a.n,"
-		    "  coalesce(o.n, 0) u FROM"
-		    "  (SELECT signature, min(id) sid, max(id) lid, count(*) n"
-		    "   FROM dead_letters GROUP BY signature) a"
-		    "  LEFT JOIN (SELECT signature, count(*) n FROM dead_letters"
-		    "   WHERE status IN " UNRESOLVED " GROUP BY signature) o"
-		    "  ON o.signature = a.signature) g" GROUP_ORDER, p, 2, out);
-	/* Since a time: the records after the newest one received before
-	 * it (ids grow with time: a range of the rowid, read from the
-	 * newest back, NOT INDEXED so that the signature index does not
-	 * make it visit every record), each group's sample its first in the
-	 * window; first seen is the signature's first record ever, so a
-	 * failure that began in the window shows it. */
-	return query_list(db, GROUP_FIELDS
-	    " (SELECT signature, min(id) sid, max(id) lid, count(*) n,"
-	    "  sum(status IN " UNRESOLVED ") u,"
-	    "  (SELECT min(id) FROM dead_letters x"
-	    "   WHERE x.signature = w.signature) fid"
-	    "  FROM dead_letters w NOT INDEXED WHERE id > coalesce((SELECT id"
-	    "   FROM dead_letters WHERE received_at < ?3 ORDER BY id DESC"
-	    "   LIMIT 1), 0) AND received_at >= ?3"
-	    "  GROUP BY signature) g" GROUP_ORDER, p, 3, out);
+		return query_list(db, GROUPS_JSON(GROUP_ROWS("d.error",
+		    GROUPS_ALL)), p, 2, out);
+	return query_list(db, GROUPS_JSON(GROUP_ROWS("d.error",
+	    GROUPS_SINCE)), p, 3, out);
+}
+
+sqlite3_stmt *
+dlq_cases_group_rows(sqlite3 *db, int64_t since_ms)
+{
+	const struct param p[] = { TEXT(NULL), TEXT(NULL), INT(since_ms) };
+
+	if (since_ms == 0)
+		return prepare(db, GROUP_ROWS("dlq_mask(d.error)", GROUPS_ALL)
+		    " ORDER BY g.n DESC, g.sid", p, 0);
+	return prepare(db, GROUP_ROWS("dlq_mask(d.error)", GROUPS_SINCE)
+	    " ORDER BY g.n DESC, g.sid", p, 3);
 }
 
 /* Why `id` was not changed: it does not exist, or its status forbids. */

@@ -70,6 +70,16 @@ int	dlq_cases_traffic(sqlite3 *, int64_t since_ms, int64_t limit,
  * since then, first seen the signature's first record ever. */
 int	dlq_cases_groups(sqlite3 *, const char *queue, int64_t since_ms,
 	    int64_t limit, struct dlq_buf *out);
+/* The same groups, every one, as rows of a statement (NULL on error; the
+ * caller finalizes it), the largest first, in these columns. */
+enum dlq_group_col {
+	DLQ_GROUP_SIGNATURE, DLQ_GROUP_SAMPLE_ID, DLQ_GROUP_COUNT,
+	DLQ_GROUP_UNRESOLVED, DLQ_GROUP_FIRST_SEEN, DLQ_GROUP_LAST_SEEN,
+	DLQ_GROUP_QUEUE, DLQ_GROUP_REASON, DLQ_GROUP_CLASS,
+	DLQ_GROUP_ERROR,	/* masked with the configured rules */
+	DLQ_GROUP_MESSAGE_ID, DLQ_GROUP_DLQ,
+};
+sqlite3_stmt *dlq_cases_group_rows(sqlite3 *, int64_t since_ms);
 
 /* Mutations answer {"changed":N,"results":[{"id":..,"ok":..,"error":..}]}
  * and return OK only when every id changed. */
