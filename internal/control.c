@@ -28,6 +28,7 @@
 #include "amqp.h"
 #include "archive.h"
 #include "cases.h"
+#include "causes.h"
 #include "log.h"
 #include "mgmt.h"
 #include "parentdir.h"
@@ -407,13 +408,20 @@ static enum answer
 cmd_groups(struct req *r)
 {
 	int64_t limit, since;
+	bool by_cause;
 
 	if (!opt_int(r, "limit", 1, DLQ_CONTROL_LIST_MAX,
 	    DLQ_CONTROL_LIST_DEFAULT, &limit) ||
-	    !opt_int(r, "since_ms", 0, DLQ_JSON_INT_MAX, 0, &since))
+	    !opt_int(r, "since_ms", 0, DLQ_JSON_INT_MAX, 0, &since) ||
+	    !opt_bool(r, "by_cause", &by_cause))
 		return A_USAGE;
+	if (since != 0)
+		since = dlq_wall_ms() - since;
+	if (by_cause)
+		return from_case(r, dlq_causes_list(r->db, opt_str(r, "queue"),
+		    since, limit, r->data));
 	return from_case(r, dlq_cases_groups(r->db, opt_str(r, "queue"),
-	    since ? dlq_wall_ms() - since : 0, limit, r->data));
+	    since, limit, r->data));
 }
 
 /* The answer of a change of `ids` (freed here) that returned `rc`. */

@@ -43,6 +43,7 @@ static const struct opt {
 	{ "limit",	"limit",	K_COUNT },
 	{ "before",	"before_id",	K_ID },
 	{ "payload",	"payload",	K_FLAG },
+	{ "by-cause",	"by_cause",	K_FLAG },
 	{ "owner",	"owner",	K_STR },
 	{ "decision",	"decision",	K_STR },
 	{ "escalate-in", "escalate_in_ms", K_DUR },

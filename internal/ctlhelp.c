@@ -41,6 +41,11 @@ static const struct {
 "  --queue Q     one queue\n"
 "  --since DUR   only what was received in the last DUR: what broke now\n"
 "  --limit N     at most N groups (50; up to 10000)\n"
+"  --by-cause    the groups of one cause in several queues (the same\n"
+"                reason, class and error text) as one, the number of\n"
+"                queues and under it each queue's group with its\n"
+"                signature, as the digest gathers them; with --queue,\n"
+"                the causes that queue has a group of\n"
 "Role: viewer.\n" },
 	{ "assign",
 "Gives cases an owner and a decision (status assigned).\n"

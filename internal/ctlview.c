@@ -522,11 +522,33 @@ dlq_view_stats(FILE *f, const cJSON *d)
 	redrive(f, cJSON_GetObjectItemCaseSensitive(d, "redrive"));
 }
 
+static void
+group_tail_head(FILE *f, int wc)
+{
+	cell(f, "CLASS", wc);
+	fprintf(f, "%-6s %-6s %-8s %s\n", "FIRST", "LAST", "SAMPLE", "ERROR");
+}
+
+/* A group's (or a cause's) class, first and last seen, sample id and
+ * error text, and the end of its line. */
+static void
+group_tail(FILE *f, const cJSON *g, int wc, int64_t now)
+{
+	char a[32];
+
+	cell(f, s(g, "class"), wc);
+	fprintf(f, "%-6s ", dlq_format_age(now - n(g, "first_seen"), a,
+	    sizeof(a)));
+	fprintf(f, "%-6s %-8lld ", dlq_format_age(now - n(g, "last_seen"), a,
+	    sizeof(a)), (long long)n(g, "sample_id"));
+	dlq_term_put(f, error_text(g), 60, 0);
+	fputc('\n', f);
+}
+
 void
 dlq_view_groups(FILE *f, const cJSON *data, int64_t now)
 {
 	const cJSON *g;
-	char a[32];
 	int wq = col_width(data, "queue", "QUEUE", 40);
 	int wc = col_width(data, "class", "CLASS", 16);
 
@@ -536,19 +558,41 @@ dlq_view_groups(FILE *f, const cJSON *data, int64_t now)
 	}
 	fprintf(f, "%-7s %-10s %-12s ", "COUNT", "UNRESOLVED", "SIGNATURE");
 	cell(f, "QUEUE", wq);
-	cell(f, "CLASS", wc);
-	fprintf(f, "%-6s %-6s %-8s %s\n", "FIRST", "LAST", "SAMPLE", "ERROR");
+	group_tail_head(f, wc);
 	cJSON_ArrayForEach(g, data) {
 		fprintf(f, "%-7lld %-10lld %-12s ", (long long)n(g, "count"),
 		    (long long)n(g, "unresolved"), s(g, "signature"));
 		cell(f, s(g, "queue"), wq);
-		cell(f, s(g, "class"), wc);
-		fprintf(f, "%-6s ", dlq_format_age(now - n(g, "first_seen"), a,
-		    sizeof(a)));
-		fprintf(f, "%-6s %-8lld ", dlq_format_age(now - n(g, "last_seen"),
-		    a, sizeof(a)), (long long)n(g, "sample_id"));
-		dlq_term_put(f, error_text(g), 60, 0);
-		fputc('\n', f);
+		group_tail(f, g, wc, now);
+	}
+}
+
+void
+dlq_view_causes(FILE *f, const cJSON *data, int64_t now)
+{
+	const cJSON *c, *g, *groups;
+	int wc = col_width(data, "class", "CLASS", 16);
+
+	if (cJSON_GetArraySize(data) == 0) {
+		fputs("no dead letters\n", f);
+		return;
+	}
+	fprintf(f, "%-7s %-10s %-6s ", "COUNT", "UNRESOLVED", "QUEUES");
+	group_tail_head(f, wc);
+	fprintf(f, "  %-5s %-10s %-12s %s\n", "COUNT", "UNRESOLVED",
+	    "SIGNATURE", "QUEUE");
+	cJSON_ArrayForEach(c, data) {
+		groups = cJSON_GetObjectItemCaseSensitive(c, "groups");
+		fprintf(f, "%-7lld %-10lld %-6d ", (long long)n(c, "count"),
+		    (long long)n(c, "unresolved"), cJSON_GetArraySize(groups));
+		group_tail(f, c, wc, now);
+		cJSON_ArrayForEach(g, groups) {
+			fprintf(f, "  %-5lld %-10lld %-12s ",
+			    (long long)n(g, "count"),
+			    (long long)n(g, "unresolved"), s(g, "signature"));
+			put(f, s(g, "queue"));
+			fputc('\n', f);
+		}
 	}
 }
 

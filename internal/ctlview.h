@@ -11,6 +11,8 @@ void	dlq_view_list(FILE *, const cJSON *data, int64_t now_ms);
 void	dlq_view_show(FILE *, const cJSON *data, int64_t now_ms);
 void	dlq_view_stats(FILE *, const cJSON *data);
 void	dlq_view_groups(FILE *, const cJSON *data, int64_t now_ms);
+/* groups --by-cause: each cause, then its queues' groups. */
+void	dlq_view_causes(FILE *, const cJSON *data, int64_t now_ms);
 void	dlq_view_changes(FILE *, const cJSON *data, const char *verb);
 void	dlq_view_audit(FILE *, const cJSON *data, int64_t now_ms);
 

@@ -610,7 +610,7 @@ gather_causes(const struct dlq_group *const *order, size_t n,
 
 /* "• NEW *3 queues* ×1000 reason/class: error (q1 ×500, q2 ×300, q3
  * ×200; sample id, first–last)": the signatures are one per queue,
- * `dlqctl groups` lists them. */
+ * `dlqctl groups --by-cause` lists them under the cause (causes.c). */
 static void
 render_cause(const struct cause *c, const struct dlq_group *const *order,
     const struct slot *slots, enum dlq_alert_format f, struct dlq_buf *b)

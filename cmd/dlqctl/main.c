@@ -38,7 +38,7 @@ static const struct cmd cmds[] = {
 	{ "show", cmd_show, "show ID [--payload]" },
 	{ "stats", cmd_stats, "stats" },
 	{ "groups", cmd_groups, "groups [--queue Q] [--since DUR] "
-	    "[--limit N]" },
+	    "[--limit N] [--by-cause]" },
 	{ "assign", cmd_assign, "assign (ID... | " SELECTION(" [--limit N]") ") "
 	    "--owner NAME --decision TEXT [--escalate-in DUR] "
 	    "[--evidence TEXT] [--yes]" },

@@ -189,11 +189,17 @@ view_audit(FILE *f, const cJSON *d, int64_t now)
 	page_note(d);
 }
 
+/* Whether the groups asked for are gathered by cause. */
+static bool by_cause;
+
 /* Groups come largest first: when `limit` came, there may be smaller. */
 static void
 view_groups(FILE *f, const cJSON *d, int64_t now)
 {
-	dlq_view_groups(f, d, now);
+	if (by_cause)
+		dlq_view_causes(f, d, now);
+	else
+		dlq_view_groups(f, d, now);
 	if (cJSON_GetArraySize(d) == page_limit)
 		fprintf(stderr, "dlqctl: the largest %lld shown; --limit N for "
 		    "more\n", (long long)page_limit);
@@ -246,13 +252,15 @@ cmd_groups(struct dlqctl *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("groups");
 
-	if (!dlq_args_options(r, argc, argv, "queue since limit") ||
+	if (!dlq_args_options(r, argc, argv, "queue since limit by-cause") ||
 	    !dlq_args_done(optind, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;
 	}
 	dlqctl_note_unknown_queue(x, r);
 	set_page_limit(r);
+	by_cause = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r,
+	    "by_cause"));
 	return dlqctl_call(x, r, view_groups);
 }
 

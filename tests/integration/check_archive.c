@@ -1194,6 +1194,93 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 }
 END_TEST
 
+/* The signature `groups` lists for the group of queue `q` and `class`. */
+static const char *
+signature_of(const cJSON *groups, const char *q, const char *class)
+{
+	const cJSON *g;
+
+	cJSON_ArrayForEach(g, groups)
+		if (strcmp(h_jstr(g, "queue"), q) == 0 &&
+		    strcmp(h_jstr(g, "class"), class) == 0)
+			return h_jstr(g, "signature");
+	ck_abort_msg("no %s group of %s", class, q);
+	return NULL;
+}
+
+/* One failure in two queues (numbers aside) is a signature group in each
+ * and one cause: `groups --by-cause` shows it as the digest does, with
+ * each queue's signature to act on; another error is another cause. */
+START_TEST(by_cause_gathers_one_failure_in_several_queues)
+{
+	struct h_rig f;
+	cJSON *sigs, *j, *c, *g;
+	char want[512], *out, *err;
+
+	start(&f, NULL);
+	die_in(&f, 0, 2, "upstream timeout after 30000 ms");
+	die_in(&f, 1, 1, "upstream timeout after 5000 ms");
+	die_in(&f, 1, 1, "invalid field recipient");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 4, WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &sigs, (const char *[]){
+	    "groups", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(sigs), 3);
+
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "groups",
+	    "--by-cause", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 2);
+	c = cJSON_GetArrayItem(j, 0);
+	ck_assert_int_eq(h_jnum(c, "count"), 3);
+	ck_assert_int_eq(h_jnum(c, "unresolved"), 3);
+	ck_assert_str_eq(h_jstr(c, "class"), "transient");
+	ck_assert_str_eq(h_jstr(c, "error"), "upstream timeout after 30000 ms");
+	g = cJSON_GetObjectItem(c, "groups");
+	ck_assert_int_eq(cJSON_GetArraySize(g), 2);
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(g, 0), "queue"), f.q[0]);
+	ck_assert_int_eq(h_jnum(cJSON_GetArrayItem(g, 0), "count"), 2);
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(g, 0), "signature"),
+	    signature_of(sigs, f.q[0], "transient"));
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(g, 1), "queue"), f.q[1]);
+	ck_assert_int_eq(h_jnum(cJSON_GetArrayItem(g, 1), "count"), 1);
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(g, 1), "signature"),
+	    signature_of(sigs, f.q[1], "transient"));
+	c = cJSON_GetArrayItem(j, 1);
+	ck_assert_str_eq(h_jstr(c, "class"), "validation");
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "groups")),
+	    1);
+	cJSON_Delete(j);
+
+	/* the table: the cause, then its queues' groups */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "groups", "--by-cause", NULL }, NULL, &out, &err), 0);
+	ck_assert_str_eq(err, "");
+	ck_assert_msg(strstr(out, "  COUNT UNRESOLVED SIGNATURE    QUEUE\n"
+	    "3       3          2      transient  ") != NULL, "%s", out);
+	snprintf(want, sizeof(want), "upstream timeout after 30000 ms\n"
+	    "  2     2          %s %s\n  1     1          %s %s\n",
+	    signature_of(sigs, f.q[0], "transient"), f.q[0],
+	    signature_of(sigs, f.q[1], "transient"), f.q[1]);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	free(out);
+	free(err);
+
+	/* of one queue: the causes it has a group of, each whole */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "groups",
+	    "--by-cause", "--queue", f.dlq[0], NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(
+	    cJSON_GetArrayItem(j, 0), "groups")), 2);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "groups",
+	    "--by-cause", "--queue", f.q[1], "--limit", "1", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	ck_assert_int_eq(h_jnum(cJSON_GetArrayItem(j, 0), "count"), 3);
+	cJSON_Delete(j);
+	cJSON_Delete(sigs);
+	h_rig_stop(&f);
+}
+END_TEST
+
 /* Number of records `list` answers for these arguments. */
 static int
 listed(const char *cfg, const char *const *args)
@@ -2984,6 +3071,7 @@ suite(void)
 	tcase_add_test(tc, a_second_worker_on_the_same_archive_waits_for_the_first);
 	tcase_add_test(tc, a_second_worker_leaves_an_archive_the_first_keeps);
 	tcase_add_test(tc, triage_commands_answer_what_the_archive_holds);
+	tcase_add_test(tc, by_cause_gathers_one_failure_in_several_queues);
 	tcase_add_test(tc, a_selection_is_dropped_or_assigned_by_queue_and_class);
 	tcase_add_test(tc, a_reopen_by_selection_passes_over_what_stays_closed);
 	tcase_add_test(tc,

@@ -21,6 +21,7 @@
 #include "alertbacklog.h"
 #include "archive.h"
 #include "cases.h"
+#include "causes.h"
 #include "classify.h"
 #include "classrefresh.h"
 #include "deadletter.h"
@@ -482,6 +483,97 @@ START_TEST(groups_count_all_time_or_since_a_time)
 	cJSON_Delete(j);
 	dlq_buf_reset(&out);
 	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, 6000, 10,
+	    &out), 0);
+	ck_assert_str_eq(out.data, "[]");
+	dlq_buf_release(&out);
+}
+END_TEST
+
+/* A causes answer as "count unresolved first last sample error:
+ * queue=count/unresolved signature,...|..." (the largest first). */
+static const char *
+cause_rows(const struct dlq_buf *answer)
+{
+	static char rows[512];
+	cJSON *j = cJSON_Parse(answer->data), *c, *gs, *g;
+	size_t n = 0;
+
+	rows[0] = '\0';
+	ck_assert_ptr_nonnull(j);
+	cJSON_ArrayForEach(c, j) {
+		n += (size_t)snprintf(rows + n, sizeof(rows) - n,
+		    "%s%d %d %d %d %d %s:", n > 0 ? "|" : "",
+		    cJSON_GetObjectItem(c, "count")->valueint,
+		    cJSON_GetObjectItem(c, "unresolved")->valueint,
+		    cJSON_GetObjectItem(c, "first_seen")->valueint,
+		    cJSON_GetObjectItem(c, "last_seen")->valueint,
+		    cJSON_GetObjectItem(c, "sample_id")->valueint,
+		    cJSON_GetObjectItem(c, "error")->valuestring);
+		gs = cJSON_GetObjectItem(c, "groups");
+		cJSON_ArrayForEach(g, gs)
+			n += (size_t)snprintf(rows + n, sizeof(rows) - n,
+			    "%s%s=%d/%d %s", g != gs->child ? "," : " ",
+			    cJSON_GetObjectItem(g, "queue")->valuestring,
+			    cJSON_GetObjectItem(g, "count")->valueint,
+			    cJSON_GetObjectItem(g, "unresolved")->valueint,
+			    cJSON_GetObjectItem(g, "signature")->valuestring);
+		ck_assert_uint_lt(n, sizeof(rows));
+	}
+	cJSON_Delete(j);
+	return rows;
+}
+
+/* Groups of one reason, class and error text (numbers aside) in several
+ * queues are one cause, as in the digest: summed, its texts and sample
+ * those of its largest group, its groups the largest first; another
+ * reason or class is another cause. With a queue: the causes it has a
+ * group of, with all their groups. */
+START_TEST(groups_of_one_cause_in_several_queues_are_gathered)
+{
+	struct dlq_buf out;
+
+	put_many(7);
+	ck_assert_int_eq(sqlite3_exec(dlq_archive_db(a), "UPDATE dead_letters"
+	    " SET queue = CASE WHEN id <= 3 THEN 'q1' WHEN id <= 6 THEN 'q2'"
+	    " ELSE 'q3' END, reason = CASE id WHEN 7 THEN 'expired'"
+	    " ELSE 'rejected' END,"
+	    " class = CASE id WHEN 6 THEN 'validation' ELSE 'transient' END,"
+	    " error = CASE WHEN id <= 3 THEN 'timeout after 100 ms'"
+	    " WHEN id = 6 THEN 'invalid field' ELSE 'timeout after 25 ms' END,"
+	    " signature = CASE WHEN id <= 3 THEN 'aaaaaaaaaaaa' WHEN id <= 5"
+	    " THEN 'bbbbbbbbbbbb' WHEN id = 6 THEN 'cccccccccccc'"
+	    " ELSE 'dddddddddddd' END,"
+	    " received_at = id * 1000,"
+	    " status = CASE id WHEN 2 THEN 'discarded' ELSE status END;"
+	    " UPDATE dead_letters SET dlq = queue || '.dlq'",
+	    NULL, NULL, NULL), SQLITE_OK);
+	dlq_buf_init(&out);
+	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, 0, 10,
+	    &out), 0);
+	ck_assert_str_eq(cause_rows(&out), "5 4 1000 5000 1 timeout after 100"
+	    " ms: q1=3/2 aaaaaaaaaaaa,q2=2/2 bbbbbbbbbbbb"
+	    "|1 1 6000 6000 6 invalid field: q2=1/1 cccccccccccc"
+	    "|1 1 7000 7000 7 timeout after 25 ms: q3=1/1 dddddddddddd");
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "q2.dlq", 0, 1,
+	    &out), 0);
+	ck_assert_str_eq(cause_rows(&out), "5 4 1000 5000 1 timeout after 100"
+	    " ms: q1=3/2 aaaaaaaaaaaa,q2=2/2 bbbbbbbbbbbb");
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "q3", 0, 10,
+	    &out), 0);
+	ck_assert_str_eq(cause_rows(&out), "1 1 7000 7000 7 timeout after 25"
+	    " ms: q3=1/1 dddddddddddd");
+	/* since 3 s: q1's third record and q2's two are one cause */
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, 3000, 10,
+	    &out), 0);
+	ck_assert_str_eq(cause_rows(&out), "3 3 1000 5000 4 timeout after 25"
+	    " ms: q2=2/2 bbbbbbbbbbbb,q1=1/1 aaaaaaaaaaaa"
+	    "|1 1 6000 6000 6 invalid field: q2=1/1 cccccccccccc"
+	    "|1 1 7000 7000 7 timeout after 25 ms: q3=1/1 dddddddddddd");
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "nowhere", 0, 10,
 	    &out), 0);
 	ck_assert_str_eq(out.data, "[]");
 	dlq_buf_release(&out);
@@ -1202,6 +1294,7 @@ archive_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, headers_are_stored_once_and_read_as_json);
 	tcase_add_test(tc, groups_count_all_time_or_since_a_time);
+	tcase_add_test(tc, groups_of_one_cause_in_several_queues_are_gathered);
 	tcase_add_test(tc, what_a_dead_letter_lacks_is_null_in_its_record);
 	tcase_add_test(tc, a_payload_of_any_size_is_stored_whole);
 	tcase_add_test(tc, a_hint_is_stored_once_and_referred_to);

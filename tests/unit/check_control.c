@@ -113,6 +113,11 @@ START_TEST(a_flag_of_another_type_is_a_usage_error)
 	    " must be true or false\""));
 	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"list\",\"reopenable\":"
 	    "true}", DLQ_ROLE_VIEWER), "{\"ok\":true,\"data\":[]"));
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"groups\",\"by_cause\":"
+	    "\"yes\"}", DLQ_ROLE_VIEWER), "\"code\":\"usage\",\"error\":"
+	    "\"'by_cause' must be true or false\""));
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"groups\",\"by_cause\":"
+	    "true}", DLQ_ROLE_VIEWER), "{\"ok\":true,\"data\":[]"));
 }
 END_TEST
 
