@@ -1155,22 +1155,25 @@ scrape(int port)
 	return total;
 }
 
-/* 8: what on-call waits for: dlqctl stats, groups, show and list by
- * message id, and a /metrics scrape, on an empty archive and on one of
+/* 8: what on-call waits for: dlqctl stats, groups (by cause too: the
+ * prefill's 1 995 signatures are one cause), show and list by message
+ * id, and a /metrics scrape, on an empty archive and on one of
  * ARCHIVE_ROWS records with its audit. */
 static void
 scenario_operator_queries(void)
 {
 	static const char *const what[] = { "dlqctl stats", "dlqctl groups",
 		"dlqctl groups --queue Q", "GET /metrics", "dlqctl show ID",
-		"dlqctl list --message-id M", "dlqctl groups --since 1h" };
+		"dlqctl list --message-id M", "dlqctl groups --since 1h",
+		"dlqctl groups --by-cause" };
 	enum { NQ = sizeof(what) / sizeof(what[0]) };
 	const char *argv[NQ][6] = {
 		{ "stats", NULL }, { "groups", NULL },
 		{ "groups", "--queue", "old_q7", NULL }, { NULL },
 		{ "show", "1234", NULL },
 		{ "list", "--message-id", "m-4321", NULL },
-		{ "groups", "--since", "1h", NULL } };
+		{ "groups", "--since", "1h", NULL },
+		{ "groups", "--by-cause", NULL } };
 	const char *args[10];
 	double t[NQ][2][16];
 	char p[32], extra[96], path[256], s1[128], s2[128];
