@@ -386,7 +386,8 @@ dlq_cases_traffic(sqlite3 *db, int64_t since_ms, int64_t limit,
 	"  FROM dead_letters WHERE received_at < ?3 ORDER BY id DESC" \
 	"  LIMIT 1), 0) AND received_at >= ?3" \
 	" GROUP BY signature) g"
-/* The largest ?2 groups of `rows` of queue ?1 (NULL: any) as JSON, their
+/* The largest ?2 groups of `rows` of queue ?1 and class ?4 (NULL: any) as
+ * JSON, their
  * error texts masked (only theirs: not every group's). */
 #define GROUPS_JSON(rows) \
 	"SELECT json_group_array(json_object(" \
@@ -395,20 +396,20 @@ dlq_cases_traffic(sqlite3 *db, int64_t since_ms, int64_t limit,
 	" 'unresolved', u," \
 	" 'first_seen', f, 'last_seen', l, 'sample_id', sid," \
 	" 'sample_message_id', message_id)) FROM (" rows \
-	" WHERE ?1 IS NULL OR d.queue = ?1 OR d.dlq = ?1" \
+	" WHERE (?1 IS NULL OR d.queue = ?1 OR d.dlq = ?1)" \
+	" AND (?4 IS NULL OR d.class = ?4)" \
 	" ORDER BY g.n DESC LIMIT ?2)"
 
 int
-dlq_cases_groups(sqlite3 *db, const char *queue, int64_t since_ms,
-    int64_t limit, struct dlq_buf *out)
+dlq_cases_groups(sqlite3 *db, const char *queue, const char *class,
+    int64_t since_ms, int64_t limit, struct dlq_buf *out)
 {
-	const struct param p[] = { TEXT(queue), INT(limit), INT(since_ms) };
+	const struct param p[] = { TEXT(queue), INT(limit), INT(since_ms),
+		TEXT(class) };
 
-	if (since_ms == 0)
-		return query_list(db, GROUPS_JSON(GROUP_ROWS("d.error",
-		    GROUPS_ALL)), p, 2, out);
-	return query_list(db, GROUPS_JSON(GROUP_ROWS("d.error",
-	    GROUPS_SINCE)), p, 3, out);
+	return query_list(db, since_ms == 0 ?
+	    GROUPS_JSON(GROUP_ROWS("d.error", GROUPS_ALL)) :
+	    GROUPS_JSON(GROUP_ROWS("d.error", GROUPS_SINCE)), p, 4, out);
 }
 
 sqlite3_stmt *

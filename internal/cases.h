@@ -65,11 +65,12 @@ int	dlq_cases_stats(sqlite3 *, int64_t now_ms, int64_t owner_sla_ms,
  * [{"queue", "dead_lettered"}], at most `limit`. */
 int	dlq_cases_traffic(sqlite3 *, int64_t since_ms, int64_t limit,
 	    struct dlq_buf *out);
-/* Groups by signature, the largest first; `since_ms` (wall clock; 0:
- * all time): count, unresolved and last seen of the records received
- * since then, first seen the signature's first record ever. */
-int	dlq_cases_groups(sqlite3 *, const char *queue, int64_t since_ms,
-	    int64_t limit, struct dlq_buf *out);
+/* Groups by signature, the largest first, of `queue` and `class` (NULL:
+ * any); `since_ms` (wall clock; 0: all time): count, unresolved and last
+ * seen of the records received since then, first seen the signature's
+ * first record ever. */
+int	dlq_cases_groups(sqlite3 *, const char *queue, const char *class,
+	    int64_t since_ms, int64_t limit, struct dlq_buf *out);
 /* The same groups, every one, as rows of a statement (NULL on error; the
  * caller finalizes it), the largest first, in these columns. */
 enum dlq_group_col {

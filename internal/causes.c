@@ -259,8 +259,8 @@ add_json(struct causes *c, sqlite3_stmt *sample, int64_t limit,
 }
 
 int
-dlq_causes_list(sqlite3 *db, const char *queue, int64_t since_ms,
-    int64_t limit, struct dlq_buf *out)
+dlq_causes_list(sqlite3 *db, const char *queue, const char *class,
+    int64_t since_ms, int64_t limit, struct dlq_buf *out)
 {
 	struct causes c;
 	sqlite3_stmt *st = dlq_cases_group_rows(db, since_ms), *sample = NULL;
@@ -274,7 +274,9 @@ dlq_causes_list(sqlite3 *db, const char *queue, int64_t since_ms,
 		dlq_buf_init(&c.norm);
 		dlq_buf_init(&c.text);
 		while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW)
-			ok = add_group(&c, st, queue);
+			if (class == NULL || strcmp(class, column_str(st,
+			    DLQ_GROUP_CLASS)) == 0)
+				ok = add_group(&c, st, queue);
 		if (ok && rc == SQLITE_DONE)
 			ok = add_json(&c, sample, limit, out) && !out->oom;
 		free(c.v);

@@ -22,9 +22,10 @@
  *   "signature", "count", "unresolved"}, ...]}]; the texts and the sample
  * are those of its largest group, the groups the largest first. With
  * `queue` (a work queue or DLQ name), the causes with a group of that
- * queue, each with all its groups. Returns a DLQ_CASE_* code; on error
- * `out` holds the message. */
-int	dlq_causes_list(sqlite3 *, const char *queue, int64_t since_ms,
-	    int64_t limit, struct dlq_buf *out);
+ * queue, each with all its groups; with `class`, the causes of that
+ * class (a class is part of a cause). Returns a DLQ_CASE_* code; on
+ * error `out` holds the message. */
+int	dlq_causes_list(sqlite3 *, const char *queue, const char *class,
+	    int64_t since_ms, int64_t limit, struct dlq_buf *out);
 
 #endif

@@ -242,6 +242,17 @@ cmd_ping(struct req *r)
 	return A_OK;
 }
 
+/* Whether `class` is absent or a class; if not, says so in r->err. */
+static bool
+known_class(struct req *r, const char *class)
+{
+	if (class == NULL || dlq_class_valid(class))
+		return true;
+	snprintf(r->err, sizeof(r->err), "unknown class '%.40s' (%s)", class,
+	    DLQ_CLASS_LIST);
+	return false;
+}
+
 static enum answer
 cmd_list(struct req *r)
 {
@@ -267,11 +278,8 @@ cmd_list(struct req *r)
 		    f.status, DLQ_STATUS_LIST);
 		return A_USAGE;
 	}
-	if (f.class != NULL && !dlq_class_valid(f.class)) {
-		snprintf(r->err, sizeof(r->err), "unknown class '%.40s' (%s)",
-		    f.class, DLQ_CLASS_LIST);
+	if (!known_class(r, f.class))
 		return A_USAGE;
-	}
 	if (f.signature != NULL && !dlq_signature_id_valid(f.signature)) {
 		snprintf(r->err, sizeof(r->err), DLQ_SIGNATURE_BAD, f.signature);
 		return A_USAGE;
@@ -407,21 +415,22 @@ cmd_stats(struct req *r)
 static enum answer
 cmd_groups(struct req *r)
 {
+	const char *class = opt_str(r, "class");
 	int64_t limit, since;
 	bool by_cause;
 
 	if (!opt_int(r, "limit", 1, DLQ_CONTROL_LIST_MAX,
 	    DLQ_CONTROL_LIST_DEFAULT, &limit) ||
 	    !opt_int(r, "since_ms", 0, DLQ_JSON_INT_MAX, 0, &since) ||
-	    !opt_bool(r, "by_cause", &by_cause))
+	    !opt_bool(r, "by_cause", &by_cause) || !known_class(r, class))
 		return A_USAGE;
 	if (since != 0)
 		since = dlq_wall_ms() - since;
 	if (by_cause)
 		return from_case(r, dlq_causes_list(r->db, opt_str(r, "queue"),
-		    since, limit, r->data));
+		    class, since, limit, r->data));
 	return from_case(r, dlq_cases_groups(r->db, opt_str(r, "queue"),
-	    since, limit, r->data));
+	    class, since, limit, r->data));
 }
 
 /* The answer of a change of `ids` (freed here) that returned `rc`. */

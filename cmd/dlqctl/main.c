@@ -37,8 +37,8 @@ static const struct cmd cmds[] = {
 	    "[--signature SIG] [--since DUR] [--limit N] [--before ID]" },
 	{ "show", cmd_show, "show ID [--payload]" },
 	{ "stats", cmd_stats, "stats" },
-	{ "groups", cmd_groups, "groups [--queue Q] [--since DUR] "
-	    "[--limit N] [--by-cause]" },
+	{ "groups", cmd_groups, "groups [--queue Q] [--class C] "
+	    "[--since DUR] [--limit N] [--by-cause]" },
 	{ "assign", cmd_assign, "assign (ID... | " SELECTION(" [--limit N]") ") "
 	    "--owner NAME --decision TEXT [--escalate-in DUR] "
 	    "[--evidence TEXT] [--yes]" },

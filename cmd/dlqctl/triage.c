@@ -252,7 +252,8 @@ cmd_groups(struct dlqctl *x, int argc, char **argv)
 {
 	cJSON *r = dlq_ctl_request("groups");
 
-	if (!dlq_args_options(r, argc, argv, "queue since limit by-cause") ||
+	if (!dlq_args_options(r, argc, argv,
+	    "queue class since limit by-cause") ||
 	    !dlq_args_done(optind, argc, argv)) {
 		cJSON_Delete(r);
 		return DLQ_EXIT_USAGE;

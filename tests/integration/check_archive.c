@@ -1066,6 +1066,19 @@ START_TEST(triage_commands_answer_what_the_archive_holds)
 	    f.cfg, "groups", "--limit", "3", NULL }, NULL, NULL, &err), 0);
 	ck_assert_str_eq(err, "");
 	free(err);
+	/* the groups of one class: what one team owns */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "groups",
+	    "--class", "validation", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 0), "queue"), f.q[1]);
+	ck_assert_int_eq(h_jnum(cJSON_GetArrayItem(j, 0), "count"), 2);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
+	    f.cfg, "groups", "--class", "validaton", NULL }, NULL, NULL, &err),
+	    2);
+	ck_assert_msg(strstr(err, "did you mean 'validation'?") != NULL, "%s",
+	    err);
+	free(err);
 
 	t_id = first_id(f.cfg, (const char *[]){ "list", "--class",
 	    "transient", NULL });
@@ -1275,6 +1288,12 @@ START_TEST(by_cause_gathers_one_failure_in_several_queues)
 	    "--by-cause", "--queue", f.q[1], "--limit", "1", NULL }), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
 	ck_assert_int_eq(h_jnum(cJSON_GetArrayItem(j, 0), "count"), 3);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "groups",
+	    "--by-cause", "--class", "validation", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 1);
+	ck_assert_str_eq(h_jstr(cJSON_GetArrayItem(j, 0), "error"),
+	    "invalid field recipient");
 	cJSON_Delete(j);
 	cJSON_Delete(sigs);
 	h_rig_stop(&f);

@@ -467,23 +467,23 @@ START_TEST(groups_count_all_time_or_since_a_time)
 	    " status = CASE id WHEN 3 THEN 'discarded' ELSE status END",
 	    NULL, NULL, NULL), SQLITE_OK);
 	dlq_buf_init(&out);
-	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, 0, 10,
+	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, NULL, 0, 10,
 	    &out), 0);
 	ck_assert_str_eq(group_row(&out, "aaaaaaaaaaaa"), "4 3 1000 5000 1");
 	ck_assert_str_eq(group_row(&out, "bbbbbbbbbbbb"), "2 2 5000 5000 5");
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, 3000, 10,
-	    &out), 0);
+	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, NULL, 3000,
+	    10, &out), 0);
 	ck_assert_str_eq(group_row(&out, "aaaaaaaaaaaa"), "2 1 1000 5000 3");
 	ck_assert_str_eq(group_row(&out, "bbbbbbbbbbbb"), "2 2 5000 5000 5");
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, 3000, 1,
-	    &out), 0);
+	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, NULL, 3000,
+	    1, &out), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(j = cJSON_Parse(out.data)), 1);
 	cJSON_Delete(j);
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, 6000, 10,
-	    &out), 0);
+	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, NULL, 6000,
+	    10, &out), 0);
 	ck_assert_str_eq(out.data, "[]");
 	dlq_buf_release(&out);
 }
@@ -527,7 +527,8 @@ cause_rows(const struct dlq_buf *answer)
  * queues are one cause, as in the digest: summed, its texts and sample
  * those of its largest group, its groups the largest first; another
  * reason or class is another cause. With a queue: the causes it has a
- * group of, with all their groups. */
+ * group of, with all their groups; with a class, its causes (and its
+ * groups, for plain groups too). */
 START_TEST(groups_of_one_cause_in_several_queues_are_gathered)
 {
 	struct dlq_buf out;
@@ -548,33 +549,49 @@ START_TEST(groups_of_one_cause_in_several_queues_are_gathered)
 	    " UPDATE dead_letters SET dlq = queue || '.dlq'",
 	    NULL, NULL, NULL), SQLITE_OK);
 	dlq_buf_init(&out);
-	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, 0, 10,
+	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, NULL, 0, 10,
 	    &out), 0);
 	ck_assert_str_eq(cause_rows(&out), "5 4 1000 5000 1 timeout after 100"
 	    " ms: q1=3/2 aaaaaaaaaaaa,q2=2/2 bbbbbbbbbbbb"
 	    "|1 1 6000 6000 6 invalid field: q2=1/1 cccccccccccc"
 	    "|1 1 7000 7000 7 timeout after 25 ms: q3=1/1 dddddddddddd");
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "q2.dlq", 0, 1,
-	    &out), 0);
+	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "q2.dlq", NULL, 0,
+	    1, &out), 0);
 	ck_assert_str_eq(cause_rows(&out), "5 4 1000 5000 1 timeout after 100"
 	    " ms: q1=3/2 aaaaaaaaaaaa,q2=2/2 bbbbbbbbbbbb");
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "q3", 0, 10,
+	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "q3", NULL, 0, 10,
 	    &out), 0);
 	ck_assert_str_eq(cause_rows(&out), "1 1 7000 7000 7 timeout after 25"
 	    " ms: q3=1/1 dddddddddddd");
 	/* since 3 s: q1's third record and q2's two are one cause */
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, 3000, 10,
-	    &out), 0);
+	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, NULL, 3000,
+	    10, &out), 0);
 	ck_assert_str_eq(cause_rows(&out), "3 3 1000 5000 4 timeout after 25"
 	    " ms: q2=2/2 bbbbbbbbbbbb,q1=1/1 aaaaaaaaaaaa"
 	    "|1 1 6000 6000 6 invalid field: q2=1/1 cccccccccccc"
 	    "|1 1 7000 7000 7 timeout after 25 ms: q3=1/1 dddddddddddd");
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "nowhere", 0, 10,
-	    &out), 0);
+	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "nowhere", NULL, 0,
+	    10, &out), 0);
+	ck_assert_str_eq(out.data, "[]");
+	/* a class is part of a cause: the causes of one class */
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, "validation",
+	    0, 10, &out), 0);
+	ck_assert_str_eq(cause_rows(&out), "1 1 6000 6000 6 invalid field: "
+	    "q2=1/1 cccccccccccc");
+	/* and the groups of one, in one queue */
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), "q2", "transient",
+	    0, 10, &out), 0);
+	ck_assert_str_eq(group_row(&out, "bbbbbbbbbbbb"), "2 2 4000 5000 4");
+	ck_assert_str_eq(group_row(&out, "cccccccccccc"), "");
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, "expired",
+	    0, 10, &out), 0);
 	ck_assert_str_eq(out.data, "[]");
 	dlq_buf_release(&out);
 }
@@ -865,8 +882,8 @@ START_TEST(error_texts_read_back_are_masked_with_the_rules_of_now)
 	ck_assert_msg(strstr(out.data, "\"error\":\"card *** refused, "
 	    "token=*** for ***\"") != NULL, "%s", out.data);
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, 0, 10, &out),
-	    0);
+	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, NULL, 0, 10,
+	    &out), 0);
 	ck_assert_msg(strstr(out.data, "4111") == NULL && strstr(out.data,
 	    "ab12") == NULL, "%s", out.data);
 	dlq_buf_release(&out);

@@ -118,6 +118,9 @@ START_TEST(a_flag_of_another_type_is_a_usage_error)
 	    "\"'by_cause' must be true or false\""));
 	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"groups\",\"by_cause\":"
 	    "true}", DLQ_ROLE_VIEWER), "{\"ok\":true,\"data\":[]"));
+	ck_assert_ptr_nonnull(strstr(ask("{\"cmd\":\"groups\",\"class\":"
+	    "\"transiant\"}", DLQ_ROLE_VIEWER), "\"code\":\"usage\",\"error\":"
+	    "\"unknown class 'transiant' (transient, "));
 }
 END_TEST
 
