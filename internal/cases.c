@@ -386,9 +386,8 @@ dlq_cases_traffic(sqlite3 *db, int64_t since_ms, int64_t limit,
 	"  FROM dead_letters WHERE received_at < ?3 ORDER BY id DESC" \
 	"  LIMIT 1), 0) AND received_at >= ?3" \
 	" GROUP BY signature) g"
-/* The largest ?2 groups of `rows` of queue ?1 and class ?4 (NULL: any) as
- * JSON, their
- * error texts masked (only theirs: not every group's). */
+/* The largest ?2 groups of `rows` of queue ?1 and class ?4 (NULL: any)
+ * as JSON, their error texts masked (only theirs: not every group's). */
 #define GROUPS_JSON(rows) \
 	"SELECT json_group_array(json_object(" \
 	" 'signature', signature, 'queue', queue, 'reason', reason," \
