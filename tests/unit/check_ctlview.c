@@ -255,6 +255,36 @@ START_TEST(groups_say_when_each_cause_began_and_last_hit)
 }
 END_TEST
 
+/* dlqctl groups --by-cause: the cause with its sums and the number of
+ * its queues, then each queue's group with the signature to act on (a
+ * queue's name escaped, as everywhere). */
+START_TEST(causes_show_each_queues_group_under_the_cause)
+{
+	ck_assert_str_eq(view(dlq_view_causes, "[{\"reason\":\"rejected\","
+	    "\"class\":\"transient\",\"error\":\"upstream timeout\","
+	    "\"count\":1000,\"unresolved\":900,\"first_seen\":1000,"
+	    "\"last_seen\":3541000,\"sample_id\":8,\"groups\":["
+	    "{\"queue\":\"message_send\",\"signature\":\"2de6ec649bbe\","
+	    "\"count\":700,\"unresolved\":600},{\"queue\":\"sms\\u001b[2J\","
+	    "\"signature\":\"0123456789ab\",\"count\":300,\"unresolved\":"
+	    "300}]},{\"reason\":\"expired\",\"class\":\"expired\","
+	    "\"error\":null,\"count\":5,\"unresolved\":0,\"first_seen\":"
+	    "1000,\"last_seen\":1000,\"sample_id\":9,\"groups\":["
+	    "{\"queue\":\"otp\",\"signature\":\"aaaaaaaaaaaa\",\"count\":5,"
+	    "\"unresolved\":0}]}]", 3601000),
+	    "COUNT   UNRESOLVED QUEUES CLASS     FIRST  LAST   SAMPLE   ERROR\n"
+	    "  COUNT UNRESOLVED SIGNATURE    QUEUE\n"
+	    "1000    900        2      transient 60m    60s    8        "
+	    "upstream timeout\n"
+	    "  700   600        2de6ec649bbe message_send\n"
+	    "  300   300        0123456789ab sms\\e[2J\n"
+	    "5       0          1      expired   60m    60m    9        "
+	    "(no error header)\n"
+	    "  5     0          aaaaaaaaaaaa otp\n");
+	ck_assert_str_eq(view(dlq_view_causes, "[]", 0), "no dead letters\n");
+}
+END_TEST
+
 /* dlqctl audit: each entry with its id (where --before pages from); an
  * actor's name is shown escaped, not run. */
 START_TEST(audit_entries_carry_their_ids)
@@ -441,6 +471,7 @@ suite(void)
 	tcase_add_test(tc, show_prints_the_whole_record);
 	tcase_add_test(tc, show_prints_attempts_and_refusals);
 	tcase_add_test(tc, groups_say_when_each_cause_began_and_last_hit);
+	tcase_add_test(tc, causes_show_each_queues_group_under_the_cause);
 	tcase_add_test(tc, a_dead_letter_without_an_error_header_says_so);
 	tcase_add_test(tc, audit_entries_carry_their_ids);
 	tcase_add_test(tc, list_shows_owners_when_there_are_any);
