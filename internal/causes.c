@@ -260,12 +260,12 @@ add_json(struct causes *c, sqlite3_stmt *sample, int64_t limit,
 
 int
 dlq_causes_list(sqlite3 *db, const char *queue, const char *class,
-    int64_t since_ms, int64_t limit, struct dlq_buf *out)
+    int64_t since_ms, int64_t limit, size_t max_groups, struct dlq_buf *out)
 {
 	struct causes c;
 	sqlite3_stmt *st = dlq_cases_group_rows(db, since_ms), *sample = NULL;
 	int rc = SQLITE_ERROR;
-	bool ok = true;
+	bool ok = true, too_many = false;
 
 	if (st != NULL && sqlite3_prepare_v2(db, "SELECT queue, reason, class,"
 	    " dlq_mask(error), message_id FROM dead_letters WHERE id = ?1",
@@ -273,10 +273,13 @@ dlq_causes_list(sqlite3 *db, const char *queue, const char *class,
 		memset(&c, 0, sizeof(c));
 		dlq_buf_init(&c.norm);
 		dlq_buf_init(&c.text);
-		while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		while (ok && !too_many && (rc = sqlite3_step(st)) ==
+		    SQLITE_ROW)
 			if (class == NULL || strcmp(class, column_str(st,
-			    DLQ_GROUP_CLASS)) == 0)
-				ok = add_group(&c, st, queue);
+			    DLQ_GROUP_CLASS)) == 0) {
+				too_many = c.n_m == max_groups;
+				ok = too_many || add_group(&c, st, queue);
+			}
 		if (ok && rc == SQLITE_DONE)
 			ok = add_json(&c, sample, limit, out) && !out->oom;
 		free(c.v);
@@ -285,7 +288,13 @@ dlq_causes_list(sqlite3 *db, const char *queue, const char *class,
 		dlq_buf_release(&c.norm);
 		dlq_buf_release(&c.text);
 	}
-	if (rc == SQLITE_ROW || (rc == SQLITE_DONE && !ok)) {
+	if (too_many) {
+		dlq_buf_reset(out);
+		dlq_buf_printf(out, "more than %zu failure signatures %s: too "
+		    "many to gather by cause at once; narrow it with --since "
+		    "DUR or --class C", max_groups, since_ms ? "in the window" :
+		    "in the archive");
+	} else if (rc == SQLITE_ROW || (rc == SQLITE_DONE && !ok)) {
 		dlq_buf_reset(out);
 		dlq_buf_adds(out, "out of memory");
 	} else if (rc != SQLITE_DONE) {
@@ -294,5 +303,7 @@ dlq_causes_list(sqlite3 *db, const char *queue, const char *class,
 	}
 	sqlite3_finalize(sample);
 	sqlite3_finalize(st);
+	if (too_many)
+		return DLQ_CASE_REFUSED;
 	return rc == SQLITE_DONE && ok ? DLQ_CASE_OK : DLQ_CASE_ERROR;
 }

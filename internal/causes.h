@@ -10,9 +10,15 @@
 #define DLQ_CAUSES_H
 
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "buf.h"
+
+/* The signature groups gathered at once, at most: about 120 bytes each
+ * while the answer is made, with the room the arrays grow into 16 MiB at
+ * most, whatever the archive holds. */
+#define DLQ_CAUSES_GROUPS_MAX	100000
 
 /* Appends the largest `limit` causes of the groups received since
  * `since_ms` (wall clock; 0: all time), as dlq_cases_groups() counts
@@ -23,9 +29,12 @@
  * are those of its largest group, the groups the largest first. With
  * `queue` (a work queue or DLQ name), the causes with a group of that
  * queue, each with all its groups; with `class`, the causes of that
- * class (a class is part of a cause). Returns a DLQ_CASE_* code; on
- * error `out` holds the message. */
+ * class (a class is part of a cause). More than `max_groups` groups
+ * (of that class, in that window) are not gathered: DLQ_CASE_REFUSED,
+ * and `out` says so. Returns a DLQ_CASE_* code; on error `out` holds the
+ * message. */
 int	dlq_causes_list(sqlite3 *, const char *queue, const char *class,
-	    int64_t since_ms, int64_t limit, struct dlq_buf *out);
+	    int64_t since_ms, int64_t limit, size_t max_groups,
+	    struct dlq_buf *out);
 
 #endif

@@ -418,6 +418,7 @@ cmd_groups(struct req *r)
 	const char *class = opt_str(r, "class");
 	int64_t limit, since;
 	bool by_cause;
+	int rc;
 
 	if (!opt_int(r, "limit", 1, DLQ_CONTROL_LIST_MAX,
 	    DLQ_CONTROL_LIST_DEFAULT, &limit) ||
@@ -426,11 +427,17 @@ cmd_groups(struct req *r)
 		return A_USAGE;
 	if (since != 0)
 		since = dlq_wall_ms() - since;
-	if (by_cause)
-		return from_case(r, dlq_causes_list(r->db, opt_str(r, "queue"),
+	if (!by_cause)
+		return from_case(r, dlq_cases_groups(r->db, opt_str(r, "queue"),
 		    class, since, limit, r->data));
-	return from_case(r, dlq_cases_groups(r->db, opt_str(r, "queue"),
-	    class, since, limit, r->data));
+	rc = dlq_causes_list(r->db, opt_str(r, "queue"), class, since, limit,
+	    DLQ_CAUSES_GROUPS_MAX, r->data);
+	if (rc != DLQ_CASE_REFUSED)
+		return from_case(r, rc);
+	/* more groups than it gathers at once: a request to narrow */
+	snprintf(r->err, sizeof(r->err), "%s", r->data->data);
+	dlq_buf_reset(r->data);
+	return A_USAGE;
 }
 
 /* The answer of a change of `ids` (freed here) that returned `rc`. */

@@ -550,37 +550,37 @@ START_TEST(groups_of_one_cause_in_several_queues_are_gathered)
 	    NULL, NULL, NULL), SQLITE_OK);
 	dlq_buf_init(&out);
 	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, NULL, 0, 10,
-	    &out), 0);
+	    DLQ_CAUSES_GROUPS_MAX, &out), 0);
 	ck_assert_str_eq(cause_rows(&out), "5 4 1000 5000 1 timeout after 100"
 	    " ms: q1=3/2 aaaaaaaaaaaa,q2=2/2 bbbbbbbbbbbb"
 	    "|1 1 6000 6000 6 invalid field: q2=1/1 cccccccccccc"
 	    "|1 1 7000 7000 7 timeout after 25 ms: q3=1/1 dddddddddddd");
 	dlq_buf_reset(&out);
 	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "q2.dlq", NULL, 0,
-	    1, &out), 0);
+	    1, DLQ_CAUSES_GROUPS_MAX, &out), 0);
 	ck_assert_str_eq(cause_rows(&out), "5 4 1000 5000 1 timeout after 100"
 	    " ms: q1=3/2 aaaaaaaaaaaa,q2=2/2 bbbbbbbbbbbb");
 	dlq_buf_reset(&out);
 	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "q3", NULL, 0, 10,
-	    &out), 0);
+	    DLQ_CAUSES_GROUPS_MAX, &out), 0);
 	ck_assert_str_eq(cause_rows(&out), "1 1 7000 7000 7 timeout after 25"
 	    " ms: q3=1/1 dddddddddddd");
 	/* since 3 s: q1's third record and q2's two are one cause */
 	dlq_buf_reset(&out);
 	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, NULL, 3000,
-	    10, &out), 0);
+	    10, DLQ_CAUSES_GROUPS_MAX, &out), 0);
 	ck_assert_str_eq(cause_rows(&out), "3 3 1000 5000 4 timeout after 25"
 	    " ms: q2=2/2 bbbbbbbbbbbb,q1=1/1 aaaaaaaaaaaa"
 	    "|1 1 6000 6000 6 invalid field: q2=1/1 cccccccccccc"
 	    "|1 1 7000 7000 7 timeout after 25 ms: q3=1/1 dddddddddddd");
 	dlq_buf_reset(&out);
 	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "nowhere", NULL, 0,
-	    10, &out), 0);
+	    10, DLQ_CAUSES_GROUPS_MAX, &out), 0);
 	ck_assert_str_eq(out.data, "[]");
 	/* a class is part of a cause: the causes of one class */
 	dlq_buf_reset(&out);
 	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, "validation",
-	    0, 10, &out), 0);
+	    0, 10, DLQ_CAUSES_GROUPS_MAX, &out), 0);
 	ck_assert_str_eq(cause_rows(&out), "1 1 6000 6000 6 invalid field: "
 	    "q2=1/1 cccccccccccc");
 	/* and the groups of one, in one queue */
@@ -593,6 +593,23 @@ START_TEST(groups_of_one_cause_in_several_queues_are_gathered)
 	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, "expired",
 	    0, 10, &out), 0);
 	ck_assert_str_eq(out.data, "[]");
+	/* more groups than it gathers at once: refused, with what to do;
+	 * the groups of a class or a window are what count */
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, NULL, 0, 10,
+	    3, &out), DLQ_CASE_REFUSED);
+	ck_assert_str_eq(out.data, "more than 3 failure signatures in the "
+	    "archive: too many to gather by cause at once; narrow it with "
+	    "--since DUR or --class C");
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, "transient",
+	    0, 10, 3, &out), 0);
+	dlq_buf_reset(&out);
+	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, NULL, 6000,
+	    10, 1, &out), DLQ_CASE_REFUSED);
+	ck_assert_str_eq(out.data, "more than 1 failure signatures in the "
+	    "window: too many to gather by cause at once; narrow it with "
+	    "--since DUR or --class C");
 	dlq_buf_release(&out);
 }
 END_TEST
