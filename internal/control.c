@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <malloc.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -45,6 +46,11 @@
 /* The answer buffer is reused; one larger than this (a replay chunk's
  * payloads: a 60 MiB dead letter made 128 MiB) is freed once sent. */
 #define OUT_KEEP_BYTES	(1024 * 1024)
+/* A request that took this long read much of a large archive: what
+ * SQLite sorted and gathered for it went back to malloc's free lists,
+ * whose pages stay resident until given back (malloc_trim): 3.5 MiB
+ * after a `groups` of 610 000 records and 110 000 signatures. */
+#define TRIM_AFTER_MS	50
 
 struct client {
 	int		 fd;
@@ -1147,6 +1153,7 @@ serve_client(struct dlq_control *k, struct client *c)
 	char buf[16384], *nl;
 	ssize_t n;
 	size_t used;
+	int64_t t0;
 	bool sent;
 
 	if ((n = read(c->fd, buf, sizeof(buf))) <= 0)
@@ -1158,6 +1165,7 @@ serve_client(struct dlq_control *k, struct client *c)
 		if (used - 1 > DLQ_CONTROL_REQUEST_MAX)
 			return refuse_large(c->fd);
 		dlq_buf_reset(&k->out);
+		t0 = dlq_now_ms();
 		dlq_control_handle(k->cfg,
 		    k->archive ? dlq_archive_db(k->archive) : NULL,
 		    c->in.data, used - 1, c->role, c->user, (long)c->uid, c->fd,
@@ -1170,6 +1178,8 @@ serve_client(struct dlq_control *k, struct client *c)
 			dlq_buf_release(&k->out);
 			dlq_buf_init(&k->out);
 		}
+		if (dlq_now_ms() - t0 >= TRIM_AFTER_MS)
+			malloc_trim(0);
 		if (!sent)
 			return false;
 	}
