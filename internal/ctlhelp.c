@@ -43,12 +43,13 @@ static const struct {
 "                configuration, contract, security, expired, manual,\n"
 "                unknown): what one team owns\n"
 "  --since DUR   only what was received in the last DUR: what broke now\n"
-"  --limit N     at most N groups (50; up to 10000)\n"
+"  --limit N     at most N groups, or causes (50; up to 10000)\n"
 "  --by-cause    the groups of one cause in several queues (the same\n"
 "                reason, class and error text) as one, the number of\n"
 "                queues and under it each queue's group with its\n"
 "                signature, as the digest gathers them; with --queue,\n"
-"                the causes that queue has a group of\n"
+"                the causes that queue has a group of; up to 100000\n"
+"                groups at once (more: narrow by --since or --class)\n"
 "Role: viewer.\n" },
 	{ "assign",
 "Gives cases an owner and a decision (status assigned).\n"
