@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "archive.h"
 #include "signature.h"
 
 /* The groups through the status index (open and assigned records of the
@@ -22,14 +23,6 @@ static const char BACKLOG_SQL[] =
 	"  GROUP BY signature ORDER BY n DESC LIMIT ?2) g"
 	" JOIN dead_letters d ON d.id = g.sid";
 
-static const char *
-text(sqlite3_stmt *st, int col)
-{
-	const unsigned char *s = sqlite3_column_text(st, col);
-
-	return s != NULL ? (const char *)s : "";
-}
-
 int64_t
 dlq_alert_backlog(sqlite3 *db, int64_t since_ms, int max_groups,
     struct dlq_digest *out)
@@ -37,7 +30,7 @@ dlq_alert_backlog(sqlite3 *db, int64_t since_ms, int max_groups,
 	struct dlq_group g;
 	struct dlq_buf norm;
 	sqlite3_stmt *st;
-	const char *error;
+	const char *queue, *reason, *class, *error, *normalized;
 	int64_t total = 0;
 	int rc;
 
@@ -48,25 +41,27 @@ dlq_alert_backlog(sqlite3 *db, int64_t since_ms, int max_groups,
 	dlq_buf_init(&norm);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		memset(&g, 0, sizeof(g));
-		snprintf(g.queue, sizeof(g.queue), "%s", text(st, 0));
-		snprintf(g.reason, sizeof(g.reason), "%s", text(st, 1));
-		snprintf(g.class, sizeof(g.class), "%s", text(st, 2));
-		error = text(st, 3);
+		queue = dlq_archive_text(st, 0);
+		reason = dlq_archive_text(st, 1);
+		class = dlq_archive_text(st, 2);
+		error = dlq_archive_text(st, 3);
+		snprintf(g.queue, sizeof(g.queue), "%s", queue);
+		snprintf(g.reason, sizeof(g.reason), "%s", reason);
+		snprintf(g.class, sizeof(g.class), "%s", class);
 		dlq_group_set_error(&g, error);
 		dlq_buf_reset(&norm);
 		dlq_signature_normalize(error, strlen(error), &norm);
+		normalized = norm.data != NULL ? norm.data : "";
 		/* the hash the consumers give this signature's dead letters,
 		 * so that new ones join the group */
-		g.hash = dlq_signature_hash(text(st, 0), text(st, 1),
-		    text(st, 2), norm.data != NULL ? norm.data : "");
-		g.cause = dlq_signature_hash("", text(st, 1), text(st, 2),
-		    norm.data != NULL ? norm.data : "");
+		g.hash = dlq_signature_hash(queue, reason, class, normalized);
+		g.cause = dlq_signature_cause(reason, class, normalized);
 		g.count = (uint64_t)sqlite3_column_int64(st, 4);
 		g.first_ms = sqlite3_column_int64(st, 5);
 		g.last_ms = sqlite3_column_int64(st, 6);
 		if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
 			snprintf(g.samples[0], sizeof(g.samples[0]), "%s",
-			    text(st, 7));
+			    dlq_archive_text(st, 7));
 			g.n_samples = 1;
 		}
 		g.is_new = sqlite3_column_int(st, 8) != 0;

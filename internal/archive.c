@@ -329,6 +329,14 @@ dlq_archive_sqlite_errmsg(sqlite3 *db)
 	return sqlite_err_text;
 }
 
+const char *
+dlq_archive_text(sqlite3_stmt *st, int col)
+{
+	const unsigned char *s = sqlite3_column_text(st, col);
+
+	return s != NULL ? (const char *)s : "";
+}
+
 /* Keeps what failed and why for dlq_archive_errmsg; `sys`, an errno
  * or 0, is the system's reason, said after SQLite's. The first damage
  * met is kept for known_damaged(). */

@@ -98,6 +98,9 @@ const char *dlq_archive_errmsg(const struct dlq_archive *);
  * will not mend it: the runbook's "A damaged archive" says what will. */
 const char *dlq_archive_sqlite_errmsg(sqlite3 *);
 
+/* Column `col` of the statement's row as text; "" for NULL. */
+const char *dlq_archive_text(sqlite3_stmt *, int col);
+
 /* A number the worker keeps across restarts, by key (table
  * archive_meta): 1 and *value when set, 0 when not, -1 on error. */
 int	dlq_archive_meta_get(struct dlq_archive *, const char *key,

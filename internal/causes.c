@@ -104,19 +104,11 @@ find(struct causes *c, uint64_t hash)
 	return &c->v[c->n - 1];
 }
 
-static const char *
-column_str(sqlite3_stmt *st, int col)
-{
-	const unsigned char *s = sqlite3_column_text(st, col);
-
-	return s != NULL ? (const char *)s : "";
-}
-
 /* Adds the group of the statement's row to its cause. */
 static bool
 add_group(struct causes *c, sqlite3_stmt *st, const char *queue)
 {
-	const char *error = column_str(st, DLQ_GROUP_ERROR);
+	const char *error = dlq_archive_text(st, DLQ_GROUP_ERROR);
 	int64_t first = sqlite3_column_int64(st, DLQ_GROUP_FIRST_SEEN);
 	int64_t last = sqlite3_column_int64(st, DLQ_GROUP_LAST_SEEN);
 	struct cause *k;
@@ -128,13 +120,13 @@ add_group(struct causes *c, sqlite3_stmt *st, const char *queue)
 	    sizeof(*m))) == NULL)
 		return false;
 	c->m = m;
-	if ((k = find(c, dlq_signature_hash("", column_str(st,
-	    DLQ_GROUP_REASON), column_str(st, DLQ_GROUP_CLASS),
+	if ((k = find(c, dlq_signature_cause(dlq_archive_text(st,
+	    DLQ_GROUP_REASON), dlq_archive_text(st, DLQ_GROUP_CLASS),
 	    c->norm.data != NULL ? c->norm.data : ""))) == NULL)
 		return false;
 	m = &c->m[c->n_m++];
 	snprintf(m->signature, sizeof(m->signature), "%s",
-	    column_str(st, DLQ_GROUP_SIGNATURE));
+	    dlq_archive_text(st, DLQ_GROUP_SIGNATURE));
 	m->next = 0;
 	m->count = sqlite3_column_int64(st, DLQ_GROUP_COUNT);
 	m->unresolved = sqlite3_column_int64(st, DLQ_GROUP_UNRESOLVED);
@@ -152,8 +144,9 @@ add_group(struct causes *c, sqlite3_stmt *st, const char *queue)
 		k->first_seen = first;
 	if (last > k->last_seen)
 		k->last_seen = last;
-	if (queue == NULL || strcmp(queue, column_str(st, DLQ_GROUP_QUEUE)) ==
-	    0 || strcmp(queue, column_str(st, DLQ_GROUP_DLQ)) == 0)
+	if (queue == NULL ||
+	    strcmp(queue, dlq_archive_text(st, DLQ_GROUP_QUEUE)) == 0 ||
+	    strcmp(queue, dlq_archive_text(st, DLQ_GROUP_DLQ)) == 0)
 		k->chosen = true;
 	return true;
 }
@@ -221,7 +214,8 @@ add_cause_json(struct dlq_buf *out, struct causes *c, const struct cause *k,
 	add_column(out, c, sample, found, S_MESSAGE_ID);
 	dlq_buf_adds(out, ",\"groups\":[");
 	for (; m != NULL; m = m->next ? &c->m[m->next - 1] : NULL) {
-		found = read_sample(sample, m->sample_id);
+		if (m != &c->m[k->head - 1])	/* the cause's: read */
+			found = read_sample(sample, m->sample_id);
 		dlq_buf_adds(out, "{\"queue\":");
 		add_column(out, c, sample, found, S_QUEUE);
 		dlq_buf_json_key(out, "signature");
@@ -275,7 +269,7 @@ dlq_causes_list(sqlite3 *db, const char *queue, const char *class,
 		dlq_buf_init(&c.text);
 		while (ok && !too_many && (rc = sqlite3_step(st)) ==
 		    SQLITE_ROW)
-			if (class == NULL || strcmp(class, column_str(st,
+			if (class == NULL || strcmp(class, dlq_archive_text(st,
 			    DLQ_GROUP_CLASS)) == 0) {
 				too_many = c.n_m == max_groups;
 				ok = too_many || add_group(&c, st, queue);

@@ -37,14 +37,6 @@ struct refresh {
 	int64_t				 records, changed, hints;
 };
 
-static const char *
-text(sqlite3_stmt *st, int col)
-{
-	const char *s = (const char *)sqlite3_column_text(st, col);
-
-	return s != NULL ? s : "";
-}
-
 /* The unresolved records after archive id `after`, up to CHUNK: the ones
  * whose class or hint differs from what the rules give now go into
  * r->changes. Their number, the last id read in *last; -1 on error. */
@@ -63,14 +55,15 @@ read_chunk(void *arg, int64_t after, int64_t *last)
 	sqlite3_bind_int(r->read, 2, CHUNK);
 	while ((rc = sqlite3_step(r->read)) == SQLITE_ROW) {
 		*last = sqlite3_column_int64(r->read, 0);
-		queue = text(r->read, 1);
-		reason = text(r->read, 2);
-		error = text(r->read, 3);
-		class = text(r->read, 4);
+		queue = dlq_archive_text(r->read, 1);
+		reason = dlq_archive_text(r->read, 2);
+		error = dlq_archive_text(r->read, 3);
+		class = dlq_archive_text(r->read, 4);
 		r->records++;
 		dlq_classify(r->k, queue, reason, error, &cl);
 		moved = strcmp(cl.class, class) != 0;
-		if (!moved && strcmp(cl.hint, text(r->read, 5)) == 0)
+		if (!moved &&
+		    strcmp(cl.hint, dlq_archive_text(r->read, 5)) == 0)
 			continue;
 		c = &r->changes[n++];
 		c->id = *last;

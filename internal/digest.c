@@ -190,7 +190,7 @@ dlq_digest_add(struct dlq_digest *d, const struct dlq_alert_event *e,
 	if (created) {
 		/* per group, not per dead letter */
 		if (e->normalized != NULL)
-			g->cause = dlq_signature_hash("", e->reason, e->class,
+			g->cause = dlq_signature_cause(e->reason, e->class,
 			    e->normalized);
 		copy(g->queue, sizeof(g->queue), e->queue);
 		copy(g->reason, sizeof(g->reason), e->reason);

@@ -156,6 +156,13 @@ dlq_signature_hash(const char *queue, const char *reason, const char *class,
 	return fnv(h, normalized);
 }
 
+uint64_t
+dlq_signature_cause(const char *reason, const char *class,
+    const char *normalized)
+{
+	return dlq_signature_hash("", reason, class, normalized);
+}
+
 void
 dlq_signature_id(uint64_t h, char out[DLQ_SIGNATURE_ID_LEN + 1])
 {

@@ -39,6 +39,12 @@ void	 dlq_signature_normalize(const char *s, size_t n, struct dlq_buf *out);
 uint64_t dlq_signature_hash(const char *queue, const char *reason,
 	    const char *class, const char *normalized);
 
+/* The cause: the signature without the queue, the same in every queue,
+ * by which a digest gathers one failure in several queues into one line
+ * and `dlqctl groups --by-cause` its groups. */
+uint64_t dlq_signature_cause(const char *reason, const char *class,
+	    const char *normalized);
+
 /* The printable id: the hash's first 12 hex digits, NUL-terminated. */
 void	 dlq_signature_id(uint64_t, char out[DLQ_SIGNATURE_ID_LEN + 1]);
 

@@ -32,14 +32,6 @@ struct refresh {
 	int64_t		 changed;
 };
 
-static const char *
-text(sqlite3_stmt *st, int col)
-{
-	const char *s = (const char *)sqlite3_column_text(st, col);
-
-	return s != NULL ? s : "";
-}
-
 /* The version noted in archive_meta; 0 when none is (an archive of
  * before DLQ_SIGNATURE_VERSION, or a new one); -1 on error. */
 static int64_t
@@ -66,14 +58,15 @@ read_chunk(void *arg, int64_t after, int64_t *last)
 	sqlite3_bind_int(r->read, 2, CHUNK);
 	while ((rc = sqlite3_step(r->read)) == SQLITE_ROW) {
 		*last = sqlite3_column_int64(r->read, 0);
-		error = text(r->read, 4);
+		error = dlq_archive_text(r->read, 4);
 		dlq_buf_reset(&r->norm);
 		dlq_signature_normalize(error, strlen(error), &r->norm);
-		dlq_signature_id(dlq_signature_hash(text(r->read, 1),
-		    text(r->read, 2), text(r->read, 3), r->norm.data != NULL ?
-		    r->norm.data : ""), sig);
+		dlq_signature_id(dlq_signature_hash(
+		    dlq_archive_text(r->read, 1), dlq_archive_text(r->read, 2),
+		    dlq_archive_text(r->read, 3),
+		    r->norm.data != NULL ? r->norm.data : ""), sig);
 		r->records++;
-		if (strcmp(sig, text(r->read, 5)) != 0) {
+		if (strcmp(sig, dlq_archive_text(r->read, 5)) != 0) {
 			r->changes[n].id = *last;
 			memcpy(r->changes[n].sig, sig, sizeof(sig));
 			n++;
