@@ -489,16 +489,28 @@ START_TEST(groups_count_all_time_or_since_a_time)
 }
 END_TEST
 
-/* A causes answer as "count unresolved first last sample error:
- * queue=count/unresolved signature,...|..." (the largest first). */
+/* What dlq_causes_list() answers: the causes, the largest first, as
+ * "count unresolved first last sample error: queue=count/unresolved
+ * signature,...|...", or "refused: " and why. */
 static const char *
-cause_rows(const struct dlq_buf *answer)
+causes_of(const char *queue, const char *class, int64_t since_ms,
+    int64_t limit, size_t max_groups)
 {
 	static char rows[512];
-	cJSON *j = cJSON_Parse(answer->data), *c, *gs, *g;
+	struct dlq_buf answer;
+	cJSON *j, *c, *gs, *g;
 	size_t n = 0;
+	int rc;
 
+	dlq_buf_init(&answer);
+	rc = dlq_causes_list(dlq_archive_db(a), queue, class, since_ms, limit,
+	    max_groups, &answer);
 	rows[0] = '\0';
+	if (rc == DLQ_CASE_REFUSED)
+		snprintf(rows, sizeof(rows), "refused: %s", answer.data);
+	ck_assert_msg(rc == DLQ_CASE_OK || rc == DLQ_CASE_REFUSED, "%s",
+	    answer.data);
+	j = cJSON_Parse(rc == DLQ_CASE_OK ? answer.data : "[]");
 	ck_assert_ptr_nonnull(j);
 	cJSON_ArrayForEach(c, j) {
 		n += (size_t)snprintf(rows + n, sizeof(rows) - n,
@@ -520,6 +532,7 @@ cause_rows(const struct dlq_buf *answer)
 		ck_assert_uint_lt(n, sizeof(rows));
 	}
 	cJSON_Delete(j);
+	dlq_buf_release(&answer);
 	return rows;
 }
 
@@ -548,43 +561,30 @@ START_TEST(groups_of_one_cause_in_several_queues_are_gathered)
 	    " status = CASE id WHEN 2 THEN 'discarded' ELSE status END;"
 	    " UPDATE dead_letters SET dlq = queue || '.dlq'",
 	    NULL, NULL, NULL), SQLITE_OK);
-	dlq_buf_init(&out);
-	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, NULL, 0, 10,
-	    DLQ_CAUSES_GROUPS_MAX, &out), 0);
-	ck_assert_str_eq(cause_rows(&out), "5 4 1000 5000 1 timeout after 100"
-	    " ms: q1=3/2 aaaaaaaaaaaa,q2=2/2 bbbbbbbbbbbb"
+	ck_assert_str_eq(causes_of(NULL, NULL, 0, 10, DLQ_CAUSES_GROUPS_MAX),
+	    "5 4 1000 5000 1 timeout after 100 ms: q1=3/2 aaaaaaaaaaaa,"
+	    "q2=2/2 bbbbbbbbbbbb"
 	    "|1 1 6000 6000 6 invalid field: q2=1/1 cccccccccccc"
 	    "|1 1 7000 7000 7 timeout after 25 ms: q3=1/1 dddddddddddd");
-	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "q2.dlq", NULL, 0,
-	    1, DLQ_CAUSES_GROUPS_MAX, &out), 0);
-	ck_assert_str_eq(cause_rows(&out), "5 4 1000 5000 1 timeout after 100"
-	    " ms: q1=3/2 aaaaaaaaaaaa,q2=2/2 bbbbbbbbbbbb");
-	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "q3", NULL, 0, 10,
-	    DLQ_CAUSES_GROUPS_MAX, &out), 0);
-	ck_assert_str_eq(cause_rows(&out), "1 1 7000 7000 7 timeout after 25"
-	    " ms: q3=1/1 dddddddddddd");
+	ck_assert_str_eq(causes_of("q2.dlq", NULL, 0, 1,
+	    DLQ_CAUSES_GROUPS_MAX), "5 4 1000 5000 1 timeout after 100 ms: "
+	    "q1=3/2 aaaaaaaaaaaa,q2=2/2 bbbbbbbbbbbb");
+	ck_assert_str_eq(causes_of("q3", NULL, 0, 10, DLQ_CAUSES_GROUPS_MAX),
+	    "1 1 7000 7000 7 timeout after 25 ms: q3=1/1 dddddddddddd");
 	/* since 3 s: q1's third record and q2's two are one cause */
-	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, NULL, 3000,
-	    10, DLQ_CAUSES_GROUPS_MAX, &out), 0);
-	ck_assert_str_eq(cause_rows(&out), "3 3 1000 5000 4 timeout after 25"
-	    " ms: q2=2/2 bbbbbbbbbbbb,q1=1/1 aaaaaaaaaaaa"
+	ck_assert_str_eq(causes_of(NULL, NULL, 3000, 10,
+	    DLQ_CAUSES_GROUPS_MAX), "3 3 1000 5000 4 timeout after 25 ms: "
+	    "q2=2/2 bbbbbbbbbbbb,q1=1/1 aaaaaaaaaaaa"
 	    "|1 1 6000 6000 6 invalid field: q2=1/1 cccccccccccc"
 	    "|1 1 7000 7000 7 timeout after 25 ms: q3=1/1 dddddddddddd");
-	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), "nowhere", NULL, 0,
-	    10, DLQ_CAUSES_GROUPS_MAX, &out), 0);
-	ck_assert_str_eq(out.data, "[]");
+	ck_assert_str_eq(causes_of("nowhere", NULL, 0, 10,
+	    DLQ_CAUSES_GROUPS_MAX), "");
 	/* a class is part of a cause: the causes of one class */
-	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, "validation",
-	    0, 10, DLQ_CAUSES_GROUPS_MAX, &out), 0);
-	ck_assert_str_eq(cause_rows(&out), "1 1 6000 6000 6 invalid field: "
+	ck_assert_str_eq(causes_of(NULL, "validation", 0, 10,
+	    DLQ_CAUSES_GROUPS_MAX), "1 1 6000 6000 6 invalid field: "
 	    "q2=1/1 cccccccccccc");
 	/* and the groups of one, in one queue */
-	dlq_buf_reset(&out);
+	dlq_buf_init(&out);
 	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), "q2", "transient",
 	    0, 10, &out), 0);
 	ck_assert_str_eq(group_row(&out, "bbbbbbbbbbbb"), "2 2 4000 5000 4");
@@ -593,24 +593,19 @@ START_TEST(groups_of_one_cause_in_several_queues_are_gathered)
 	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, "expired",
 	    0, 10, &out), 0);
 	ck_assert_str_eq(out.data, "[]");
+	dlq_buf_release(&out);
 	/* more groups than it gathers at once: refused, with what to do;
 	 * the groups of a class or a window are what count */
-	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, NULL, 0, 10,
-	    3, &out), DLQ_CASE_REFUSED);
-	ck_assert_str_eq(out.data, "more than 3 failure signatures in the "
-	    "archive: too many to gather by cause at once; narrow it with "
-	    "--since DUR or --class C");
-	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, "transient",
-	    0, 10, 3, &out), 0);
-	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_causes_list(dlq_archive_db(a), NULL, NULL, 6000,
-	    10, 1, &out), DLQ_CASE_REFUSED);
-	ck_assert_str_eq(out.data, "more than 1 failure signatures in the "
-	    "window: too many to gather by cause at once; narrow it with "
-	    "--since DUR or --class C");
-	dlq_buf_release(&out);
+	ck_assert_str_eq(causes_of(NULL, NULL, 0, 10, 3), "refused: more "
+	    "than 3 failure signatures in the archive: too many to gather by "
+	    "cause at once; narrow it with --since DUR or --class C");
+	ck_assert_str_eq(causes_of(NULL, "transient", 0, 10, 3), "5 4 1000 "
+	    "5000 1 timeout after 100 ms: q1=3/2 aaaaaaaaaaaa,q2=2/2 "
+	    "bbbbbbbbbbbb|1 1 7000 7000 7 timeout after 25 ms: q3=1/1 "
+	    "dddddddddddd");
+	ck_assert_str_eq(causes_of(NULL, NULL, 6000, 10, 1), "refused: more "
+	    "than 1 failure signatures in the window: too many to gather by "
+	    "cause at once; narrow it with --since DUR or --class C");
 }
 END_TEST
 
