@@ -910,7 +910,11 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	t.results = cJSON_CreateArray();
 	t.refusals = cJSON_CreateArray();
 	t.total = (size_t)cJSON_GetArraySize(cJSON_GetObjectItem(plan, "data"));
-	ids = calloc(t.total + 1, sizeof(*ids));
+	if ((ids = calloc(t.total + 1, sizeof(*ids))) == NULL) {
+		fprintf(stderr, "dlqctl: out of memory; nothing was sent\n");
+		rc = DLQ_EXIT_ERROR;
+		goto out;
+	}
 	cJSON_ArrayForEach(item, cJSON_GetObjectItem(plan, "data")) {
 		if (cJSON_IsTrue(cJSON_GetObjectItem(item, "eligible")))
 			ids[n++] = (int64_t)cJSON_GetObjectItem(item,

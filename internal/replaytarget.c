@@ -36,8 +36,8 @@ dlq_replay_targets_add(cJSON *targets, const char *exchange,
 		cJSON_AddNumberToObject(t, "count", 0);
 		cJSON_AddItemToArray(targets, t);
 	}
-	count = cJSON_GetObjectItem(t, "count");
-	cJSON_SetNumberValue(count, count->valuedouble + 1);
+	if ((count = cJSON_GetObjectItem(t, "count")) != NULL)
+		cJSON_SetNumberValue(count, count->valuedouble + 1);
 }
 
 /* Looks at one target. Returns -1 when the connection is no longer
