@@ -383,14 +383,21 @@ dlq_args_has(int at, int argc, char **argv, const char *what)
 }
 
 /* True when nothing is left on the command line from argv[from]; else
- * names the first argument the command does not take. */
+ * names the first argument the command does not take. From 1, the
+ * command has no options: one given (stats --since 1h) is named as
+ * such; later, what getopt left is an argument, whatever it looks like
+ * (after "--"). */
 bool
 dlq_args_done(int from, int argc, char **argv)
 {
 	if (from >= argc)
 		return true;
-	fprintf(stderr, "dlqctl: %s: unexpected argument '%s'\n", argv[0],
-	    argv[from]);
+	if (from == 1 && argv[from][0] == '-' && argv[from][1] != '\0')
+		fprintf(stderr, "dlqctl: %s: unknown option '%s' (%s takes "
+		    "none)\n", argv[0], argv[from], argv[0]);
+	else
+		fprintf(stderr, "dlqctl: %s: unexpected argument '%s'\n",
+		    argv[0], argv[from]);
 	return false;
 }
 

@@ -555,6 +555,12 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		{ "dlqctl: list: unexpected argument 'orders'\n" },
 		{ "topology", "show", "orders", NULL },
 		{ "dlqctl: topology show: unexpected argument 'orders'\n" },
+		{ "stats", "--since", "1h", NULL },
+		{ "dlqctl: stats: unknown option '--since' (stats takes "
+		    "none)\n" },
+		{ "redrive", "status", "-q", NULL },
+		{ "dlqctl: redrive status: unknown option '-q' (redrive status "
+		    "takes none)\n" },
 		{ "redrive", "resume", "--reason", "fixed", NULL },
 		{ "dlqctl: redrive resume needs a queue\n" },
 		{ "redrive", "resume", "orders", "payments", "--reason", "x",

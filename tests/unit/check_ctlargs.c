@@ -242,6 +242,29 @@ START_TEST(required_options_are_named)
 }
 END_TEST
 
+/* A command without options names an option given to it as an option;
+ * after options, what is left is an argument, even one after "--" that
+ * starts with a dash. */
+START_TEST(a_word_too_many_is_named_for_what_it_looks_like)
+{
+	struct line l;
+
+	words(&l, (const char *[]){ "stats", "--since", "1h", NULL });
+	ck_assert(!dlq_args_done(1, l.argc, l.argv));
+	ck_assert_str_eq(said(), "dlqctl: stats: unknown option '--since' "
+	    "(stats takes none)\n");
+	words(&l, (const char *[]){ "stats", "-", NULL });
+	ck_assert(!dlq_args_done(1, l.argc, l.argv));
+	ck_assert_str_eq(said(), "dlqctl: stats: unexpected argument '-'\n");
+	words(&l, (const char *[]){ "show", "7", "-8", NULL });
+	ck_assert(!dlq_args_done(2, l.argc, l.argv));
+	ck_assert_str_eq(said(), "dlqctl: show: unexpected argument '-8'\n");
+	words(&l, (const char *[]){ "stats", NULL });
+	ck_assert(dlq_args_done(1, l.argc, l.argv));
+	ck_assert_str_eq(said(), "");
+}
+END_TEST
+
 START_TEST(ids_keep_their_order_and_come_once)
 {
 	struct line l;
@@ -399,6 +422,7 @@ suite(void)
 	tcase_add_test(tc, a_text_longer_than_the_worker_takes_is_refused);
 	tcase_add_test(tc, an_option_given_twice_is_refused);
 	tcase_add_test(tc, required_options_are_named);
+	tcase_add_test(tc, a_word_too_many_is_named_for_what_it_looks_like);
 	tcase_add_test(tc, ids_keep_their_order_and_come_once);
 	tcase_add_test(tc, ids_are_at_most_a_requests_worth);
 	tcase_add_test(tc, what_is_not_an_id_is_refused);
