@@ -953,7 +953,7 @@ dlq_archive_open(const struct dlq_config *c)
 	(void)dlq_sigrefresh_run(a->db, a->path);
 	a->payload_last = schema_version(a) >= 10;
 	a->mask = (struct dlq_redact){ &c->mask_keys, c->mask_emails,
-	    (int)c->mask_digits_min, 0 };
+	    (int)c->mask_digits_min, 0, dlq_redact_key_starts(&c->mask_keys) };
 	if (sqlite3_create_function_v2(a->db, "dlq_headers_json", 1,
 	    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
 	    headers_json_fn, NULL, NULL, NULL) != SQLITE_OK ||

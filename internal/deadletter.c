@@ -440,7 +440,8 @@ dlq_deadletter_error_text(const struct dlq_dead_letter *d,
 	dlq_buf_init(&tmp);
 	dlq_field_json(&tmp, d->error);
 	dlq_redact_payload(&(struct dlq_redact){ r->keys, r->emails,
-	    r->digits_min, max }, tmp.data, tmp.len, out, &(bool){ false });
+	    r->digits_min, max, r->key_starts }, tmp.data, tmp.len, out,
+	    &(bool){ false });
 	dlq_buf_release(&tmp);
 }
 

@@ -872,6 +872,7 @@ dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
 	m->redact.emails = c->mask_emails;
 	m->redact.digits_min = (int)c->mask_digits_min;
 	m->redact.max_bytes = (size_t)c->payload_max_bytes;
+	m->redact.key_starts = dlq_redact_key_starts(&c->mask_keys);
 	m->consumer_tag = amqp_empty_bytes;
 	dlq_buf_init(&m->line);
 	dlq_buf_init(&m->error);

@@ -367,26 +367,40 @@ lower(unsigned char c)
 	return c >= 'A' && c <= 'Z' ? (unsigned char)(c + ('a' - 'A')) : c;
 }
 
+static uint32_t
+letter_bit(unsigned char c)
+{
+	c = lower(c);
+	return 1u << (c >= 'a' && c <= 'z' ? c - 'a' : 31);
+}
+
+uint32_t
+dlq_redact_key_starts(const struct dlq_strlist *keys)
+{
+	uint32_t starts = 0;
+	size_t i;
+
+	for (i = 0; keys != NULL && i < keys->n; i++)
+		starts |= letter_bit((unsigned char)keys->v[i][0]);
+	return starts;
+}
+
 static bool
 key_is_masked(const struct dlq_redact *r, const unsigned char *k, size_t n)
 {
-	uint32_t starts = 0;	/* the first letters of the mask keys */
+	uint32_t starts;
 	size_t i, j, m;
 	const char *w;
 	unsigned char c;
 
 	if (r->keys == NULL)
 		return false;
-	/* a bit per letter (others share bit 31): a key's characters that
-	 * start no mask key are passed over without comparing each */
-	for (i = 0; i < r->keys->n; i++) {
-		c = lower((unsigned char)r->keys->v[i][0]);
-		starts |= 1u << (c >= 'a' && c <= 'z' ? c - 'a' : 31);
-	}
+	starts = r->key_starts != 0 ? r->key_starts :
+	    dlq_redact_key_starts(r->keys);
 	for (j = 0; j < n; j++) {
-		c = lower(k[j]);
-		if (!(starts & 1u << (c >= 'a' && c <= 'z' ? c - 'a' : 31)))
+		if (!(starts & letter_bit(k[j])))
 			continue;
+		c = lower(k[j]);
 		for (i = 0; i < r->keys->n; i++) {
 			w = r->keys->v[i];
 			if (lower((unsigned char)w[0]) == c &&

@@ -27,6 +27,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "buf.h"
 #include "config.h"
@@ -36,7 +37,15 @@ struct dlq_redact {
 	bool	 emails;
 	int	 digits_min;		/* 0: digit runs are kept */
 	size_t	 max_bytes;		/* output cap; 0: nothing printed */
+	uint32_t key_starts;		/* dlq_redact_key_starts(keys), kept
+					 * by a hot path; 0: worked out anew
+					 * for each key looked at */
 };
+
+/* The first letters of the mask keys, a bit per letter (others share
+ * bit 31): a key's characters that start none are passed over without
+ * comparing each. */
+uint32_t dlq_redact_key_starts(const struct dlq_strlist *keys);
 
 enum dlq_payload_kind {
 	DLQ_PAYLOAD_EMPTY,

@@ -973,7 +973,7 @@ judge_live(const struct dlq_config *c, const struct dlq_classifier *k,
     char *why, size_t n, int64_t *replay_count)
 {
 	struct dlq_redact r = { &c->mask_keys, c->mask_emails,
-	    (int)c->mask_digits_min, DLQ_ERROR_TEXT_MAX };
+	    (int)c->mask_digits_min, DLQ_ERROR_TEXT_MAX, 0 };
 	struct dlq_classification cl;
 	struct dlq_replay_policy p;
 	struct dlq_replay_facts f;

@@ -63,7 +63,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const struct dlq_strlist keys = { keys_v, 3 };
 	static char *err_v[] = { "x-error", "x-exception", NULL };
 	static const struct dlq_strlist errh = { err_v, 2 };
-	const struct dlq_redact r = { &keys, true, 8, 512 };
+	const struct dlq_redact r = { &keys, true, 8, 512,
+	    dlq_redact_key_starts(&keys) };
 	struct dlq_str dlq = { "q.dlq", 5 }, rk = { "q", 1 };
 	amqp_basic_properties_t props;
 	struct dlq_dead_letter d;

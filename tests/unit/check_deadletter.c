@@ -11,7 +11,7 @@ static char *errh_v[] = { "x-error", "x-exception", NULL };
 static const struct dlq_strlist errh = { errh_v, 2 };
 static char *keys_v[] = { "password", NULL };
 static const struct dlq_strlist keys = { keys_v, 1 };
-static const struct dlq_redact R = { &keys, true, 8, 64 };
+static const struct dlq_redact R = { &keys, true, 8, 64, 0 };
 
 static amqp_basic_properties_t props;
 static amqp_table_entry_t hdr[8];

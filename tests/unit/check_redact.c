@@ -11,7 +11,10 @@
 static char *keys_v[] = { "password", "token", "email", "phone",
     "authorization", NULL };
 static const struct dlq_strlist keys = { keys_v, 5 };
-static const struct dlq_redact R = { &keys, true, 8, 4096 };
+/* key_starts 0: the first letters of the keys worked out at each call;
+ * kept_key_starts_mask_what_is_masked_without checks the
+ * same with them kept, as a consumer keeps them */
+static const struct dlq_redact R = { &keys, true, 8, 4096, 0 };
 
 /* Text longer than the reach past an apostrophe (APOSTROPHE_REACH). */
 #define PROSE "was given for the account of the customer who called " \
@@ -168,6 +171,53 @@ START_TEST(addresses_and_numbers_are_found_at_word_starts_only)
 	    "\"t\":\"w\"}");
 	ck_assert_str_eq(text(), "{\"OldPassword\":\"***\",\"PASSWORD2\":"
 	    "\"***\",\"tok\":\"z\",\"t\":\"w\"}");
+}
+END_TEST
+
+/* A consumer keeps the first letters of the mask keys (key_starts) for
+ * all its dead letters: what it masks is what is masked without them. */
+START_TEST(kept_key_starts_mask_what_is_masked_without)
+{
+	static char *odd_v[] = { "_id", "Token", "", NULL };
+	static const struct dlq_strlist odd = { odd_v, 3 };
+	static const char *const payloads[] = {
+		"{\"OldPassword\":\"x\",\"PASSWORD2\":1,\"tok\":\"z\"}",
+		"{\"user\":{\"e_mail\":\"a\",\"Authorization\":\"Bearer y\"}}",
+		"{\"access_token\":\"abc\",\"x_id\":\"q\",\"ttl\":3}",
+		"password=hunter2&phone=5551234&next=/",
+		"{\"\":\"empty key\",\"zz\":\"none\"}",
+	};
+	struct dlq_redact kept = R, odd_r = R, odd_kept;
+	char *without;
+	size_t i;
+
+	kept.key_starts = dlq_redact_key_starts(R.keys);
+	ck_assert_uint_eq(kept.key_starts, 1u << ('p' - 'a') |
+	    1u << ('t' - 'a') | 1u << ('e' - 'a') | 1u << ('a' - 'a'));
+	odd_r.keys = &odd;
+	odd_kept = odd_r;
+	odd_kept.key_starts = dlq_redact_key_starts(&odd);
+	ck_assert_uint_eq(odd_kept.key_starts, 1u << 31 | 1u << ('t' - 'a'));
+	ck_assert_uint_eq(dlq_redact_key_starts(NULL), 0);
+	for (i = 0; i < sizeof(payloads) / sizeof(payloads[0]); i++) {
+		run(&R, payloads[i]);
+		without = strdup(text());
+		run(&kept, payloads[i]);
+		ck_assert_str_eq(text(), without);
+		run(&odd_r, payloads[i]);
+		free(without);
+		without = strdup(text());
+		run(&odd_kept, payloads[i]);
+		ck_assert_str_eq(text(), without);
+		free(without);
+	}
+	/* and each masks what it should */
+	run(&kept, payloads[1]);
+	ck_assert_str_eq(text(), "{\"user\":{\"e_mail\":\"a\","
+	    "\"Authorization\":\"***\"}}");
+	run(&odd_kept, payloads[2]);
+	ck_assert_str_eq(text(), "{\"access_token\":\"***\",\"x_id\":\"***\","
+	    "\"ttl\":3}");
 }
 END_TEST
 
@@ -584,7 +634,7 @@ START_TEST(the_default_keys_mask_card_codes_and_one_time_codes)
 	dlq_buf_init(&errors);
 	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
 	d = (struct dlq_redact){ &c.mask_keys, c.mask_emails,
-	    (int)c.mask_digits_min, 4096 };
+	    (int)c.mask_digits_min, 4096, dlq_redact_key_starts(&c.mask_keys) };
 	run(&d, "{\"cvv\":123,\"card_cvc\":\"123\",\"otp\":\"482193\","
 	    "\"passport_no\":\"AB12345\",\"date_of_birth\":\"1990-04-12\","
 	    "\"dob\":\"1990-04-12\",\"pass\":\"hunter2\",\"passphrase\":"
@@ -607,7 +657,7 @@ START_TEST(a_cookie_header_is_masked_to_the_end_of_its_line)
 {
 	static char *cookie_v[] = { "cookie", NULL };
 	static const struct dlq_strlist cookie = { cookie_v, 1 };
-	const struct dlq_redact c = { &cookie, true, 8, 4096 };
+	const struct dlq_redact c = { &cookie, true, 8, 4096, 0 };
 	static const char *const cases[][2] = {
 		{ "sent Cookie: sid=abc1; _ga=GA1.2.3; uid=42\r\nHost: x",
 		  "sent Cookie: ***\r\nHost: x" },
@@ -634,6 +684,7 @@ suite(void)
 	tcase_add_test(tc, escaped_quotes_in_long_strings_end_them_right);
 	tcase_add_test(tc, emails_and_phone_numbers_in_text_are_masked);
 	tcase_add_test(tc, addresses_and_numbers_are_found_at_word_starts_only);
+	tcase_add_test(tc, kept_key_starts_mask_what_is_masked_without);
 	tcase_add_test(tc, output_is_cut_at_max_bytes_on_a_character_boundary);
 	tcase_add_test(tc, an_email_cut_by_the_limit_is_still_masked);
 	tcase_add_test(tc, binary_and_empty_payloads_print_nothing);
