@@ -6,6 +6,8 @@
 #   make test       install what is missing, start a private test broker,
 #                   run the unit and integration tests
 #   make SAN=address,undefined test   the same under sanitizers
+#   make test-stress  the integration tests under CPU load with a slowed
+#                   worker, to find tests that race it
 #
 # Every library comes through pkg-config. With SAN set, objects and
 # binaries go to their own directory so the two builds never mix.
@@ -40,8 +42,8 @@ IT_BIN := $(IT_SRC:tests/integration/%.c=$(B)/tests/it_%)
 IT_HARNESS := $(B)/obj/tests/integration/harness.o \
 	$(B)/obj/tests/integration/receiver.o
 
-.PHONY: all run test check check-unit check-integration check-valgrind \
-	tests deps bench fuzz clean
+.PHONY: all run test test-stress check check-unit check-integration \
+	check-valgrind tests deps bench fuzz clean
 all: $(B)/dlq-worker $(B)/dlqctl
 
 $(B)/obj/%.o: %.c
@@ -80,16 +82,18 @@ $(B)/tests/it_%: $(B)/obj/tests/integration/%.o $(IT_HARNESS) $(B)/libdlq.a
 
 tests: $(UNIT_BIN) $(IT_BIN)
 
-# Pure code; no broker needed.
+# Pure code; no broker needed. scripts/check.sh runs every program even
+# after one fails, then names the failed tests and the programs that
+# crashed or did not run.
 check-unit: $(UNIT_BIN)
-	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+	@scripts/check.sh $(UNIT_BIN)
 
 # Needs DLQ_TEST_AMQP_URL (scripts/test.sh sets it up).
 check-integration: all $(IT_BIN)
-	@set -e; for t in $(IT_BIN); do echo "== $$t"; \
-	  DLQ_BIN=$(B) $$t; done
+	@DLQ_BIN=$(B) scripts/check.sh $(IT_BIN)
 
-check: check-unit check-integration
+check: all $(UNIT_BIN) $(IT_BIN)
+	@DLQ_BIN=$(B) scripts/check.sh $(UNIT_BIN) $(IT_BIN)
 
 # Unit tests in one process each under valgrind: any leak or error fails.
 check-valgrind: $(UNIT_BIN)
@@ -145,6 +149,11 @@ run:
 
 test:
 	scripts/test.sh
+
+# The integration suite with both cores busy and every commit of the
+# worker delayed: a test that races the worker loses here (once: RUNS=N)
+test-stress:
+	scripts/test.sh stress $(RUNS)
 
 clean:
 	rm -rf build

@@ -143,9 +143,12 @@ static atomic_uint releases;	/* memory releases so far */
 
 /* Fault injection for the tests, as SQLite does it: with
  * DLQ_FAULT_EXIT_AFTER_COMMITS=N the process exits right after its Nth
- * archive commit, before the ack. Never set in production. */
+ * archive commit, before the ack; DLQ_FAULT_COMMIT_DELAY_MS=N waits N ms
+ * before each commit, so that a test which races the worker loses (make
+ * test-stress). Never set in production. */
 #define DLQ_FAULT_EXIT_CODE	99
 static long fault_exit_after;
+static long fault_commit_delay_ms;
 static atomic_long commits;
 
 /* A C string copy of `s`, cut to the buffer. */
@@ -335,6 +338,8 @@ finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
 
 	if (m->batch_n == 0)
 		return STEP_OK;
+	if (fault_commit_delay_ms > 0)
+		usleep((useconds_t)fault_commit_delay_ms * 1000);
 	t0 = dlq_now_us();
 	if (dlq_archive_commit_hold(m->archive) == -1) {
 		archive_failed(m);	/* rolled back: its lines go too */
@@ -862,6 +867,8 @@ dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
 		return NULL;
 	if (getenv("DLQ_FAULT_EXIT_AFTER_COMMITS") != NULL)
 		fault_exit_after = atol(getenv("DLQ_FAULT_EXIT_AFTER_COMMITS"));
+	if (getenv("DLQ_FAULT_COMMIT_DELAY_MS") != NULL)
+		fault_commit_delay_ms = atol(getenv("DLQ_FAULT_COMMIT_DELAY_MS"));
 	m->cfg = c;
 	m->q = q;
 	m->stop = env->stop;

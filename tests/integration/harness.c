@@ -679,6 +679,41 @@ h_worker_wait(struct h_worker *w, const char *event, int n, int timeout_ms)
 	return false;
 }
 
+static int64_t
+archived_id(struct h_worker *w, const char *message_id, int nth)
+{
+	cJSON **ev;
+	int64_t id = -1;
+	int n, i, seen = 0;
+
+	ev = h_worker_events(w, "dead_letter", &n);
+	for (i = 0; i < n && id == -1; i++) {
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(ev[i],
+		    "message_id");
+		if (cJSON_IsString(m) && strcmp(m->valuestring, message_id) == 0
+		    && ++seen == nth)
+			id = h_jnum(ev[i], "id");
+	}
+	h_events_free(ev, n);
+	return id;
+}
+
+int64_t
+h_archived(struct h_worker *w, const char *message_id, int nth,
+    int timeout_ms)
+{
+	int64_t end = h_now_ms() + timeout_ms, id;
+
+	while ((id = archived_id(w, message_id, nth)) == -1) {
+		ck_assert_msg(h_now_ms() < end, "no dead_letter #%d logged for "
+		    "message_id %s", nth, message_id);
+		ck_assert_msg(waitpid(w->pid, NULL, WNOHANG) == 0,
+		    "dlq-worker exited while waiting for %s", message_id);
+		nap(50);
+	}
+	return id;
+}
+
 cJSON **
 h_worker_events(struct h_worker *w, const char *event, int *n)
 {

@@ -109,6 +109,15 @@ void		 h_spawn(struct h_worker *, const char *prog,
 bool		 h_worker_wait(struct h_worker *, const char *event, int n,
 		    int timeout_ms);
 int		 h_worker_count(struct h_worker *, const char *event);
+/* Waits until the worker has logged the `nth` (1-based) dead_letter line
+ * whose message_id is `message_id` (logged after its commit, so the
+ * record is in the archive) and returns that record's archive id; fails
+ * the test after `timeout_ms`. Prefer it to a wait on a total count
+ * followed by a read of "the newest": that races as soon as the count
+ * is off by one. A replayed message that dies again keeps its id, hence
+ * `nth`. */
+int64_t		 h_archived(struct h_worker *, const char *message_id,
+		    int nth, int timeout_ms);
 /* Parsed lines with `event` (caller frees with cJSON_Delete each, free). */
 cJSON		**h_worker_events(struct h_worker *, const char *event,
 		    int *n);
