@@ -67,11 +67,10 @@ dlq_cli_bad_option(const char *prog, char *const *argv,
     const struct option *longopts)
 {
 	struct dlq_suggestion s = DLQ_SUGGESTION_NONE;
-	const struct option *o, *taken = NULL;
+	const struct option *o;
 	const char *arg = argv[optind - 1], *name = arg + 2;
 	char typed[64];
 	size_t len = strcspn(name, "=");
-	int prefixes = 0;
 
 	if (strncmp(arg, "--", 2) != 0) {	/* -x, or -c without FILE */
 		for (o = longopts; o->name != NULL && (o->val != optopt ||
@@ -84,29 +83,49 @@ dlq_cli_bad_option(const char *prog, char *const *argv,
 			    optopt);
 		return;
 	}
-	/* the option getopt took it for: its whole name, or the only one
-	 * it begins (--conf) */
-	for (o = longopts; o->name != NULL; o++) {
-		if (strncmp(o->name, name, len) != 0)
-			continue;
-		taken = o;
-		if (strlen(o->name) == len) {
-			prefixes = 1;
+	/* options are taken by their whole name only (dlq_cli_getopt) */
+	for (o = longopts; o->name != NULL; o++)
+		if (strncmp(o->name, name, len) == 0 && o->name[len] == '\0')
 			break;
-		}
-		prefixes++;
-	}
-	if (prefixes == 1)
-		fprintf(stderr, "%s: --%s %s\n", prog, taken->name,
+	if (o->name != NULL) {
+		fprintf(stderr, "%s: --%s %s\n", prog, o->name,
 		    name[len] == '=' ? "takes no value" : "needs a value");
-	else {
-		fprintf(stderr, "%s: unknown or ambiguous option '%s'", prog,
-		    arg);
-		snprintf(typed, sizeof(typed), "%.*s", (int)len, name);
-		for (o = longopts; o->name != NULL; o++)
-			dlq_suggest_consider(&s, typed, o->name, strlen(o->name));
-		if (s.word != NULL)
-			fprintf(stderr, "; did you mean '--%s'?", s.word);
-		fputc('\n', stderr);
+		return;
 	}
+	fprintf(stderr, "%s: unknown option '--%.*s'", prog, (int)len, name);
+	snprintf(typed, sizeof(typed), "%.*s", (int)len, name);
+	for (o = longopts; o->name != NULL; o++)
+		dlq_suggest_consider(&s, typed, o->name, strlen(o->name));
+	if (s.word != NULL)
+		fprintf(stderr, "; did you mean '--%s'?", s.word);
+	fputc('\n', stderr);
+}
+
+int
+dlq_cli_getopt(int argc, char *const *argv, const char *shortopts,
+    const struct option *longopts, const char *who)
+{
+	const struct option *o;
+	const char *arg, *typed;
+	int ch, idx = -1;
+	size_t len;
+
+	ch = getopt_long(argc, argv, shortopts, longopts, &idx);
+	if (ch == -1 || ch == '?' || ch == ':' || idx < 0)
+		return ch;
+	o = &longopts[idx];
+	/* the word it came from: its value, when separate, is the last */
+	arg = argv[optind - 1];
+	if (o->has_arg != no_argument && optarg != NULL && optarg == arg &&
+	    optind >= 2)
+		arg = argv[optind - 2];
+	if (strncmp(arg, "--", 2) != 0)
+		return ch;
+	typed = arg + 2;
+	len = strcspn(typed, "=");
+	if (len == strlen(o->name))
+		return ch;
+	fprintf(stderr, "%s: unknown option '--%.*s'; did you mean '--%s'?\n",
+	    who, (int)len, typed, o->name);
+	return DLQ_CLI_ABBREVIATED;
 }

@@ -19,6 +19,18 @@ struct option;
 void	dlq_cli_bad_option(const char *prog, char *const *argv,
 	    const struct option *longopts);
 
+/* What dlq_cli_getopt() returns for an abbreviated long option, after
+ * saying so on stderr. */
+#define DLQ_CLI_ABBREVIATED	'\001'
+
+/* getopt_long() that takes a long option by its whole name only: glibc
+ * takes any unique prefix, and "--exec" or "--y" must not run a replay
+ * or confirm a drop nobody typed. For an abbreviation it says on stderr
+ * "WHO: unknown option '--exec'; did you mean '--execute'?" and returns
+ * DLQ_CLI_ABBREVIATED; otherwise what getopt_long() returns. */
+int	dlq_cli_getopt(int argc, char *const *argv, const char *shortopts,
+	    const struct option *longopts, const char *who);
+
 #define DLQ_VERSION	"0.1.0"
 
 #endif

@@ -1,8 +1,13 @@
 /* control.c - the control socket: peers, roles, requests, audit.
  *
  * One thread polls the listening socket and up to MAX_CLIENTS clients,
- * USER_CLIENTS of one user; a client that sends nothing for
- * control.idle_timeout_ms (dlqctl sends its request at once) is closed.
+ * USER_CLIENTS of one user, the last ADMIN_CLIENTS kept for root and the
+ * worker's own user; a client that sends nothing for
+ * control.idle_timeout_ms after connecting or an answer (dlqctl sends
+ * its request at once), or whose request is not whole within
+ * REQUEST_DEADLINE_MS of its first byte, is closed. A caller without the
+ * role a command needs is answered before anything is locked and leaves
+ * at most a small audit row (refused).
  * Requests are parsed with cJSON and bounded in size; replies go out with
  * a send timeout so a client that does not read cannot stall the thread. */
 #include "control.h"
@@ -31,6 +36,7 @@
 #include "cases.h"
 #include "causes.h"
 #include "log.h"
+#include "metrics.h"
 #include "mgmt.h"
 #include "parentdir.h"
 #include "replaysrv.h"
@@ -40,6 +46,13 @@
 /* One user's connections at most: a script that leaks them (or sessions
  * left open) cannot lock the others out. */
 #define USER_CLIENTS	(MAX_CLIENTS / 4)
+/* Kept for root and the worker's own user: however many others hold,
+ * an admin can still connect. */
+#define ADMIN_CLIENTS	4
+/* A request must be whole this long after its first byte: one sent a
+ * byte at a time would otherwise hold its slot for ever (the idle timer
+ * counts only the time between an answer and the next request). */
+#define REQUEST_DEADLINE_MS	5000
 #define POLL_MS		250
 #define MGMT_TIMEOUT_MS	3000	/* for stats' traffic from the broker */
 #define TRAFFIC_QUEUES	200	/* the most queues stats ask it about */
@@ -58,7 +71,8 @@ struct client {
 	enum dlq_role	 role;
 	char		 user[64];
 	struct dlq_buf	 in;
-	int64_t		 idle_since_ms;	/* connected, sent, or answered */
+	int64_t		 idle_since_ms;	/* connected, or answered */
+	int64_t		 request_since_ms; /* its first byte; in.len > 0 */
 };
 
 struct dlq_control {
@@ -822,6 +836,85 @@ answer_error(struct dlq_buf *out, const char *code, const char *msg)
 	dlq_buf_adds(out, "}\n");
 }
 
+/* The free texts a request may carry, each at most DLQ_CONTROL_TEXT_MAX
+ * bytes: checked before anything is locked or written. */
+static const char *const free_texts[] = { "reason", "evidence", "decision",
+	"owner", "what" };
+
+/* Refused requests of one uid that leave an audit row, per minute; the
+ * rest are counted and said in one log line a minute. */
+#define REFUSALS_STORED		10
+#define REFUSAL_WINDOW_MS	60000
+#define REFUSAL_UIDS		16
+
+static struct refusals {
+	long	 uid;
+	int64_t	 since_ms;	/* the window's start; 0: slot free */
+	int	 stored;
+	long	 counted;	/* past REFUSALS_STORED in this window */
+} refusals[REFUSAL_UIDS];
+
+/* The window of `uid`, a new one when its last ended (the oldest slot
+ * is taken over when all are in use). */
+static struct refusals *
+refusal_window(long uid, int64_t now)
+{
+	struct refusals *w = &refusals[0], *e;
+	struct dlq_buf line = { 0 };
+
+	for (e = refusals; e < refusals + REFUSAL_UIDS; e++) {
+		if (e->since_ms != 0 && e->uid == uid) {
+			w = e;
+			break;
+		}
+		if (e->since_ms < w->since_ms)
+			w = e;
+	}
+	if (w->uid != uid || now - w->since_ms >= REFUSAL_WINDOW_MS) {
+		if (w->counted > 0 && dlq_log_begin(&line, DLQ_LOG_WARN,
+		    "control_refusals_not_audited")) {
+			dlq_log_int(&line, "uid", w->uid);
+			dlq_log_int(&line, "refused", w->counted);
+			dlq_log_int(&line, "window_ms", REFUSAL_WINDOW_MS);
+			dlq_log_end(&line);
+		}
+		dlq_buf_release(&line);
+		w->uid = uid;
+		w->since_ms = now;
+		w->stored = 0;
+		w->counted = 0;
+	}
+	return w;
+}
+
+/* A refused request writes little, and only for a caller with a role:
+ * a fixed-size audit row (who, which command, why; not its arguments,
+ * whose ids would join the histories of the records they name), at
+ * most REFUSALS_STORED a minute per uid; past that it is counted. A
+ * caller with no role writes nothing and takes no lock. */
+static void
+refused(sqlite3 *db, const struct command *c, enum dlq_role role,
+    const char *user, long uid, const char *why)
+{
+	struct refusals *w;
+	char result[200];
+
+	dlq_metrics_control_refused();
+	if (role == DLQ_ROLE_NONE || c->writes == W_NONE || db == NULL)
+		return;
+	w = refusal_window(uid, dlq_now_ms());
+	if (w->stored >= REFUSALS_STORED) {
+		w->counted++;
+		return;
+	}
+	w->stored++;
+	snprintf(result, sizeof(result), "refused: %.180s", why);
+	dlq_archive_writer_lock();
+	dlq_cases_audit_add(db, dlq_wall_ms(), user, uid, c->name, NULL,
+	    result);
+	dlq_archive_writer_unlock();
+}
+
 void
 dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
     size_t len, enum dlq_role role, const char *user, long uid, int peer,
@@ -853,6 +946,21 @@ dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
 	if (c->run == cmd_show_plain && cJSON_IsTrue(
 	    cJSON_GetObjectItemCaseSensitive(j, "payload")))
 		c = c + 1;	/* show_payload: the operator role */
+	if (role < c->role) {
+		snprintf(msg, sizeof(msg), "%s needs the %s role; %.64s is %s",
+		    c->label, role_names[c->role], user, role_names[role]);
+		answer_error(out, "permission", msg);
+		refused(db, c, role, user, uid, msg);
+		cJSON_Delete(j);
+		return;
+	}
+	/* before any lock or write: a text too long is a usage error */
+	for (i = 0; i < sizeof(free_texts) / sizeof(free_texts[0]); i++)
+		if (!dlq_json_text_fits(j, free_texts[i], msg, sizeof(msg))) {
+			answer_error(out, "usage", msg);
+			cJSON_Delete(j);
+			return;
+		}
 	dlq_buf_init(&data);
 	memset(&r, 0, sizeof(r));
 	r.cfg = cfg;
@@ -864,12 +972,7 @@ dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
 	/* a mutation and its audit entry wait their turn among the writers */
 	if (c->writes == W_ONE_TURN && db != NULL)
 		dlq_archive_writer_lock();
-	if (role < c->role) {
-		snprintf(r.err, sizeof(r.err), "%s needs the %s role; %s is %s",
-		    c->label, role_names[c->role], user, role_names[role]);
-		answer_error(out, "permission", r.err);
-		a = A_REFUSED;
-	} else if (db == NULL) {
+	if (db == NULL) {
 		answer_error(out, "error", "the archive is not available");
 		a = A_ERROR;
 	} else {
@@ -897,11 +1000,8 @@ dlq_control_handle(const struct dlq_config *cfg, sqlite3 *db, const char *line,
 		cJSON_DeleteItemFromObjectCaseSensitive(j, "progress");
 		note_unchanged_ids(c, j, &data);
 		args = cJSON_PrintUnformatted(j);
-		if (role < c->role)
-			snprintf(msg, sizeof(msg), "refused: %.140s", r.err);
-		else
-			snprintf(msg, sizeof(msg), "%s%s%.140s", codes[a],
-			    a != A_OK ? ": " : "", a != A_OK ? r.err : "");
+		snprintf(msg, sizeof(msg), "%s%s%.140s", codes[a],
+		    a != A_OK ? ": " : "", a != A_OK ? r.err : "");
 		dlq_cases_audit_add(db, dlq_wall_ms(), user, uid, c->name, args,
 		    msg);
 		free(args);
@@ -1112,7 +1212,9 @@ accept_client(struct dlq_control *k)
 		return;
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (k->n >= MAX_CLIENTS ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+	    (k->n >= MAX_CLIENTS - ADMIN_CLIENTS && cred.uid != 0 &&
+	    cred.uid != geteuid())) {
 		say_closing(fd, "too many control connections");
 		close(fd);
 		return;
@@ -1158,7 +1260,8 @@ serve_client(struct dlq_control *k, struct client *c)
 
 	if ((n = read(c->fd, buf, sizeof(buf))) <= 0)
 		return n < 0 && errno == EINTR;
-	c->idle_since_ms = dlq_now_ms();
+	if (c->in.len == 0)
+		c->request_since_ms = dlq_now_ms();
 	dlq_buf_add(&c->in, buf, (size_t)n);
 	while (c->in.len > 0 && (nl = memchr(c->in.data, '\n', c->in.len))) {
 		used = (size_t)(nl - c->in.data) + 1;
@@ -1173,7 +1276,9 @@ serve_client(struct dlq_control *k, struct client *c)
 		memmove(c->in.data, c->in.data + used, c->in.len - used);
 		c->in.len -= used;
 		sent = send_all(c->fd, k->out.data, k->out.len);
-		c->idle_since_ms = dlq_now_ms();	/* now its turn to ask */
+		/* now its turn to ask; what it sent after this request
+		 * began the next one */
+		c->idle_since_ms = c->request_since_ms = dlq_now_ms();
 		if (k->out.cap > OUT_KEEP_BYTES) {
 			dlq_buf_release(&k->out);
 			dlq_buf_init(&k->out);
@@ -1193,12 +1298,16 @@ run(void *arg)
 {
 	struct dlq_control *k = arg;
 	struct pollfd p[MAX_CLIENTS + 1];
-	char idle[128];
+	char idle[128], slow[128];
+	const char *why;
+	int64_t now;
 	size_t i, n;
 
 	snprintf(idle, sizeof(idle), "nothing sent for %lld ms "
 	    "(control.idle_timeout_ms): connection closed",
 	    (long long)k->cfg->control_idle_ms);
+	snprintf(slow, sizeof(slow), "request not complete %d ms after its "
+	    "first byte: connection closed", REQUEST_DEADLINE_MS);
 	while (!k->stop) {
 		p[0].fd = k->fd;
 		p[0].events = POLLIN;
@@ -1213,14 +1322,24 @@ run(void *arg)
 		/* clients first, from the end: dropping moves the last one.
 		 * One that sent nothing for too long is closed (what came
 		 * while another's request was handled is read first). */
-		for (i = n; i-- > 0;)
-			if (p[i + 1].revents && !serve_client(k, &k->c[i]))
+		for (i = n; i-- > 0;) {
+			if (p[i + 1].revents && !serve_client(k, &k->c[i])) {
 				drop_client(k, i);
-			else if (dlq_now_ms() - k->c[i].idle_since_ms >=
-			    k->cfg->control_idle_ms) {
-				say_closing(k->c[i].fd, idle);
+				continue;
+			}
+			now = dlq_now_ms();
+			why = NULL;
+			if (k->c[i].in.len > 0 && now -
+			    k->c[i].request_since_ms >= REQUEST_DEADLINE_MS)
+				why = slow;
+			else if (k->c[i].in.len == 0 && now -
+			    k->c[i].idle_since_ms >= k->cfg->control_idle_ms)
+				why = idle;
+			if (why != NULL) {
+				say_closing(k->c[i].fd, why);
 				drop_client(k, i);
 			}
+		}
 		if (p[0].revents & POLLIN)
 			accept_client(k);
 	}
@@ -1262,19 +1381,57 @@ clear_socket_path(const struct sockaddr_un *sa, char *why, size_t size)
 	return 0;
 }
 
+/* The directory of the socket must be one others cannot write to (nor
+ * anyone but us or root own): in a world-writable one, anyone could put
+ * a link or a socket of their own where dlqctl looks. */
+static int
+check_socket_dir(const char *path, char *why, size_t size)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 :
+		    (int)(slash - path), path);
+	if (stat(dir, &st) != 0) {
+		snprintf(why, size, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if ((st.st_mode & S_IWOTH) || (st.st_uid != 0 &&
+	    st.st_uid != geteuid())) {
+		snprintf(why, size, "its directory %s is %s: put the socket in "
+		    "a directory only the worker's user can write (the "
+		    "default /run/dlq-monitor/ is made so)", dir,
+		    (st.st_mode & S_IWOTH) ? "writable by every user" :
+		    "owned by another user");
+		return -1;
+	}
+	return 0;
+}
+
 /* Binds the control socket at `path`, world-connectable (the roles are
- * the access control). Fails, saying why, when another worker holds it,
- * something else is at the path or its directory could not be made (a
- * user who may not write /run). */
+ * the access control). It is made and given its mode in a directory of
+ * its own that only this user can enter, then moved into place: a chmod
+ * at the path would follow a link put there in between. Fails, saying
+ * why, when another worker holds it, something else is at the path, its
+ * directory is writable by others, or could not be made (a user who may
+ * not write /run). */
 static int
 bind_socket(struct dlq_control *k, const char *path, char *why, size_t size)
 {
-	struct sockaddr_un sa;
+	struct sockaddr_un sa, tmp;
+	char dir[sizeof(sa.sun_path) - 2];	/* and "/s" */
+	const char *slash = strrchr(path, '/');
 	struct stat st;
-	int dir_err;
+	int dir_err, n;
+	bool moved;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
+	tmp = sa;
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		snprintf(why, size, "%s", strerror(ENAMETOOLONG));
 		return -1;
@@ -1283,18 +1440,33 @@ bind_socket(struct dlq_control *k, const char *path, char *why, size_t size)
 	/* others reach the socket through it: 0755. A directory that
 	 * cannot be made is why the bind below fails. */
 	dir_err = dlq_parentdir_make(path, 0755, why, size);
-	if (dir_err == 0 && clear_socket_path(&sa, why, size) == -1)
+	if (dir_err != 0 || check_socket_dir(path, why, size) == -1 ||
+	    clear_socket_path(&sa, why, size) == -1)
 		return -1;
+	/* a path too long for the private directory's name beside it is
+	 * bound in place: its directory is not writable by others either */
+	n = snprintf(dir, sizeof(dir), "%.*s.dlqXXXXXX", slash ? (int)(slash -
+	    path + 1) : 0, path);
+	moved = n > 0 && (size_t)n < sizeof(dir) && mkdtemp(dir) != NULL;
+	snprintf(tmp.sun_path, sizeof(tmp.sun_path), "%s", moved ? dir : path);
+	if (moved)
+		strcat(tmp.sun_path, "/s");
 	if ((k->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
-	    SOCK_NONBLOCK, 0)) >= 0 && bind(k->fd, (struct sockaddr *)&sa,
-	    sizeof(sa)) == 0 && chmod(path, 0666) == 0 &&
+	    SOCK_NONBLOCK, 0)) >= 0 && bind(k->fd, (struct sockaddr *)&tmp,
+	    sizeof(tmp)) == 0 && chmod(tmp.sun_path, 0666) == 0 &&
+	    (!moved || rename(tmp.sun_path, path) == 0) &&
 	    lstat(path, &st) == 0 && listen(k->fd, 64) == 0) {
+		if (moved)
+			rmdir(dir);
 		k->sock_dev = st.st_dev;
 		k->sock_ino = st.st_ino;
 		return 0;
 	}
-	if (dir_err == 0)
-		snprintf(why, size, "%s", strerror(errno));
+	snprintf(why, size, "%s", strerror(errno));
+	if (moved) {
+		unlink(tmp.sun_path);
+		rmdir(dir);
+	}
 	return -1;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cases.h"
+#include "cli.h"
 #include "control.h"
 #include "ctlclient.h"
 #include "ctlselect.h"
@@ -121,9 +122,8 @@ unknown_option(const char *cmd, const char *arg, const char *allowed)
 	const char *name = arg + strspn(arg, "-"), *p;
 	size_t len;
 
-	fprintf(stderr, "dlqctl: %s: unknown or ambiguous option '%s'", cmd,
-	    arg);
 	snprintf(typed, sizeof(typed), "%.*s", (int)strcspn(name, "="), name);
+	fprintf(stderr, "dlqctl: %s: unknown option '--%s'", cmd, typed);
 	for (p = allowed; *p != '\0'; p += len + (p[len] == ' ')) {
 		len = strcspn(p, " ");
 		dlq_suggest_consider(&s, typed, p, len);
@@ -131,6 +131,17 @@ unknown_option(const char *cmd, const char *arg, const char *allowed)
 	if (s.word != NULL)
 		fprintf(stderr, "; did you mean '--%.*s'?", (int)s.len, s.word);
 	fputc('\n', stderr);
+}
+
+/* Whether the word `arg` ("--name" or "--name=value") names `name`
+ * whole, not a prefix of it. */
+static bool
+whole_name(const char *arg, const char *name)
+{
+	size_t len = strcspn(arg + 2, "=");
+
+	return strncmp(arg, "--", 2) == 0 && strlen(name) == len &&
+	    strncmp(arg + 2, name, len) == 0;
 }
 
 /* Whether the value of a K_SIG, K_STATUS or K_CLASS option is one the
@@ -169,7 +180,7 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 	struct option longopts[NOPTS + 1];
 	const struct opt *o;
 	const char *why;
-	char *end, *c;
+	char *end, *c, who[64];
 	long long v, max;
 	int64_t ms;
 	size_t i;
@@ -185,14 +196,18 @@ dlq_args_options(cJSON *r, int argc, char **argv, const char *allowed)
 	memset(&longopts[NOPTS], 0, sizeof(longopts[NOPTS]));
 	optind = 0;	/* 0: glibc starts afresh (permuting) */
 	opterr = 0;	/* its messages name the command alone: ours below */
-	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	snprintf(who, sizeof(who), "dlqctl: %.40s", argv[0]);
+	while ((ch = dlq_cli_getopt(argc, argv, "", longopts, who)) != -1) {
+		if (ch == DLQ_CLI_ABBREVIATED)
+			return false;
 		if (ch < 256) {
-			if (optopt >= 256)
+			if (optopt >= 256 && whole_name(argv[optind - 1],
+			    opt_table[optopt - 256].name))
 				fprintf(stderr, "dlqctl: --%s %s\n",
 				    opt_table[optopt - 256].name,
 				    opt_table[optopt - 256].kind == K_FLAG ?
 				    "takes no value" : "needs a value");
-			else if (optopt > 0)
+			else if (optopt > 0 && optopt < 256)
 				fprintf(stderr, "dlqctl: %s: unknown option "
 				    "'-%c'\n", argv[0], optopt);
 			else
@@ -410,32 +425,19 @@ dlq_args_str(cJSON *r, const char *k)
 }
 
 /* Whether the word `arg` is an option of opt_table whose value is the
- * next word: in "--reason -h" the -h is the reason. An option may be
- * abbreviated, as getopt_long allows; an ambiguous one is an error
- * there and takes nothing here. */
+ * next word: in "--reason -h" the -h is the reason. Options are taken
+ * by their whole name only (dlq_cli_getopt). */
 static bool
 value_follows(const char *arg)
 {
-	const struct opt *found = NULL;
-	size_t i, n;
+	size_t i;
 
-	if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0' ||
-	    strchr(arg, '=') != NULL)
+	if (strncmp(arg, "--", 2) != 0)
 		return false;
-	arg += 2;
-	n = strlen(arg);
-	for (i = 0; i < NOPTS; i++) {
-		if (strncmp(opt_table[i].name, arg, n) != 0)
-			continue;
-		if (opt_table[i].name[n] == '\0') {
-			found = &opt_table[i];
-			break;
-		}
-		if (found != NULL)
-			return false;
-		found = &opt_table[i];
-	}
-	return found != NULL && found->kind != K_FLAG;
+	for (i = 0; i < NOPTS; i++)
+		if (strcmp(opt_table[i].name, arg + 2) == 0)
+			return opt_table[i].kind != K_FLAG;
+	return false;
 }
 
 /* Takes --json out of a command's words and says whether --help or -h

@@ -184,6 +184,11 @@ render_ready(struct dlq_http *h)
 		dlq_buf_json_cstr(&h->out, error);
 		dlq_buf_addc(&h->out, ',');
 	}
+	if (dlq_metrics_broker_error(error, sizeof(error))) {
+		dlq_buf_adds(&h->out, "\"broker_error\":");
+		dlq_buf_json_cstr(&h->out, error);
+		dlq_buf_addc(&h->out, ',');
+	}
 	dlq_buf_printf(&h->out, "\"ready\":%s}\n", topo && arch && down == 0 ?
 	    "true" : "false");
 	return topo && arch && down == 0 ? MHD_HTTP_OK :

@@ -34,8 +34,10 @@ static struct {
 } consumers[CONSUMERS_MAX];
 static size_t n_consumers;
 static char archive_error[256];	/* why, the last time one said */
+static char broker_error[256];	/* why it cannot be reached; "": it can */
 
 static atomic_uint_fast64_t acked;
+static atomic_uint_fast64_t control_refused;
 static atomic_bool topology_ok;
 
 static const double commit_buckets[] = { 0.001, 0.0025, 0.005, 0.01, 0.025,
@@ -195,6 +197,32 @@ dlq_metrics_archive_error(char *out, size_t n)
 }
 
 void
+dlq_metrics_control_refused(void)
+{
+	control_refused++;
+}
+
+void
+dlq_metrics_broker(const char *error)
+{
+	pthread_mutex_lock(&mu);
+	snprintf(broker_error, sizeof(broker_error), "%s", error ? error : "");
+	pthread_mutex_unlock(&mu);
+}
+
+bool
+dlq_metrics_broker_error(char *out, size_t n)
+{
+	bool failing;
+
+	pthread_mutex_lock(&mu);
+	if ((failing = broker_error[0] != '\0'))
+		snprintf(out, n, "%s", broker_error);
+	pthread_mutex_unlock(&mu);
+	return failing;
+}
+
+void
 dlq_metrics_topology(bool ok)
 {
 	topology_ok = ok;
@@ -289,6 +317,10 @@ dlq_metrics_render(struct dlq_buf *b)
 	dlq_buf_printf(b, "# HELP dlq_acks_total Deliveries acked after their "
 	    "commit.\n# TYPE dlq_acks_total counter\ndlq_acks_total %llu\n",
 	    (unsigned long long)acked);
+	dlq_buf_printf(b, "# HELP dlq_control_refused_total Control requests "
+	    "refused for want of a role.\n# TYPE dlq_control_refused_total "
+	    "counter\ndlq_control_refused_total %llu\n",
+	    (unsigned long long)control_refused);
 	dlq_buf_adds(b, "# HELP dlq_alert_digests_total Digest POSTs by target "
 	    "host and outcome.\n# TYPE dlq_alert_digests_total counter\n");
 	for (i = 0; i < n_alerts; i++)

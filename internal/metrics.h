@@ -8,6 +8,7 @@
 #define DLQ_METRICS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "buf.h"
@@ -22,11 +23,19 @@ void	dlq_metrics_consumer(const char *dlq, bool up);
 /* How many other consumers the broker last said the DLQ has. */
 void	dlq_metrics_consumer_others(const char *dlq, uint32_t others);
 void	dlq_metrics_topology(bool asserted);
+/* A control request refused for want of a role. */
+void	dlq_metrics_control_refused(void);
 /* A consumer's archive writes fail (`error`: why) or work again (NULL). */
 void	dlq_metrics_archive(const char *dlq, const char *error);
 /* Whether a consumer's archive writes fail now, and the last reason
  * given into `out`. */
 bool	dlq_metrics_archive_error(char *out, size_t n);
+
+/* The broker cannot be reached at start (`error`: why), or it can
+ * (NULL). */
+void	dlq_metrics_broker(const char *error);
+/* Whether it could not, and why into `out`. */
+bool	dlq_metrics_broker_error(char *out, size_t n);
 
 /* Readiness inputs. */
 bool	dlq_metrics_topology_asserted(void);

@@ -95,6 +95,18 @@ dlq_replay_policy_json(const struct dlq_replay_policy *p, struct dlq_buf *b)
 }
 
 static bool
+error_header(amqp_bytes_t k, const struct dlq_strlist *l)
+{
+	size_t i;
+
+	for (i = 0; l != NULL && i < l->n; i++)
+		if (k.len == strlen(l->v[i]) && memcmp(k.bytes, l->v[i],
+		    k.len) == 0)
+			return true;
+	return false;
+}
+
+static bool
 broker_owned(amqp_bytes_t k, bool reset_retries)
 {
 	static const char *const exact[] = { "x-death", "x-replay-count",
@@ -126,7 +138,8 @@ dlq_replay_headers(const amqp_table_t *orig, bool reset_retries,
 	if (out->entries == NULL)
 		return -1;
 	for (i = 0; orig != NULL && i < orig->num_entries; i++)
-		if (!broker_owned(orig->entries[i].key, reset_retries))
+		if (!broker_owned(orig->entries[i].key, reset_retries) &&
+		    !error_header(orig->entries[i].key, m->error_headers))
 			out->entries[n++] = orig->entries[i];
 	extra[0].key = amqp_cstring_bytes("x-replay-count");
 	extra[0].value.kind = AMQP_FIELD_KIND_I32;

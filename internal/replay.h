@@ -52,7 +52,10 @@ void	dlq_replay_target_name(const char *exchange, const char *routing_key,
 	    char *buf, size_t n);
 
 /* The headers to send: `orig` minus the broker-owned ones (and
- * x-retry-count when `reset_retries`), plus the replay headers. Entries
+ * x-retry-count when `reset_retries`) and the configured error headers
+ * (`error_headers`, may be NULL: the error they held was this death's;
+ * the archive keeps it in the lineage, and a message that dies again
+ * without a new one must not show the old), plus the replay headers. Entries
  * point into `orig` and `extra` (5 entries the caller provides), both of
  * which must outlive the result. */
 struct dlq_replay_mark {
@@ -61,6 +64,7 @@ struct dlq_replay_mark {
 	int64_t		 at_s;
 	const char	*reason;
 	int64_t		 replay_of;	/* archive id, 0: none */
+	const struct dlq_strlist *error_headers; /* not sent; NULL: none */
 };
 int	dlq_replay_headers(const amqp_table_t *orig, bool reset_retries,
 	    const struct dlq_replay_mark *, amqp_table_entry_t extra[5],

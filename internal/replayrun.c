@@ -1086,6 +1086,7 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	mark.at_s = dlq_wall_ms() / 1000;
 	mark.reason = o->reason;
 	mark.replay_of = 0;
+	mark.error_headers = &c->error_headers;
 	if (dlq_replay_headers((msg->properties._flags & AMQP_BASIC_HEADERS_FLAG)
 	    ? &msg->properties.headers : NULL, o->reset_retries, &mark, extra,
 	    &props.headers) == -1)

@@ -190,6 +190,7 @@ dlq_replay_post(const struct dlq_config *c, struct dlq_publisher *pub,
 	mark.at_s = dlq_wall_ms() / 1000;
 	mark.reason = reason;
 	mark.replay_of = e->key;
+	mark.error_headers = &c->error_headers;
 	if (dlq_replay_headers(&orig, reset_retries, &mark, extra,
 	    &props.headers) == -1) {
 		snprintf(e->detail, sizeof(e->detail), "out of memory");

@@ -35,6 +35,7 @@
 #include "metrics.h"
 #include "log.h"
 #include "monitor.h"
+#include "preflight.h"
 #include "redrive.h"
 
 /* Time the last digest may take at shutdown; the consumers need well
@@ -70,6 +71,9 @@ wait_signal(const sigset_t *set, int64_t ms)
 	return sig > 0 ? sig : 0;
 }
 
+/* Asserts the topology, retrying while the broker cannot be reached
+ * (readiness says why meanwhile). 0 done, -1 the broker refused us, or
+ * the stop signal that came while waiting. */
 static int
 assert_topology(const struct dlq_config *c, const struct dlq_topology *t,
     const sigset_t *set, struct dlq_assert_result *res)
@@ -79,9 +83,11 @@ assert_topology(const struct dlq_config *c, const struct dlq_topology *t,
 	unsigned attempt = 0;
 	char why[512];
 	int64_t delay;
+	int sig;
 
 	for (;;) {
 		st = dlq_topology_apply(c, t, res, why, sizeof(why));
+		dlq_metrics_broker(st == DLQ_AMQP_OK ? NULL : why);
 		if (st == DLQ_AMQP_OK)
 			return 0;
 		if (st == DLQ_AMQP_FATAL) {
@@ -98,8 +104,8 @@ assert_topology(const struct dlq_config *c, const struct dlq_topology *t,
 			dlq_log_end(&line);
 		}
 		dlq_buf_release(&line);
-		if (wait_signal(set, delay) != 0)
-			return 1;
+		if ((sig = wait_signal(set, delay)) != 0)
+			return sig;
 	}
 }
 
@@ -199,13 +205,13 @@ check_redrive_queues(const struct dlq_config *c, const struct dlq_topology *t)
 	}
 }
 
+/* What answers operators and monitoring, up before the broker is: the
+ * archive, HTTP, the alert thread and the control socket. */
 static int
 start_services(const struct dlq_config *c, const struct dlq_topology *t,
     struct services *s)
 {
-	struct dlq_monitor_env env;
 	struct dlq_buf errors;
-	bool failed;
 	size_t i;
 
 	memset(s, 0, sizeof(*s));
@@ -237,6 +243,24 @@ start_services(const struct dlq_config *c, const struct dlq_topology *t,
 	    (s->control = dlq_control_start(c)) == NULL ||
 	    (s->mons = calloc(t->n_queues, sizeof(*s->mons))) == NULL)
 		return -1;
+	/* down until their consumers connect: /metrics and /readyz say so
+	 * while the broker cannot be reached */
+	for (i = 0; i < t->n_queues; i++)
+		if (t->queues[i].monitored)
+			dlq_metrics_consumer(t->queues[i].dlq_name, false);
+	return 0;
+}
+
+/* After the topology is asserted: what reads from or writes to the
+ * broker. */
+static int
+start_consumers(const struct dlq_config *c, const struct dlq_topology *t,
+    struct services *s)
+{
+	struct dlq_monitor_env env;
+	bool failed;
+	size_t i;
+
 	check_redrive_queues(c, t);
 	s->redriver = dlq_redrive_start(c, s->alerter, &failed);
 	if (failed)
@@ -587,92 +611,6 @@ check_thresholds(const struct dlq_config *c, struct services *s)
 	note_escalations(c, s, now);
 }
 
-/* Whether users other than the worker's may open the file at `path`:
- * others have any access, or a group other than the worker's has. Its
- * mode goes into `mode` ("0644"). */
-static bool
-open_to_others(const char *path, char *mode, size_t n)
-{
-	struct stat st;
-
-	if (stat(path, &st) != 0)
-		return false;
-	snprintf(mode, n, "%04o", (unsigned)(st.st_mode & 07777));
-	return (st.st_mode & S_IRWXO) != 0 ||
-	    ((st.st_mode & S_IRWXG) != 0 && st.st_gid != getegid());
-}
-
-/* A config file that holds a secret should be readable by the worker's
- * user only: say so at start (the secret itself is never printed). */
-static void
-check_secrets_file(const struct dlq_config *c)
-{
-	char mode[8];
-	bool secret;
-
-	if (c->path == NULL || !open_to_others(c->path, mode, sizeof(mode)))
-		return;
-	secret = c->n_targets > 0 || strcmp(c->broker.password, "guest") != 0 ||
-	    (c->management_url != NULL &&
-	    dlq_url_has_userinfo(c->management_url));
-	if (!secret)
-		return;
-	dlq_log(DLQ_LOG_WARN, "config_insecure", "path", c->path, "mode", mode,
-	    "advice", "the file holds a password or webhook URL: chmod 600 "
-	    "(or 640 with the worker's group)", NULL);
-}
-
-/* The same for the TLS client key. */
-static void
-check_key_file(const struct dlq_config *c)
-{
-	char mode[8];
-
-	if (c->tls_key == NULL || !open_to_others(c->tls_key, mode,
-	    sizeof(mode)))
-		return;
-	dlq_log(DLQ_LOG_WARN, "config_insecure", "path", c->tls_key, "mode",
-	    mode, "advice", "the file holds the TLS client key "
-	    "(rabbitmq.tls_key): chmod 600 (or 640 with the worker's group)",
-	    NULL);
-}
-
-/* A log.mask_keys list replaces the defaults: one written for a new key
- * ("iban") without the others prints passwords and tokens in clear in
- * the logs and digests. Said at each start, with the words left out. */
-static void
-check_mask_keys(const struct dlq_config *c)
-{
-	struct dlq_buf missing;
-
-	dlq_buf_init(&missing);
-	if (dlq_config_mask_keys_left_out(c, &missing) > 0)
-		dlq_log(DLQ_LOG_WARN, "mask_keys_narrowed", "missing",
-		    missing.data, "advice", "log.mask_keys replaces the "
-		    "default list: values under these keys print in clear in "
-		    "the logs and digests; add them to the list unless that "
-		    "is meant", NULL);
-	dlq_buf_release(&missing);
-}
-
-/* tls_verify = false: TLS without knowing whom it talks to. Whoever sits
- * on the path can pose as the broker (or the management API) and read
- * the password and every dead letter. Said at each start. */
-static void
-check_tls_verify(const struct dlq_config *c)
-{
-	bool https = c->management_url != NULL &&
-	    strncmp(c->management_url, "https://", 8) == 0;
-
-	if (c->tls_verify || (!c->broker.tls && !https))
-		return;
-	dlq_log(DLQ_LOG_WARN, "tls_unverified", "advice", "rabbitmq."
-	    "tls_verify = false: the broker's certificate and host name are "
-	    "not checked, so a man in the middle can read the password and "
-	    "the dead letters; set rabbitmq.tls_ca_cert to the broker's CA "
-	    "instead", NULL);
-}
-
 /* The archive holds payloads that viewers must not read: say so at
  * start when its file is open to others (a new one is created 0600). */
 static void
@@ -680,7 +618,7 @@ check_archive_file(const struct dlq_config *c)
 {
 	char mode[8];
 
-	if (!open_to_others(c->archive_path, mode, sizeof(mode)))
+	if (!dlq_preflight_open_to_others(c->archive_path, mode, sizeof(mode)))
 		return;
 	dlq_log(DLQ_LOG_WARN, "archive_readable", "path", c->archive_path,
 	    "mode", mode, "advice", "the archive holds payloads (personal "
@@ -758,32 +696,45 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 		dlq_log_end(&line);
 	}
 	dlq_buf_release(&line);
-	check_secrets_file(c);
-	check_key_file(c);
-	check_tls_verify(c);
-	check_mask_keys(c);
+	(void)dlq_preflight(c, dlq_preflight_log, NULL);
 
 	/* before the topology: refused bindings are looked for over HTTP */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
 		dlq_log(DLQ_LOG_ERR, "curl_init_failed", NULL);
 		return DLQ_EXIT_ERROR;
 	}
-	if ((rc = assert_topology(c, t, &set, &res)) != 0 || assert_only ||
-	    (rc = claim_archive(c, &set, &lock_fd)) != 0) {
+	if (assert_only) {
+		rc = assert_topology(c, t, &set, &res);
 		curl_global_cleanup();
 		if (rc != 0)
 			return rc < 0 ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
 		return res.conflicts || res.errors || res.refused ?
 		    DLQ_EXIT_CONFLICT : DLQ_EXIT_OK;
 	}
-	dlq_metrics_topology(true);
-
-	if (start_services(c, t, &s) == -1) {
+	if ((rc = claim_archive(c, &set, &lock_fd)) != 0) {
+		curl_global_cleanup();
+		return rc < 0 ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
+	}
+	/* health, metrics and the archive's reads answer while the broker
+	 * is down: an orchestrator sees a live worker that is not ready */
+	if (start_services(c, t, &s) == -1 ||
+	    (sig = assert_topology(c, t, &set, &res)) == -1 ||
+	    (sig == 0 && start_consumers(c, t, &s) == -1)) {
 		stop_services(&s);
 		release_archive(lock_fd);
 		curl_global_cleanup();
 		return DLQ_EXIT_ERROR;
 	}
+	if (sig != 0) {		/* stopped while waiting for the broker */
+		dlq_log(DLQ_LOG_INFO, "shutdown_started", "signal",
+		    signal_name(sig), NULL);
+		stop_services(&s);
+		release_archive(lock_fd);
+		curl_global_cleanup();
+		dlq_log(DLQ_LOG_INFO, "shutdown", NULL);
+		return DLQ_EXIT_OK;
+	}
+	dlq_metrics_topology(true);
 	check_archive_file(c);
 	tell_missing_bindings(&s, &res);
 	if (dlq_log_begin(&line, DLQ_LOG_INFO, "worker_started")) {

@@ -225,7 +225,8 @@ main(int argc, char **argv)
 
 	/* "+": options after the command belong to the command */
 	opterr = 0;	/* its messages: ours, with the option meant */
-	while ((ch = getopt_long(argc, argv, "+c:hV", longopts, NULL)) != -1) {
+	while ((ch = dlq_cli_getopt(argc, argv, "+c:hV", longopts, "dlqctl")) !=
+	    -1) {
 		switch (ch) {
 		case 'c': path = optarg; break;
 		case 'j': x.json = true; break;
@@ -247,6 +248,9 @@ main(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return DLQ_EXIT_OK;
 		case 'V': puts("dlqctl " DLQ_VERSION); return DLQ_EXIT_OK;
+		case DLQ_CLI_ABBREVIATED:
+			usage(stderr);
+			return DLQ_EXIT_USAGE;
 		default:
 			dlq_cli_bad_option("dlqctl", argv, longopts);
 			usage(stderr);

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "config.h"
 #include "control.h"
+#include "preflight.h"
 #include "signature.h"
 #include "topology.h"
 #include "worker.h"
@@ -35,16 +36,19 @@ print_unknown_member(const char *key, const char *what, const char *name,
 	    "nothing\n", key, what, name);
 }
 
+/* --check-config: the warnings each start logs, as lines of text. */
 static void
-print_mask_keys_left_out(const struct dlq_config *c)
+print_warning(const struct dlq_warning *w, void *arg)
 {
-	struct dlq_buf missing;
-
-	dlq_buf_init(&missing);
-	if (dlq_config_mask_keys_left_out(c, &missing) > 0)
-		printf("warning: log.mask_keys replaces the default list and "
-		    "leaves out %s: their values print in clear\n", missing.data);
-	dlq_buf_release(&missing);
+	(void)arg;
+	printf("warning: %s: ", w->event);
+	if (w->path != NULL)
+		printf("%s (%s): ", w->path, w->mode ? w->mode : "");
+	if (w->missing != NULL)
+		printf("leaves out %s: ", w->missing);
+	if (w->host != NULL)
+		printf("%s: ", w->host);
+	printf("%s\n", w->advice);
 }
 
 static void
@@ -76,13 +80,17 @@ main(int argc, char **argv)
 	int ch, rc;
 
 	opterr = 0;	/* its messages: ours, with the option meant */
-	while ((ch = getopt_long(argc, argv, "c:hV", longopts, NULL)) != -1) {
+	while ((ch = dlq_cli_getopt(argc, argv, "c:hV", longopts,
+	    "dlq-worker")) != -1) {
 		switch (ch) {
 		case 'c': path = optarg; break;
 		case 'n': check = true; break;
 		case 'a': assert_only = true; break;
 		case 'h': usage(stdout); return DLQ_EXIT_OK;
 		case 'V': print_version(); return DLQ_EXIT_OK;
+		case DLQ_CLI_ABBREVIATED:
+			usage(stderr);
+			return DLQ_EXIT_USAGE;
 		default:
 			dlq_cli_bad_option("dlq-worker", argv, longopts);
 			usage(stderr);
@@ -103,7 +111,7 @@ main(int argc, char **argv)
 		return DLQ_EXIT_ERROR;
 	if (check) {
 		dlq_control_unknown_members(&cfg, print_unknown_member, NULL);
-		print_mask_keys_left_out(&cfg);
+		(void)dlq_preflight(&cfg, print_warning, NULL);
 		puts("configuration OK");
 		rc = DLQ_EXIT_OK;
 	} else

@@ -1,6 +1,7 @@
 /* check_archive.c - the archive and dlqctl triage, against the real
  * worker, broker and control socket. */
 #include <check.h>
+#include <dirent.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -3007,6 +3008,59 @@ START_TEST(the_control_socket_replaces_nothing_but_a_stale_socket)
 }
 END_TEST
 
+/* The control socket is made 0666 (the roles are the access control),
+ * whatever the umask, without a chmod at its path that a link put there
+ * could redirect: nothing of the private directory it is made in is
+ * left. A directory every user can write to (/tmp, a 1777 one) is
+ * refused: anyone could put their own socket where dlqctl looks. */
+START_TEST(the_control_socket_is_0666_and_never_in_a_directory_all_can_write)
+{
+	char prefix[64], q[96], env[300], want[600], dir[200];
+	const char *cfg, *open_dir;
+	struct h_worker w;
+	struct dirent *e;
+	struct stat st;
+	mode_t old_mask;
+	DIR *d;
+	int entries = 0;
+
+	h_name(prefix, sizeof(prefix), "sockmode");
+	snprintf(q, sizeof(q), "%s_q", prefix);
+	cfg = h_setup(prefix, (const char *[]){ q, NULL }, NULL);
+	snprintf(dir, sizeof(dir), "%s", h_tmp_path("sockdir"));
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(env, sizeof(env), "DLQ_CONTROL_SOCKET=%s/ctl.sock", dir);
+	old_mask = umask(077);
+	h_worker_start(&w, (const char *[]){ "-c", cfg, NULL },
+	    (const char *[]){ env, NULL });
+	umask(old_mask);
+	ck_assert(h_worker_wait(&w, "control_listening", 1, WAIT_MS));
+	snprintf(want, sizeof(want), "%s/ctl.sock", dir);
+	ck_assert_int_eq(lstat(want, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 07777, 0666);
+	ck_assert_ptr_nonnull(d = opendir(dir));
+	while ((e = readdir(d)) != NULL)
+		entries += strcmp(e->d_name, ".") != 0 &&
+		    strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	ck_assert_int_eq(entries, 1);	/* the socket alone */
+	ck_assert_int_eq(h_worker_stop(&w, WAIT_MS, NULL), 0);
+
+	open_dir = h_tmp_path("open-to-all");
+	ck_assert_int_eq(mkdir(open_dir, 0755), 0);
+	ck_assert_int_eq(chmod(open_dir, 01777), 0);
+	snprintf(env, sizeof(env), "DLQ_CONTROL_SOCKET=%s/ctl.sock", open_dir);
+	snprintf(want, sizeof(want), "\"event\":\"control_failed\",\"socket\":"
+	    "\"%s/ctl.sock\",\"error\":\"its directory %s is writable by every "
+	    "user: put the socket in a directory only the worker's user can "
+	    "write", open_dir, open_dir);
+	fails_saying(cfg, env, want);
+	snprintf(want, sizeof(want), "%s/ctl.sock", open_dir);
+	ck_assert_int_eq(lstat(want, &st), -1);
+}
+END_TEST
+
 /* A fresh machine lacks the directories of the archive and the control
  * socket: the worker makes them. One it cannot make (a user who may
  * not write /var/lib or /run; here a file in the way, which root meets
@@ -3068,6 +3122,8 @@ suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, a_file_that_is_not_an_archive_is_refused_untouched);
 	tcase_add_test(tc, a_directory_that_cannot_be_made_is_named);
+	tcase_add_test(tc,
+	    the_control_socket_is_0666_and_never_in_a_directory_all_can_write);
 	tcase_add_test(tc,
 	    the_control_socket_replaces_nothing_but_a_stale_socket);
 	tcase_add_test(tc, every_property_and_header_round_trips);

@@ -75,9 +75,10 @@ START_TEST(a_mask_list_that_leaves_out_defaults_is_warned_about)
 	char *out, want[400];
 
 	ck_assert_int_eq(check_config(p, NULL, &out), 0);
-	snprintf(want, sizeof(want), "warning: log.mask_keys replaces the "
-	    "default list and leaves out %s: their values print in clear\n"
-	    "configuration OK\n", missing);
+	snprintf(want, sizeof(want), "warning: mask_keys_narrowed: leaves out "
+	    "%s: log.mask_keys replaces the default list: values under these "
+	    "keys print in clear in the logs and digests; add them to the list "
+	    "unless that is meant\nconfiguration OK\n", missing);
 	ck_assert_str_eq(out, want);
 	free(out);
 	/* at start, in the log */
@@ -97,6 +98,47 @@ START_TEST(a_mask_list_that_leaves_out_defaults_is_warned_about)
 	    "--assert-only", NULL }, NULL, &out), 0);
 	ck_assert_ptr_nonnull(strstr(out, "\"event\":\"topology_asserted\""));
 	ck_assert_ptr_null(strstr(out, "mask_keys_narrowed"));
+	free(out);
+}
+END_TEST
+
+/* --check-config runs the checks each start runs and says the same:
+ * a config file others can read that holds a webhook URL, and the
+ * broker's password sent over plain http:// to another host. */
+START_TEST(check_config_warns_as_a_start_does)
+{
+	static const char *const q[] = { "cw", NULL };
+	const char *p;
+	char *out, want[400];
+
+	p = h_write_file("open.conf", "alert = { targets = ( { url = "
+	    "\"https://hooks.example.invalid/services/T0/B0/SECRET\"; } ); };\n"
+	    "rabbitmq = { management_url = \"http://mq.example.invalid:15672/\"; "
+	    "};\n");
+	ck_assert_int_eq(chmod(p, 0644), 0);
+	ck_assert_int_eq(check_config(p, NULL, &out), 0);
+	snprintf(want, sizeof(want), "warning: config_insecure: %s (0644): the "
+	    "file holds a password or webhook URL: chmod 600", p);
+	ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "warning: management_plaintext: "
+	    "mq.example.invalid: rabbitmq.management_url is plain http:// to "
+	    "another host") != NULL, "%s", out);
+	ck_assert_ptr_null(strstr(out, "SECRET"));
+	ck_assert_ptr_nonnull(strstr(out, "\nconfiguration OK\n"));
+	free(out);
+	/* the same at a start (which then finds no such API: exit 1) */
+	p = h_setup("cw", q, NULL);
+	h_run((const char *[]){ h_bin("dlq-worker"), "-c", p, "--assert-only",
+	    NULL }, (const char *[]){ "RABBITMQ_MANAGEMENT_URL=http://"
+	    "mq.example.invalid:15672/", NULL }, &out);
+	ck_assert_msg(strstr(out, "\"event\":\"management_plaintext\",\"host\":"
+	    "\"mq.example.invalid\"") != NULL, "%s", out);
+	free(out);
+	/* the management API on this host is no warning */
+	p = h_write_file("local.conf", "rabbitmq = { management_url = "
+	    "\"http://127.0.0.1:15672/\"; };\n");
+	ck_assert_int_eq(check_config(p, NULL, &out), 0);
+	ck_assert_str_eq(out, "configuration OK\n");
 	free(out);
 }
 END_TEST
@@ -224,10 +266,18 @@ END_TEST
 START_TEST(dlq_worker_names_the_option_meant)
 {
 	static const char *const cases[][2] = {
-		{ "--assert-onyl", "dlq-worker: unknown or ambiguous option "
+		{ "--assert-onyl", "dlq-worker: unknown option "
 		    "'--assert-onyl'; did you mean '--assert-only'?\n" },
 		{ "--config", "dlq-worker: --config needs a value\n" },
-		{ "--conf", "dlq-worker: --config needs a value\n" },
+		/* a prefix is not the option: options are matched exactly */
+		{ "--conf", "dlq-worker: unknown option '--conf'; did you "
+		    "mean '--config'?\n" },
+		{ "--check", "dlq-worker: unknown option '--check'; did you "
+		    "mean '--check-config'?\n" },
+		{ "--assert", "dlq-worker: unknown option '--assert'; did you "
+		    "mean '--assert-only'?\n" },
+		{ "--vers", "dlq-worker: unknown option '--vers'; did you "
+		    "mean '--version'?\n" },
 		{ "-c", "dlq-worker: -c needs a value\n" },
 		{ "-x", "dlq-worker: unknown option '-x'\n" },
 	};
@@ -532,16 +582,18 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		{ "replay", "7", "--execute=yes", NULL },
 		{ "dlqctl: --execute takes no value\n" },
 		{ "replay", "7", "--re", "x", NULL },
-		{ "dlqctl: replay: unknown or ambiguous option '--re'\n" },
+		{ "dlqctl: replay: unknown option '--re'\n" },
 		{ "replay", "7", "--exectue", NULL },
-		{ "dlqctl: replay: unknown or ambiguous option '--exectue'; "
+		{ "dlqctl: replay: unknown option '--exectue'; "
 		    "did you mean '--execute'?\n" },
 		/* an option's value is not an option, even when it looks
 		 * like --help or --json; nor is a word after "--" */
 		{ "assign", "7", "--owner", "-h", NULL },
 		{ "dlqctl: assign needs --decision\n" },
-		{ "assign", "7", "--own", "--help", NULL },
+		{ "assign", "7", "--owner", "--help", NULL },
 		{ "dlqctl: assign needs --decision\n" },
+		{ "assign", "7", "--reason", "--json", "--owner", "x", NULL },
+		{ "dlqctl: assign does not take --reason\n" },
 		{ "assign", "7", "--owner", "--json", NULL },
 		{ "dlqctl: assign needs --decision\n" },
 		{ "show", "--", "-h", NULL },
@@ -570,7 +622,7 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		{ "dlqctl: inject needs --queue\n" },
 		/* dlqctl's own options, before the command */
 		{ "--jsn", "list", NULL },
-		{ "dlqctl: unknown or ambiguous option '--jsn'; did you mean "
+		{ "dlqctl: unknown option '--jsn'; did you mean "
 		    "'--json'?\n" },
 		{ "--timeout", NULL },
 		{ "dlqctl: --timeout needs a value\n" },
@@ -594,6 +646,63 @@ START_TEST(dlqctl_says_what_a_command_line_is_missing)
 		free(out);
 		free(err);
 	}
+}
+END_TEST
+
+/* Every option of every command, and dlqctl's own, is taken by its whole
+ * name only: the name less its last letter ("--execut", "--ye") is
+ * refused with exit 2, nothing on stdout, and the option meant. The
+ * commands and their options are read from `dlqctl help`, so a new one
+ * is covered when it is added. */
+START_TEST(dlqctl_takes_no_abbreviated_option)
+{
+	char *help, *line, *next, *tok, *save, *out, *err, want[160];
+	char prefix[64], copy[1024];
+	const char *argv[12];
+	int words, n, tried = 0;
+
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlqctl"), "help",
+	    NULL }, NULL, &help), 0);
+	for (line = help; line != NULL; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if (strncmp(line, "  dlqctl ", 9) != 0)
+			continue;
+		snprintf(copy, sizeof(copy), "%s", line + 9);
+		argv[0] = h_bin("dlqctl");
+		words = 1;
+		for (tok = strtok_r(copy, " ", &save); tok != NULL && words < 4 &&
+		    strspn(tok, "abcdefghijklmnopqrstuvwxyz-") == strlen(tok) &&
+		    tok[0] != '-'; tok = strtok_r(NULL, " ", &save))
+			argv[words++] = tok;
+		for (; tok != NULL; tok = strtok_r(NULL, " ", &save)) {
+			tok += strspn(tok, "[(|");
+			if (strncmp(tok, "--", 2) != 0)
+				continue;
+			n = (int)strcspn(tok, "])|");
+			snprintf(prefix, sizeof(prefix), "%.*s", n - 1, tok);
+			argv[words] = prefix;
+			argv[words + 1] = NULL;
+			ck_assert_int_eq(h_run_split(argv, NULL, &out, &err), 2);
+			ck_assert_str_eq(out, "");
+			snprintf(want, sizeof(want), "unknown option '%s'; did "
+			    "you mean '%.*s'?\n", prefix, n, tok);
+			ck_assert_msg(strstr(err, want) != NULL, "%s %s: %s",
+			    argv[1], prefix, err);
+			free(out);
+			free(err);
+			tried++;
+		}
+	}
+	free(help);
+	ck_assert_int_ge(tried, 40);
+	/* and dlqctl's own, before the command */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"),
+	    "--tim", "1s", "list", NULL }, NULL, &out, &err), 2);
+	ck_assert_ptr_nonnull(strstr(err, "dlqctl: unknown option '--tim'; did "
+	    "you mean '--timeout'?\n"));
+	free(out);
+	free(err);
 }
 END_TEST
 
@@ -799,6 +908,7 @@ suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, shipped_example_config_is_valid);
 	tcase_add_test(tc, missing_file_is_named);
+	tcase_add_test(tc, check_config_warns_as_a_start_does);
 	tcase_add_test(tc, unknown_role_members_are_warned_about);
 	tcase_add_test(tc, a_mask_list_that_leaves_out_defaults_is_warned_about);
 	tcase_add_test(tc, syntax_error_names_the_line);
@@ -811,6 +921,7 @@ suite(void)
 	tcase_add_test(tc, dlq_worker_names_the_option_meant);
 	tcase_add_test(tc, dlq_worker_version_names_its_archive_schema);
 	tcase_add_test(tc, dlqctl_says_what_a_command_line_is_missing);
+	tcase_add_test(tc, dlqctl_takes_no_abbreviated_option);
 	tcase_add_test(tc, dlqctl_help_prints_the_usage_asked_for);
 	tcase_add_test(tc, an_unreadable_config_says_dlqctl_needs_only_the_socket);
 	tcase_add_test(tc, dlqctl_gives_up_on_a_worker_that_never_answers);

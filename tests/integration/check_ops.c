@@ -327,25 +327,89 @@ promtool_accepts(const char *body)
 	free(out);
 }
 
+/* n messages with error `error` die in queue q. With ids, waits until
+ * each is archived and gives its archive id, in the order sent (the
+ * queue must then be empty: the n rejected are the first n there). */
 static void
-die_in(struct fixture *f, int q, int n, const char *error)
+die_in(struct fixture *f, int q, int n, const char *error, int64_t *ids)
 {
 	static int seq;
 	amqp_table_entry_t e;
 	amqp_table_t h = { 1, &e };
 	char id[128];
-	int i;
+	int i, first = seq;
 
 	e.key = amqp_cstring_bytes("x-error");
 	e.value.kind = AMQP_FIELD_KIND_UTF8;
 	e.value.value.bytes = amqp_cstring_bytes(error);
+	ck_assert_msg(ids == NULL || h_count(f->rig.q[q]) == 0, "die_in: %s "
+	    "is not empty", f->rig.q[q]);
 	for (i = 0; i < n; i++) {
 		/* distinct ids: identical twins count as one dead letter */
 		snprintf(id, sizeof(id), "%s-%d-%d", error, q, seq++);
 		h_publish(f->rig.c, f->rig.exch, f->rig.q[q], "{}", 2, id, &h);
 	}
 	ck_assert_int_eq(h_reject(f->rig.c, f->rig.q[q], n, WAIT_MS), n);
+	for (i = 0; ids != NULL && i < n; i++) {
+		snprintf(id, sizeof(id), "%s-%d-%d", error, q, first + i);
+		ids[i] = h_archived(&f->rig.w, id, 1, WAIT_MS);
+	}
 }
+
+/* Nothing answers at the broker's port when the worker starts: health
+ * (200), readiness (503, saying why), metrics (each consumer down) and
+ * the archive's reads answer within 2 s, and a SIGTERM during the wait
+ * stops it cleanly (shutdown logged, exit 0). */
+START_TEST(health_metrics_and_reads_answer_while_the_broker_is_down)
+{
+	struct fixture f;
+	char conf[128], env[128], want[256], *body = NULL;
+	int64_t t0;
+	long status = 0;
+	cJSON *j;
+	int port = h_free_port();
+
+	h_rig_name(&f.rig, "down", 2);
+	snprintf(f.base, sizeof(f.base), "http://127.0.0.1:%d", port);
+	snprintf(conf, sizeof(conf), "http = { listen = \"127.0.0.1:%d\"; };",
+	    port);
+	h_rig_setup(&f.rig, conf);
+	snprintf(env, sizeof(env), "RABBITMQ_URL=amqp://guest:guest@"
+	    "127.0.0.1:%d/", h_free_port());
+	t0 = h_now_ms();
+	h_worker_start(&f.rig.w, (const char *[]){ "-c", f.rig.cfg, NULL },
+	    (const char *[]){ env, NULL });
+	while (status != 200 && h_now_ms() - t0 < 2000) {
+		free(body);
+		body = NULL;
+		if ((status = http_get(&f, "/healthz", &body)) != 200)
+			usleep(20000);
+	}
+	ck_assert_int_eq(status, 200);
+	free(body);
+	ck_assert_int_eq(http_get(&f, "/readyz", &body), 503);
+	ck_assert_msg(strstr(body, "\"broker_error\":\"cannot connect to "
+	    "127.0.0.1:") != NULL && strstr(body, "connection refused") &&
+	    strstr(body, "\"ready\":false"), "%s", body);
+	free(body);
+	ck_assert_int_eq(http_get(&f, "/metrics", &body), 200);
+	snprintf(want, sizeof(want), "dlq_consumer_up{dlq=\"%s\"} 0\n",
+	    f.rig.dlq[0]);
+	ck_assert_msg(strstr(body, want) != NULL, "%s", body);
+	ck_assert_ptr_nonnull(strstr(body, "dlq_topology_asserted 0\n"));
+	free(body);
+	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, &j, (const char *[]){
+	    "list", NULL }), 0);
+	ck_assert_int_eq(cJSON_GetArraySize(j), 0);
+	cJSON_Delete(j);
+	ck_assert_int_lt(h_now_ms() - t0, 2000);
+
+	h_close(f.rig.c);
+	ck_assert_int_eq(h_worker_stop(&f.rig.w, 5000, NULL), 0);
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "shutdown"), 1);
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "consumer_started"), 0);
+}
+END_TEST
 
 START_TEST(metrics_count_what_happened)
 {
@@ -353,7 +417,7 @@ START_TEST(metrics_count_what_happened)
 	char *body, *headers, want[300];
 
 	start(&f, 0, NULL);
-	die_in(&f, 0, 7, "connect ETIMEDOUT");
+	die_in(&f, 0, 7, "connect ETIMEDOUT", NULL);
 	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 7, WAIT_MS));
 	ck_assert_int_eq(http_get(&f, "/metrics", &body), 200);
 	snprintf(want, sizeof(want), "dlq_dead_letters_total{dlq=\"%s.dlq\","
@@ -454,7 +518,7 @@ START_TEST(readyz_says_when_the_disk_refuses_the_archive)
 	low = old;
 	low.rlim_cur = (rlim_t)st.st_size + 2048;
 	ck_assert_int_eq(prlimit(f.rig.w.pid, RLIMIT_FSIZE, &low, NULL), 0);
-	die_in(&f, 0, 5, "refused");
+	die_in(&f, 0, 5, "refused", NULL);
 	ck_assert(h_worker_wait(&f.rig.w, "archive_error", 1, WAIT_MS));
 	ck_assert_int_eq(http_get(&f, "/readyz", &body), 503);
 	ck_assert_msg(strstr(body, "\"archive_writable\":false,\"archive_error\":"
@@ -486,13 +550,13 @@ START_TEST(a_threshold_alert_fires_once_per_cooldown)
 	start(&f, 0, "alert = { threshold = 3; max_age_ms = 0; "
 	    "threshold_cooldown_ms = 600000; threshold_check_ms = 100; "
 	    "cooldown_ms = 0; };");
-	die_in(&f, 0, 2, "boom");
+	die_in(&f, 0, 2, "boom", NULL);
 	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 2, WAIT_MS));
 	ck_assert(!h_worker_wait(&f.rig.w, "threshold_alert", 1, 1000));
-	die_in(&f, 1, 3, "bang");
+	die_in(&f, 1, 3, "bang", NULL);
 	ck_assert(h_worker_wait(&f.rig.w, "threshold_alert", 1, WAIT_MS));
 	/* still above the threshold, checked twenty more times: no repeat */
-	die_in(&f, 1, 2, "bang");
+	die_in(&f, 1, 2, "bang", NULL);
 	ck_assert(!h_worker_wait(&f.rig.w, "threshold_alert", 2, 2000));
 	ev = h_worker_events(&f.rig.w, "threshold_alert", &n);
 	ck_assert_str_eq(cJSON_GetObjectItem(ev[0], "kind")->valuestring,
@@ -517,24 +581,6 @@ START_TEST(a_threshold_alert_fires_once_per_cooldown)
 }
 END_TEST
 
-/* The newest archive ids, newest first. */
-static void
-newest_ids(const struct fixture *f, int64_t *ids, int n)
-{
-	char lim[16];
-	cJSON *l;
-	int i;
-
-	snprintf(lim, sizeof(lim), "%d", n);
-	ck_assert_int_eq(h_dlqctl(f->rig.cfg, NULL, &l, (const char *[]){
-	    "list", "--limit", lim, NULL }), 0);
-	ck_assert_int_eq(cJSON_GetArraySize(l), n);
-	for (i = 0; i < n; i++)
-		ids[i] = (int64_t)cJSON_GetObjectItem(cJSON_GetArrayItem(l, i),
-		    "id")->valuedouble;
-	cJSON_Delete(l);
-}
-
 START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
 {
 	struct fixture f;
@@ -547,9 +593,7 @@ START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
 	start(&f, 0, "alert = { cooldown_ms = 200; threshold = 0; "
 	    "max_age_ms = 0; threshold_check_ms = 100; };\n"
 	    "cases = { owner_sla_ms = 1500; };");
-	die_in(&f, 0, 2, "upstream timeout");
-	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 2, WAIT_MS));
-	newest_ids(&f, ids, 2);
+	die_in(&f, 0, 2, "upstream timeout", ids);
 	/* A: assigned, to be decided within a second; B: nobody takes it */
 	snprintf(a_id, sizeof(a_id), "%lld", (long long)ids[0]);
 	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, NULL, (const char *[]){
@@ -593,9 +637,7 @@ START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
 	    NULL, NULL), 1);
 
 	/* checked many times more, and another digest goes out: no repeat */
-	die_in(&f, 1, 1, "another one");
-	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", 3, WAIT_MS));
-	newest_ids(&f, ids, 1);
+	die_in(&f, 1, 1, "another one", ids);
 	snprintf(c_id, sizeof(c_id), "%lld", (long long)ids[0]);
 	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, NULL, (const char *[]){
 	    "assign", c_id, "--owner", "ops", "--decision", "look", NULL }), 0);
@@ -985,6 +1027,8 @@ suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, metrics_count_what_happened);
+	tcase_add_test(tc,
+	    health_metrics_and_reads_answer_while_the_broker_is_down);
 	tcase_add_test(tc, readyz_follows_the_broker);
 	tcase_add_test(tc, one_address_cannot_hold_every_http_connection);
 	tcase_add_test(tc, an_ipv6_listener_answers_both_families);

@@ -40,29 +40,35 @@ hstr(const char *k, const char *v)
 	return e;
 }
 
-/* n messages with error `error` die in queue q; returns the newest id. */
+/* n messages with error `error` die in queue q, which must be empty (the
+ * n rejected are the first n there); the archive id of each into ids[]
+ * (may be NULL); returns the last one's. Each message has its own id,
+ * and the wait is for those ids, not for a count. */
 static int64_t
-die_in(struct h_rig *f, int q, int n, const char *error, int before)
+die_in(struct h_rig *f, int q, int n, const char *error, int64_t *ids)
 {
+	static int sent;
 	amqp_table_entry_t e = hstr("x-error", error);
 	amqp_table_t h = { 1, &e };
 	char id[200];
-	cJSON *l;
-	int64_t newest;
+	int64_t last = -1;
 	int i;
 
+	ck_assert_msg(h_count(f->q[q]) == 0, "die_in: %s is not empty",
+	    f->q[q]);
 	for (i = 0; i < n; i++) {
-		snprintf(id, sizeof(id), "%s-%d-%d", f->prefix, q, i);
+		snprintf(id, sizeof(id), "%s-%d-%d", f->prefix, q, sent + i);
 		h_publish(f->c, f->exch, f->q[q], "{\"k\":1}", 7, id, &h);
 	}
 	ck_assert_int_eq(h_reject(f->c, f->q[q], n, WAIT_MS), n);
-	ck_assert(h_worker_wait(&f->w, "dead_letter", before + n, WAIT_MS));
-	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &l, (const char *[]){ "list",
-	    "--limit", "1", NULL }), 0);
-	newest = (int64_t)cJSON_GetObjectItem(cJSON_GetArrayItem(l, 0),
-	    "id")->valuedouble;
-	cJSON_Delete(l);
-	return newest;
+	for (i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "%s-%d-%d", f->prefix, q, sent + i);
+		last = h_archived(&f->w, id, 1, WAIT_MS);
+		if (ids != NULL)
+			ids[i] = last;
+	}
+	sent += n;
+	return last;
 }
 
 static const cJSON *
@@ -185,6 +191,8 @@ START_TEST(a_replay_is_the_original_message_marked_as_a_replay)
 	ck_assert_ptr_null(dlq_table_get(&m.properties.headers, "x-death"));
 	ck_assert_ptr_null(dlq_table_get(&m.properties.headers,
 	    "x-first-death-queue"));
+	/* the error header was this death's: not sent */
+	ck_assert_ptr_null(dlq_table_get(&m.properties.headers, "x-error"));
 	ck_assert_ptr_nonnull(v = dlq_table_get(&m.properties.headers,
 	    "x-replay-count"));
 	ck_assert(dlq_field_to_i64(v, &n));
@@ -387,8 +395,8 @@ START_TEST(properties_not_text_are_replayed_byte_for_byte)
 	ck_assert(bytes_eqn(m.properties.type, type, sizeof(type) - 1));
 	ck_assert(bytes_eq(m.properties.app_id, "billing"));
 	ck_assert_uint_eq(m.properties.timestamp, p.timestamp);
-	ck_assert(bytes_eqn(dlq_table_get(&m.properties.headers,
-	    "x-error")->value.bytes, err, sizeof(err) - 1));
+	/* the error header was this death's: not sent again */
+	ck_assert_ptr_null(dlq_table_get(&m.properties.headers, "x-error"));
 	ck_assert_int_eq(dlq_table_get(&m.properties.headers,
 	    "order-id")->value.i64, 1796492074007203839);
 	amqp_destroy_message(&m);
@@ -551,7 +559,7 @@ START_TEST(two_replays_at_once_publish_one_message)
 
 	start(&f, NULL);
 	snprintf(id, sizeof(id), "%lld", (long long)die_in(&f, 0, 1, "timeout",
-	    0));
+	    NULL));
 	argv[0] = h_bin("dlqctl");
 	argv[1] = "-c";
 	argv[2] = f.cfg;
@@ -598,7 +606,7 @@ START_TEST(a_deleted_target_fails_and_stays_replayable)
 
 	start(&f, NULL);
 	snprintf(id, sizeof(id), "%lld", (long long)die_in(&f, 1, 1, "timeout",
-	    0));
+	    NULL));
 	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.q[1]), 0, 0);
 	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
 	    AMQP_RESPONSE_NORMAL);
@@ -639,14 +647,13 @@ START_TEST(what_a_full_target_refuses_fails_and_stays_replayable)
 	char ids[3][24];
 	const cJSON *r;
 	cJSON *j;
-	int64_t newest;
+	int64_t died[3];
 	int i, rc;
 
 	start(&f, NULL);
-	newest = die_in(&f, 1, 3, "timeout", 0);
+	die_in(&f, 1, 3, "timeout", died);
 	for (i = 0; i < 3; i++)
-		snprintf(ids[i], sizeof(ids[i]), "%lld",
-		    (long long)(newest - 2 + i));
+		snprintf(ids[i], sizeof(ids[i]), "%lld", (long long)died[i]);
 	h_queue_policy(f.prefix, f.q[1], "{\"max-length\":1,"
 	    "\"overflow\":\"reject-publish\"}");
 	j = replay(f.cfg, &rc, (const char *[]){ ids[0], ids[1], ids[2],
@@ -715,8 +722,8 @@ START_TEST(a_queue_selection_narrows_by_class_and_signature)
 	int rc;
 
 	start(&f, NULL);
-	first = die_in(&f, 0, 2, "upstream timeout", 0) - 1;
-	die_in(&f, 0, 1, "missing field 'amount'", 2);
+	first = die_in(&f, 0, 2, "upstream timeout", NULL) - 1;
+	die_in(&f, 0, 1, "missing field 'amount'", NULL);
 	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "groups",
 	    NULL }), 0);
 	cJSON_ArrayForEach(g, j)
@@ -788,7 +795,7 @@ START_TEST(a_name_longer_than_amqp_carries_is_refused_not_left_unknown)
 
 	start(&f, NULL);
 	snprintf(id, sizeof(id), "%lld", (long long)die_in(&f, 1, 1, "timeout",
-	    0));
+	    NULL));
 	memset(key, 'k', 300);
 	key[300] = '\0';
 	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
@@ -830,7 +837,7 @@ START_TEST(a_replay_into_a_dlq_is_refused)
 
 	start(&f, NULL);
 	snprintf(id, sizeof(id), "%lld", (long long)die_in(&f, 0, 1, "timeout",
-	    0));
+	    NULL));
 	snprintf(dlx, sizeof(dlx), "%s_dlx", f.prefix);
 	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlqctl"), "-c",
 	    f.cfg, "replay", id, "--to-exchange", dlx, "--routing-key", f.q[0],
@@ -876,9 +883,9 @@ START_TEST(a_dry_run_looks_at_where_its_messages_would_go)
 
 	start(&f, NULL);
 	snprintf(a, sizeof(a), "%lld", (long long)die_in(&f, 0, 1, "timeout",
-	    0));
+	    NULL));
 	snprintf(b, sizeof(b), "%lld", (long long)die_in(&f, 1, 1, "timeout",
-	    1));
+	    NULL));
 	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.q[1]), 0, 0);
 	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
 	    AMQP_RESPONSE_NORMAL);
@@ -974,10 +981,12 @@ START_TEST(returns_in_a_pipelined_chunk_fail_only_their_own_messages)
 	/* ids 0-2 die in q0, 3-5 in q1; q1 is then deleted, so the replays
 	 * of 3-5 come back as returns after three confirmed ones */
 	for (q = 0; q < 2; q++) {
-		int64_t newest = die_in(&f, q, 3, "timeout", 3 * q);
+		int64_t died[3];
+
+		die_in(&f, q, 3, "timeout", died);
 		for (i = 0; i < 3; i++)
 			snprintf(ids[3 * q + i], sizeof(ids[0]), "%lld",
-			    (long long)(newest - 2 + i));
+			    (long long)died[i]);
 	}
 	amqp_queue_delete(f.c, 1, amqp_cstring_bytes(f.q[1]), 0, 0);
 	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
@@ -1024,46 +1033,57 @@ why_of(cJSON *dry)
 	return get(cJSON_GetArrayItem(get(dry, "plan"), 0), "why")->valuestring;
 }
 
-/* Once the worker logged its `nth` dead letter, the archive id of the
- * newest record of the rig's second queue into id[24]. */
+/* The message id of archive record `id`, as the worker logged it. */
 static void
-newest_of_q1(struct h_rig *f, int nth, char id[24])
+message_id_of(struct h_rig *f, int64_t id, char *mid, size_t size)
 {
-	cJSON *j;
+	cJSON **ev;
+	int n, i;
 
-	ck_assert(h_worker_wait(&f->w, "dead_letter", nth, WAIT_MS));
-	ck_assert_int_eq(h_dlqctl(f->cfg, NULL, &j, (const char *[]){ "list",
-	    "--queue", f->q[1], "--limit", "1", NULL }), 0);
-	snprintf(id, 24, "%lld", (long long)get(cJSON_GetArrayItem(j, 0),
-	    "id")->valuedouble);
-	cJSON_Delete(j);
+	mid[0] = '\0';
+	ev = h_worker_events(&f->w, "dead_letter", &n);
+	for (i = 0; i < n; i++)
+		if (h_jnum(ev[i], "id") == id)
+			snprintf(mid, size, "%s", h_jstr(ev[i], "message_id"));
+	h_events_free(ev, n);
+	ck_assert_str_ne(mid, "");
 }
 
-/* A message with the AMQP timestamp `ts`, rejected from the rig's second
- * queue: its record's archive id into id[24] once the worker logged its
- * `nth` dead letter. */
+/* The archive id of the first record of message `mid`, once archived,
+ * into id[24]. */
 static void
-dies_sent_at(struct h_rig *f, uint64_t ts, int nth, char id[24])
+archived_as(struct h_rig *f, const char *mid, char id[24])
+{
+	snprintf(id, 24, "%lld", (long long)h_archived(&f->w, mid, 1,
+	    WAIT_MS));
+}
+
+/* A message `mid` with the AMQP timestamp `ts`, rejected from the rig's
+ * second queue: its record's archive id into id[24] once archived. */
+static void
+dies_sent_at(struct h_rig *f, uint64_t ts, const char *mid, char id[24])
 {
 	amqp_basic_properties_t p;
 
 	memset(&p, 0, sizeof(p));
-	p._flags = AMQP_BASIC_TIMESTAMP_FLAG;
+	p._flags = AMQP_BASIC_TIMESTAMP_FLAG | AMQP_BASIC_MESSAGE_ID_FLAG;
 	p.timestamp = ts;
+	p.message_id = amqp_cstring_bytes(mid);
 	ck_assert_int_eq(amqp_basic_publish(f->c, 1,
 	    amqp_cstring_bytes(f->exch), amqp_cstring_bytes(f->q[1]), 0, 0, &p,
 	    amqp_cstring_bytes("{}")), 0);
 	ck_assert_int_eq(h_reject(f->c, f->q[1], 1, WAIT_MS), 1);
-	newest_of_q1(f, nth, id);
+	archived_as(f, mid, id);
 }
 
-/* A message without a timestamp whose x-death says it first died at
+/* A message `mid` without a timestamp whose x-death says it first died at
  * `first` (seconds): as the broker leaves one that went round a retry
  * queue for long before it was rejected for good (an entry keeps the
  * time of its first death when counted again). Put straight into the
  * DLQ of f->q[1]; its record's archive id into id[24]. */
 static void
-dies_first_at(struct h_rig *f, uint64_t first, int nth, char id[24])
+dies_first_at(struct h_rig *f, uint64_t first, const char *mid,
+    char id[24])
 {
 	amqp_basic_properties_t p;
 	amqp_table_entry_t e[5], h;
@@ -1092,20 +1112,78 @@ dies_first_at(struct h_rig *f, uint64_t first, int nth, char id[24])
 	h.value.kind = AMQP_FIELD_KIND_ARRAY;
 	h.value.value.array = (amqp_array_t){ 1, &entry };
 	memset(&p, 0, sizeof(p));
-	p._flags = AMQP_BASIC_HEADERS_FLAG;
+	p._flags = AMQP_BASIC_HEADERS_FLAG | AMQP_BASIC_MESSAGE_ID_FLAG;
 	p.headers = (amqp_table_t){ 1, &h };
+	p.message_id = amqp_cstring_bytes(mid);
 	ck_assert_int_eq(amqp_basic_publish(f->c, 1, amqp_empty_bytes,
 	    amqp_cstring_bytes(f->dlq[1]), 0, 0, &p, amqp_cstring_bytes("{}")),
 	    0);
-	newest_of_q1(f, nth, id);
+	archived_as(f, mid, id);
 }
+
+/* A replay does not send the configured error headers (x-error here):
+ * the error they held was the earlier death's. The replayed message,
+ * rejected again by a consumer that sets none, is a new record with no
+ * error, shown as "(no error header)", while the lineage keeps the old
+ * one's text. */
+START_TEST(a_replay_sends_no_old_error_and_a_new_death_shows_none)
+{
+	struct h_rig f;
+	amqp_message_t m;
+	char id[2][24], id2[24], mid[200], *out;
+	const cJSON *e;
+	int64_t died[2];
+	cJSON *j;
+	int rc, i;
+
+	start(&f, NULL);
+	die_in(&f, 0, 2, "upstream timeout after 30000 ms", died);
+	for (i = 0; i < 2; i++) {
+		snprintf(id[i], sizeof(id[i]), "%lld", (long long)died[i]);
+		j = replay(f.cfg, &rc, (const char *[]){ id[i], "--execute",
+		    "--reason", "provider fixed", NULL });
+		ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
+		cJSON_Delete(j);
+	}
+	/* the first on the wire: no x-error */
+	ck_assert(h_get(f.c, f.q[0], &m, WAIT_MS));
+	ck_assert_ptr_null(dlq_table_get(&m.properties.headers, "x-error"));
+	ck_assert_ptr_nonnull(dlq_table_get(&m.properties.headers,
+	    "x-replay-of"));
+	amqp_destroy_message(&m);
+	/* the second dies again, rejected without an error header */
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
+	message_id_of(&f, died[1], mid, sizeof(mid));
+	snprintf(id2, sizeof(id2), "%lld", (long long)h_archived(&f.w, mid, 2,
+	    WAIT_MS));
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    id2, NULL }), 0);
+	e = get(j, "error");
+	ck_assert_msg(!cJSON_IsString(e) || e->valuestring[0] == '\0',
+	    "the new death's error: %s", e->valuestring);
+	ck_assert_int_eq((int)get(j, "replay_of")->valuedouble, died[1]);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlqctl"), "-c", f.cfg,
+	    "show", id2, NULL }, NULL, &out), 0);
+	ck_assert_msg(strstr(out, "\nerror            (no error header)\n") !=
+	    NULL, "%s", out);
+	free(out);
+	/* the earlier death, in its lineage, keeps its error */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "show",
+	    id[1], NULL }), 0);
+	ck_assert_str_eq(get(j, "error")->valuestring,
+	    "upstream timeout after 30000 ms");
+	cJSON_Delete(j);
+	h_rig_stop(&f);
+}
+END_TEST
 
 START_TEST(the_policy_refuses_with_its_reasons)
 {
 	struct h_rig f;
 	amqp_basic_properties_t p;
 	amqp_message_t m;
-	char id[24], id2[24], *out;
+	char id[24], id2[24], mid[200], *out;
 	uint64_t sent;
 	cJSON *j;
 	int rc, i;
@@ -1149,7 +1227,8 @@ START_TEST(the_policy_refuses_with_its_reasons)
 	 * the check runs early in the second it was sent in) */
 	for (i = 0; i < 2; i++) {
 		sent = (uint64_t)time(NULL) - 3690;
-		dies_sent_at(&f, i ? sent * 1000 + 123 : sent, 2 + i, id);
+		dies_sent_at(&f, i ? sent * 1000 + 123 : sent, i ? "sent-ms" :
+		    "sent-s", id);
 		j = replay(f.cfg, &rc, (const char *[]){ id, NULL });
 		ck_assert_str_eq(why_of(j),
 		    "older than replay.max_age (61m > 60m)");
@@ -1164,18 +1243,16 @@ START_TEST(the_policy_refuses_with_its_reasons)
 	/* max_replays, lineage and repeated cycles: replayed once, it dies
 	 * again, and the second death may not be replayed */
 	snprintf(id, sizeof(id), "%lld", (long long)die_in(&f, 0, 1, "timeout",
-	    2));
+	    NULL));
 	j = replay(f.cfg, &rc, (const char *[]){ id, "--execute", "--reason",
 	    "first try", NULL });
 	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
 	cJSON_Delete(j);
 	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
-	ck_assert(h_worker_wait(&f.w, "dead_letter", 5, WAIT_MS));
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
-	    "--limit", "1", NULL }), 0);
-	snprintf(id2, sizeof(id2), "%lld", (long long)get(cJSON_GetArrayItem(j,
-	    0), "id")->valuedouble);
-	cJSON_Delete(j);
+	/* its second death keeps its message id */
+	message_id_of(&f, atoll(id), mid, sizeof(mid));
+	snprintf(id2, sizeof(id2), "%lld", (long long)h_archived(&f.w, mid, 2,
+	    WAIT_MS));
 	j = replay(f.cfg, &rc, (const char *[]){ id2, NULL });
 	ck_assert_str_eq(why_of(j), "already replayed 1 times "
 	    "(replay.max_replays 1)");
@@ -1194,7 +1271,7 @@ START_TEST(the_policy_refuses_with_its_reasons)
 
 	/* max_age without a timestamp: counted from the first death, two
 	 * hours ago, not from the last one, just now */
-	dies_first_at(&f, (uint64_t)time(NULL) - 7260, 6, id);
+	dies_first_at(&f, (uint64_t)time(NULL) - 7260, "first-died", id);
 	j = replay(f.cfg, &rc, (const char *[]){ id, NULL });
 	ck_assert_str_eq(why_of(j), "older than replay.max_age (2h > 60m)");
 	cJSON_Delete(j);
@@ -1205,6 +1282,7 @@ END_TEST
 START_TEST(evidence_is_required_recorded_shown_and_counted)
 {
 	struct h_rig f;
+	int64_t died[2];
 	char a[24], b[24], *out, ev[DLQ_CONTROL_TEXT_MAX + 1];
 	const char *said;
 	const cJSON *at;
@@ -1219,9 +1297,9 @@ START_TEST(evidence_is_required_recorded_shown_and_counted)
 	/* q0 needs evidence checked within the last 10 minutes */
 	start(&f, "replay = { queues = ( { queue = \"%s\"; "
 	    "evidence_max_age_ms = 600000; } ); };");
-	snprintf(a, sizeof(a), "%lld", (long long)die_in(&f, 0, 2, "timeout",
-	    0));
-	snprintf(b, sizeof(b), "%lld", (long long)atoll(a) - 1);
+	die_in(&f, 0, 2, "timeout", died);
+	snprintf(a, sizeof(a), "%lld", (long long)died[1]);
+	snprintf(b, sizeof(b), "%lld", (long long)died[0]);
 	j = replay(f.cfg, &rc, (const char *[]){ a, NULL });
 	ck_assert_ptr_nonnull(strstr(why_of(j), "no evidence"));
 	cJSON_Delete(j);
@@ -1268,7 +1346,7 @@ START_TEST(evidence_is_required_recorded_shown_and_counted)
 	cJSON_Delete(j);
 	/* q1 needs none: a replay without evidence goes, and is counted */
 	snprintf(a, sizeof(a), "%lld", (long long)die_in(&f, 1, 1, "timeout",
-	    2));
+	    NULL));
 	j = replay(f.cfg, &rc, (const char *[]){ a, "--execute", "--reason",
 	    "x", NULL });
 	ck_assert_int_eq((int)get(j, "published")->valuedouble, 1);
@@ -1788,7 +1866,7 @@ START_TEST(a_worker_restarted_mid_replay_still_gets_the_outcomes)
 	cJSON *j;
 
 	start(&f, NULL);
-	die_in(&f, 0, 3, "upstream timeout", 0);
+	die_in(&f, 0, 3, "upstream timeout", NULL);
 	h_spawn(&r, "dlqctl", (const char *[]){ "-c", f.cfg, "--json",
 	    "replay", "--queue", f.q[0], "--rate", "1", "--execute",
 	    "--reason", "deploy test", NULL }, NULL);
@@ -1819,7 +1897,11 @@ START_TEST(a_worker_restarted_mid_replay_still_gets_the_outcomes)
 
 	/* stopped while it waits (^C), dlqctl says what it could not
 	 * record, id by id, and how to settle each */
-	die_in(&f, 0, 2, "upstream timeout", 0);	/* a new log */
+	/* a new log: the replayed messages leave the queue first */
+	amqp_queue_purge(f.c, 1, amqp_cstring_bytes(f.q[0]));
+	ck_assert_int_eq(amqp_get_rpc_reply(f.c).reply_type,
+	    AMQP_RESPONSE_NORMAL);
+	die_in(&f, 0, 2, "upstream timeout", NULL);
 	h_spawn(&r, "dlqctl", (const char *[]){ "-c", f.cfg, "replay",
 	    "--queue", f.q[0], "--rate", "1", "--execute", "--reason",
 	    "deploy test", NULL }, NULL);
@@ -1874,6 +1956,7 @@ suite(void)
 	tcase_add_test(tc, a_dry_run_looks_at_where_its_messages_would_go);
 	tcase_add_test(tc, returns_in_a_pipelined_chunk_fail_only_their_own_messages);
 	tcase_add_test(tc, the_policy_refuses_with_its_reasons);
+	tcase_add_test(tc, a_replay_sends_no_old_error_and_a_new_death_shows_none);
 	tcase_add_test(tc, evidence_is_required_recorded_shown_and_counted);
 	tcase_add_test(tc, from_queue_replays_the_eligible_and_leaves_the_rest);
 	tcase_add_test(tc, from_queue_ages_a_message_by_its_timestamp_in_any_unit);

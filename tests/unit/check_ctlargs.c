@@ -150,7 +150,14 @@ START_TEST(bad_option_values_are_refused)
 		{ "--canary", "5000", "--canary: expected 1..1000 (a canary is a "
 		    "small first batch), not '5000'" },
 		{ "--owner", "a", "list does not take --owner" },
-		{ "--nope", "a", "list: unknown or ambiguous option '--nope'" },
+		{ "--nope", "a", "list: unknown option '--nope'" },
+		/* a prefix is not the option */
+		{ "--lim", "5", "list: unknown option '--lim'; did you mean "
+		    "'--limit'?" },
+		{ "--exec", NULL, "list: unknown option '--exec'; did you mean "
+		    "'--execute'?" },
+		{ "--limi=5", NULL, "list: unknown option '--limi'; did you "
+		    "mean '--limit'?" },
 		{ "--execute=yes", NULL, "--execute takes no value" },
 		{ "--limit", NULL, "--limit needs a value" },
 	};
@@ -375,12 +382,17 @@ START_TEST(global_options_are_taken_only_where_an_option_stands)
 	ck_assert(dlq_args_take_global(&l.argc, l.argv, &json));
 	ck_assert(!json);
 
-	/* an abbreviated option takes its value too; nothing after -- */
-	words(&l, (const char *[]){ "assign", "--own", "-h", "--", "--json",
+	/* nothing after -- */
+	words(&l, (const char *[]){ "assign", "--owner", "-h", "--", "--json",
 	    NULL });
 	ck_assert(!dlq_args_take_global(&l.argc, l.argv, &json));
 	ck_assert(!json);
 	ck_assert_int_eq(l.argc, 5);
+
+	/* an abbreviation is no option, so takes no value: options are
+	 * matched by their whole name only */
+	words(&l, (const char *[]){ "assign", "--own", "-h", NULL });
+	ck_assert(dlq_args_take_global(&l.argc, l.argv, &json));
 }
 END_TEST
 
