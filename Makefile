@@ -41,6 +41,14 @@ IT_SRC := $(wildcard tests/integration/check_*.c)
 IT_BIN := $(IT_SRC:tests/integration/%.c=$(B)/tests/it_%)
 IT_HARNESS := $(B)/obj/tests/integration/harness.o \
 	$(B)/obj/tests/integration/receiver.o
+# The integration tests run binaries of their own, $(B)/test/, whose
+# fault-injection hooks (DLQ_FAULT_*) are compiled in; those users run
+# have none.
+HOOK_SRC := internal/monitor.c internal/replayrun.c
+HOOK_OBJ := $(HOOK_SRC:%.c=$(B)/obj-hooks/%.o)
+TEST_LIB_OBJ := $(filter-out $(HOOK_SRC:%.c=$(B)/obj/%.o),$(LIB_OBJ)) \
+	$(HOOK_OBJ)
+TB := $(B)/test
 
 .PHONY: all run test test-stress check check-unit check-integration \
 	check-valgrind tests deps bench fuzz clean
@@ -58,6 +66,10 @@ $(B)/gen/topology_default.c: topology/line.conf
 	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0x00 };'; } > $@
 
+$(B)/obj-hooks/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DDLQ_TEST_HOOKS $(CFLAGS) -c -o $@ $<
+
 $(B)/obj/gen/topology_default.o: $(B)/gen/topology_default.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
@@ -66,10 +78,22 @@ $(B)/libdlq.a: $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
+$(B)/libdlq-test.a: $(TEST_LIB_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $^
+
 $(B)/dlq-worker: $(B)/obj/cmd/worker/main.o $(B)/libdlq.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/dlqctl: $(DLQCTL_OBJ) $(B)/libdlq.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(TB)/dlq-worker: $(B)/obj/cmd/worker/main.o $(B)/libdlq-test.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(TB)/dlqctl: $(DLQCTL_OBJ) $(B)/libdlq-test.a
+	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/tests/check_%: $(B)/obj/tests/unit/check_%.o $(B)/libdlq.a
@@ -80,7 +104,7 @@ $(B)/tests/it_%: $(B)/obj/tests/integration/%.o $(IT_HARNESS) $(B)/libdlq.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-tests: $(UNIT_BIN) $(IT_BIN)
+tests: $(UNIT_BIN) $(IT_BIN) $(TB)/dlq-worker $(TB)/dlqctl
 
 # Pure code; no broker needed. scripts/check.sh runs every program even
 # after one fails, then names the failed tests and the programs that
@@ -89,11 +113,11 @@ check-unit: $(UNIT_BIN)
 	@scripts/check.sh $(UNIT_BIN)
 
 # Needs DLQ_TEST_AMQP_URL (scripts/test.sh sets it up).
-check-integration: all $(IT_BIN)
-	@DLQ_BIN=$(B) scripts/check.sh $(IT_BIN)
+check-integration: all tests
+	@DLQ_BIN=$(TB) scripts/check.sh $(IT_BIN)
 
-check: all $(UNIT_BIN) $(IT_BIN)
-	@DLQ_BIN=$(B) scripts/check.sh $(UNIT_BIN) $(IT_BIN)
+check: all tests
+	@DLQ_BIN=$(TB) scripts/check.sh $(UNIT_BIN) $(IT_BIN)
 
 # Unit tests in one process each under valgrind: any leak or error fails.
 check-valgrind: $(UNIT_BIN)

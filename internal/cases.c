@@ -430,7 +430,7 @@ why_unchanged(sqlite3 *db, int64_t id, char *buf, size_t n)
 	const struct param p[] = { INT(id) };
 	sqlite3_stmt *st = prepare(db, "SELECT status FROM dead_letters "
 	    "WHERE id = ?1", p, 1);
-	const char *why = "not in the archive";
+	const char *why = DLQ_NOT_IN_ARCHIVE;
 
 	if (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
 		snprintf(buf, n, "status is %s", sqlite3_column_text(st, 0));
@@ -452,7 +452,7 @@ why_not_reopened(sqlite3 *db, int64_t id, char *buf, size_t n)
 	    " (SELECT outcome FROM attempts WHERE dead_letter_id = ?1 AND"
 	    " outcome IN ('unknown', 'published') ORDER BY id DESC LIMIT 1)"
 	    " FROM dead_letters WHERE id = ?1", p, 1);
-	const char *why = "not in the archive", *status, *outcome;
+	const char *why = DLQ_NOT_IN_ARCHIVE, *status, *outcome;
 
 	if (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
 		status = (const char *)sqlite3_column_text(st, 0);
@@ -641,6 +641,30 @@ dlq_cases_audit_add(sqlite3 *db, int64_t now_ms, const char *actor, long uid,
 
 	return exec_changes(db, "INSERT INTO audit (at, actor, uid, command,"
 	    " args, result) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", p, 6, &changes);
+}
+
+int
+dlq_cases_audit_expire(sqlite3 *db, int64_t cutoff_ms, long long *deleted,
+    struct dlq_buf *out)
+{
+	const struct param p[] = { INT(cutoff_ms) };
+	int changes = 0, rc;
+
+	*deleted = 0;
+	dlq_archive_writer_lock();
+	rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK
+	    && exec_changes(db, "DELETE FROM audit_ids WHERE audit_id IN"
+	    " (SELECT id FROM audit WHERE at < ?1)", p, 1, &changes) == 0 &&
+	    exec_changes(db, "DELETE FROM audit WHERE at < ?1", p, 1,
+	    &changes) == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) ==
+	    SQLITE_OK ? 0 : -1;
+	if (rc == -1) {
+		dlq_buf_adds(out, sqlite3_errmsg(db));
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	} else
+		*deleted = changes;
+	dlq_archive_writer_unlock();
+	return rc;
 }
 
 int

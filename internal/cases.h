@@ -25,6 +25,10 @@
  * start under other classification rules (classrefresh.c). */
 #define DLQ_RECLASSIFY_AUDIT_COMMAND	"reclassify"
 
+/* Why an id a request names is passed over, in that id's result (its
+ * exit code in dlqctl is 1, for every command). */
+#define DLQ_NOT_IN_ARCHIVE	"not in the archive"
+
 /* A case's statuses, as list --status takes them (the list NULL-ended). */
 #define DLQ_STATUS_LIST	"open, assigned, replaying, replayed, discarded"
 extern const char *const dlq_status_names[];
@@ -140,6 +144,12 @@ struct dlq_audit_filter {
 };
 
 int	dlq_cases_audit(sqlite3 *, const struct dlq_audit_filter *,
+	    struct dlq_buf *out);
+
+/* Deletes the audit entries older than `cutoff_ms` and their links to
+ * records, in one write turn; how many into *deleted. 0 or -1 (the
+ * error in `out`). */
+int	dlq_cases_audit_expire(sqlite3 *, int64_t cutoff_ms, long long *deleted,
 	    struct dlq_buf *out);
 
 #endif

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "confint.h"
+#include "duration.h"
 #include "suggest.h"
 #include "termtext.h"
 #include "url.h"
@@ -140,6 +141,8 @@ static const struct opt opts[] = {
 	    0, 600000, 5000, NULL, NULL },
 	{ "archive", "retention_days", NULL, OPT_INT, OFF(retention_days),
 	    0, 36500, 30, NULL, NULL },
+	{ "archive", "audit_retention_days", NULL, OPT_INT,
+	    OFF(audit_retention_days), 0, 36500, 365, NULL, NULL },
 	{ "archive", "batch_max", NULL, OPT_INT, OFF(batch_max),
 	    1, 10000, 256, NULL, NULL },
 	{ "control", "socket", "DLQ_CONTROL_SOCKET", OPT_STR,
@@ -404,7 +407,27 @@ static const char *
 ms_hint(const struct opt *o)
 {
 	return o->kind == OPT_INT && dlq_confint_in_ms(o->name) ?
-	    " (a number of milliseconds: 300000 for 5 minutes)" : "";
+	    " (milliseconds, or a duration: 300000 or \"5m\")" : "";
+}
+
+static int	apply_int(struct dlq_config *, const struct opt *, int64_t,
+		    const char *, const char *, struct dlq_buf *);
+
+/* A setting in milliseconds written with a unit ("5m", "30s", "7d"). */
+static int
+apply_duration(struct dlq_config *c, const struct opt *o, const char *v,
+    const char *where, struct dlq_buf *errors)
+{
+	int64_t ms = dlq_parse_duration(v);
+
+	if (ms < 0) {
+		report(errors, where, o, v, ms == DLQ_DURATION_TOO_LONG ?
+		    "too long (at most 3650d)" : "not a duration (a number "
+		    "and ms, s, m, h, d or w: 500ms, 30s, 5m, 7d; or a number "
+		    "of milliseconds)");
+		return -1;
+	}
+	return apply_int(c, o, ms, where, v, errors);
 }
 
 static int
@@ -1044,6 +1067,9 @@ read_setting(struct dlq_config *c, const struct opt *o,
 	where_of(s, path, where, sizeof(where));
 	switch (o->kind) {
 	case OPT_INT:
+		if (t == CONFIG_TYPE_STRING && dlq_confint_in_ms(o->name))
+			return apply_duration(c, o, config_setting_get_string(s),
+			    where, errors);
 		if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
 			break;
 		if (!dlq_confint_get(s, path, &iv, text, sizeof(text))) {
@@ -1509,7 +1535,12 @@ load_env(struct dlq_config *c, struct file_places *places,
 		 * alone would take " 5" and "+5". Too many digits come back
 		 * clamped, and are out of range below. */
 		n = strtoll(v, &end, 10);
-		if (!isdigit((unsigned char)v[v[0] == '-']) || *end != '\0') {
+		if ((!isdigit((unsigned char)v[v[0] == '-']) || *end != '\0') &&
+		    dlq_confint_in_ms(o->name)) {	/* "5m", "30s" */
+			if (apply_duration(c, o, v, where, errors) == -1)
+				rc = -1;
+		} else if (!isdigit((unsigned char)v[v[0] == '-']) ||
+		    *end != '\0') {
 			snprintf(why, sizeof(why), "not an integer%s",
 			    ms_hint(o));
 			report(errors, where, o, v, why);

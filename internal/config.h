@@ -128,6 +128,7 @@ struct dlq_config {
 	char			*archive_path;
 	int64_t			 busy_timeout_ms;
 	int64_t			 retention_days;	/* 0: keep payloads */
+	int64_t			 audit_retention_days;	/* 0: keep the audit */
 	int64_t			 batch_max;	/* deliveries per commit */
 
 	/* http */

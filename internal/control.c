@@ -860,7 +860,6 @@ static struct refusals *
 refusal_window(long uid, int64_t now)
 {
 	struct refusals *w = &refusals[0], *e;
-	struct dlq_buf line = { 0 };
 
 	for (e = refusals; e < refusals + REFUSAL_UIDS; e++) {
 		if (e->since_ms != 0 && e->uid == uid) {
@@ -871,14 +870,6 @@ refusal_window(long uid, int64_t now)
 			w = e;
 	}
 	if (w->uid != uid || now - w->since_ms >= REFUSAL_WINDOW_MS) {
-		if (w->counted > 0 && dlq_log_begin(&line, DLQ_LOG_WARN,
-		    "control_refusals_not_audited")) {
-			dlq_log_int(&line, "uid", w->uid);
-			dlq_log_int(&line, "refused", w->counted);
-			dlq_log_int(&line, "window_ms", REFUSAL_WINDOW_MS);
-			dlq_log_end(&line);
-		}
-		dlq_buf_release(&line);
 		w->uid = uid;
 		w->since_ms = now;
 		w->stored = 0;
@@ -897,6 +888,7 @@ refused(sqlite3 *db, const struct command *c, enum dlq_role role,
     const char *user, long uid, const char *why)
 {
 	struct refusals *w;
+	struct dlq_buf line = { 0 };
 	char result[200];
 
 	dlq_metrics_control_refused();
@@ -904,7 +896,16 @@ refused(sqlite3 *db, const struct command *c, enum dlq_role role,
 		return;
 	w = refusal_window(uid, dlq_now_ms());
 	if (w->stored >= REFUSALS_STORED) {
-		w->counted++;
+		/* said once a window: the flood itself is not logged */
+		if (w->counted++ == 0 && dlq_log_begin(&line, DLQ_LOG_WARN,
+		    "control_refusals_not_audited")) {
+			dlq_log_str(&line, "user", user);
+			dlq_log_int(&line, "uid", uid);
+			dlq_log_int(&line, "audited", REFUSALS_STORED);
+			dlq_log_int(&line, "window_ms", REFUSAL_WINDOW_MS);
+			dlq_log_end(&line);
+		}
+		dlq_buf_release(&line);
 		return;
 	}
 	w->stored++;

@@ -4,10 +4,12 @@
 #define DLQ_CTLCLIENT_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "buf.h"
+#include "duration.h"
 
 /* How long a call waits for the worker at most (connecting, sending,
  * the answer), unless set: a worker that is stuck or busy must not hang
@@ -47,21 +49,18 @@ cJSON	*dlq_ctl_request(const char *cmd);
  * not change) 3, else 1. */
 int	dlq_ctl_exit_code(const cJSON *answer);
 
-/* The same, with the answer's error said on stderr ("dlqctl: ..."). */
-int	dlq_ctl_refusal(const cJSON *answer);
+/* The same, with the answer's error said on stderr ("dlqctl: ..."), and
+ * with `json` also on stdout as {"ok":false,"code":C,"error":E}, so
+ * that a script reads every answer from stdout. */
+int	dlq_ctl_refusal(const cJSON *answer, bool json);
 
-/* "90s", "15m", "2h", "7d", "500ms", "1w" -> milliseconds; -1 if bad,
- * DLQ_DURATION_TOO_LONG if more than DLQ_DURATION_MAX_MS (ten years,
- * "3650d": any unit, the total counts). */
-#define DLQ_DURATION_MAX_MS	(3650LL * 86400000)
-#define DLQ_DURATION_TOO_LONG	(-2)
-int64_t	dlq_parse_duration(const char *);
+/* {"ok":false,"code":CODE,"error":WHY} on stdout: with --json, an
+ * answer that did not come ("unreachable": no worker, a timeout). */
+void	dlq_ctl_error_json(const char *code, const char *why);
 
-/* A duration exactly, in its largest whole unit: "1500ms", "90s", "2m",
- * "36h", "7d" (dlq_parse_duration reads it back). */
-const char *dlq_format_duration(int64_t ms, char *out, size_t n);
-
-/* A compact age: "42s", "5m", "3h", "2d". */
-const char *dlq_format_age(int64_t ms, char *out, size_t n);
+/* With --json, a question dlqctl asks before it changes anything (how
+ * many a selection would drop, without --yes) on stdout:
+ * {"ok":false,"code":"needs_yes","command":CMD,"would_change":N}. */
+void	dlq_ctl_needs_yes_json(const char *cmd, double n);
 
 #endif

@@ -30,7 +30,7 @@ cmp_id_desc(const void *a, const void *b)
  * when more may match, 0 when not, or minus the exit code of a failure
  * (said on stderr). */
 static int
-select_by_status(const char *socket, const cJSON *r,
+select_by_status(const char *socket, bool json, const cJSON *r,
     const char *const *statuses, bool reopenable, cJSON *ids)
 {
 	static const char *const keys[] = { "queue", "class", "signature",
@@ -68,7 +68,7 @@ select_by_status(const char *socket, const cJSON *r,
 			return -DLQ_EXIT_ERROR;
 		}
 		if (!cJSON_IsTrue(cJSON_GetObjectItem(ans, "ok"))) {
-			more = -dlq_ctl_refusal(ans);
+			more = -dlq_ctl_refusal(ans, json);
 			cJSON_Delete(ans);
 			free(got);
 			return more;
@@ -130,7 +130,7 @@ kept_closed(const char *socket, bool json, const cJSON *r,
 	int more, n;
 	char *text;
 
-	if ((more = select_by_status(socket, r, statuses, false, ids)) < 0) {
+	if ((more = select_by_status(socket, json, r, statuses, false, ids)) < 0) {
 		cJSON_Delete(ids);
 		return -more;
 	}
@@ -158,6 +158,20 @@ kept_closed(const char *socket, bool json, const cJSON *r,
 	return DLQ_EXIT_OK;
 }
 
+/* The error that stopped a run, into its summary: "ok": false, "code",
+ * "error", as a refusal has them. */
+static void
+add_error(cJSON *sum, const cJSON *ans)
+{
+	const cJSON *v;
+
+	cJSON_AddFalseToObject(sum, "ok");
+	if ((v = cJSON_GetObjectItem(ans, "code")) != NULL)
+		cJSON_AddItemToObject(sum, "code", cJSON_Duplicate(v, 0));
+	if ((v = cJSON_GetObjectItem(ans, "error")) != NULL)
+		cJSON_AddItemToObject(sum, "error", cJSON_Duplicate(v, 0));
+}
+
 int
 dlq_select_change(const char *socket, bool json, const cJSON *r,
     const char *cmd, const char *const *copy, const char *verb)
@@ -171,7 +185,7 @@ dlq_select_change(const char *socket, bool json, const cJSON *r,
 	double changed = 0;
 	char why[512], *text;
 
-	if ((more = select_by_status(socket, r, statuses, reopen, ids)) < 0) {
+	if ((more = select_by_status(socket, json, r, statuses, reopen, ids)) < 0) {
 		cJSON_Delete(ids);
 		return -more;
 	}
@@ -184,6 +198,8 @@ dlq_select_change(const char *socket, bool json, const cJSON *r,
 		fprintf(stderr, "dlqctl: this would %s %d dead letters (the "
 		    "%s ones of this selection); run again with --yes to do "
 		    "it\n", cmd, n, what);
+		if (json)
+			dlq_ctl_needs_yes_json(cmd, n);
 		cJSON_Delete(ids);
 		return DLQ_CTL_NEEDS_YES;
 	}
@@ -221,7 +237,10 @@ dlq_select_change(const char *socket, bool json, const cJSON *r,
 			code = cJSON_GetObjectItem(ans, "code");
 			stop = !cJSON_IsString(code) ||
 			    strcmp(code->valuestring, "refused") != 0;
-			rc = stop ? dlq_ctl_refusal(ans) : DLQ_EXIT_CONFLICT;
+			rc = stop ? dlq_ctl_refusal(ans, false) :
+			    DLQ_EXIT_CONFLICT;
+			if (stop)	/* with --json, in the summary below */
+				add_error(sum, ans);
 		}
 		cJSON_Delete(ans);
 	}

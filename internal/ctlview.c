@@ -38,6 +38,30 @@ age(const cJSON *o, const char *k, int64_t now, char *buf, size_t len)
 	return buf;
 }
 
+/* For show: how long ago, and when (RFC 3339, UTC, milliseconds):
+ * "3h ago (2026-12-07T01:02:03.456Z)"; `len` at least WHEN_LEN. */
+#define WHEN_LEN	64
+static const char *
+when(const cJSON *o, const char *k, int64_t now, char *buf, size_t len)
+{
+	int64_t t = n(o, k);
+	time_t sec;
+	struct tm tm;
+	size_t used;
+
+	if (t < 0)
+		return "-";
+	age(o, k, now, buf, len);
+	sec = (time_t)(t / 1000);
+	used = strlen(buf);
+	if (gmtime_r(&sec, &tm) != NULL && used + 4 < len) {
+		used += strftime(buf + used, len - used, " (%Y-%m-%dT%H:%M:%S",
+		    &tm);
+		snprintf(buf + used, len - used, ".%03dZ)", (int)(t % 1000));
+	}
+	return buf;
+}
+
 static const char *
 age_until(int64_t t, int64_t now, char *buf, size_t len)
 {
@@ -232,21 +256,21 @@ show_message(FILE *f, const cJSON *d, int64_t now)
 	    s(d, "payload_sha256") : "");
 	field(f, "payload", num);
 	if (n(d, "purged_at") > 0)
-		field(f, "purged", age(d, "purged_at", now, a, sizeof(a)));
+		field(f, "purged", when(d, "purged_at", now, a, sizeof(a)));
 }
 
 /* The case: owner and decision, evidence, redrive, resolution. */
 static void
 show_case(FILE *f, const cJSON *d, int64_t now)
 {
-	char a[48];
+	char a[WHEN_LEN];
 
 	if (strcmp(s(d, "owner"), "-") != 0) {
 		field(f, "owner", s(d, "owner"));
 		field(f, "decision", s(d, "decision"));
 		field(f, "assigned by", s(d, "assigned_by"));
 		if (n(d, "assigned_at") > 0)
-			field(f, "assigned", age(d, "assigned_at", now, a,
+			field(f, "assigned", when(d, "assigned_at", now, a,
 			    sizeof(a)));
 		if (n(d, "escalate_at") > 0)
 			field(f, "escalate in", n(d, "escalate_at") > now ?
@@ -255,7 +279,7 @@ show_case(FILE *f, const cJSON *d, int64_t now)
 	}
 	if (strcmp(s(d, "evidence"), "-") != 0) {
 		field(f, "evidence", s(d, "evidence"));
-		field(f, "checked", age(d, "evidence_at", now, a, sizeof(a)));
+		field(f, "checked", when(d, "evidence_at", now, a, sizeof(a)));
 	}
 	if (strcmp(s(d, "redrive_note"), "-") != 0)
 		field(f, "redrive", s(d, "redrive_note"));
@@ -263,7 +287,7 @@ show_case(FILE *f, const cJSON *d, int64_t now)
 		field(f, "resolution", s(d, "resolution"));
 		field(f, "resolved by", s(d, "resolved_by"));
 		if (n(d, "resolved_at") > 0)
-			field(f, "resolved", age(d, "resolved_at", now, a,
+			field(f, "resolved", when(d, "resolved_at", now, a,
 			    sizeof(a)));
 	}
 }
@@ -272,13 +296,13 @@ void
 dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 {
 	const cJSON *x, *e;
-	char a[48], num[32];
+	char a[WHEN_LEN], num[32];
 	int i = 0;
 
 	snprintf(num, sizeof(num), "%lld", (long long)n(d, "id"));
 	field(f, "id", num);
 	field(f, "status", s(d, "status"));
-	field(f, "received", age(d, "received_at", now, a, sizeof(a)));
+	field(f, "received", when(d, "received_at", now, a, sizeof(a)));
 	field(f, "dlq", s(d, "dlq"));
 	field(f, "queue", s(d, "queue"));
 	field(f, "class", s(d, "class"));
@@ -291,7 +315,9 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 	if (cJSON_GetArraySize(x) > 0)
 		fputs("x-death (newest first):\n", f);
 	cJSON_ArrayForEach(e, x) {
-		fprintf(f, "  %d. %s  ", ++i, s(e, "time"));
+		fprintf(f, "  %d. ", ++i);
+		put(f, s(e, "time"));
+		fputs("  ", f);
 		put(f, s(e, "reason"));
 		fputs(" from ", f);
 		put(f, s(e, "queue"));
@@ -304,18 +330,27 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 	if (cJSON_GetArraySize(x) > 1) {
 		fputs("lineage (each death of this message):\n", f);
 		i = 0;
-		cJSON_ArrayForEach(e, x)
-			fprintf(f, "  cycle %d: #%lld %s, %s%s\n", ++i,
-			    (long long)n(e, "id"), s(e, "reason"), s(e, "status"),
-			    n(e, "id") == n(d, "id") ? "  <- this one" : "");
+		cJSON_ArrayForEach(e, x) {
+			/* the reason is the broker's word in a producer's
+			 * x-death header: escaped like any text of a message */
+			fprintf(f, "  cycle %d: #%lld ", ++i, (long long)n(e,
+			    "id"));
+			put(f, s(e, "reason"));
+			fputs(", ", f);
+			put(f, s(e, "status"));
+			fputs(n(e, "id") == n(d, "id") ? "  <- this one\n" : "\n",
+			    f);
+		}
 	}
 	x = cJSON_GetObjectItemCaseSensitive(d, "attempts");
 	if (cJSON_GetArraySize(x) > 0)
 		fputs("attempts:\n", f);
 	cJSON_ArrayForEach(e, x) {
-		fprintf(f, "  %s by ", age(e, "started_at", now, a, sizeof(a)));
+		fprintf(f, "  %s by ", when(e, "started_at", now, a, sizeof(a)));
 		put(f, s(e, "actor"));
-		fprintf(f, ": %s (", s(e, "outcome"));
+		fputs(": ", f);
+		put(f, s(e, "outcome"));
+		fputs(" (", f);
 		put(f, s(e, "detail"));
 		fputs(")\n    to ", f);
 		put(f, s(e, "target"));
@@ -330,8 +365,9 @@ dlq_view_show(FILE *f, const cJSON *d, int64_t now)
 	if (cJSON_GetArraySize(x) > 0)
 		fputs("audit:\n", f);
 	cJSON_ArrayForEach(e, x) {
-		fprintf(f, "  %s %s by ", age(e, "at", now, a, sizeof(a)),
-		    s(e, "command"));
+		fprintf(f, "  %s ", when(e, "at", now, a, sizeof(a)));
+		put(f, s(e, "command"));
+		fputs(" by ", f);
 		put(f, s(e, "actor"));
 		fputs(": ", f);
 		put(f, s(e, "result"));
@@ -401,8 +437,10 @@ escalations(FILE *f, const cJSON *e)
 	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(e, "cases")) {
 		fprintf(f, "  #%-7lld ", (long long)n(c, "id"));
 		dlq_term_put(f, s(c, "queue"), -1, 28);
-		fprintf(f, " %-12s %s overdue", s(c, "kind"), dlq_format_age(n(c,
-		    "overdue_ms"), a, sizeof(a)));
+		fputc(' ', f);
+		dlq_term_put(f, s(c, "kind"), -1, 12);
+		fprintf(f, " %s overdue", dlq_format_age(n(c, "overdue_ms"), a,
+		    sizeof(a)));
 		if (strcmp(s(c, "owner"), "-") != 0) {
 			fputs("  ", f);
 			put(f, s(c, "owner"));
@@ -441,8 +479,12 @@ redrive(FILE *f, const cJSON *r)
 
 	fprintf(f, "redrive:\n  left for humans      %lld\n",
 	    (long long)n(r, "left_for_humans"));
-	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r, "outcomes"))
-		fprintf(f, "  %-20s %lld\n", e->string, (long long)e->valuedouble);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r,
+	    "outcomes")) {
+		fputs("  ", f);
+		dlq_term_put(f, e->string, -1, 20);
+		fprintf(f, " %lld\n", (long long)e->valuedouble);
+	}
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(r,
 	    "circuits_open")) {
 		fputs("  circuit OPEN         ", f);
@@ -464,7 +506,9 @@ traffic(FILE *f, const cJSON *t)
 		return;
 	fputs("share of traffic, last hour:", f);
 	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "reported"))) {
-		fprintf(f, " not reported (%s)\n", s(t, "why"));
+		fputs(" not reported (", f);
+		put(f, s(t, "why"));
+		fputs(")\n", f);
 		return;
 	}
 	fputc('\n', f);
@@ -629,7 +673,9 @@ dlq_view_audit(FILE *f, const cJSON *data, int64_t now)
 		fprintf(f, "%-8lld %-10s ", (long long)n(r, "id"), age(r, "at",
 		    now, a, sizeof(a)));
 		dlq_term_put(f, s(r, "actor"), -1, 12);
-		fprintf(f, " %-14s ", s(r, "command"));
+		fputc(' ', f);
+		dlq_term_put(f, s(r, "command"), -1, 14);
+		fputc(' ', f);
 		cell(f, args ? args : "-", 40);
 		put(f, s(r, "result"));
 		fputc('\n', f);
@@ -651,9 +697,10 @@ dlq_view_redrive(FILE *f, const cJSON *data, int64_t now)
 	    "PUBLISHED", "LEFT FOR HUMANS", "TRIPPED");
 	cJSON_ArrayForEach(q, data) {
 		dlq_term_put(f, s(q, "queue"), -1, 28);
-		fprintf(f, " %-8s %-10lld %-16lld ", s(q, "circuit"),
-		    (long long)n(q, "published"), (long long)n(q,
-		    "left_for_humans"));
+		fputc(' ', f);
+		dlq_term_put(f, s(q, "circuit"), -1, 8);
+		fprintf(f, " %-10lld %-16lld ", (long long)n(q, "published"),
+		    (long long)n(q, "left_for_humans"));
 		if (n(q, "tripped_at") > 0)
 			fprintf(f, "%s (%lld of %lld came back)\n", age(q,
 			    "tripped_at", now, a, sizeof(a)),

@@ -98,19 +98,21 @@ time_to_owner(struct dlq_http *h)
 static void
 render_metrics(struct dlq_http *h)
 {
-	static const char *const qs[] = { "queue", "status" };
-	static const char *const q[] = { "queue" };
+	/* every series of one DLQ has it in the label "dlq", as the
+	 * consumers' (dlq_consumer_up) do, so that they join */
+	static const char *const qs[] = { "dlq", "status" };
+	static const char *const q[] = { "dlq" };
 	static const char *const o[] = { "outcome" };
 
 	dlq_metrics_render(&h->out);
 	family(h, "dlq_unresolved", "gauge", "Unresolved dead letters by "
-	    "source queue and status.", "SELECT queue, status, count(*) FROM "
+	    "DLQ and status.", "SELECT dlq, status, count(*) FROM "
 	    "dead_letters WHERE status IN ('open', 'assigned', 'replaying') "
-	    "GROUP BY queue, status", qs, 2);
+	    "GROUP BY dlq, status", qs, 2);
 	family(h, "dlq_oldest_unresolved_age_seconds", "gauge", "Age of the "
-	    "oldest unresolved dead letter by source queue.", "SELECT queue, "
+	    "oldest unresolved dead letter by DLQ.", "SELECT dlq, "
 	    "(?1 - min(received_at)) / 1000.0 FROM dead_letters WHERE status IN "
-	    "('open', 'assigned', 'replaying') GROUP BY queue", q, 1);
+	    "('open', 'assigned', 'replaying') GROUP BY dlq", q, 1);
 	family(h, "dlq_replays_total", "counter", "Replay attempts by outcome.",
 	    "SELECT outcome, count(*) FROM attempts GROUP BY outcome", o, 1);
 	family(h, "dlq_repeated_cycles_total", "counter", "Dead letters of "
@@ -144,8 +146,10 @@ render_metrics(struct dlq_http *h)
 	    "count(*) FROM dead_letters WHERE redrive_stopped_at IS NOT NULL "
 	    "AND status IN ('open', 'assigned')", NULL, 0);
 	family(h, "dlq_redrive_circuit_open", "gauge", "1 while the redrive "
-	    "of a queue is paused by its circuit.", "SELECT queue, 1 FROM "
-	    "redrive_circuits WHERE resumed_at IS NULL GROUP BY queue", q, 1);
+	    "of a queue's DLQ is paused by its circuit.", "SELECT (SELECT d.dlq "
+	    "FROM dead_letters d WHERE d.queue = c.queue LIMIT 1), 1 FROM "
+	    "redrive_circuits c WHERE c.resumed_at IS NULL GROUP BY c.queue",
+	    q, 1);
 	time_to_owner(h);
 }
 

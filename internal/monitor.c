@@ -145,7 +145,8 @@ static atomic_uint releases;	/* memory releases so far */
  * DLQ_FAULT_EXIT_AFTER_COMMITS=N the process exits right after its Nth
  * archive commit, before the ack; DLQ_FAULT_COMMIT_DELAY_MS=N waits N ms
  * before each commit, so that a test which races the worker loses (make
- * test-stress). Never set in production. */
+ * test-stress). Compiled only into the test build (DLQ_TEST_HOOKS): the
+ * binaries users run read no such variable. */
 #define DLQ_FAULT_EXIT_CODE	99
 static long fault_exit_after;
 static long fault_commit_delay_ms;
@@ -865,10 +866,12 @@ dlq_monitor_start(const struct dlq_config *c, const struct dlq_queue *q,
 
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		return NULL;
+#ifdef DLQ_TEST_HOOKS
 	if (getenv("DLQ_FAULT_EXIT_AFTER_COMMITS") != NULL)
 		fault_exit_after = atol(getenv("DLQ_FAULT_EXIT_AFTER_COMMITS"));
 	if (getenv("DLQ_FAULT_COMMIT_DELAY_MS") != NULL)
 		fault_commit_delay_ms = atol(getenv("DLQ_FAULT_COMMIT_DELAY_MS"));
+#endif
 	m->cfg = c;
 	m->q = q;
 	m->stop = env->stop;

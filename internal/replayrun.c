@@ -11,6 +11,7 @@
 
 #include "amqp.h"
 #include "classify.h"
+#include "cases.h"
 #include "control.h"
 #include "ctlclient.h"
 #include "deadletter.h"
@@ -246,10 +247,11 @@ print_canary(const cJSON *k)
 	    cJSON_GetObjectItem(k, "returned")), cJSON_GetObjectItem(k,
 	    "sent")->valueint, w, cJSON_GetObjectItem(k, "untouched")->valueint);
 	cJSON_ArrayForEach(e, cJSON_GetObjectItem(k, "returned")) {
-		printf("  #%lld died again as #%lld: %s ",
+		printf("  #%lld died again as #%lld: ",
 		    (long long)cJSON_GetObjectItem(e, "id")->valuedouble,
-		    (long long)cJSON_GetObjectItem(e, "returned_id")->valuedouble,
-		    cJSON_GetObjectItem(e, "reason")->valuestring);
+		    (long long)cJSON_GetObjectItem(e, "returned_id")->valuedouble);
+		dlq_term_put(stdout, str_of(e, "reason"), -1, 0);
+		putchar(' ');
 		dlq_term_put(stdout, cJSON_IsString(cJSON_GetObjectItem(e,
 		    "error")) ? cJSON_GetObjectItem(e, "error")->valuestring : "",
 		    -1, 0);
@@ -301,7 +303,11 @@ summary(const struct tally *t, bool json)
 		    "published", t->published, t->refused, t->failed, t->unknown,
 		    t->dry ? " (dry run: nothing was published)" : "");
 		for (i = 0; i < REFUSAL_KINDS && t->why[i][0]; i++)
-			printf("  refused %zu: %s\n", t->why_n[i], t->why[i]);
+		{
+			printf("  refused %zu: ", t->why_n[i]);
+			dlq_term_put(stdout, t->why[i], -1, 0);
+			putchar('\n');
+		}
 		if (t->blocked)
 			printf("stopped: the broker blocks publishing (a memory or "
 			    "disk alarm); %zu claimed were not sent and stay "
@@ -315,8 +321,9 @@ summary(const struct tally *t, bool json)
 			if (strcmp(cJSON_GetObjectItem(w, "outcome")->valuestring,
 			    "published") == 0)
 				continue;
-			printf("  %s #%lld: ", cJSON_GetObjectItem(w,
-			    "outcome")->valuestring, cJSON_HasObjectItem(w, "id") ?
+			fputs("  ", stdout);
+			dlq_term_put(stdout, str_of(w, "outcome"), -1, 0);
+			printf(" #%lld: ", cJSON_HasObjectItem(w, "id") ?
 			    (long long)cJSON_GetObjectItem(w, "id")->valuedouble :
 			    0LL);
 			dlq_term_put(stdout, cJSON_GetObjectItem(w,
@@ -393,8 +400,10 @@ plan_line(const cJSON *i)
 		printf("%-8lld ", (long long)cJSON_GetObjectItem(i,
 		    "id")->valuedouble);
 	else {
+		/* whole: two ids that differ only at their end must not
+		 * look alike; a long one widens its row */
 		dlq_term_put(stdout, str_of(i, "message_id")[0] ? str_of(i,
-		    "message_id") : "-", 24, 24);
+		    "message_id") : "-", -1, 24);
 		putchar(' ');
 	}
 	printf("%-9s ", cJSON_IsTrue(cJSON_GetObjectItem(i, "eligible")) ?
@@ -883,6 +892,19 @@ note_refusals(const struct dlq_config *c, const struct dlq_replay_opts *o,
 		    why);
 }
 
+/* Whether the plan names an id the archive does not hold: exit 1, as
+ * show, drop and reopen do for one. */
+static bool
+unknown_ids(const cJSON *plan)
+{
+	const cJSON *i;
+
+	cJSON_ArrayForEach(i, cJSON_GetObjectItem(plan, "data"))
+		if (strcmp(str_of(i, "why"), DLQ_NOT_IN_ARCHIVE) == 0)
+			return true;
+	return false;
+}
+
 static int
 run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 {
@@ -904,8 +926,9 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	}
 	if (!o->execute) {
 		print_plan(c, o, cJSON_GetObjectItem(plan, "data"));
+		rc = unknown_ids(plan) ? DLQ_EXIT_ERROR : DLQ_EXIT_OK;
 		cJSON_Delete(plan);
-		return DLQ_EXIT_OK;
+		return rc;
 	}
 	t.results = cJSON_CreateArray();
 	t.refusals = cJSON_CreateArray();
@@ -956,6 +979,8 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 	send_ids(c, o, pub, ids + i, n - i, &t);
 	rc = summary(&t, o->json);
 	note_refusals(c, o, &t);
+	if (rc == DLQ_EXIT_CONFLICT && unknown_ids(plan))
+		rc = DLQ_EXIT_ERROR;
 out:
 	free(ids);
 	cJSON_Delete(t.refusals);
@@ -1107,13 +1132,18 @@ replay_live(const struct dlq_config *c, const struct dlq_replay_opts *o,
 
 /* For the tests only: DLQ_FAULT_LOSE_BEFORE_ACK=1 breaks the connection
  * after a live delivery's copy was confirmed, before its ack (a network
- * that fails just then). Never set in production. */
+ * that fails just then). Compiled only into the test build
+ * (DLQ_TEST_HOOKS). */
 static bool
 fault_lose_before_ack(void)
 {
+#ifdef DLQ_TEST_HOOKS
 	const char *v = getenv("DLQ_FAULT_LOSE_BEFORE_ACK");
 
 	return v != NULL && strcmp(v, "1") == 0;
+#else
+	return false;
+#endif
 }
 
 /* A live delivery was published, but the connection it was read on is

@@ -7,6 +7,7 @@
 
 #include "amqp.h"
 #include "archive.h"
+#include "cases.h"
 #include "control.h"
 #include "ctlclient.h"
 #include "replay.h"
@@ -234,7 +235,7 @@ dlq_replay_plan(sqlite3 *db, const struct dlq_config *c, const cJSON *req,
 				plan_item(out, c, req, &r, n++ == 0);
 			} else
 				dlq_buf_printf(out, "%s{\"id\":%lld,\"eligible\":"
-				    "false,\"why\":\"not in the archive\"}",
+				    "false,\"why\":\"" DLQ_NOT_IN_ARCHIVE "\"}",
 				    n++ ? "," : "", (long long)id);
 			sqlite3_reset(st);
 		}
@@ -418,7 +419,7 @@ claim_one(sqlite3 *db, struct claim_sql *q, const struct dlq_config *c,
 	sqlite3_bind_int64(q->row, 1, id);
 	if (sqlite3_step(q->row) != SQLITE_ROW) {
 		sqlite3_reset(q->row);
-		refusal(refused, id, "not in the archive");
+		refusal(refused, id, DLQ_NOT_IN_ARCHIVE);
 		return 1;
 	}
 	read_row(q->row, &r);

@@ -328,36 +328,51 @@ no_stop_pending(long long purged, int percent, void *arg)
 }
 
 /* archive.retention_days: payloads and headers of resolved records go,
- * the records stay. Once at start, then daily; a stop signal interrupts
- * it (the rest goes at the next start). */
+ * the records stay; archive.audit_retention_days: audit entries go.
+ * Once at start, then daily; a stop signal interrupts the purge (the
+ * rest goes at the next start). */
 static void
 apply_retention(const struct dlq_config *c, struct services *s)
 {
 	struct dlq_buf out, line;
-	long long purged = 0;
+	long long purged = 0, audit = 0;
 	int64_t now = dlq_wall_ms();
-	int rc;
+	int rc = DLQ_CASE_OK;
 
-	if (c->retention_days == 0 || now < s->next_retention_ms)
+	if ((c->retention_days == 0 && c->audit_retention_days == 0) ||
+	    now < s->next_retention_ms)
 		return;
 	s->next_retention_ms = now + 86400000;
 	dlq_buf_init(&out);
-	rc = dlq_cases_purge(dlq_archive_db(s->archive), now -
-	    c->retention_days * 86400000, now, no_stop_pending, NULL, &out);
-	if (rc == DLQ_CASE_OK && sscanf(out.data, "{\"purged\":%lld}",
-	    &purged) == 1) {
+	if (c->retention_days > 0) {
+		rc = dlq_cases_purge(dlq_archive_db(s->archive), now -
+		    c->retention_days * 86400000, now, no_stop_pending, NULL,
+		    &out);
+		if (rc == DLQ_CASE_OK && sscanf(out.data, "{\"purged\":%lld}",
+		    &purged) != 1)
+			rc = DLQ_CASE_ERROR;
+	}
+	if (rc == DLQ_CASE_OK && c->audit_retention_days > 0 &&
+	    dlq_cases_audit_expire(dlq_archive_db(s->archive), now -
+	    c->audit_retention_days * 86400000, &audit, &out) == -1)
+		rc = DLQ_CASE_ERROR;
+	if (rc == DLQ_CASE_OK) {
 		dlq_buf_init(&line);
 		if (dlq_log_begin(&line, DLQ_LOG_INFO, "retention_applied")) {
 			dlq_log_int(&line, "days", c->retention_days);
 			dlq_log_int(&line, "purged", purged);
-			if (strstr(out.data, "\"interrupted\"") != NULL)
+			if (out.data && strstr(out.data, "\"interrupted\"") !=
+			    NULL)
 				dlq_log_bool(&line, "interrupted", true);
+			dlq_log_int(&line, "audit_days",
+			    c->audit_retention_days);
+			dlq_log_int(&line, "audit_deleted", audit);
 			dlq_log_end(&line);
 		}
 		dlq_buf_release(&line);
 	} else
-		dlq_log(DLQ_LOG_WARN, "retention_failed", "error", out.data,
-		    NULL);
+		dlq_log(DLQ_LOG_WARN, "retention_failed", "error", out.data ?
+		    out.data : "?", NULL);
 	dlq_buf_release(&out);
 }
 

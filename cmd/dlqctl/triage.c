@@ -31,8 +31,11 @@ ask(const struct dlqctl *x, cJSON *req,
 	ans = dlq_ctl_call_progress(x->cfg.control_socket, req, progress,
 	    NULL, why, sizeof(why));
 	cJSON_Delete(req);
-	if (ans == NULL)
+	if (ans == NULL) {
 		fprintf(stderr, "dlqctl: %s\n", why);
+		if (x->json)
+			dlq_ctl_error_json("unreachable", why);
+	}
 	return ans;
 }
 
@@ -45,6 +48,15 @@ put_json(const cJSON *data)
 	cJSON_free(text);
 }
 
+static void
+copy_item(const cJSON *to, const cJSON *from, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, key);
+
+	if (v != NULL)
+		cJSON_AddItemToObject((cJSON *)to, key, cJSON_Duplicate(v, 0));
+}
+
 /* dlqctl_call, with the request's progress lines to `progress`. */
 static int
 call_progress(struct dlqctl *x, cJSON *req,
@@ -54,18 +66,28 @@ call_progress(struct dlqctl *x, cJSON *req,
 	const cJSON *data;
 	cJSON *ans;
 	int rc = DLQ_EXIT_OK;
+	bool ok, shown;
 
 	if ((ans = ask(x, req, progress)) == NULL)
 		return DLQ_EXIT_ERROR;
 	data = cJSON_GetObjectItemCaseSensitive(ans, "data");
-	if (data != NULL && !cJSON_IsNull(data)) {
-		if (x->json)
-			put_json(data);
-		else
-			view(stdout, data, dlq_wall_ms());
-	}
-	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "ok")))
-		rc = dlq_ctl_refusal(ans);
+	ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "ok"));
+	shown = data != NULL && !cJSON_IsNull(data);
+	if (shown && x->json) {
+		/* one JSON answer: a change by ids that failed for some says
+		 * so beside each id's result */
+		if (!ok && cJSON_IsObject(data)) {
+			cJSON_AddFalseToObject((cJSON *)data, "ok");
+			copy_item(data, ans, "code");
+			copy_item(data, ans, "error");
+		}
+		put_json(data);
+	} else if (shown)
+		view(stdout, data, dlq_wall_ms());
+	/* what the view listed id by id is not said again */
+	if (!ok)
+		rc = shown ? dlq_ctl_exit_code(ans) : dlq_ctl_refusal(ans,
+		    x->json);
 	cJSON_Delete(ans);
 	return rc;
 }
@@ -363,6 +385,8 @@ change_with_reason(struct dlqctl *x, int argc, char **argv, const char *cmd,
 	if (n > 1 && !cJSON_IsTrue(cJSON_GetObjectItem(r, "yes"))) {
 		fprintf(stderr, "dlqctl: this would %s %d dead letters; run "
 		    "again with --yes to do it\n", cmd, n);
+		if (x->json)
+			dlq_ctl_needs_yes_json(cmd, n);
 		rc = DLQ_CTL_NEEDS_YES;
 		goto out;
 	}
@@ -405,7 +429,7 @@ purge_count(struct dlqctl *x, cJSON *r)
 	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "ok")) ||
 	    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(data,
 	    "purgeable"))) {
-		rc = dlq_ctl_refusal(ans);
+		rc = dlq_ctl_refusal(ans, x->json);
 		cJSON_Delete(ans);
 		return rc;
 	}

@@ -143,6 +143,43 @@ START_TEST(check_config_warns_as_a_start_does)
 }
 END_TEST
 
+/* Whether the file at `path` holds the bytes of `needle`. */
+static bool
+file_holds(const char *path, const char *needle)
+{
+	char *text;
+	size_t n;
+	bool found;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(f = fopen(path, "rb"));
+	ck_assert_ptr_nonnull(text = malloc(64 << 20));
+	n = fread(text, 1, 64 << 20, f);
+	fclose(f);
+	ck_assert_uint_gt(n, 0);
+	found = memmem(text, n, needle, strlen(needle)) != NULL;
+	free(text);
+	return found;
+}
+
+/* The fault-injection hooks the tests use (DLQ_FAULT_*) are compiled
+ * into the tests' own binaries only: the ones users run, one directory
+ * up, do not even hold the variables' names. */
+START_TEST(the_binaries_users_run_have_no_fault_hooks)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/../dlq-worker", getenv("DLQ_BIN") ?
+	    getenv("DLQ_BIN") : "build/test");
+	ck_assert_msg(!file_holds(path, "DLQ_FAULT_"), "%s has hooks", path);
+	snprintf(path, sizeof(path), "%s/../dlqctl", getenv("DLQ_BIN") ?
+	    getenv("DLQ_BIN") : "build/test");
+	ck_assert_msg(!file_holds(path, "DLQ_FAULT_"), "%s has hooks", path);
+	ck_assert(file_holds(h_bin("dlq-worker"), "DLQ_FAULT_"));
+	ck_assert(file_holds(h_bin("dlqctl"), "DLQ_FAULT_"));
+}
+END_TEST
+
 START_TEST(missing_file_is_named)
 {
 	char *out;
@@ -908,6 +945,7 @@ suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, shipped_example_config_is_valid);
 	tcase_add_test(tc, missing_file_is_named);
+	tcase_add_test(tc, the_binaries_users_run_have_no_fault_hooks);
 	tcase_add_test(tc, check_config_warns_as_a_start_does);
 	tcase_add_test(tc, unknown_role_members_are_warned_about);
 	tcase_add_test(tc, a_mask_list_that_leaves_out_defaults_is_warned_about);

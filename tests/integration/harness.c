@@ -128,7 +128,7 @@ h_bin(const char *name)
 	const char *dir = getenv("DLQ_BIN");
 	char *p = path[slot++ % 4];
 
-	snprintf(p, 512, "%s/%s", dir ? dir : "build", name);
+	snprintf(p, 512, "%s/%s", dir ? dir : "build/test", name);
 	return p;
 }
 

@@ -188,12 +188,16 @@ START_TEST(negative_cooldown_from_env_is_refused)
 	    "value '-1': out of range 0..604800000\n");
 	dlq_config_release(&c);
 	dlq_buf_reset(&errors);
+	/* a duration with a unit is taken, as dlqctl takes it */
 	setenv("DLQ_ALERT_COOLDOWN_MS", "5m", 1);
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
+	ck_assert_int_eq(c.cooldown_ms, 300000);
+	dlq_config_release(&c);
+	setenv("DLQ_ALERT_COOLDOWN_MS", "5 min", 1);
 	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), -1);
-	/* a duration where milliseconds are read: what it takes is said */
 	ck_assert_str_eq(err(), "DLQ_ALERT_COOLDOWN_MS: alert.cooldown_ms: bad "
-	    "value '5m': not an integer (a number of milliseconds: 300000 for "
-	    "5 minutes)\n");
+	    "value '5 min': not a duration (a number and ms, s, m, h, d or w: "
+	    "500ms, 30s, 5m, 7d; or a number of milliseconds)\n");
 }
 END_TEST
 
@@ -201,8 +205,8 @@ END_TEST
  * quoted env file) or a sign is named, and so are too many digits. */
 START_TEST(env_numbers_are_digits_only)
 {
-#define NOT_MS	"not an integer (a number of milliseconds: 300000 for " \
-	"5 minutes)"
+#define NOT_MS	"not a duration (a number and ms, s, m, h, d or w: 500ms, " \
+	"30s, 5m, 7d; or a number of milliseconds)"
 	static const char *const bad[][2] = {
 		{ " 5000", NOT_MS },
 		{ "5000 ", NOT_MS },
@@ -227,14 +231,25 @@ START_TEST(env_numbers_are_digits_only)
 	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
 	ck_assert_int_eq(c.cooldown_ms, 0);
 	unsetenv("DLQ_ALERT_COOLDOWN_MS");
-	/* the same slip in the file */
+	/* in the file: a duration as a string, milliseconds as a number */
 	dlq_config_release(&c);
 	dlq_buf_reset(&errors);
-	write_conf("alert = { cooldown_ms = \"5m\"; };\n");
+	write_conf("alert = { cooldown_ms = \"5m\"; max_age_ms = \"7d\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), 0);
+	ck_assert_int_eq(c.cooldown_ms, 300000);
+	ck_assert_int_eq(c.threshold_max_age_ms, 7LL * 86400000);
+	dlq_config_release(&c);
+	write_conf("alert = { cooldown_ms = \"5 m\"; };\n");
 	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
-	ck_assert_ptr_nonnull(strstr(err(), ":1: alert.cooldown_ms: must be an "
-	    "integer, not a string (a number of milliseconds: 300000 for 5 "
-	    "minutes)\n"));
+	ck_assert_ptr_nonnull(strstr(err(), ":1: alert.cooldown_ms: bad value "
+	    "'5 m': not a duration ("));
+	dlq_config_release(&c);
+	dlq_buf_reset(&errors);
+	/* a count is not a duration */
+	write_conf("alert = { max_chars = \"5m\"; };\n");
+	ck_assert_int_eq(dlq_config_load(&c, path, &errors), -1);
+	ck_assert_ptr_nonnull(strstr(err(), ":1: alert.max_chars: must be an "
+	    "integer, not a string\n"));
 #undef NOT_MS
 }
 END_TEST

@@ -204,9 +204,13 @@ START_TEST(show_prints_the_whole_record)
 	ck_assert_ptr_nonnull(strstr(t, "\ndelivery mode    persistent\n"
 	    "priority         5\nx-retry-count    2\nx-replay-count   1\n"
 	    "replay of        #2\npayload          73 bytes, sha256 5b00d8ef\n"
-	    "purged           60s ago\n"));
+	    "purged           60s ago (2026-12-01T14:27:43.347Z)\n"));
 	ck_assert_ptr_null(strstr(t, "x-delivery-count"));
-	ck_assert_ptr_nonnull(strstr(t, "\nresolved         2m ago\n"));
+	/* relative for a glance, absolute for a timeline */
+	ck_assert_ptr_nonnull(strstr(t, "\nresolved         2m ago "
+	    "(2026-12-01T14:26:43.347Z)\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\nreceived         5m ago "
+	    "(2026-12-01T14:23:02.540Z)\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\n  x-error                  HTTP 503\n"
 	    "  x-retry-count            2\n  tags                     "
 	    "[\"a\"]\npayload:\n{}\n"));
@@ -231,10 +235,13 @@ START_TEST(show_prints_attempts_and_refusals)
 	    "refused by the policy\",\"why\":\"class security is never "
 	    "replayed\"}]}", 1796135323347);
 
-	ck_assert_ptr_nonnull(strstr(t, "\nattempts:\n  60s ago by ann: failed "
+	ck_assert_ptr_nonnull(strstr(t, "\nattempts:\n  60s ago "
+	    "(2026-12-01T14:27:43.347Z) by ann: failed "
 	    "(no route)\n    to (default)/orders; reason: provider back\n"
-	    "    evidence: none given\naudit:\n  60s ago replay_claim by ann: "
-	    "ok; reason: provider back\n  0s ago audit_note by bob: ok\n"
+	    "    evidence: none given\naudit:\n  60s ago "
+	    "(2026-12-01T14:27:43.347Z) replay_claim by ann: "
+	    "ok; reason: provider back\n  0s ago (2026-12-01T14:28:43.347Z) "
+	    "audit_note by bob: ok\n"
 	    "    replay --execute: refused "
 	    "by the policy: class security is never replayed\n"));
 }
