@@ -21,7 +21,7 @@ esac
 
 scripts/deps.sh test
 port=${DLQ_TEST_PORT:-5699}
-make -s all tests
+make -s -j"$(nproc)" all tests
 # A fresh node every run: tests leave durable queues behind, and a node
 # holding thousands of them restarts slowly (the fault tests restart it).
 # With the management API (port + 10000), where stats read a queue's

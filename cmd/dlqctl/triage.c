@@ -86,8 +86,9 @@ call_progress(struct dlqctl *x, cJSON *req,
 		view(stdout, data, dlq_wall_ms());
 	/* what the view listed id by id is not said again */
 	if (!ok)
-		rc = shown ? dlq_ctl_exit_code(ans) : dlq_ctl_refusal(ans,
-		    x->json);
+		rc = shown && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(data,
+		    "results")) ? dlq_ctl_exit_code(ans) :
+		    dlq_ctl_refusal(ans, x->json && !shown);
 	cJSON_Delete(ans);
 	return rc;
 }
