@@ -65,38 +65,6 @@ become(const char *user)
 		_exit(90);
 }
 
-static int
-connect_to(const char *sock)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { WAIT_MS / 1000, 0 };
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
-}
-
-/* The worker's first line on `fd` (static buffer; "" on a close). */
-static const char *
-line_on(int fd)
-{
-	static char buf[4096];
-	size_t got = 0;
-	ssize_t n;
-
-	while (got < sizeof(buf) - 1 &&
-	    (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0) {
-		got += (size_t)n;
-		if (memchr(buf, '\n', got))
-			break;
-	}
-	buf[got] = '\0';
-	return buf;
-}
-
 static bool
 send_all(int fd, const char *p, size_t n)
 {
@@ -123,7 +91,7 @@ flood_as(const char *user, const char *sock, int64_t id, int n)
 	if (pid > 0)
 		return pid;
 	become(user);
-	if ((req = malloc(64 * 1024)) == NULL || (fd = connect_to(sock)) < 0)
+	if ((req = malloc(64 * 1024)) == NULL || (fd = h_control_connect(sock)) < 0)
 		_exit(91);
 	len = (size_t)sprintf(req, "{\"cmd\":\"drop\",\"ids\":[%lld],"
 	    "\"reason\":\"", (long long)id);
@@ -135,7 +103,7 @@ flood_as(const char *user, const char *sock, int64_t id, int n)
 	len += (size_t)sprintf(req + len, "\"}\n");
 	for (i = 0; i < n; i++)
 		if (!send_all(fd, req, len) ||
-		    strstr(line_on(fd), "\"code\":\"permission\"") == NULL)
+		    strstr(h_control_line(fd), "\"code\":\"permission\"") == NULL)
 			_exit(92);
 	_exit(0);
 }
@@ -251,10 +219,10 @@ hold_slots_as(const char *user, const char *sock, int report)
 		return pid;
 	become(user);
 	for (i = 0; i < 8; i++) {
-		if ((fd[i] = connect_to(sock)) < 0 ||
+		if ((fd[i] = h_control_connect(sock)) < 0 ||
 		    !send_all(fd[i], "{\"cmd\":\"ping\"}\n", 15))
 			_exit(91);
-		a = line_on(fd[i]);
+		a = h_control_line(fd[i]);
 		if (strstr(a, "\"code\":\"permission\""))
 			counts[0]++;
 		else if (strstr(a, "too many control connections"))
@@ -297,7 +265,7 @@ START_TEST(other_users_cannot_take_every_connection_nor_trickle)
 	cJSON_Delete(j);
 
 	/* a byte a second: closed 5 s after the first, not kept alive */
-	ck_assert_int_ge(fd = connect_to(h_socket(f.prefix)), 0);
+	ck_assert_int_ge(fd = h_control_connect(h_socket(f.prefix)), 0);
 	t0 = h_now_ms();
 	a = "";
 	for (i = 0; i < 20 && h_now_ms() - t0 < 15000; i++) {
@@ -305,7 +273,7 @@ START_TEST(other_users_cannot_take_every_connection_nor_trickle)
 			break;
 		sleep(1);
 	}
-	a = line_on(fd);
+	a = h_control_line(fd);
 	ck_assert_msg(strstr(a, "request not complete 5000 ms after its first "
 	    "byte: connection closed") != NULL, "%s", a);
 	ck_assert_int_lt(h_now_ms() - t0, 9000);

@@ -29,17 +29,6 @@ start(struct h_rig *f, const char *extra)
 	h_rig_start(f);
 }
 
-static amqp_table_entry_t
-hstr(const char *k, const char *v)
-{
-	amqp_table_entry_t e;
-
-	e.key = amqp_cstring_bytes(k);
-	e.value.kind = AMQP_FIELD_KIND_UTF8;
-	e.value.value.bytes = amqp_cstring_bytes(v);
-	return e;
-}
-
 /* n messages with error `error` die in queue q, which must be empty (the
  * n rejected are the first n there); the archive id of each into ids[]
  * (may be NULL); returns the last one's. Each message has its own id,
@@ -48,7 +37,7 @@ static int64_t
 die_in(struct h_rig *f, int q, int n, const char *error, int64_t *ids)
 {
 	static int sent;
-	amqp_table_entry_t e = hstr("x-error", error);
+	amqp_table_entry_t e = h_str_entry("x-error", error);
 	amqp_table_t h = { 1, &e };
 	char id[200];
 	int64_t last = -1;
@@ -138,9 +127,9 @@ START_TEST(a_replay_is_the_original_message_marked_as_a_replay)
 	p.reply_to = amqp_cstring_bytes("billing.replies");
 	p.user_id = amqp_cstring_bytes("guest");
 	p.delivery_mode = 2;
-	e[0] = hstr("x-error", "HTTP 503 upstream");
-	e[1] = hstr("tenant", "acme");
-	e[2] = hstr("idempotency-key", "k-123");
+	e[0] = h_str_entry("x-error", "HTTP 503 upstream");
+	e[1] = h_str_entry("tenant", "acme");
+	e[2] = h_str_entry("idempotency-key", "k-123");
 	e[3].key = amqp_cstring_bytes("x-retry-count");
 	e[3].value.kind = AMQP_FIELD_KIND_I16;
 	e[3].value.value.i16 = 3;
@@ -960,8 +949,8 @@ unmonitored(struct h_rig *f, char *w, char *wdlq)
 	snprintf(wdlq, 170, "%s.dlq", w);
 	ck_assert_ptr_nonnull(amqp_queue_declare(f->c, 1,
 	    amqp_cstring_bytes(wdlq), 0, 1, 0, 0, amqp_empty_table));
-	args[0] = hstr("x-dead-letter-exchange", "");
-	args[1] = hstr("x-dead-letter-routing-key", wdlq);
+	args[0] = h_str_entry("x-dead-letter-exchange", "");
+	args[1] = h_str_entry("x-dead-letter-routing-key", wdlq);
 	ck_assert_ptr_nonnull(amqp_queue_declare(f->c, 1, amqp_cstring_bytes(w),
 	    0, 1, 0, 0, at));
 }
@@ -1360,6 +1349,36 @@ START_TEST(evidence_is_required_recorded_shown_and_counted)
 }
 END_TEST
 
+/* A --from-queue dry run shows each message id whole: two ids that
+ * differ only past the 24th character (a common prefix, a counter at the
+ * end) must not look the same. */
+START_TEST(from_queue_shows_message_ids_whole)
+{
+	static const char *const ids[] = {
+	    "order-2026-12-07-customer-000000001",
+	    "order-2026-12-07-customer-000000002" };
+	struct h_rig f;
+	char w[160], wdlq[170], *out;
+	amqp_table_entry_t e = h_str_entry("x-error", "timeout");
+	amqp_table_t h = { 1, &e };
+	int i;
+
+	start(&f, NULL);
+	unmonitored(&f, w, wdlq);
+	for (i = 0; i < 2; i++)
+		h_publish(f.c, "", w, "{}", 2, ids[i], &h);
+	ck_assert_int_eq(h_reject(f.c, w, 2, WAIT_MS), 2);
+	ck_assert(h_wait_count(wdlq, 2, WAIT_MS));
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlqctl"), "-c", f.cfg,
+	    "replay", "--from-queue", wdlq, NULL }, NULL, &out), 0);
+	for (i = 0; i < 2; i++)
+		ck_assert_msg(strstr(out, ids[i]) != NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(h_count(wdlq), 2);
+	h_rig_stop(&f);
+}
+END_TEST
+
 START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 {
 	struct h_rig f;
@@ -1374,7 +1393,7 @@ START_TEST(from_queue_replays_the_eligible_and_leaves_the_rest)
 	start(&f, NULL);
 	unmonitored(&f, w, wdlq);
 	for (i = 0; i < 4; i++) {
-		e = hstr("x-error", i % 2 ? "invalid field phone" : "timeout");
+		e = h_str_entry("x-error", i % 2 ? "invalid field phone" : "timeout");
 		h_publish(f.c, "", w, "{}", 2, i % 2 ? "bad" : "good", &h);
 	}
 	ck_assert_int_eq(h_reject(f.c, w, 4, WAIT_MS), 4);
@@ -1589,7 +1608,7 @@ START_TEST(from_queue_replays_each_once_or_says_so)
 	h_set_heartbeat(1);
 	start(&f, NULL);
 	unmonitored(&f, w, wdlq);
-	e = hstr("x-error", "timeout");
+	e = h_str_entry("x-error", "timeout");
 	for (i = 0; i < 3; i++)
 		h_publish(f.c, "", w, "{}", 2, "slow", &h);
 	ck_assert_int_eq(h_reject(f.c, w, 3, WAIT_MS), 3);
@@ -1650,7 +1669,7 @@ START_TEST(refusals_past_one_request_are_counted_not_lost)
 
 	start(&f, NULL);
 	unmonitored(&f, w, wdlq);
-	e = hstr("x-error", "invalid field phone");	/* validation */
+	e = h_str_entry("x-error", "invalid field phone");	/* validation */
 	memset(mid, '\x01', sizeof(mid) - 1);
 	mid[sizeof(mid) - 1] = '\0';
 	for (i = 0; i < 200; i++) {
@@ -1704,10 +1723,10 @@ START_TEST(from_queue_says_when_the_queue_counts_returns)
 
 	start(&f, NULL);
 	snprintf(wdlq, sizeof(wdlq), "%s_quorum.dlq", f.prefix);
-	arg = hstr("x-queue-type", "quorum");
+	arg = h_str_entry("x-queue-type", "quorum");
 	ck_assert_ptr_nonnull(amqp_queue_declare(f.c, 1,
 	    amqp_cstring_bytes(wdlq), 0, 1, 0, 0, at));
-	e = hstr("x-error", "invalid field phone");
+	e = h_str_entry("x-error", "invalid field phone");
 	h_publish(f.c, "", wdlq, "{}", 2, "counted", &h);
 	ck_assert(h_wait_count(wdlq, 1, WAIT_MS));
 	/* handed out for the first time: the queue marks it, counted 0 */
@@ -1960,6 +1979,7 @@ suite(void)
 	tcase_add_test(tc, a_replay_sends_no_old_error_and_a_new_death_shows_none);
 	tcase_add_test(tc, evidence_is_required_recorded_shown_and_counted);
 	tcase_add_test(tc, from_queue_replays_the_eligible_and_leaves_the_rest);
+	tcase_add_test(tc, from_queue_shows_message_ids_whole);
 	tcase_add_test(tc, from_queue_ages_a_message_by_its_timestamp_in_any_unit);
 	tcase_add_test(tc, from_queue_reads_dead_letters_only);
 	tcase_add_test(tc, from_queue_replays_each_once_or_says_so);

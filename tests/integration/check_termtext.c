@@ -17,17 +17,6 @@
 #define HOSTILE	"A\x1b[2J\x1b]8;;http://evil.invalid/\x07link\x1b]8;;\x07" \
 	"\x08\xc2\x9b" "31m\xe2\x80\xaeZ"
 
-static amqp_table_entry_t
-hstr(const char *k, const char *v)
-{
-	amqp_table_entry_t e;
-
-	e.key = amqp_cstring_bytes(k);
-	e.value.kind = AMQP_FIELD_KIND_UTF8;
-	e.value.value.bytes = amqp_cstring_bytes(v);
-	return e;
-}
-
 /* A message with HOSTILE in every property and header a record keeps,
  * and an x-death whose reason, queue, exchange and routing key are
  * HOSTILE, put into `queue` as `id`; with `replay_of` > 0, an
@@ -42,9 +31,9 @@ publish_hostile(amqp_connection_state_t c, const char *queue,
 
 	rk.kind = AMQP_FIELD_KIND_UTF8;
 	rk.value.bytes = amqp_cstring_bytes(HOSTILE);
-	x[0] = hstr("queue", HOSTILE);
-	x[1] = hstr("reason", HOSTILE);
-	x[2] = hstr("exchange", HOSTILE);
+	x[0] = h_str_entry("queue", HOSTILE);
+	x[1] = h_str_entry("reason", HOSTILE);
+	x[2] = h_str_entry("exchange", HOSTILE);
 	x[3].key = amqp_cstring_bytes("count");
 	x[3].value.kind = AMQP_FIELD_KIND_I64;
 	x[3].value.value.i64 = 1;
@@ -56,8 +45,8 @@ publish_hostile(amqp_connection_state_t c, const char *queue,
 	h[0].key = amqp_cstring_bytes("x-death");
 	h[0].value.kind = AMQP_FIELD_KIND_ARRAY;
 	h[0].value.value.array = (amqp_array_t){ 1, &entry };
-	h[1] = hstr("x-error", "timeout " HOSTILE);
-	h[2] = hstr("tenant" HOSTILE, HOSTILE);
+	h[1] = h_str_entry("x-error", "timeout " HOSTILE);
+	h[2] = h_str_entry("tenant" HOSTILE, HOSTILE);
 	h[3].key = amqp_cstring_bytes("x-replay-of");
 	h[3].value.kind = AMQP_FIELD_KIND_I64;
 	h[3].value.value.i64 = replay_of;
@@ -164,8 +153,8 @@ START_TEST(hostile_text_reaches_no_terminal_raw)
 	snprintf(wdlq, sizeof(wdlq), "%s.dlq", w);
 	ck_assert_ptr_nonnull(amqp_queue_declare(f.c, 1,
 	    amqp_cstring_bytes(wdlq), 0, 1, 0, 0, amqp_empty_table));
-	args[0] = hstr("x-dead-letter-exchange", "");
-	args[1] = hstr("x-dead-letter-routing-key", wdlq);
+	args[0] = h_str_entry("x-dead-letter-exchange", "");
+	args[1] = h_str_entry("x-dead-letter-routing-key", wdlq);
 	ck_assert_ptr_nonnull(amqp_queue_declare(f.c, 1, amqp_cstring_bytes(w),
 	    0, 1, 0, 0, at));
 	publish_hostile(f.c, wdlq, mid, 0);

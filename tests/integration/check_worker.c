@@ -37,17 +37,6 @@ num(const cJSON *o, const char *k)
 }
 
 static amqp_table_entry_t
-hdr_str(const char *k, const char *v)
-{
-	amqp_table_entry_t e;
-
-	e.key = amqp_cstring_bytes(k);
-	e.value.kind = AMQP_FIELD_KIND_UTF8;
-	e.value.value.bytes = amqp_cstring_bytes(v);
-	return e;
-}
-
-static amqp_table_entry_t
 hdr_int(const char *k, int32_t v)
 {
 	amqp_table_entry_t e;
@@ -123,7 +112,7 @@ START_TEST(rejected_messages_are_logged_once_each)
 	c = h_connect();
 	snprintf(exch, sizeof(exch), "%s_x", f.prefix);
 	e[0] = hdr_int("x-retry-count", 3);
-	e[1] = hdr_str("x-error", "upstream timeout after 30s");
+	e[1] = h_str_entry("x-error", "upstream timeout after 30s");
 	for (i = 0; i < N; i++) {
 		snprintf(id, sizeof(id), "msg-%d", i);
 		h_publish(c, exch, f.q1, "{\"order\":1}", 11, id, &h);
@@ -330,7 +319,7 @@ START_TEST(poison_deliveries_are_logged_and_acked)
 	h_publish(c, "", f.dlq2, "{{{ not json", 12, "p1", NULL);
 	h_publish(c, "", f.dlq2, "", 0, "p2", NULL);
 	h_publish(c, "", f.dlq2, big, sizeof(big), "p3", NULL);
-	e[0] = hdr_str("x-death", "garbage");
+	e[0] = h_str_entry("x-death", "garbage");
 	h_publish(c, "", f.dlq2, "{}", 2, "p4", &h);
 	not_table.kind = AMQP_FIELD_KIND_I32;
 	not_table.value.i32 = 5;
@@ -340,9 +329,9 @@ START_TEST(poison_deliveries_are_logged_and_acked)
 	bad_entry.value.value.array.entries = &not_table;
 	e[0] = bad_entry;
 	h_publish(c, "", f.dlq2, "{}", 2, "p5", &h);
-	e[0] = hdr_str("x-retry-count", "7");
+	e[0] = h_str_entry("x-retry-count", "7");
 	h_publish(c, "", f.dlq2, "{}", 2, "p6", &h);
-	e[0] = hdr_str("x-retry-count", "seven");
+	e[0] = h_str_entry("x-retry-count", "seven");
 	h_publish(c, "", f.dlq2, "{}", 2, "p7", &h);
 	h_publish(c, "", f.dlq2, secret_json, strlen(secret_json), "p8", NULL);
 

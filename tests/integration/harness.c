@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -222,6 +224,51 @@ h_close(amqp_connection_state_t c)
 	amqp_channel_close(c, 1, AMQP_REPLY_SUCCESS);
 	amqp_connection_close(c, AMQP_REPLY_SUCCESS);
 	amqp_destroy_connection(c);
+}
+
+amqp_table_entry_t
+h_str_entry(const char *key, const char *value)
+{
+	amqp_table_entry_t e;
+
+	e.key = amqp_cstring_bytes(key);
+	e.value.kind = AMQP_FIELD_KIND_UTF8;
+	e.value.value.bytes = amqp_cstring_bytes(value);
+	return e;
+}
+
+int
+h_control_connect(const char *sock)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 20, 0 };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+const char *
+h_control_line(int fd)
+{
+	static char buf[65536];
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < sizeof(buf) - 1 &&
+	    (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0) {
+		got += (size_t)n;
+		if (memchr(buf, '\n', got))
+			break;
+	}
+	buf[got] = '\0';
+	return buf;
 }
 
 void

@@ -41,6 +41,15 @@ const char	*h_tls_file(const char *name);
 void		 h_name(char *out, size_t n, const char *stem);
 
 amqp_connection_state_t h_connect(void);	/* channel 1 open; aborts */
+/* A header table entry holding the text `value` (both borrowed). */
+amqp_table_entry_t h_str_entry(const char *key, const char *value);
+/* A connection to the control socket at `sock` whose reads give up
+ * after 20 s; -1 when it cannot connect (usable in a child that became
+ * another user). */
+int		 h_control_connect(const char *sock);
+/* What the worker sends on `fd` up to its first newline or its close
+ * (static buffer; "" when it closed without a word). */
+const char	*h_control_line(int fd);
 void		 h_close(amqp_connection_state_t);
 
 /* Publishes on channel 1; headers may be NULL. */
