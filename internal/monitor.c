@@ -148,8 +148,9 @@ static atomic_uint releases;	/* memory releases so far */
  * test-stress). Compiled only into the test build (DLQ_TEST_HOOKS): the
  * binaries users run read no such variable. */
 #define DLQ_FAULT_EXIT_CODE	99
-static long fault_exit_after;
-static long fault_commit_delay_ms;
+/* each consumer's start sets them while the others run: atomic */
+static atomic_long fault_exit_after;
+static atomic_long fault_commit_delay_ms;
 static atomic_long commits;
 
 /* A C string copy of `s`, cut to the buffer. */
