@@ -767,7 +767,10 @@ h_worker_events(struct h_worker *w, const char *event, int *n)
 	int total = scan(w, event, NULL, 0);
 	cJSON **v = calloc((size_t)total + 1, sizeof(*v));
 
+	/* lines logged between the two reads are not in v */
 	*n = scan(w, event, v, total);
+	if (*n > total)
+		*n = total;
 	return v;
 }
 
