@@ -237,17 +237,18 @@ start_services(const struct dlq_config *c, const struct dlq_topology *t,
 	 * classes, tried again at the next start */
 	(void)dlq_classrefresh_run(dlq_archive_db(s->archive), c->archive_path,
 	    s->classifier);
+	/* down until their consumers connect, and the broker not reached
+	 * yet: /metrics and /readyz say so from their first answer */
+	for (i = 0; i < t->n_queues; i++)
+		if (t->queues[i].monitored)
+			dlq_metrics_consumer(t->queues[i].dlq_name, false);
+	dlq_metrics_broker("not connected yet: the first attempt is under way");
 	if (start_http(c, s) == -1)
 		return -1;
 	if ((s->alerter = dlq_alert_start(c, s->alerts)) == NULL ||
 	    (s->control = dlq_control_start(c)) == NULL ||
 	    (s->mons = calloc(t->n_queues, sizeof(*s->mons))) == NULL)
 		return -1;
-	/* down until their consumers connect: /metrics and /readyz say so
-	 * while the broker cannot be reached */
-	for (i = 0; i < t->n_queues; i++)
-		if (t->queues[i].monitored)
-			dlq_metrics_consumer(t->queues[i].dlq_name, false);
 	return 0;
 }
 
