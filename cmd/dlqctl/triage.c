@@ -49,12 +49,12 @@ put_json(const cJSON *data)
 }
 
 static void
-copy_item(const cJSON *to, const cJSON *from, const char *key)
+copy_item(cJSON *to, const cJSON *from, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, key);
 
 	if (v != NULL)
-		cJSON_AddItemToObject((cJSON *)to, key, cJSON_Duplicate(v, 0));
+		cJSON_AddItemToObject(to, key, cJSON_Duplicate(v, 0));
 }
 
 /* dlqctl_call, with the request's progress lines to `progress`. */
@@ -63,8 +63,7 @@ call_progress(struct dlqctl *x, cJSON *req,
     void (*view)(FILE *, const cJSON *, int64_t),
     void (*progress)(const cJSON *, void *))
 {
-	const cJSON *data;
-	cJSON *ans;
+	cJSON *ans, *data;
 	int rc = DLQ_EXIT_OK;
 	bool ok, shown;
 
@@ -77,7 +76,7 @@ call_progress(struct dlqctl *x, cJSON *req,
 		/* one JSON answer: a change by ids that failed for some says
 		 * so beside each id's result */
 		if (!ok && cJSON_IsObject(data)) {
-			cJSON_AddFalseToObject((cJSON *)data, "ok");
+			cJSON_AddFalseToObject(data, "ok");
 			copy_item(data, ans, "code");
 			copy_item(data, ans, "error");
 		}
