@@ -113,11 +113,16 @@ check-unit: $(UNIT_BIN)
 	@scripts/check.sh $(UNIT_BIN)
 
 # Needs DLQ_TEST_AMQP_URL (scripts/test.sh sets it up).
+# Sanitized programs run several times slower: their tests get three
+# times Check's timeouts (a timeout is a hang, not a speed goal).
+CK_MULT := $(if $(SAN),3,1)
+
 check-integration: all tests
-	@DLQ_BIN=$(TB) scripts/check.sh $(IT_BIN)
+	@CK_TIMEOUT_MULTIPLIER=$(CK_MULT) DLQ_BIN=$(TB) scripts/check.sh $(IT_BIN)
 
 check: all tests
-	@DLQ_BIN=$(TB) scripts/check.sh $(UNIT_BIN) $(IT_BIN)
+	@CK_TIMEOUT_MULTIPLIER=$(CK_MULT) DLQ_BIN=$(TB) \
+	    scripts/check.sh $(UNIT_BIN) $(IT_BIN)
 
 # Unit tests in one process each under valgrind: any leak or error fails.
 check-valgrind: $(UNIT_BIN)
