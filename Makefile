@@ -18,23 +18,44 @@ SAN ?=
 B ?= build$(if $(SAN),/san-$(subst $(comma),-,$(SAN)))
 
 CC ?= cc
-PKGS := librabbitmq libcurl libcjson libconfig sqlite3 libssl libcrypto libmicrohttpd
+# What both binaries link; the worker adds the archive (SQLite) and its
+# HTTP listener; dlqctl reaches the archive only through the worker.
+CORE_PKGS := librabbitmq libcurl libcjson libconfig libssl libcrypto
+WORKER_PKGS := sqlite3 libmicrohttpd
+PKGS := $(CORE_PKGS) $(WORKER_PKGS)
 OPT ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wformat=2 -Wno-format-nonliteral
 SANFLAGS := $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all)
 # gcc leaves float-to-integer overflow out of "undefined"; we want it
 SANFLAGS += $(if $(findstring undefined,$(SAN)),-fsanitize=float-cast-overflow)
-CPPFLAGS += -D_GNU_SOURCE -iquote internal
+CPPFLAGS += -D_GNU_SOURCE
 CFLAGS += -std=c11 $(OPT) $(WARN) $(SANFLAGS) -pthread -MMD -MP \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -pthread
+CORE_LIBS := $(shell pkg-config --libs $(CORE_PKGS) 2>/dev/null) -lm -pthread
+WORKER_LIBS := $(shell pkg-config --libs $(WORKER_PKGS) 2>/dev/null) $(CORE_LIBS)
+LDLIBS += $(WORKER_LIBS)
 LDFLAGS += $(SANFLAGS)
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 
-LIB_SRC := $(wildcard internal/*.c)
-LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/topology_default.o
-DLQCTL_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard cmd/dlqctl/*.c))
+# Who owns what (HACKING.md): internal/core is shared by both binaries,
+# internal/worker is dlq-worker's, internal/dlqctl is dlqctl's. A file
+# sees the headers of its own folder and of core only, so the compiler
+# refuses a worker header in dlqctl (scripts/layout.sh checks the same,
+# and that no two modules include each other).
+CORE_INC := -iquote internal/core
+WORKER_INC := $(CORE_INC) -iquote internal/worker -iquote internal/worker/sqlite
+CTL_INC := $(CORE_INC) -iquote internal/dlqctl
+ALL_INC := $(WORKER_INC) -iquote internal/dlqctl
+
+CORE_SRC := $(wildcard internal/core/*.c)
+WORKER_SRC := $(wildcard internal/worker/*.c internal/worker/sqlite/*.c)
+CTL_SRC := $(wildcard internal/dlqctl/*.c)
+LIB_SRC := $(CORE_SRC) $(WORKER_SRC) $(CTL_SRC)
+CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/topology_default.o
+WORKER_OBJ := $(WORKER_SRC:%.c=$(B)/obj/%.o)
+CTL_OBJ := $(CTL_SRC:%.c=$(B)/obj/%.o)
+DLQCTL_MAIN := $(patsubst %.c,$(B)/obj/%.o,$(wildcard cmd/dlqctl/*.c))
 UNIT_SRC := $(wildcard tests/unit/check_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 IT_SRC := $(wildcard tests/integration/check_*.c)
@@ -44,19 +65,23 @@ IT_HARNESS := $(B)/obj/tests/integration/harness.o \
 # The integration tests run binaries of their own, $(B)/test/, whose
 # fault-injection hooks (DLQ_FAULT_*) are compiled in; those users run
 # have none.
-HOOK_SRC := internal/monitor.c internal/replayrun.c
-HOOK_OBJ := $(HOOK_SRC:%.c=$(B)/obj-hooks/%.o)
-TEST_LIB_OBJ := $(filter-out $(HOOK_SRC:%.c=$(B)/obj/%.o),$(LIB_OBJ)) \
-	$(HOOK_OBJ)
 TB := $(B)/test
+LIBS := $(B)/libdlq-worker.a $(B)/libdlq-ctl.a $(B)/libdlq-core.a
 
 .PHONY: all run test test-stress check check-unit check-integration \
-	check-valgrind tests deps bench fuzz clean
+	check-valgrind check-layout tests deps bench fuzz clean
 all: $(B)/dlq-worker $(B)/dlqctl
+
+$(B)/obj/internal/core/%.o $(B)/obj/gen/%.o: INC := $(CORE_INC)
+$(B)/obj/internal/worker/%.o $(B)/obj-hooks/internal/worker/%.o \
+    $(B)/obj/cmd/worker/%.o: INC := $(WORKER_INC)
+$(B)/obj/internal/dlqctl/%.o $(B)/obj-hooks/internal/dlqctl/%.o \
+    $(B)/obj/cmd/dlqctl/%.o: INC := $(CTL_INC)
+$(B)/obj/tests/%.o: INC := $(ALL_INC)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(INC) $(CFLAGS) -c -o $@ $<
 
 # The default topology is built into the binaries from topology/line.conf.
 $(B)/gen/topology_default.c: topology/line.conf
@@ -68,39 +93,45 @@ $(B)/gen/topology_default.c: topology/line.conf
 
 $(B)/obj-hooks/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -DDLQ_TEST_HOOKS $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(INC) -DDLQ_TEST_HOOKS $(CFLAGS) -c -o $@ $<
 
 $(B)/obj/gen/topology_default.o: $(B)/gen/topology_default.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(INC) $(CFLAGS) -c -o $@ $<
 
-$(B)/libdlq.a: $(LIB_OBJ)
+$(B)/libdlq-core.a: $(CORE_OBJ)
+$(B)/libdlq-worker.a: $(WORKER_OBJ)
+$(B)/libdlq-ctl.a: $(CTL_OBJ)
+$(TB)/libdlq-worker.a: $(filter-out $(B)/obj/internal/worker/monitor.o,$(WORKER_OBJ)) \
+	$(B)/obj-hooks/internal/worker/monitor.o
+$(TB)/libdlq-ctl.a: $(filter-out $(B)/obj/internal/dlqctl/replayrun.o,$(CTL_OBJ)) \
+	$(B)/obj-hooks/internal/dlqctl/replayrun.o
+$(B)/libdlq-%.a:
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/libdlq-test.a: $(TEST_LIB_OBJ)
+$(TB)/libdlq-%.a:
+	@mkdir -p $(@D)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/dlq-worker: $(B)/obj/cmd/worker/main.o $(B)/libdlq.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/dlq-worker: $(B)/obj/cmd/worker/main.o $(B)/libdlq-worker.a $(B)/libdlq-core.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(WORKER_LIBS)
 
-$(B)/dlqctl: $(DLQCTL_OBJ) $(B)/libdlq.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/dlqctl: $(DLQCTL_MAIN) $(B)/libdlq-ctl.a $(B)/libdlq-core.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(CORE_LIBS)
 
-$(TB)/dlq-worker: $(B)/obj/cmd/worker/main.o $(B)/libdlq-test.a
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(TB)/dlq-worker: $(B)/obj/cmd/worker/main.o $(TB)/libdlq-worker.a $(B)/libdlq-core.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(WORKER_LIBS)
 
-$(TB)/dlqctl: $(DLQCTL_OBJ) $(B)/libdlq-test.a
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(TB)/dlqctl: $(DLQCTL_MAIN) $(TB)/libdlq-ctl.a $(B)/libdlq-core.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(CORE_LIBS)
 
-$(B)/tests/check_%: $(B)/obj/tests/unit/check_%.o $(B)/libdlq.a
+$(B)/tests/check_%: $(B)/obj/tests/unit/check_%.o $(LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-$(B)/tests/it_%: $(B)/obj/tests/integration/%.o $(IT_HARNESS) $(B)/libdlq.a
+$(B)/tests/it_%: $(B)/obj/tests/integration/%.o $(IT_HARNESS) $(LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
@@ -120,7 +151,12 @@ CK_MULT := $(if $(SAN),3,1)
 check-integration: all tests
 	@CK_TIMEOUT_MULTIPLIER=$(CK_MULT) DLQ_BIN=$(TB) scripts/check.sh $(IT_BIN)
 
-check: all tests
+# The tree's shape (scripts/layout.sh): who includes whom, no circles,
+# SQLite only in its backend. Checked once, not per sanitizer.
+check-layout:
+	@scripts/layout.sh
+
+check: $(if $(SAN),,check-layout) all tests
 	@CK_TIMEOUT_MULTIPLIER=$(CK_MULT) DLQ_BIN=$(TB) \
 	    scripts/check.sh $(UNIT_BIN) $(IT_BIN)
 
@@ -150,14 +186,14 @@ FUZZ_OBJ := $(LIB_SRC:%.c=$(FZ)/obj/%.o) $(FZ)/obj/topology_default.o
 
 $(FZ)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(FUZZ_CC) $(CPPFLAGS) $(ALL_INC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(FZ)/obj/topology_default.o: $(B)/gen/topology_default.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -c -o $@ $<
+	$(FUZZ_CC) $(CPPFLAGS) $(CORE_INC) $(FUZZ_FLAGS) -c -o $@ $<
 
 $(FZ)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+	$(FUZZ_CC) $(CPPFLAGS) $(ALL_INC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
 # The two targets run at once (a core each), each one's last lines
 # printed when both are done; either failing fails the run.

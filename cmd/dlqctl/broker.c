@@ -4,7 +4,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "alert.h"
+#include "alerttest.h"
 #include "amqp.h"
 #include "buf.h"
 #include "ctlargs.h"

@@ -12,7 +12,7 @@
 
 #include "config.h"
 #include "topology.h"
-#include "worker.h"	/* DLQ_EXIT_* */
+#include "proto.h"
 
 struct dlqctl {
 	struct dlq_config	 cfg;

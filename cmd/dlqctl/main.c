@@ -16,7 +16,7 @@
 #include "log.h"
 #include "suggest.h"
 #include "topology.h"
-#include "worker.h"
+#include "proto.h"
 
 #include "dlqctl.h"
 

@@ -11,7 +11,7 @@
 #include "ctlclient.h"
 #include "ctlselect.h"
 #include "ctlview.h"
-#include "control.h"
+#include "proto.h"
 #include "jsonexact.h"
 #include "log.h"
 #include "topology.h"

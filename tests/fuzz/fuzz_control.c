@@ -16,7 +16,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct dlq_config cfg;
 static struct dlq_archive *archive;	/* kept for the whole run */
-static sqlite3 *db;
 
 static void
 setup(void)
@@ -31,7 +30,6 @@ setup(void)
 	cfg.archive_path = strdup(":memory:");
 	if ((archive = dlq_archive_open(&cfg)) == NULL)
 		abort();
-	db = dlq_archive_db(archive);
 }
 
 int
@@ -41,14 +39,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cJSON *j;
 	int role;
 
-	if (db == NULL)
+	if (archive == NULL)
 		setup();
 	if (size > DLQ_CONTROL_REQUEST_MAX)
 		return 0;
 	dlq_buf_init(&out);
 	for (role = DLQ_ROLE_NONE; role <= DLQ_ROLE_ADMIN; role++) {
 		dlq_buf_reset(&out);
-		dlq_control_handle(&cfg, role == DLQ_ROLE_VIEWER ? NULL : db,
+		dlq_control_handle(&cfg, role == DLQ_ROLE_VIEWER ? NULL : archive,
 		    (const char *)data, size, (enum dlq_role)role, "fuzz", 1000,
 		    -1, &out);
 		/* always exactly one valid JSON line */

@@ -20,6 +20,7 @@
 #include "../check_main.h"
 #include "alertbacklog.h"
 #include "archive.h"
+#include "sqlite.h"
 #include "cases.h"
 #include "causes.h"
 #include "classify.h"
@@ -27,6 +28,7 @@
 #include "deadletter.h"
 #include "log.h"
 #include "signature.h"
+#include "sigrefresh.h"
 
 static char dir[64], path[96];
 static struct dlq_config cfg;
@@ -467,22 +469,22 @@ START_TEST(groups_count_all_time_or_since_a_time)
 	    " status = CASE id WHEN 3 THEN 'discarded' ELSE status END",
 	    NULL, NULL, NULL), SQLITE_OK);
 	dlq_buf_init(&out);
-	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, NULL, 0, 10,
+	ck_assert_int_eq(dlq_cases_groups(a, NULL, NULL, 0, 10,
 	    &out), 0);
 	ck_assert_str_eq(group_row(&out, "aaaaaaaaaaaa"), "4 3 1000 5000 1");
 	ck_assert_str_eq(group_row(&out, "bbbbbbbbbbbb"), "2 2 5000 5000 5");
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, NULL, 3000,
+	ck_assert_int_eq(dlq_cases_groups(a, NULL, NULL, 3000,
 	    10, &out), 0);
 	ck_assert_str_eq(group_row(&out, "aaaaaaaaaaaa"), "2 1 1000 5000 3");
 	ck_assert_str_eq(group_row(&out, "bbbbbbbbbbbb"), "2 2 5000 5000 5");
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, NULL, 3000,
+	ck_assert_int_eq(dlq_cases_groups(a, NULL, NULL, 3000,
 	    1, &out), 0);
 	ck_assert_int_eq(cJSON_GetArraySize(j = cJSON_Parse(out.data)), 1);
 	cJSON_Delete(j);
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, NULL, 6000,
+	ck_assert_int_eq(dlq_cases_groups(a, NULL, NULL, 6000,
 	    10, &out), 0);
 	ck_assert_str_eq(out.data, "[]");
 	dlq_buf_release(&out);
@@ -503,14 +505,14 @@ causes_of(const char *queue, const char *class, int64_t since_ms,
 	int rc;
 
 	dlq_buf_init(&answer);
-	rc = dlq_causes_list(dlq_archive_db(a), queue, class, since_ms, limit,
+	rc = dlq_causes_list(a, queue, class, since_ms, limit,
 	    max_groups, &answer);
 	rows[0] = '\0';
-	if (rc == DLQ_CASE_REFUSED)
+	if (rc == DLQ_REFUSED)
 		snprintf(rows, sizeof(rows), "refused: %s", answer.data);
-	ck_assert_msg(rc == DLQ_CASE_OK || rc == DLQ_CASE_REFUSED, "%s",
+	ck_assert_msg(rc == DLQ_OK || rc == DLQ_REFUSED, "%s",
 	    answer.data);
-	j = cJSON_Parse(rc == DLQ_CASE_OK ? answer.data : "[]");
+	j = cJSON_Parse(rc == DLQ_OK ? answer.data : "[]");
 	ck_assert_ptr_nonnull(j);
 	cJSON_ArrayForEach(c, j) {
 		n += (size_t)snprintf(rows + n, sizeof(rows) - n,
@@ -585,12 +587,12 @@ START_TEST(groups_of_one_cause_in_several_queues_are_gathered)
 	    "q2=1/1 cccccccccccc");
 	/* and the groups of one, in one queue */
 	dlq_buf_init(&out);
-	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), "q2", "transient",
+	ck_assert_int_eq(dlq_cases_groups(a, "q2", "transient",
 	    0, 10, &out), 0);
 	ck_assert_str_eq(group_row(&out, "bbbbbbbbbbbb"), "2 2 4000 5000 4");
 	ck_assert_str_eq(group_row(&out, "cccccccccccc"), "");
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, "expired",
+	ck_assert_int_eq(dlq_cases_groups(a, NULL, "expired",
 	    0, 10, &out), 0);
 	ck_assert_str_eq(out.data, "[]");
 	dlq_buf_release(&out);
@@ -625,7 +627,7 @@ START_TEST(the_backlog_is_the_unresolved_since_the_cut_off)
 	    " 'timeout after 30 s' WHERE message_id = 'm-3'", NULL, NULL,
 	    NULL), SQLITE_OK);
 	ck_assert_int_eq(dlq_digest_init(&dg, 10), 0);
-	ck_assert_int_eq(dlq_alert_backlog(dlq_archive_db(a), 1000, 10, &dg),
+	ck_assert_int_eq(dlq_alert_backlog(a, 1000, 10, &dg),
 	    3);
 	ck_assert_uint_eq(dg.total, 3);
 	ck_assert_uint_eq(dg.n, 2);
@@ -645,7 +647,7 @@ START_TEST(the_backlog_is_the_unresolved_since_the_cut_off)
 	ck_assert(g->is_new);
 	/* nothing after the cut-off: nothing added */
 	dlq_digest_clear(&dg);
-	ck_assert_int_eq(dlq_alert_backlog(dlq_archive_db(a), 3000, 10, &dg),
+	ck_assert_int_eq(dlq_alert_backlog(a, 3000, 10, &dg),
 	    0);
 	ck_assert(dlq_digest_empty(&dg));
 	dlq_digest_release(&dg);
@@ -717,14 +719,14 @@ START_TEST(a_purge_walks_every_chunk_and_touches_nothing_else)
 	ck_assert_int_eq(DLQ_PURGE_CHUNK, 5000);	/* the counts below */
 	dlq_buf_init(&out);
 	/* what dlqctl purge without --yes counts */
-	ck_assert_int_eq(dlq_cases_purgeable(dlq_archive_db(a), 2000, &out),
-	    DLQ_CASE_OK);
+	ck_assert_int_eq(dlq_cases_purgeable(a, 2000, &out),
+	    DLQ_OK);
 	snprintf(expect, sizeof(expect), "{\"purgeable\":%lld,\"before_ms\":"
 	    "2000}", want);
 	ck_assert_str_eq(out.data, expect);
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_purge(dlq_archive_db(a), 2000, 9000,
-	    go_on_twice, &go_on_calls, &out), DLQ_CASE_OK);
+	ck_assert_int_eq(dlq_cases_purge(a, 2000, 9000,
+	    go_on_twice, &go_on_calls, &out), DLQ_OK);
 	/* two chunks from the first purgeable id, 2: ids 2..10001, half
 	 * resolved, 10 of them purged before */
 	ck_assert_str_eq(out.data, "{\"purged\":4990,\"before_ms\":2000,"
@@ -737,8 +739,8 @@ START_TEST(a_purge_walks_every_chunk_and_touches_nothing_else)
 	ck_assert_int_eq(told_purged[1], 4990);
 	ck_assert_int_eq(told_percent[1], 32);
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_purge(dlq_archive_db(a), 2000, 9000, NULL,
-	    NULL, &out), DLQ_CASE_OK);
+	ck_assert_int_eq(dlq_cases_purge(a, 2000, 9000, NULL,
+	    NULL, &out), DLQ_OK);
 	snprintf(expect, sizeof(expect), "{\"purged\":%lld,\"before_ms\":"
 	    "2000}", want - 4990);
 	ck_assert_str_eq(out.data, expect);
@@ -756,12 +758,12 @@ START_TEST(a_purge_walks_every_chunk_and_touches_nothing_else)
 	    " purged_at = 7"), 13);
 	/* again: nothing left */
 	dlq_buf_init(&out);
-	ck_assert_int_eq(dlq_cases_purge(dlq_archive_db(a), 2000, 9500, NULL,
-	    NULL, &out), DLQ_CASE_OK);
+	ck_assert_int_eq(dlq_cases_purge(a, 2000, 9500, NULL,
+	    NULL, &out), DLQ_OK);
 	ck_assert_str_eq(out.data, "{\"purged\":0,\"before_ms\":2000}");
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_purgeable(dlq_archive_db(a), 2000, &out),
-	    DLQ_CASE_OK);
+	ck_assert_int_eq(dlq_cases_purgeable(a, 2000, &out),
+	    DLQ_OK);
 	ck_assert_str_eq(out.data, "{\"purgeable\":0,\"before_ms\":2000}");
 	dlq_buf_release(&out);
 }
@@ -769,7 +771,7 @@ END_TEST
 
 /* The ids `list` answers with "reopenable", as a JSON array (static). */
 static const char *
-reopenable_ids(sqlite3 *db)
+reopenable_ids(struct dlq_archive *archive)
 {
 	static char text[256];
 	struct dlq_list_filter f = { .reopenable = true, .limit = 100 };
@@ -778,7 +780,7 @@ reopenable_ids(sqlite3 *db)
 	char *t;
 
 	dlq_buf_init(&out);
-	ck_assert_int_eq(dlq_cases_list(db, &f, &out), DLQ_CASE_OK);
+	ck_assert_int_eq(dlq_cases_list(archive, &f, &out), DLQ_OK);
 	ck_assert_ptr_nonnull(l = cJSON_Parse(out.data));
 	dlq_buf_release(&out);
 	cJSON_ArrayForEach(e, l)
@@ -810,8 +812,8 @@ START_TEST(a_drop_is_undone_unless_it_could_send_a_message_twice)
 		    "m-5" }[i], NULL);
 	ck_assert_int_eq(dlq_archive_commit(a), 0);
 	dlq_buf_init(&out);
-	ck_assert_int_eq(dlq_cases_assign(db, &id[1], 1, "crm", "fix it",
-	    NULL, 0, "alice", 10, &out), DLQ_CASE_OK);
+	ck_assert_int_eq(dlq_cases_assign(a, &id[1], 1, "crm", "fix it",
+	    NULL, 0, "alice", 10, &out), DLQ_OK);
 	/* a replay claimed id[2] and its outcome stayed unknown */
 	ck_assert_int_eq(sqlite3_exec(db, "UPDATE dead_letters SET status ="
 	    " 'replaying' WHERE id = 3; INSERT INTO attempts (dead_letter_id,"
@@ -819,15 +821,15 @@ START_TEST(a_drop_is_undone_unless_it_could_send_a_message_twice)
 	    NULL, NULL, NULL), SQLITE_OK);
 	ck_assert_int_eq(id[2], 3);
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_drop(db, id, 4, "oops", "bob", 30, &out),
-	    DLQ_CASE_OK);
+	ck_assert_int_eq(dlq_cases_drop(a, id, 4, "oops", "bob", 30, &out),
+	    DLQ_OK);
 	ck_assert_int_eq(sqlite3_exec(db, "UPDATE dead_letters SET purged_at ="
 	    " 40, payload = NULL WHERE id = 4", NULL, NULL, NULL), SQLITE_OK);
 	/* what a reopen by selection is given: the ones it takes back */
-	ck_assert_str_eq(reopenable_ids(db), "[2,1]");
+	ck_assert_str_eq(reopenable_ids(a), "[2,1]");
 
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_reopen(db, id, 5, &out), DLQ_CASE_REFUSED);
+	ck_assert_int_eq(dlq_cases_reopen(a, id, 5, &out), DLQ_REFUSED);
 	ck_assert_str_eq(out.data, "{\"results\":["
 	    "{\"id\":1,\"ok\":true},{\"id\":2,\"ok\":true},"
 	    "{\"id\":3,\"ok\":false,\"error\":\"a replay of it was sent "
@@ -847,14 +849,14 @@ START_TEST(a_drop_is_undone_unless_it_could_send_a_message_twice)
 	ck_assert_str_eq(column("status", 4), "discarded");
 	/* reopened twice: the second time it is open */
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_reopen(db, id, 1, &out), DLQ_CASE_REFUSED);
+	ck_assert_int_eq(dlq_cases_reopen(a, id, 1, &out), DLQ_REFUSED);
 	ck_assert_str_eq(out.data, "{\"results\":[{\"id\":1,\"ok\":false,"
 	    "\"error\":\"status is open\"}],\"changed\":0}");
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_reopen(db, &missing, 1, &out),
-	    DLQ_CASE_NOT_FOUND);
+	ck_assert_int_eq(dlq_cases_reopen(a, &missing, 1, &out),
+	    DLQ_NOT_FOUND);
 	dlq_buf_release(&out);
-	ck_assert_str_eq(reopenable_ids(db), "[]");
+	ck_assert_str_eq(reopenable_ids(a), "[]");
 }
 END_TEST
 
@@ -890,17 +892,17 @@ START_TEST(error_texts_read_back_are_masked_with_the_rules_of_now)
 	ck_assert_str_eq(column("error", 1), raw);	/* the record stays */
 
 	dlq_buf_init(&out);
-	ck_assert_int_eq(dlq_cases_list(dlq_archive_db(a), &all, &out), 0);
+	ck_assert_int_eq(dlq_cases_list(a, &all, &out), 0);
 	ck_assert_msg(strstr(out.data, "\"error\":\"card *** refused, "
 	    "token=*** for ***\"") != NULL, "%s", out.data);
 	dlq_buf_reset(&out);
-	ck_assert_int_eq(dlq_cases_groups(dlq_archive_db(a), NULL, NULL, 0, 10,
+	ck_assert_int_eq(dlq_cases_groups(a, NULL, NULL, 0, 10,
 	    &out), 0);
 	ck_assert_msg(strstr(out.data, "4111") == NULL && strstr(out.data,
 	    "ab12") == NULL, "%s", out.data);
 	dlq_buf_release(&out);
 	ck_assert_int_eq(dlq_digest_init(&dg, 10), 0);
-	ck_assert_int_eq(dlq_alert_backlog(dlq_archive_db(a), 1000, 10, &dg),
+	ck_assert_int_eq(dlq_alert_backlog(a, 1000, 10, &dg),
 	    1);
 	ck_assert_str_eq(dg.groups[0].error, "card *** refused, token=*** for "
 	    "***");
@@ -1044,7 +1046,8 @@ log_read(int fd, char *log, size_t n)
 	fclose(f);
 }
 
-/* Opens the archive again, its log lines into `log` (bytes). */
+/* Opens the archive again as the worker's start does (signatures
+ * refreshed), its log lines into `log` (bytes). */
 static void
 reopen_logged(char *log, size_t n)
 {
@@ -1053,6 +1056,8 @@ reopen_logged(char *log, size_t n)
 	dlq_archive_close(a);
 	fd = log_to_file();
 	a = dlq_archive_open(&cfg);
+	if (a != NULL)
+		(void)dlq_sigrefresh_run(a, path);
 	log_read(fd, log, n);
 	ck_assert_ptr_nonnull(a);
 }
@@ -1153,7 +1158,7 @@ static int
 refresh_classes_logged(const struct dlq_classifier *k, char *log, size_t n)
 {
 	int fd = log_to_file(),
-	    rc = dlq_classrefresh_run(dlq_archive_db(a), path, k);
+	    rc = dlq_classrefresh_run(a, path, k);
 
 	log_read(fd, log, n);
 	return rc;
@@ -1197,7 +1202,7 @@ START_TEST(other_rules_class_the_unresolved_records_again)
 	ck_assert_str_eq(column("class", 1), "transient");
 	unlock_elsewhere(other);
 
-	ck_assert_int_eq(refresh_classes_logged(k, log, sizeof(log)), 0);
+	ck_assert_msg(refresh_classes_logged(k, log, sizeof(log)) == 0, "%s", log);
 	ck_assert_msg(strstr(log, "\"event\":\"classes_refreshed\"") &&
 	    strstr(log, "\"records\":2,\"changed\":2,\"hints\":0,"), "%s",
 	    log);
@@ -1215,7 +1220,7 @@ START_TEST(other_rules_class_the_unresolved_records_again)
 	    " '[1,2]'"), 1);
 
 	/* once: the same rules read no record again */
-	ck_assert_int_eq(refresh_classes_logged(k, log, sizeof(log)), 0);
+	ck_assert_msg(refresh_classes_logged(k, log, sizeof(log)) == 0, "%s", log);
 	ck_assert_str_eq(log, "");
 	dlq_classify_free(k);
 }

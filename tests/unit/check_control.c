@@ -9,6 +9,7 @@
 
 #include "../check_main.h"
 #include "archive.h"
+#include "sqlite.h"
 #include "control.h"
 
 static struct dlq_config cfg;
@@ -42,7 +43,7 @@ static const char *
 ask(const char *line, enum dlq_role role)
 {
 	dlq_buf_reset(&out);
-	dlq_control_handle(&cfg, dlq_archive_db(archive), line, strlen(line),
+	dlq_control_handle(&cfg, archive, line, strlen(line),
 	    role, "tester", 1000, -1, &out);
 	ck_assert(out.len > 0 && out.data[out.len - 1] == '\n');
 	return out.data;

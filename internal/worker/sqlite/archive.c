@@ -1,0 +1,1508 @@
+/* archive.c - schema, migrations and the insert path of the archive.
+ *
+ * One prepared insert per handle, bound per dead letter: no SQL is parsed
+ * on the hot path. A record is kept small, as every byte of it is written
+ * twice (WAL and checkpoint) with the commit that the ack waits for: the
+ * headers are stored once, as the raw AMQP table (a replay sends back
+ * exactly the types that arrived), and rendered as JSON when read (SQL
+ * function dlq_headers_json); the how-to-fix hint, one of a few texts, is
+ * stored once in `hints` and referred to by id. Records of before schema
+ * 6 keep their headers_json and hint columns, which the queries prefer. */
+#include "archive.h"
+#include "sqlite.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "amqp.h"
+#include "log.h"
+#include "parentdir.h"
+#include "redact.h"
+#include "vfs.h"
+
+#define HEADERS_MAX	(256 * 1024)
+#define HINT_CACHE	64	/* hint texts whose id a handle remembers */
+#define ARCHIVE_DIR_MODE 0750	/* a new archive's directory: the worker's */
+#define LEGACY_KEY	"legacy_fingerprints_until"
+#define PROBE_KEY	"write_probe"	/* dlq_archive_probe(), removed after */
+/* Broker and worker clocks may disagree: deaths this much later than
+ * the upgrade are still looked up by the old fingerprint as well. */
+#define LEGACY_MARGIN_S	(24 * 3600)
+/* A payload this large is written into its record after the insert
+ * (sqlite3_blob_write, page by page through the cache) rather than bound
+ * to it: SQLite would first build the whole record in memory, a third
+ * copy of the body next to rabbitmq-c's frames and its message. Only
+ * where the payload is the record's last column (schema 10 on; a later
+ * schema must keep it there): SQLite keeps a trailing zeroblob as a
+ * count, any other it fills in memory. */
+#define STREAM_PAYLOAD_BYTES	(1024 * 1024)
+
+struct hint_id {
+	char		*text;
+	int64_t		 id;
+};
+
+struct dlq_archive {
+	sqlite3		*db;
+	sqlite3_stmt	*insert;
+	sqlite3_stmt	*find;		/* by fingerprint */
+	sqlite3_stmt	*find_legacy;	/* by a fingerprint of before v5 */
+	sqlite3_stmt	*hint_add;	/* INSERT OR IGNORE INTO hints */
+	sqlite3_stmt	*hint_find;	/* its id */
+	struct hint_id	 hints[HINT_CACHE];	/* committed ids only */
+	size_t		 n_hints;
+	struct hint_id	 pending[HINT_CACHE];	/* ids of this transaction */
+	size_t		 n_pending;
+	bool		 has_legacy;	/* records of before v5 are there */
+	bool		 payload_last;	/* the record's last column (v10) */
+	int64_t		 legacy_until;	/* ... for deaths up to this time */
+	char		*path;
+	struct dlq_buf	 keys;		/* routing keys JSON, reused */
+	unsigned char	*headers;	/* encoded header table, reused */
+	EVP_MD_CTX	*md;		/* SHA-256 context, reused */
+	EVP_MD		*sha256;	/* fetched once, not per digest */
+	bool		 in_tx;		/* began: holds the writer mutex */
+	int		 busy_ms;	/* archive.busy_timeout_ms */
+	bool		 no_wait;	/* this statement: not even that */
+	int64_t		 busy_since;	/* busy_wait(): the first try */
+	const atomic_bool *stop;	/* dlq_archive_stop_waits() */
+	struct dlq_redact mask;		/* SQL dlq_mask(): the config's rules */
+	char		 damaged[512];	/* the first SQLITE_CORRUPT's error */
+};
+
+/* The last error of the calling thread: a handle shared by consumers
+ * (under the writer mutex) must not hand one thread another's error. */
+static _Thread_local char err_text[512];
+static _Thread_local char sqlite_err_text[256];	/* dlq_archive_sqlite_errmsg */
+
+static const char *const schema_v1[] = {
+	"CREATE TABLE dead_letters ("
+	"  id INTEGER PRIMARY KEY,"
+	"  fingerprint BLOB NOT NULL,"
+	"  dlq TEXT NOT NULL,"
+	"  queue TEXT NOT NULL,"
+	"  exchange TEXT,"
+	"  routing_keys TEXT,"
+	"  message_id TEXT, correlation_id TEXT, type TEXT, content_type TEXT,"
+	"  content_encoding TEXT, timestamp INTEGER, app_id TEXT,"
+	"  delivery_mode INTEGER, priority INTEGER, expiration TEXT,"
+	"  user_id TEXT, reply_to TEXT,"
+	"  headers_json TEXT, headers_amqp BLOB,"
+	"  x_death TEXT, reason TEXT NOT NULL,"
+	"  retry_count INTEGER, delivery_count INTEGER,"
+	"  error TEXT, class TEXT NOT NULL, signature TEXT NOT NULL, hint TEXT,"
+	"  payload BLOB, payload_bytes INTEGER NOT NULL, payload_sha256 TEXT,"
+	"  received_at INTEGER NOT NULL,"
+	"  status TEXT NOT NULL DEFAULT 'open',"
+	"  owner TEXT, decision TEXT, evidence TEXT, escalate_at INTEGER,"
+	"  assigned_by TEXT, assigned_at INTEGER,"
+	"  resolved_by TEXT, resolved_at INTEGER, resolution TEXT,"
+	"  replay_of INTEGER, replay_count INTEGER NOT NULL DEFAULT 0,"
+	"  purged_at INTEGER)",
+	"CREATE INDEX dead_letters_fingerprint ON dead_letters(fingerprint)",
+	"CREATE INDEX dead_letters_status ON dead_letters(status, received_at)",
+	"CREATE INDEX dead_letters_queue ON dead_letters(queue, received_at)",
+	"CREATE INDEX dead_letters_signature ON dead_letters(signature)",
+	"CREATE INDEX dead_letters_message ON dead_letters(message_id)",
+	"CREATE TABLE attempts ("
+	"  id INTEGER PRIMARY KEY,"
+	"  dead_letter_id INTEGER NOT NULL REFERENCES dead_letters(id),"
+	"  actor TEXT NOT NULL, reason TEXT, evidence TEXT, policy TEXT,"
+	"  checked_at INTEGER, target TEXT, started_at INTEGER NOT NULL,"
+	"  finished_at INTEGER, outcome TEXT NOT NULL, detail TEXT)",
+	"CREATE INDEX attempts_dead_letter ON attempts(dead_letter_id)",
+	"CREATE TABLE audit ("
+	"  id INTEGER PRIMARY KEY,"
+	"  at INTEGER NOT NULL, actor TEXT NOT NULL, uid INTEGER,"
+	"  command TEXT NOT NULL, args TEXT, result TEXT NOT NULL)",
+	"CREATE INDEX audit_at ON audit(at)",
+	NULL,
+};
+
+/* v2: decision evidence has a time; escalations and redrive leave marks
+ * so that each is announced once; the redrive circuit per queue. */
+static const char *const schema_v2[] = {
+	"ALTER TABLE dead_letters ADD COLUMN evidence_at INTEGER",
+	"ALTER TABLE dead_letters ADD COLUMN escalation_noted TEXT",
+	"ALTER TABLE dead_letters ADD COLUMN redrive_stopped_at INTEGER",
+	"ALTER TABLE dead_letters ADD COLUMN redrive_note TEXT",
+	"CREATE INDEX dead_letters_replay_of ON dead_letters(replay_of)",
+	"CREATE TABLE redrive_circuits ("
+	"  id INTEGER PRIMARY KEY,"
+	"  queue TEXT NOT NULL, tripped_at INTEGER NOT NULL,"
+	"  redriven INTEGER NOT NULL, returned INTEGER NOT NULL,"
+	"  resumed_by TEXT, resumed_at INTEGER, resume_reason TEXT)",
+	"CREATE INDEX redrive_circuits_queue ON redrive_circuits(queue)",
+	NULL,
+};
+
+/* v3: no index on message_id: nothing looks a record up by it, and its
+ * random keys cost a page write per insert. */
+static const char *const schema_v3[] = {
+	"DROP INDEX IF EXISTS dead_letters_message",
+	NULL,
+};
+
+/* v4: the replay lineage index holds replays only: the other records
+ * (nearly all) no longer pay an index insert each. Queries on replay_of
+ * compare it with a value, which the partial index serves. */
+static const char *const schema_v4[] = {
+	"DROP INDEX IF EXISTS dead_letters_replay_of",
+	"CREATE INDEX dead_letters_replay_of ON dead_letters(replay_of)"
+	" WHERE replay_of IS NOT NULL",
+	NULL,
+};
+
+/* v5: fingerprints begin with the death time (see fingerprint()); the
+ * records already there keep theirs, and archive_meta says until when
+ * a dead letter may have been recorded with one of the old form. */
+static const char *const schema_v5[] = {
+	"CREATE TABLE archive_meta (key TEXT PRIMARY KEY,"
+	" value INTEGER NOT NULL)",
+	"INSERT INTO archive_meta SELECT '" LEGACY_KEY "',"
+	" CAST(strftime('%s', 'now') AS INTEGER) WHERE EXISTS"
+	" (SELECT 1 FROM dead_letters)",
+	NULL,
+};
+
+/* v6: smaller records. New ones leave headers_json and hint NULL: the
+ * headers are rendered from headers_amqp when read, the hint is a row
+ * of `hints`. The records already there are not rewritten. */
+static const char *const schema_v6[] = {
+	"CREATE TABLE hints (id INTEGER PRIMARY KEY, text TEXT NOT NULL"
+	" UNIQUE)",
+	"ALTER TABLE dead_letters ADD COLUMN hint_id INTEGER",
+	NULL,
+};
+
+/* v7: fingerprints are unique. An insert meets a duplicate in the seek
+ * that places its index entry, instead of a lookup before it: one walk
+ * down that index per dead letter, not two. Every insert of before
+ * looked first, so no fingerprint should be there twice; should one be,
+ * the later records get their id appended to it, and the first record
+ * stays the one a redelivery finds. */
+static const char *const schema_v7[] = {
+	"UPDATE dead_letters SET fingerprint = fingerprint ||"
+	" CAST(printf('/%d', id) AS BLOB) WHERE fingerprint IN (SELECT"
+	" fingerprint FROM dead_letters GROUP BY fingerprint HAVING"
+	" count(*) > 1) AND id NOT IN (SELECT min(id) FROM dead_letters"
+	" GROUP BY fingerprint HAVING count(*) > 1)",
+	"DROP INDEX dead_letters_fingerprint",
+	"CREATE UNIQUE INDEX dead_letters_fingerprint ON"
+	" dead_letters(fingerprint)",
+	NULL,
+};
+
+/* v8: time to owner stays fast in a large archive: a partial index of
+ * the assigned records only, which a new record does not enter (its
+ * condition costs about 600 instructions per insert in callgrind, of
+ * 101 000). A million records: `stats` took 3 s, now 0.9. */
+static const char *const schema_v8[] = {
+	"CREATE INDEX dead_letters_assigned ON"
+	" dead_letters(assigned_at, received_at) WHERE assigned_at IS NOT NULL",
+	NULL,
+};
+
+/* v9: a record's audit history through an index of the ids each
+ * audited request named, kept by a trigger on every insert into audit.
+ * `show` read the arguments of every request ever audited: 0.45 s with
+ * 50 000 requests of 100 ids, and redrive audits a claim every tick. */
+#define AUDIT_IDS_IN(args)						\
+	"json_each(CASE WHEN json_valid(" args ") THEN " args " END,"	\
+	" '$.ids') j WHERE j.type IN ('integer', 'real')"
+static const char *const schema_v9[] = {
+	"CREATE TABLE audit_ids (dead_letter_id INTEGER NOT NULL, audit_id"
+	" INTEGER NOT NULL, PRIMARY KEY (dead_letter_id, audit_id))"
+	" WITHOUT ROWID",
+	"INSERT OR IGNORE INTO audit_ids SELECT CAST(j.value AS INTEGER), u.id"
+	" FROM audit u, " AUDIT_IDS_IN("u.args"),
+	"CREATE TRIGGER audit_ids_fill AFTER INSERT ON audit BEGIN"
+	" INSERT OR IGNORE INTO audit_ids SELECT CAST(j.value AS INTEGER),"
+	" NEW.id FROM " AUDIT_IDS_IN("NEW.args") "; END",
+	NULL,
+};
+
+/* v10: the bulky columns (headers, x-death, payload) go last. A record
+ * larger than about 4 KiB continues on overflow pages, and a column
+ * after the payload was read by walking the whole chain: every 10 s the
+ * escalation check read escalate_at and escalation_noted that way, each
+ * scrape the escalation gauge, each redrive tick the status of its
+ * queue's records (5 000 records of 64 KiB: 213 MiB read per check).
+ * Now the case columns sit in a record's first page. The table is
+ * copied once, in the migration's transaction, with foreign keys off
+ * (migrate): dropping the old table would orphan `attempts`. */
+#define V10_COLUMNS							\
+	"id, fingerprint, dlq, queue, status, received_at, reason, class,"	\
+	" signature, hint_id, retry_count, delivery_count, replay_of,"	\
+	" replay_count, owner, decision, evidence, evidence_at, escalate_at,"	\
+	" escalation_noted, assigned_by, assigned_at, resolved_by,"	\
+	" resolved_at, resolution, purged_at, redrive_stopped_at,"	\
+	" redrive_note, payload_bytes, payload_sha256, exchange,"	\
+	" routing_keys, message_id, correlation_id, type, content_type,"	\
+	" content_encoding, timestamp, app_id, delivery_mode, priority,"	\
+	" expiration, user_id, reply_to, error, hint, x_death,"	\
+	" headers_json, headers_amqp, payload"
+static const char *const schema_v10[] = {
+	"CREATE TABLE dead_letters_v10 ("
+	"  id INTEGER PRIMARY KEY,"
+	"  fingerprint BLOB NOT NULL,"
+	"  dlq TEXT NOT NULL,"
+	"  queue TEXT NOT NULL,"
+	"  status TEXT NOT NULL DEFAULT 'open',"
+	"  received_at INTEGER NOT NULL,"
+	"  reason TEXT NOT NULL, class TEXT NOT NULL, signature TEXT NOT NULL,"
+	"  hint_id INTEGER, retry_count INTEGER, delivery_count INTEGER,"
+	"  replay_of INTEGER, replay_count INTEGER NOT NULL DEFAULT 0,"
+	"  owner TEXT, decision TEXT, evidence TEXT, evidence_at INTEGER,"
+	"  escalate_at INTEGER, escalation_noted TEXT,"
+	"  assigned_by TEXT, assigned_at INTEGER,"
+	"  resolved_by TEXT, resolved_at INTEGER, resolution TEXT,"
+	"  purged_at INTEGER, redrive_stopped_at INTEGER, redrive_note TEXT,"
+	"  payload_bytes INTEGER NOT NULL, payload_sha256 TEXT,"
+	"  exchange TEXT, routing_keys TEXT,"
+	"  message_id TEXT, correlation_id TEXT, type TEXT, content_type TEXT,"
+	"  content_encoding TEXT, timestamp INTEGER, app_id TEXT,"
+	"  delivery_mode INTEGER, priority INTEGER, expiration TEXT,"
+	"  user_id TEXT, reply_to TEXT, error TEXT, hint TEXT,"
+	"  x_death TEXT, headers_json TEXT, headers_amqp BLOB, payload BLOB)",
+	"INSERT INTO dead_letters_v10 (" V10_COLUMNS ") SELECT " V10_COLUMNS
+	" FROM dead_letters",
+	"DROP TABLE dead_letters",
+	"ALTER TABLE dead_letters_v10 RENAME TO dead_letters",
+	"CREATE UNIQUE INDEX dead_letters_fingerprint ON"
+	" dead_letters(fingerprint)",
+	"CREATE INDEX dead_letters_status ON dead_letters(status, received_at)",
+	"CREATE INDEX dead_letters_queue ON dead_letters(queue, received_at)",
+	"CREATE INDEX dead_letters_signature ON dead_letters(signature)",
+	"CREATE INDEX dead_letters_replay_of ON dead_letters(replay_of)"
+	" WHERE replay_of IS NOT NULL",
+	"CREATE INDEX dead_letters_assigned ON"
+	" dead_letters(assigned_at, received_at) WHERE assigned_at IS NOT NULL",
+	NULL,
+};
+
+/* Schema 10 changes the layout of dead_letters only: an archive of
+ * schema 9 works as it is (more slowly with large payloads), and stays
+ * so while the disk has no room for the copy (RELAYOUT_MARGIN above
+ * twice its size). */
+#define LAYOUT_SCHEMA	9
+#define RELAYOUT_MARGIN	(64 * 1024 * 1024)
+
+/* schemas[v] takes an archive of schema v to v + 1 */
+static const char *const *const schemas[] = {
+	schema_v1, schema_v2, schema_v3, schema_v4, schema_v5, schema_v6,
+	schema_v7, schema_v8, schema_v9, schema_v10,
+};
+_Static_assert(sizeof(schemas) / sizeof(schemas[0]) == DLQ_ARCHIVE_SCHEMA,
+    "one migration step per schema version");
+
+static const char INSERT_SQL[] =
+	"INSERT INTO dead_letters (fingerprint, dlq, queue, exchange,"
+	" routing_keys, message_id, correlation_id, type, content_type,"
+	" content_encoding, timestamp, app_id, delivery_mode, priority,"
+	" expiration, user_id, reply_to, headers_amqp, x_death, reason,"
+	" retry_count, delivery_count, error, class, signature, hint_id,"
+	" payload, payload_bytes, payload_sha256, received_at, replay_of,"
+	" replay_count)"
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
+	" ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28,"
+	" ?29, ?30, ?31, ?32) ON CONFLICT (fingerprint) DO NOTHING";
+
+const char *
+dlq_archive_sqlite_errmsg(sqlite3 *db)
+{
+	if ((sqlite3_errcode(db) & 0xff) != SQLITE_CORRUPT)
+		return sqlite3_errmsg(db);
+	snprintf(sqlite_err_text, sizeof(sqlite_err_text), "%.80s (the "
+	    "archive file is damaged: retrying will not mend it; see the "
+	    "runbook, \"A damaged archive\")", sqlite3_errmsg(db));
+	return sqlite_err_text;
+}
+
+const char *
+dlq_archive_text(sqlite3_stmt *st, int col)
+{
+	const unsigned char *s = sqlite3_column_text(st, col);
+
+	return s != NULL ? (const char *)s : "";
+}
+
+/* Keeps what failed and why for dlq_archive_errmsg; `sys`, an errno
+ * or 0, is the system's reason, said after SQLite's. The first damage
+ * met is kept for known_damaged(). */
+static void
+set_err_sys(struct dlq_archive *a, const char *what, int sys)
+{
+	char buf[64];
+
+	if (a->db == NULL)
+		snprintf(err_text, sizeof(err_text), "%.60s: out of memory",
+		    what);
+	else if (sys != 0)
+		snprintf(err_text, sizeof(err_text), "%.60s: %s (%s)", what,
+		    dlq_archive_sqlite_errmsg(a->db),
+		    strerror_r(sys, buf, sizeof(buf)));
+	else
+		snprintf(err_text, sizeof(err_text), "%.60s: %s", what,
+		    dlq_archive_sqlite_errmsg(a->db));
+	if (a->db != NULL && (sqlite3_errcode(a->db) & 0xff) ==
+	    SQLITE_CORRUPT && a->damaged[0] == '\0')
+		snprintf(a->damaged, sizeof(a->damaged), "%s", err_text);
+}
+
+/* Once a statement met a damaged page, no batch commits into this
+ * file and no test write says it is writable again: what would be
+ * acked now would be in a file the operator is to move aside (the
+ * runbook), and a test write that passes where the next batch fails
+ * again would take every dead letter of the DLQ again and again (a
+ * quorum DLQ drops them past its delivery limit). A restart on a
+ * mended or new file goes on. */
+static bool
+known_damaged(struct dlq_archive *a)
+{
+	if (a->damaged[0] == '\0')
+		return false;
+	snprintf(err_text, sizeof(err_text), "%s", a->damaged);
+	return true;
+}
+
+/* The same with the errno of a failed write, sync or read ("No space
+ * left on device", "File too large"): the archive's VFS's for a write
+ * or a sync (SQLite keeps none for a failed COMMIT, and an older one
+ * until its next), else SQLite's. */
+static void
+set_err(struct dlq_archive *a, const char *what)
+{
+	int code = a->db != NULL ? sqlite3_errcode(a->db) & 0xff : 0;
+	int sys = 0;
+
+	if (code == SQLITE_IOERR || code == SQLITE_FULL) {
+		sqlite3_file_control(a->db, "main", DLQ_VFS_FCNTL_IO_ERRNO,
+		    &sys);
+		if (sys == 0)
+			sys = sqlite3_system_errno(a->db);
+	}
+	set_err_sys(a, what, sys);
+}
+
+const char *
+dlq_archive_errmsg(const struct dlq_archive *a)
+{
+	(void)a;
+	return err_text;
+}
+
+sqlite3 *
+dlq_archive_db(struct dlq_archive *a)
+{
+	return a->db;
+}
+
+static int
+exec(struct dlq_archive *a, const char *sql)
+{
+	if (sqlite3_exec(a->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		set_err(a, sql);
+		return -1;
+	}
+	return 0;
+}
+
+/* The number a PRAGMA answers (user_version, page_count); -1 on error. */
+static int64_t
+pragma_int(struct dlq_archive *a, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t n = -1;
+
+	if (sqlite3_prepare_v2(a->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		set_err(a, sql);
+		return -1;
+	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+static int
+schema_version(struct dlq_archive *a)
+{
+	return (int)pragma_int(a, "PRAGMA user_version");
+}
+
+/* Whether the file system has room for the copy of the records that
+ * schema 10 makes: the table once more in the WAL, as much again for
+ * the old pages SQLite zeroes as it frees them (secure delete), and a
+ * margin. Unknown: yes (a full disk fails the migration cleanly). */
+static bool
+room_for_relayout(struct dlq_archive *a, int64_t *need, int64_t *avail)
+{
+	struct statvfs sv;
+	int64_t pages = pragma_int(a, "PRAGMA page_count");
+	int64_t size = pragma_int(a, "PRAGMA page_size");
+
+	if (pages < 0 || size < 0 || statvfs(a->path, &sv) != 0)
+		return true;
+	*need = 2 * pages * size + RELAYOUT_MARGIN;
+	*avail = (int64_t)sv.f_bavail * (int64_t)sv.f_frsize;
+	return *avail >= *need;
+}
+
+static void
+log_relayout_deferred(struct dlq_archive *a, int64_t need, int64_t avail)
+{
+	static atomic_bool said;	/* once, not per handle */
+	struct dlq_buf line = { 0 };
+
+	if (atomic_exchange(&said, true))
+		return;
+	if (dlq_log_begin(&line, DLQ_LOG_WARN, "archive_relayout_deferred")) {
+		dlq_log_str(&line, "path", a->path);
+		dlq_log_int(&line, "needed_bytes", need);
+		dlq_log_int(&line, "free_bytes", avail);
+		dlq_log_str(&line, "advice", "the archive keeps its schema 9 "
+		    "layout, where reading a case reads its payload too; with "
+		    "needed_bytes free on its file system, restart the worker "
+		    "to upgrade it");
+		dlq_log_end(&line);
+	}
+	dlq_buf_release(&line);
+}
+
+/* The steps from the archive's schema to DLQ_ARCHIVE_SCHEMA, in one
+ * write transaction; to LAYOUT_SCHEMA only when the disk has no room for
+ * schema 10's copy. The version is read again inside it: two handles
+ * opening at once migrate once. `relaid`: schema 10 was made. */
+static int
+migrate_steps(struct dlq_archive *a, bool *relaid)
+{
+	int version, target = DLQ_ARCHIVE_SCHEMA, v, i;
+	int64_t need = 0, avail = 0, t0 = dlq_now_ms();
+	char sql[64];
+
+	if (exec(a, "BEGIN IMMEDIATE") == -1)
+		return -1;
+	if ((version = schema_version(a)) == DLQ_ARCHIVE_SCHEMA)
+		return exec(a, "COMMIT");
+	if (version < 0 || version > DLQ_ARCHIVE_SCHEMA) {
+		if (version > DLQ_ARCHIVE_SCHEMA)
+			snprintf(err_text, sizeof(err_text), "archive schema %d is "
+			    "newer than this program (%d): it was written by a "
+			    "newer dlq-worker; run that one (left as it is)",
+			    version, DLQ_ARCHIVE_SCHEMA);
+		goto fail;
+	}
+	if (version > 0 && version <= LAYOUT_SCHEMA &&
+	    !room_for_relayout(a, &need, &avail)) {
+		target = LAYOUT_SCHEMA;
+		log_relayout_deferred(a, need, avail);
+		if (version == target)
+			return exec(a, "COMMIT");
+	}
+	for (v = version; v < target; v++)
+		for (i = 0; schemas[v][i] != NULL; i++)
+			if (exec(a, schemas[v][i]) == -1)
+				goto fail;
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", target);
+	if (exec(a, sql) == -1 || exec(a, "COMMIT") == -1)
+		goto fail;
+	*relaid = version > 0 && target > LAYOUT_SCHEMA;
+	if (version > 0) {
+		struct dlq_buf line = { 0 };
+
+		if (dlq_log_begin(&line, DLQ_LOG_INFO, "archive_migrated")) {
+			dlq_log_str(&line, "path", a->path);
+			dlq_log_int(&line, "from", version);
+			dlq_log_int(&line, "to", target);
+			dlq_log_int(&line, "ms", dlq_now_ms() - t0);
+			dlq_log_end(&line);
+		}
+		dlq_buf_release(&line);
+	}
+	return 0;
+fail:
+	sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+/* Brings the schema up to DLQ_ARCHIVE_SCHEMA. Foreign keys are off
+ * meanwhile, as SQLite's way to rebuild a table (schema 10) asks; they
+ * cannot be switched inside a transaction. */
+static int
+migrate(struct dlq_archive *a)
+{
+	int version, rc;
+	bool relaid = false;
+
+	if ((version = schema_version(a)) == DLQ_ARCHIVE_SCHEMA)
+		return 0;
+	if (version == -1 || exec(a, "PRAGMA foreign_keys = OFF") == -1)
+		return -1;
+	rc = migrate_steps(a, &relaid);
+	if (exec(a, "PRAGMA foreign_keys = ON") == -1)
+		rc = -1;
+	/* the copy passed through the WAL: its file goes back to empty */
+	if (rc == 0 && relaid)
+		sqlite3_exec(a->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL,
+		    NULL, NULL);
+	return rc;
+}
+
+/* Whether the archive holds records of before schema 5, and until when
+ * they were written (archive_meta). */
+static int
+read_legacy_until(struct dlq_archive *a)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(a->db, "SELECT value FROM archive_meta WHERE"
+	    " key = '" LEGACY_KEY "'", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		a->has_legacy = true;
+		a->legacy_until = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int
+dlq_archive_meta_read(sqlite3 *db, const char *key, int64_t *value)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT value FROM archive_meta WHERE"
+	    " key = ?1", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		*value = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+dlq_archive_meta_write(sqlite3 *db, const char *key, int64_t value)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "INSERT INTO archive_meta (key, value)"
+	    " VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value ="
+	    " excluded.value", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, value);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+dlq_archive_in_transaction(sqlite3 *db, int (*run)(void *), void *arg,
+    char *why, size_t n)
+{
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
+	    SQLITE_OK && run(arg) == 0 &&
+	    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+		return 0;
+	/* before the rollback, which has an error of its own: none */
+	snprintf(why, n, "%s", dlq_archive_sqlite_errmsg(db));
+	if (!sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+int
+dlq_archive_walk(int (*read)(void *, int64_t after, int64_t *last),
+    int (*write)(void *, int n), void *arg)
+{
+	int64_t after = 0, last;
+	int n;
+
+	for (;;) {
+		last = after;
+		if ((n = read(arg, after, &last)) < 0 || write(arg, n) == -1)
+			return -1;
+		if (last == after)
+			return 0;
+		after = last;
+	}
+}
+
+int
+dlq_archive_meta_get(struct dlq_archive *a, const char *key, int64_t *value)
+{
+	int rc = dlq_archive_meta_read(a->db, key, value);
+
+	if (rc == -1)
+		set_err(a, "archive_meta");
+	return rc;
+}
+
+int
+dlq_archive_meta_set(struct dlq_archive *a, const char *key, int64_t value)
+{
+	int rc;
+
+	dlq_archive_writer_lock();
+	rc = dlq_archive_meta_write(a->db, key, value);
+	dlq_archive_writer_unlock();
+	if (rc == -1)
+		set_err(a, "archive_meta");
+	return rc;
+}
+
+int
+dlq_archive_signatures(struct dlq_archive *a, int max,
+    void (*each)(void *, const char *), void *ctx)
+{
+	sqlite3_stmt *st;
+	char last[64] = "";
+	int n = 0, rc = SQLITE_DONE;
+
+	if (sqlite3_prepare_v2(a->db, "SELECT signature FROM dead_letters"
+	    " WHERE signature > ?1 ORDER BY signature LIMIT 1", -1, &st,
+	    NULL) != SQLITE_OK) {
+		set_err(a, "signatures");
+		return -1;
+	}
+	while (n < max) {
+		sqlite3_bind_text(st, 1, last, -1, SQLITE_STATIC);
+		if ((rc = sqlite3_step(st)) != SQLITE_ROW)
+			break;
+		/* ids are 12 hex digits: a longer one is not ours to
+		 * truncate (the next seek would find it again) */
+		if (sqlite3_column_bytes(st, 0) >= (int)sizeof(last)) {
+			rc = SQLITE_DONE;
+			break;
+		}
+		snprintf(last, sizeof(last), "%s",
+		    (const char *)sqlite3_column_text(st, 0));
+		each(ctx, last);
+		n++;
+		sqlite3_reset(st);
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		set_err(a, "signatures");
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? n : -1;
+}
+
+/* dlq_headers_json(headers_amqp): the stored header table rendered as
+ * JSON, as the worker logs headers; NULL for NULL (purged) or for bytes
+ * that do not decode as a table. */
+static void
+headers_json_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	amqp_bytes_t enc;
+	amqp_table_t table;
+	amqp_pool_t pool;
+	struct dlq_buf out;
+	size_t off = 0;
+
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	enc.bytes = (void *)sqlite3_value_blob(argv[0]);
+	enc.len = (size_t)sqlite3_value_bytes(argv[0]);
+	init_amqp_pool(&pool, 4096);
+	dlq_buf_init(&out);
+	if (enc.bytes == NULL ||
+	    amqp_decode_table(enc, &pool, &table, &off) != AMQP_STATUS_OK) {
+		sqlite3_result_null(ctx);
+	} else {
+		dlq_table_json(&out, &table);
+		if (out.oom)
+			sqlite3_result_error_nomem(ctx);
+		else
+			sqlite3_result_text(ctx, out.data, (int)out.len,
+			    SQLITE_TRANSIENT);
+	}
+	dlq_buf_release(&out);
+	empty_amqp_pool(&pool);
+}
+
+/* A new archive is for the worker's user alone: it holds payloads
+ * (personal data) that viewers must not read. SQLite would create it
+ * 0644 less the umask; its -wal and -shm take the database file's
+ * mode. An existing file keeps the mode it has (the worker warns about
+ * one others can read: archive_readable). */
+static int
+create_private(const char *path)
+{
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    S_IRUSR | S_IWUSR);
+	if (fd == -1)
+		return errno == EEXIST ? 0 : errno;
+	close(fd);	/* an empty file is an empty database */
+	return 0;
+}
+
+int
+dlq_archive_claim(const char *path, int *fd)
+{
+	bool held;
+
+	*fd = -1;
+	dlq_parentdir_make(path, ARCHIVE_DIR_MODE, NULL, 0);
+	if (create_private(path) != 0 ||
+	    (*fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;	/* dlq_archive_open says why */
+	if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	held = errno == EWOULDBLOCK;
+	close(*fd);
+	*fd = -1;
+	return held ? EWOULDBLOCK : 0;
+}
+
+/* Why SQLite could not open (or write) the archive at `path`, as an
+ * errno, 0 when the path is not the cause. SQLite says "unable to open
+ * database file" for a missing directory, a directory and a denied
+ * permission alike, and its last errno is of its fallbacks (a read-only
+ * open, a journal). `created` is what creating the file met. */
+static int
+open_problem(const char *path, int created)
+{
+	struct stat st;
+
+	if (created != 0)
+		return created;		/* ENOENT, EACCES, EROFS, ENOSPC */
+	if (stat(path, &st) == -1)
+		return errno;
+	if (S_ISDIR(st.st_mode))
+		return EISDIR;
+	return access(path, R_OK | W_OK) == -1 ? errno : 0;
+}
+
+/* Another program's SQLite database, given by a slip as archive.path,
+ * is refused before anything in it changes (its journal mode too): a
+ * database with tables is an archive only when one of them is
+ * dead_letters; an empty one becomes an archive. A file SQLite cannot
+ * read is left for the pragmas to name ("file is not a database"). */
+static bool
+foreign_database(struct dlq_archive *a)
+{
+	sqlite3_stmt *st;
+	const char *name;
+	size_t len;
+	bool foreign = false;
+
+	if (sqlite3_prepare_v2(a->db, "SELECT name FROM sqlite_master WHERE "
+	    "type = 'table' AND NOT EXISTS (SELECT 1 FROM sqlite_master "
+	    "WHERE type = 'table' AND name = 'dead_letters') ORDER BY name "
+	    "LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		return false;
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    (name = (const char *)sqlite3_column_text(st, 0)) != NULL) {
+		foreign = true;
+		len = (size_t)sqlite3_column_bytes(st, 0);
+		len = len > 64 ? dlq_utf8_prefix(name, 64) : len;
+		snprintf(err_text, sizeof(err_text), "open: not an archive of "
+		    "dlq-monitor but another SQLite database (table %.*s, no "
+		    "dead_letters), left as it is", (int)len, name);
+	}
+	sqlite3_finalize(st);
+	return foreign;
+}
+
+/* Before SQLite initialises: no memory statistics (nothing reads them),
+ * which would take a global mutex around every allocation. */
+static void
+configure_sqlite(void)
+{
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
+/* SQL dlq_mask(text): the text masked with the configured rules, as
+ * the worker masks what it prints. An error text is masked when it is
+ * archived; the control queries mask it again when they show it, with
+ * the rules of now: a key added to log.mask_keys, or digits masked from
+ * a shorter run on, cover the records of before as well. Masking what is
+ * masked changes nothing. */
+static void
+mask_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const struct dlq_redact *r = sqlite3_user_data(ctx);
+	const unsigned char *s;
+	struct dlq_buf out;
+	size_t n;
+
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	s = sqlite3_value_text(argv[0]);
+	n = (size_t)sqlite3_value_bytes(argv[0]);
+	dlq_buf_init(&out);
+	/* a masked value ("***") is at most three times the bytes it
+	 * hides: nothing is cut */
+	dlq_redact_text(r, s, n, 3 * n + 16, &out);
+	if (out.oom)
+		sqlite3_result_error_nomem(ctx);
+	else
+		sqlite3_result_text(ctx, out.data != NULL ? out.data : "",
+		    (int)out.len, SQLITE_TRANSIENT);
+	dlq_buf_release(&out);
+}
+
+/* SQLite's busy timeout (archive.busy_timeout_ms, waiting out a write
+ * lock another process holds), cut short by a stop: at shutdown the
+ * consumers drain what the broker had sent, and each would otherwise
+ * wait the whole timeout in turn; what they cannot archive stays
+ * unacked and goes back to its queue. */
+static int
+busy_wait(void *arg, int count)
+{
+	struct dlq_archive *a = arg;
+	int64_t now = dlq_now_ms();
+
+	if (count == 0)
+		a->busy_since = now;
+	if (a->no_wait || (a->stop != NULL && atomic_load(a->stop)) ||
+	    now - a->busy_since >= a->busy_ms)
+		return 0;
+	usleep(count < 4 ? 1000u << count : 16000u);	/* 1, 2, 4, 8, 16 ms */
+	return 1;
+}
+
+void
+dlq_archive_stop_waits(struct dlq_archive *a, const atomic_bool *stop)
+{
+	a->stop = stop;
+}
+
+struct dlq_archive *
+dlq_archive_open(const struct dlq_config *c)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	struct dlq_archive *a;
+	char pragmas[192], dir_why[224];
+	int created = 0, dir_err = 0, code;
+
+	pthread_once(&once, configure_sqlite);
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return NULL;
+	dlq_buf_init(&a->keys);
+	a->path = strdup(c->archive_path);
+	if ((a->headers = malloc(HEADERS_MAX)) == NULL ||
+	    (a->md = EVP_MD_CTX_new()) == NULL ||
+	    (a->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL)
+		goto fail;
+	if (strcmp(c->archive_path, ":memory:") != 0) {	/* no file */
+		dir_err = dlq_parentdir_make(c->archive_path, ARCHIVE_DIR_MODE,
+		    dir_why, sizeof(dir_why));
+		created = create_private(c->archive_path);
+	}
+	if (sqlite3_open_v2(c->archive_path, &a->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	    dlq_vfs_name()) != SQLITE_OK) {
+		/* the directory, not the file SQLite could not open */
+		if (created != 0 && dir_err != 0)
+			snprintf(err_text, sizeof(err_text), "open: %s",
+			    dir_why);
+		else
+			set_err_sys(a, "open", open_problem(c->archive_path,
+			    created));
+		goto fail;
+	}
+	a->busy_ms = (int)c->busy_timeout_ms;
+	sqlite3_busy_handler(a->db, busy_wait, a);
+	if (foreign_database(a))
+		goto fail;
+	/* a small page cache for the readers (control, HTTP, redrive);
+	 * the consumers' shared handle gets a larger one (dlq_archive_cache).
+	 * A checkpoint every 4000 WAL pages (16 MiB) rather than SQLite's
+	 * 1000: the index pages a flood rewrites in every commit are copied
+	 * once per checkpoint, and each checkpoint syncs both files. */
+	snprintf(pragmas, sizeof(pragmas), "PRAGMA journal_mode = WAL; "
+	    "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; "
+	    "PRAGMA cache_size = -256; PRAGMA wal_autocheckpoint = 4000");
+	if (sqlite3_exec(a->db, pragmas, NULL, NULL, NULL) != SQLITE_OK) {
+		/* e.g. "file is not a database"; "attempt to write a
+		 * readonly database" when the file is not ours to write */
+		code = sqlite3_errcode(a->db) & 0xff;
+		set_err_sys(a, "open", code == SQLITE_READONLY || code ==
+		    SQLITE_CANTOPEN ? open_problem(c->archive_path, created) :
+		    0);
+		goto fail;
+	}
+	if (migrate(a) == -1)
+		goto fail;
+	a->payload_last = schema_version(a) >= 10;
+	a->mask = (struct dlq_redact){ &c->mask_keys, c->mask_emails,
+	    (int)c->mask_digits_min, 0, dlq_redact_key_starts(&c->mask_keys) };
+	if (sqlite3_create_function_v2(a->db, "dlq_headers_json", 1,
+	    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+	    headers_json_fn, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_create_function_v2(a->db, "dlq_mask", 1,
+	    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, &a->mask,
+	    mask_fn, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(a->db, INSERT_SQL, -1, SQLITE_PREPARE_PERSISTENT,
+	    &a->insert, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(a->db, "INSERT OR IGNORE INTO hints (text)"
+	    " VALUES (?1)", -1, SQLITE_PREPARE_PERSISTENT, &a->hint_add,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(a->db, "SELECT id FROM hints WHERE text = ?1",
+	    -1, SQLITE_PREPARE_PERSISTENT, &a->hint_find, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(a->db, "SELECT id FROM dead_letters WHERE "
+	    "fingerprint = ?1 LIMIT 1", -1, SQLITE_PREPARE_PERSISTENT, &a->find,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(a->db, "SELECT id FROM dead_letters WHERE "
+	    "fingerprint BETWEEN ?1 AND ?2 LIMIT 1", -1,
+	    SQLITE_PREPARE_PERSISTENT, &a->find_legacy, NULL) != SQLITE_OK ||
+	    read_legacy_until(a) == -1) {
+		set_err(a, "prepare");
+		goto fail;
+	}
+	return a;
+fail:
+	dlq_log(DLQ_LOG_ERR, "archive_open_failed", "path", c->archive_path,
+	    "error", err_text[0] ? err_text : "out of memory", NULL);
+	dlq_archive_close(a);
+	return NULL;
+}
+
+/* Ends a transaction for the hint ids it looked up: kept once committed
+ * (a rolled-back insert of a new hint leaves no row behind). */
+static void
+settle_hints(struct dlq_archive *a, bool committed)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_pending; i++) {
+		if (committed && a->n_hints < HINT_CACHE)
+			a->hints[a->n_hints++] = a->pending[i];
+		else
+			free(a->pending[i].text);
+	}
+	a->n_pending = 0;
+}
+
+void
+dlq_archive_close(struct dlq_archive *a)
+{
+	if (a == NULL)
+		return;
+	sqlite3_finalize(a->insert);
+	sqlite3_finalize(a->find);
+	sqlite3_finalize(a->find_legacy);
+	sqlite3_finalize(a->hint_add);
+	sqlite3_finalize(a->hint_find);
+	sqlite3_close(a->db);
+	settle_hints(a, false);
+	while (a->n_hints > 0)
+		free(a->hints[--a->n_hints].text);
+	dlq_buf_release(&a->keys);
+	free(a->headers);
+	EVP_MD_CTX_free(a->md);
+	EVP_MD_free(a->sha256);
+	free(a->path);
+	free(a);
+}
+
+/* SQLite's busy handler polls with sleeps of up to 100 ms: with dozens of
+ * consumers committing at once, one of them can wait past the busy
+ * timeout while others keep winning (a flood of 37 queues did). Writers
+ * of this process therefore queue on a mutex first and meet SQLite's
+ * lock only when it is theirs; the busy timeout is left for writers in
+ * other processes. */
+static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int writer_waiting;	/* threads queued on it */
+
+void
+dlq_archive_writer_lock(void)
+{
+	atomic_fetch_add(&writer_waiting, 1);
+	pthread_mutex_lock(&writer);
+	atomic_fetch_sub(&writer_waiting, 1);
+}
+
+bool
+dlq_archive_writer_wanted(void)
+{
+	return atomic_load(&writer_waiting) > 0;
+}
+
+void
+dlq_archive_writer_unlock(void)
+{
+	pthread_mutex_unlock(&writer);
+}
+
+int
+dlq_archive_cache(struct dlq_archive *a, int64_t kib)
+{
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "PRAGMA cache_size = -%lld", (long long)kib);
+	return exec(a, sql);
+}
+
+void
+dlq_archive_release_memory(struct dlq_archive *a)
+{
+	dlq_archive_writer_lock();
+	sqlite3_db_release_memory(a->db);
+	sqlite3_file_control(a->db, "main", DLQ_VFS_FCNTL_RELEASE, NULL);
+	dlq_archive_writer_unlock();
+}
+
+/* `wait`: up to the busy timeout for a write lock another process
+ * holds; else none. */
+static int
+begin(struct dlq_archive *a, bool wait)
+{
+	int rc;
+
+	dlq_archive_writer_lock();
+	a->no_wait = !wait;
+	rc = exec(a, "BEGIN IMMEDIATE");
+	a->no_wait = false;
+	if (rc == -1) {
+		dlq_archive_writer_unlock();
+		return -1;
+	}
+	a->in_tx = true;
+	return 0;
+}
+
+int
+dlq_archive_begin(struct dlq_archive *a)
+{
+	return begin(a, true);
+}
+
+int
+dlq_archive_commit(struct dlq_archive *a)
+{
+	if (dlq_archive_commit_hold(a) == -1) {
+		dlq_archive_rollback(a);
+		return -1;
+	}
+	dlq_archive_writer_unlock();
+	return 0;
+}
+
+bool
+dlq_archive_moved(struct dlq_archive *a)
+{
+	int moved = 0, side = 0;
+
+	if (sqlite3_file_control(a->db, "main", SQLITE_FCNTL_HAS_MOVED,
+	    &moved) == SQLITE_OK && moved != 0)
+		return true;
+	/* SQLite's own test covers the database file only. Without the
+	 * WAL, the frames not yet checkpointed are gone at a crash; a
+	 * clean close still checkpoints them from the open file. Without
+	 * the -shm, another process that opens the archive (a backup)
+	 * makes a new one, believes itself alone, and may checkpoint and
+	 * remove the WAL the worker still writes. */
+	return sqlite3_file_control(a->db, "main", DLQ_VFS_FCNTL_SIDE_MOVED,
+	    &side) == SQLITE_OK && side != 0;
+}
+
+int
+dlq_archive_commit_hold(struct dlq_archive *a)
+{
+	if (known_damaged(a) || exec(a, "COMMIT") == -1) {
+		/* rolled back, but the turn is still the caller's: it ends
+		 * it with dlq_archive_rollback() */
+		if (!sqlite3_get_autocommit(a->db))
+			sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+		settle_hints(a, false);
+		return -1;
+	}
+	/* Committed into a file no longer at the path (deleted, or
+	 * replaced; or its WAL or -shm): the next start opens what is at the path,
+	 * so these records count as not written (a clean close may still
+	 * checkpoint them; their redeliveries are then recognised), and
+	 * their deliveries stay unacked.
+	 * Checked after the commit, so that no window is left between the
+	 * check and the ack. */
+	if (dlq_archive_moved(a)) {
+		snprintf(err_text, sizeof(err_text), "the archive file (or "
+		    "its -wal or -shm) was deleted or replaced while open (the "
+		    "worker exits; a restart opens the file at the path)");
+		settle_hints(a, false);
+		return -1;
+	}
+	settle_hints(a, true);
+	a->in_tx = false;
+	return 0;
+}
+
+void
+dlq_archive_rollback(struct dlq_archive *a)
+{
+	if (!sqlite3_get_autocommit(a->db))
+		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+	settle_hints(a, false);
+	if (a->in_tx) {
+		a->in_tx = false;
+		dlq_archive_writer_unlock();
+	}
+}
+
+/* A write as large as `bytes` (a zero blob in archive_meta), committed
+ * and removed again, in a turn of the writer mutex: it fails as a batch
+ * of that size would (the write lock held elsewhere, a read-only file,
+ * no space left on the disk, a file size limit). It does not wait for
+ * the write lock: the caller tries again later, and a stop does not
+ * queue behind the busy timeouts of every consumer's probe. */
+int
+dlq_archive_probe(struct dlq_archive *a, size_t bytes)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	/* the consumers' handle is theirs in turns only (no SQLite mutex) */
+	if (begin(a, false) == -1)
+		return -1;
+	if (known_damaged(a)) {
+		dlq_archive_rollback(a);
+		return -1;
+	}
+	rc = sqlite3_prepare_v2(a->db, "INSERT INTO archive_meta (key, value)"
+	    " VALUES ('" PROBE_KEY "', zeroblob(?1)) ON CONFLICT (key) DO"
+	    " UPDATE SET value = excluded.value", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)bytes);
+		rc = sqlite3_step(st);
+	}
+	if (rc != SQLITE_DONE)
+		set_err(a, "archive_meta");
+	sqlite3_finalize(st);	/* NULL when not prepared: a no-op */
+	if (rc != SQLITE_DONE) {
+		dlq_archive_rollback(a);
+		return -1;
+	}
+	if (dlq_archive_commit(a) == -1)
+		return -1;
+	dlq_archive_writer_lock();
+	rc = exec(a, "DELETE FROM archive_meta WHERE key = '" PROBE_KEY "'");
+	dlq_archive_writer_unlock();
+	return rc;
+}
+
+static void
+bind_str(sqlite3_stmt *st, int i, struct dlq_str s)
+{
+	if (s.p == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, s.p, (int)s.n, SQLITE_STATIC);
+}
+
+static void
+bind_prop(sqlite3_stmt *st, int i, const amqp_basic_properties_t *p,
+    amqp_flags_t flag, amqp_bytes_t v)
+{
+	if (p->_flags & flag)
+		sqlite3_bind_text(st, i, v.bytes ? v.bytes : "", (int)v.len,
+		    SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void
+hex(const unsigned char *d, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[d[i] >> 4];
+		out[2 * i + 1] = digits[d[i] & 0xf];
+	}
+	out[2 * n] = '\0';
+}
+
+/* The newest x-death time of a dead letter, seconds; 0 if it has none. */
+static int64_t
+death_time(const struct dlq_dead_letter *d)
+{
+	int64_t t = 0;
+	size_t i;
+
+	for (i = 0; i < d->n_xdeath; i++)
+		if (d->xdeath[i].time > t)
+			t = d->xdeath[i].time;
+	return t;
+}
+
+/* SHA-256 over the dlq, the properties that identify a message, the
+ * encoded headers (x-death included: its counts and times) and the body
+ * digest: the same delivery redelivered has the same digest.
+ *
+ * The fingerprint is the death time (8 bytes, big-endian) followed by
+ * the first 24 bytes of the digest. Dead letters arrive about in the
+ * order they died, so the index on fingerprints grows at its end and
+ * its recent pages stay in the cache, however large the archive: a
+ * random key cost a page read and a page write per insert once the
+ * index outgrew the cache. Before schema 5 the fingerprint was the
+ * whole digest (`legacy`). */
+static void
+fingerprint(EVP_MD_CTX *ctx, const EVP_MD *sha256,
+    const struct dlq_record *r, int64_t died, const unsigned char *headers,
+    size_t headers_len, const unsigned char body_sha[32],
+    unsigned char out[32], unsigned char legacy[32])
+{
+	const amqp_basic_properties_t *p = r->d->props;
+	uint64_t t = (uint64_t)died;
+	unsigned int n = 32;
+	int i;
+
+	EVP_DigestInit_ex2(ctx, sha256, NULL);
+	EVP_DigestUpdate(ctx, r->d->dlq.p, r->d->dlq.n);
+	EVP_DigestUpdate(ctx, "\0", 1);
+	if (p->_flags & AMQP_BASIC_MESSAGE_ID_FLAG)
+		EVP_DigestUpdate(ctx, p->message_id.bytes, p->message_id.len);
+	EVP_DigestUpdate(ctx, "\0", 1);
+	if (p->_flags & AMQP_BASIC_TIMESTAMP_FLAG)
+		EVP_DigestUpdate(ctx, &p->timestamp, sizeof(p->timestamp));
+	EVP_DigestUpdate(ctx, headers, headers_len);
+	EVP_DigestUpdate(ctx, body_sha, 32);
+	EVP_DigestFinal_ex(ctx, legacy, &n);
+	for (i = 0; i < 8; i++)
+		out[i] = (unsigned char)(t >> (56 - 8 * i));
+	memcpy(out + 8, legacy, 24);
+}
+
+/* Runs a bound lookup: the id in the first column of its first row, 0
+ * when there is none. */
+static int64_t
+first_id(sqlite3_stmt *st)
+{
+	int64_t id = 0;
+
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return id;
+}
+
+/* The id of the record holding this fingerprint (the one an insert of a
+ * redelivery met), or 0. */
+static int64_t
+find(struct dlq_archive *a, const unsigned char fp[32])
+{
+	sqlite3_bind_blob(a->find, 1, fp, 32, SQLITE_STATIC);
+	return first_id(a->find);
+}
+
+/* Looks up a record of before schema 5 whose fingerprint (the whole
+ * digest) begins as `legacy` does: the new form keeps only 24 bytes of
+ * it, and a test must be able to write such a record. Its id or 0. */
+static int64_t
+find_legacy(struct dlq_archive *a, const unsigned char legacy[32])
+{
+	unsigned char lo[32], hi[32];
+
+	memcpy(lo, legacy, 24);
+	memset(lo + 24, 0x00, 8);
+	memcpy(hi, legacy, 24);
+	memset(hi + 24, 0xff, 8);
+	sqlite3_bind_blob(a->find_legacy, 1, lo, 32, SQLITE_STATIC);
+	sqlite3_bind_blob(a->find_legacy, 2, hi, 32, SQLITE_STATIC);
+	return first_id(a->find_legacy);
+}
+
+/* The id of a hint text in `hints`, added if new; -1 on error. */
+static int64_t
+hint_id(struct dlq_archive *a, const char *text)
+{
+	struct hint_id *cache;
+	size_t i, *n;
+	int64_t id = 0;
+
+	for (i = 0; i < a->n_hints; i++)
+		if (strcmp(a->hints[i].text, text) == 0)
+			return a->hints[i].id;
+	for (i = 0; i < a->n_pending; i++)
+		if (strcmp(a->pending[i].text, text) == 0)
+			return a->pending[i].id;
+	sqlite3_bind_text(a->hint_add, 1, text, -1, SQLITE_STATIC);
+	sqlite3_bind_text(a->hint_find, 1, text, -1, SQLITE_STATIC);
+	if (sqlite3_step(a->hint_add) == SQLITE_DONE)
+		id = first_id(a->hint_find);
+	if (id == 0)
+		set_err(a, "hint");
+	sqlite3_reset(a->hint_add);
+	if (id == 0)
+		return -1;
+	/* inside a transaction the id holds only if it commits */
+	if (sqlite3_get_autocommit(a->db)) {
+		cache = a->hints;
+		n = &a->n_hints;
+	} else {
+		cache = a->pending;
+		n = &a->n_pending;
+	}
+	if (*n < HINT_CACHE && (cache[*n].text = strdup(text)) != NULL)
+		cache[(*n)++].id = id;
+	return id;
+}
+
+/* Writes the body into the zeroblob the insert of record `id` left for
+ * it (STREAM_PAYLOAD_BYTES). */
+static int
+write_payload(struct dlq_archive *a, int64_t id,
+    const struct dlq_dead_letter *d)
+{
+	sqlite3_blob *b;
+	int rc;
+
+	if (sqlite3_blob_open(a->db, "main", "dead_letters", "payload", id, 1,
+	    &b) != SQLITE_OK) {
+		set_err(a, "payload");
+		return -1;
+	}
+	rc = sqlite3_blob_write(b, d->body, (int)d->body_len, 0);
+	if (rc != SQLITE_OK)
+		set_err(a, "payload");
+	if (sqlite3_blob_close(b) != SQLITE_OK && rc == SQLITE_OK) {
+		set_err(a, "payload");
+		rc = SQLITE_ERROR;
+	}
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+int64_t
+dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
+    bool *duplicate)
+{
+	const struct dlq_dead_letter *d = r->d;
+	const amqp_basic_properties_t *p = d->props;
+	sqlite3_stmt *st = a->insert;
+	unsigned char body_sha[32], fp[32], legacy[32];
+	char body_hex[65];
+	amqp_bytes_t enc = { HEADERS_MAX, a->headers };
+	size_t hlen = 0;
+	bool has_headers = false, done, inserted, stream;
+	int64_t id, died, hint = 0;
+	int i;
+
+	*duplicate = false;
+	EVP_DigestInit_ex2(a->md, a->sha256, NULL);
+	EVP_DigestUpdate(a->md, d->body, d->body_len);
+	EVP_DigestFinal_ex(a->md, body_sha, NULL);
+	hex(body_sha, 32, body_hex);
+	if (p->_flags & AMQP_BASIC_HEADERS_FLAG)
+		has_headers = amqp_encode_table(enc,
+		    (amqp_table_t *)&p->headers, &hlen) == AMQP_STATUS_OK;
+	died = death_time(d);
+	fingerprint(a->md, a->sha256, r, died, a->headers,
+	    has_headers ? hlen : 0, body_sha, fp, legacy);
+	/* Every delivery is checked, not only those marked redelivered:
+	 * after a broker crash a delivery whose ack was lost may come back
+	 * unmarked. The insert below does nothing when the fingerprint is
+	 * there; a dead letter that died before the upgrade to schema 5 may
+	 * have been recorded with a fingerprint of the old form. */
+	if (a->has_legacy && died <= a->legacy_until + LEGACY_MARGIN_S &&
+	    (id = find_legacy(a, legacy)) > 0) {
+		*duplicate = true;
+		return id;
+	}
+
+	if (r->hint != NULL && (hint = hint_id(a, r->hint)) == -1)
+		return -1;
+	dlq_buf_reset(&a->keys);
+	dlq_buf_addc(&a->keys, '[');
+	for (i = 0; d->n_xdeath > 0 && d->xdeath[0].routing_keys != NULL &&
+	    i < d->xdeath[0].routing_keys->num_entries; i++) {
+		if (i > 0)
+			dlq_buf_addc(&a->keys, ',');
+		dlq_field_json(&a->keys, &d->xdeath[0].routing_keys->entries[i]);
+	}
+	dlq_buf_addc(&a->keys, ']');
+
+	/* a parameter left unbound is NULL: the bindings are cleared after
+	 * every insert, so nothing carries over from the last dead letter */
+	sqlite3_bind_blob(st, 1, fp, 32, SQLITE_STATIC);
+	bind_str(st, 2, d->dlq);
+	sqlite3_bind_text(st, 3, r->queue, -1, SQLITE_STATIC);
+	if (d->n_xdeath > 0)
+		bind_str(st, 4, d->xdeath[0].exchange);
+	sqlite3_bind_text(st, 5, a->keys.data, (int)a->keys.len, SQLITE_STATIC);
+	bind_prop(st, 6, p, AMQP_BASIC_MESSAGE_ID_FLAG, p->message_id);
+	bind_prop(st, 7, p, AMQP_BASIC_CORRELATION_ID_FLAG, p->correlation_id);
+	bind_prop(st, 8, p, AMQP_BASIC_TYPE_FLAG, p->type);
+	bind_prop(st, 9, p, AMQP_BASIC_CONTENT_TYPE_FLAG, p->content_type);
+	bind_prop(st, 10, p, AMQP_BASIC_CONTENT_ENCODING_FLAG,
+	    p->content_encoding);
+	if (p->_flags & AMQP_BASIC_TIMESTAMP_FLAG)
+		sqlite3_bind_int64(st, 11, (sqlite3_int64)p->timestamp);
+	bind_prop(st, 12, p, AMQP_BASIC_APP_ID_FLAG, p->app_id);
+	if (p->_flags & AMQP_BASIC_DELIVERY_MODE_FLAG)
+		sqlite3_bind_int(st, 13, p->delivery_mode);
+	if (p->_flags & AMQP_BASIC_PRIORITY_FLAG)
+		sqlite3_bind_int(st, 14, p->priority);
+	bind_prop(st, 15, p, AMQP_BASIC_EXPIRATION_FLAG, p->expiration);
+	bind_prop(st, 16, p, AMQP_BASIC_USER_ID_FLAG, p->user_id);
+	bind_prop(st, 17, p, AMQP_BASIC_REPLY_TO_FLAG, p->reply_to);
+	if (has_headers)
+		sqlite3_bind_blob(st, 18, a->headers, (int)hlen, SQLITE_STATIC);
+	sqlite3_bind_text(st, 19, r->xdeath_json->data, (int)r->xdeath_json->len,
+	    SQLITE_STATIC);
+	sqlite3_bind_text(st, 20, r->reason, -1, SQLITE_STATIC);
+	if (d->has_retry_count)
+		sqlite3_bind_int64(st, 21, d->retry_count);
+	if (d->has_delivery_count)
+		sqlite3_bind_int64(st, 22, d->delivery_count);
+	sqlite3_bind_text(st, 23, r->error, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 24, r->class, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 25, r->signature, -1, SQLITE_STATIC);
+	if (hint > 0)
+		sqlite3_bind_int64(st, 26, hint);
+	stream = a->payload_last && d->body_len >= STREAM_PAYLOAD_BYTES;
+	if (stream)
+		sqlite3_bind_zeroblob(st, 27, (int)d->body_len);
+	else
+		sqlite3_bind_blob(st, 27, d->body_len ? d->body : "",
+		    (int)d->body_len, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 28, (sqlite3_int64)d->body_len);
+	sqlite3_bind_text(st, 29, body_hex, 64, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 30, r->received_ms);
+	if (r->replay_of > 0)
+		sqlite3_bind_int64(st, 31, r->replay_of);
+	sqlite3_bind_int64(st, 32, r->replay_count);
+
+	done = sqlite3_step(st) == SQLITE_DONE;
+	inserted = done && sqlite3_changes(a->db) == 1;
+	id = inserted ? sqlite3_last_insert_rowid(a->db) : -1;
+	if (!done)
+		set_err(a, "insert");
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (inserted && stream && write_payload(a, id, d) == -1)
+		return -1;	/* the caller rolls back the record */
+	if (done && !inserted) {	/* the fingerprint is there */
+		if ((id = find(a, fp)) > 0)
+			*duplicate = true;
+		else
+			snprintf(err_text, sizeof(err_text), "insert: a record "
+			    "with this fingerprint was neither inserted nor "
+			    "found");
+	}
+	return id > 0 ? id : -1;
+}
