@@ -69,7 +69,8 @@ TB := $(B)/test
 LIBS := $(B)/libdlq-worker.a $(B)/libdlq-ctl.a $(B)/libdlq-core.a
 
 .PHONY: all run test test-stress check check-unit check-integration \
-	check-valgrind check-layout tests deps bench fuzz clean
+	check-valgrind check-layout check-man tests deps bench fuzz install \
+	clean
 all: $(B)/dlq-worker $(B)/dlqctl
 
 $(B)/obj/internal/core/%.o $(B)/obj/gen/%.o: INC := $(CORE_INC)
@@ -156,7 +157,13 @@ check-integration: all tests
 check-layout:
 	@scripts/layout.sh
 
-check: $(if $(SAN),,check-layout) all tests
+# The man pages, linted: any groff warning fails.
+MAN_PAGES := $(wildcard man/*.[1-8])
+check-man:
+	@out=$$(groff -man -ww -z $(MAN_PAGES) 2>&1); \
+	if [ -n "$$out" ]; then echo "$$out" >&2; exit 1; fi
+
+check: $(if $(SAN),,check-layout check-man) all tests
 	@CK_TIMEOUT_MULTIPLIER=$(CK_MULT) DLQ_BIN=$(TB) \
 	    scripts/check.sh $(UNIT_BIN) $(IT_BIN)
 
@@ -225,6 +232,17 @@ test:
 # worker delayed: a test that races the worker loses here (once: RUNS=N)
 test-stress:
 	scripts/test.sh stress $(RUNS)
+
+# Binaries and man pages, under DESTDIR/PREFIX (a package's staging
+# directory, or / for /usr/local).
+PREFIX ?= /usr/local
+install: all
+	install -D -m 0755 $(B)/dlq-worker $(DESTDIR)$(PREFIX)/bin/dlq-worker
+	install -D -m 0755 $(B)/dlqctl $(DESTDIR)$(PREFIX)/bin/dlqctl
+	for m in $(MAN_PAGES); do \
+	  install -D -m 0644 $$m \
+	    $(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m##*/}; \
+	done
 
 clean:
 	rm -rf build

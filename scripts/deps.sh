@@ -19,6 +19,7 @@ if [ "${1:-}" = test ]; then
 		openssl				# the test node's TLS certificates
 		systemd				# systemd-analyze checks the unit
 		clang libclang-rt-14-dev	# make fuzz (libFuzzer)
+		groff-base			# make check-man (groff -man -ww)
 	)
 fi
 

@@ -8,7 +8,7 @@
 #include "archive.h"
 #include "cli.h"
 #include "config.h"
-#include "control.h"
+#include "roles.h"
 #include "preflight.h"
 #include "signature.h"
 #include "topology.h"
@@ -110,7 +110,7 @@ main(int argc, char **argv)
 	if (dlq_cli_load(path, &cfg, &top) == -1)
 		return DLQ_EXIT_ERROR;
 	if (check) {
-		dlq_control_unknown_members(&cfg, print_unknown_member, NULL);
+		dlq_roles_unknown_members(&cfg, print_unknown_member, NULL);
 		(void)dlq_preflight(&cfg, print_warning, NULL);
 		puts("configuration OK");
 		rc = DLQ_EXIT_OK;

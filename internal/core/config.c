@@ -3,7 +3,8 @@
  * Order: built-in defaults, then the libconfig file, then environment
  * variables (the source system's names). One table below holds every
  * setting with its file path, env name, type, default and bounds, so the
- * README, the example file and the checks cannot drift apart silently.
+ * man page (dlq-worker.conf(5)), the example file and the checks cannot
+ * drift apart silently (check_config).
  * Numbers are read as 64-bit and range-checked: a value out of range is an
  * error, never wrapped or clamped. Unknown settings are errors too: a typo
  * in a key would otherwise silently run on a default. */
@@ -17,13 +18,14 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <regex.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "confint.h"
+#include "conflists.h"
+#include "confparse.h"
 #include "duration.h"
 #include "suggest.h"
 #include "termtext.h"
@@ -206,43 +208,7 @@ dlq_config_setting(size_t i, char *buf, size_t n, const char **env)
 	return buf;
 }
 
-static bool
-in_list(const char *const *list, const char *s)
-{
-	for (; *list != NULL; list++)
-		if (strcmp(*list, s) == 0)
-			return true;
-	return false;
-}
 
-/* Checks the settings of one entry of a list (alert.targets,
- * classify.rules, replay.queues): an unknown one is named with the one
- * meant, or with those the entry takes. -1 when there was one. */
-static int
-check_members(const config_setting_t *e, const char *list,
-    const char *const *members, const char *where, struct dlq_buf *errors)
-{
-	const config_setting_t *m;
-	const char *name, *near, *const *k;
-	unsigned j;
-	int rc = 0;
-
-	for (j = 0; (m = config_setting_get_elem(e, j)) != NULL; j++) {
-		if (in_list(members, name = config_setting_name(m)))
-			continue;
-		dlq_buf_printf(errors, "%s: %s: unknown setting '%s' (", where,
-		    list, name);
-		if ((near = dlq_suggest(name, members)) != NULL)
-			dlq_buf_printf(errors, "did you mean '%s'?", near);
-		else
-			for (k = members; *k != NULL; k++)
-				dlq_buf_printf(errors, "%s%s", k == members ?
-				    "" : ", ", *k);
-		dlq_buf_adds(errors, ")\n");
-		rc = -1;
-	}
-	return rc;
-}
 
 static void *
 field(struct dlq_config *c, const struct opt *o)
@@ -258,21 +224,6 @@ key_of(const struct opt *o, char *key, size_t n)
 	return key;
 }
 
-static void
-list_set(struct dlq_strlist *l, const char *const *v)
-{
-	size_t n = 0, i;
-
-	dlq_strlist_release(l);
-	while (v[n] != NULL)
-		n++;
-	l->v = calloc(n + 1, sizeof(char *));
-	if (l->v == NULL)
-		return;
-	for (i = 0; i < n; i++)
-		l->v[i] = strdup(v[i]);
-	l->n = n;
-}
 
 static void
 set_str(char **dst, const char *v)
@@ -496,7 +447,7 @@ set_defaults(struct dlq_config *c)
 			dlq_log_level_parse(o->def_s, field(c, o));
 			break;
 		case OPT_LIST:
-			list_set(field(c, o), o->def_list);
+			dlq_conf_list_set(field(c, o), o->def_list);
 			break;
 		case OPT_TARGETS:	/* none by default */
 		case OPT_RULES:
@@ -522,492 +473,8 @@ type_name(int t)
 	}
 }
 
-static void
-where_of(const config_setting_t *s, const char *path, char *out, size_t n)
-{
-	const char *f = config_setting_source_file(s);
 
-	snprintf(out, n, "%s:%u", f ? f : path,
-	    (unsigned)config_setting_source_line(s));
-}
 
-/* A relative file name (topology, TLS files) is taken relative to the
- * config file. */
-static void
-resolve_relative(char **p, const char *cfgpath)
-{
-	const char *slash;
-	char *r;
-	size_t dirlen;
-
-	if (*p == NULL || (*p)[0] == '/' || (slash = strrchr(cfgpath, '/')) == NULL)
-		return;
-	dirlen = (size_t)(slash - cfgpath);
-	if ((r = malloc(dirlen + 1 + strlen(*p) + 1)) == NULL)
-		return;
-	memcpy(r, cfgpath, dirlen);
-	r[dirlen] = '/';
-	strcpy(r + dirlen + 1, *p);
-	free(*p);
-	*p = r;
-}
-
-/* A file a setting names (the topology, the TLS files, which are read
- * at each connection): one that cannot be read is said at the start,
- * where it is set (`where`: "file:line" or the env var). */
-static int
-check_readable_file(const char *key, const char *file, const char *where,
-    struct dlq_buf *errors)
-{
-	struct stat st;
-	const char *why = NULL;
-
-	if (access(file, R_OK) != 0)
-		why = strerror(errno);
-	else if (stat(file, &st) == 0 && !S_ISREG(st.st_mode))
-		why = "not a regular file";
-	if (why == NULL)
-		return 0;
-	dlq_buf_printf(errors, "%s: %s: cannot read '", where, key);
-	dlq_term_add(errors, file);
-	dlq_buf_printf(errors, "': %s\n", why);
-	return -1;
-}
-
-static void
-targets_release(struct dlq_target *t, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (t[i].url != NULL)
-			explicit_bzero(t[i].url, strlen(t[i].url));
-		free(t[i].url);
-		free(t[i].ca_cert);
-	}
-	free(t);
-}
-
-/* Each of `keys` that the group `e` holds is a string: a hint = 3 or a
- * format = 2 would otherwise be taken as left out, without a word. */
-static int
-strings_only(const config_setting_t *e, const char *section,
-    const char *const *keys, const char *path, struct dlq_buf *errors)
-{
-	const config_setting_t *m;
-	char where[PATH_MAX + 16];
-	int rc = 0;
-
-	for (; *keys != NULL; keys++) {
-		if ((m = config_setting_get_member(e, *keys)) == NULL ||
-		    config_setting_type(m) == CONFIG_TYPE_STRING)
-			continue;
-		where_of(m, path, where, sizeof(where));
-		dlq_buf_printf(errors, "%s: %s: %s must be a string "
-		    "(\"...\")\n", where, section, *keys);
-		rc = -1;
-	}
-	return rc;
-}
-
-/* A target's ca_cert: a readable file, relative to the config file. */
-static int
-read_target_ca(struct dlq_target *t, const config_setting_t *e,
-    const char *path, const char *where, struct dlq_buf *errors)
-{
-	const char *v;
-
-	if (!config_setting_lookup_string(e, "ca_cert", &v)) {
-		if (config_setting_get_member(e, "ca_cert") == NULL)
-			return 0;
-		dlq_buf_printf(errors, "%s: alert.targets: ca_cert must be a "
-		    "string (a PEM file name)\n", where);
-		return -1;
-	}
-	if (*v == '\0' || dlq_term_has_control(v, false)) {
-		dlq_buf_printf(errors, "%s: alert.targets: ca_cert %s\n", where,
-		    *v == '\0' ? "must not be empty (leave it out for the "
-		    "system's CAs)" : "must not contain control characters (a "
-		    "trailing newline?)");
-		return -1;
-	}
-	t->ca_cert = strdup(v);
-	resolve_relative(&t->ca_cert, path);
-	return check_readable_file("alert.targets: ca_cert", t->ca_cert, where,
-	    errors);
-}
-
-/* alert.targets = ( { url = "https://..."; format = "slack";
- * ca_cert = "internal-ca.pem"; }, ... ) */
-static int
-read_targets(struct dlq_config *c, const config_setting_t *list,
-    const char *path, struct dlq_buf *errors)
-{
-	static const char *const members[] = { "url", "format", "ca_cert",
-	    NULL };
-	const config_setting_t *e;
-	const char *url, *fmt, *why;
-	char where[PATH_MAX + 16];
-	unsigned i, n = (unsigned)config_setting_length(list);
-	struct dlq_target *t;
-	int rc = 0;
-
-	targets_release(c->extra_targets, c->n_extra_targets);
-	c->n_extra_targets = 0;
-	if ((c->extra_targets = calloc(n + 1, sizeof(*c->extra_targets))) == NULL)
-		return -1;
-	for (i = 0; i < n; i++) {
-		e = config_setting_get_elem(list, i);
-		where_of(e, path, where, sizeof(where));
-		url = fmt = NULL;
-		if (config_setting_type(e) != CONFIG_TYPE_GROUP ||
-		    !config_setting_lookup_string(e, "url", &url)) {
-			dlq_buf_printf(errors, "%s: alert.targets: each target "
-			    "needs url = \"http(s)://...\"\n", where);
-			rc = -1;
-			continue;
-		}
-		if ((why = dlq_url_http_problem(url)) != NULL) {
-			dlq_buf_printf(errors, "%s: alert.targets: url %s\n",
-			    where, why);
-			rc = -1;
-			continue;
-		}
-		if (check_members(e, "alert.targets", members, where,
-		    errors) == -1 || strings_only(e, "alert.targets",
-		    (const char *const[]){ "format", NULL }, path, errors) == -1)
-			rc = -1;
-		t = &c->extra_targets[c->n_extra_targets++];
-		t->url = strdup(url);
-		t->format = DLQ_FORMAT_AUTO;
-		if (config_setting_lookup_string(e, "format", &fmt) &&
-		    dlq_alert_format_parse(fmt, &t->format) == -1) {
-			dlq_buf_printf(errors, "%s: alert.targets: bad format "
-			    "'%s': expected auto, slack, google_chat, discord or "
-			    "plain\n",
-			    where, fmt);
-			rc = -1;
-		}
-		if (read_target_ca(t, e, path, where, errors) == -1)
-			rc = -1;
-	}
-	return rc;
-}
-
-static void
-rules_release(struct dlq_rule_cfg *r, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free(r[i].match);
-		free(r[i].reason);
-		free(r[i].queue);
-		free(r[i].class);
-		free(r[i].hint);
-		free(r[i].link);
-	}
-	free(r);
-}
-
-static const char *const rule_keys[] = { "match", "reason", "queue",
-	"class", "hint", "link", NULL };
-const char *const dlq_class_names[] = { "transient", "rate_limited",
-	"validation", "configuration", "contract", "security", "expired",
-	"manual", "unknown", NULL };
-
-bool
-dlq_class_valid(const char *s)
-{
-	return dlq_word_known(s, dlq_class_names);
-}
-
-static char *
-rule_str(const config_setting_t *e, const char *key)
-{
-	const char *v;
-
-	return config_setting_lookup_string(e, key, &v) ? strdup(v) : NULL;
-}
-
-static bool
-regex_ok(const char *re, char *why, size_t n)
-{
-	regex_t r;
-	int rc;
-
-	if (re == NULL)
-		return true;
-	if ((rc = regcomp(&r, re, REG_EXTENDED | REG_ICASE | REG_NOSUB)) != 0) {
-		regerror(rc, &r, why, n);
-		return false;
-	}
-	regfree(&r);
-	return true;
-}
-
-/* classify.rules = ( { match = "regex"; reason = "..."; queue = "regex";
- *                      class = "transient"; hint = "..."; link = "..."; } ) */
-static int
-read_rules(struct dlq_config *c, const config_setting_t *list,
-    const char *path, struct dlq_buf *errors)
-{
-	const config_setting_t *e;
-	struct dlq_rule_cfg *r;
-	char where[PATH_MAX + 16], why[128];
-	unsigned i, n = (unsigned)config_setting_length(list);
-	int rc = 0;
-
-	rules_release(c->rules, c->n_rules);
-	c->n_rules = 0;
-	if ((c->rules = calloc(n + 1, sizeof(*c->rules))) == NULL)
-		return -1;
-	for (i = 0; i < n; i++) {
-		e = config_setting_get_elem(list, i);
-		where_of(e, path, where, sizeof(where));
-		if (config_setting_type(e) != CONFIG_TYPE_GROUP) {
-			dlq_buf_printf(errors, "%s: classify.rules: each rule "
-			    "must be a group { ... }\n", where);
-			rc = -1;
-			continue;
-		}
-		if (check_members(e, "classify.rules", rule_keys, where,
-		    errors) == -1)
-			rc = -1;
-		if (strings_only(e, "classify.rules", rule_keys, path,
-		    errors) == -1) {
-			rc = -1;	/* what follows would say it again */
-			continue;
-		}
-		r = &c->rules[c->n_rules++];
-		r->match = rule_str(e, "match");
-		r->reason = rule_str(e, "reason");
-		r->queue = rule_str(e, "queue");
-		r->class = rule_str(e, "class");
-		r->hint = rule_str(e, "hint");
-		r->link = rule_str(e, "link");
-		if (r->class == NULL || !dlq_class_valid(r->class)) {
-			dlq_buf_printf(errors, "%s: classify.rules: class must be "
-			    "one of " DLQ_CLASS_LIST "\n", where);
-			rc = -1;
-		}
-		if (r->match == NULL && r->reason == NULL && r->queue == NULL) {
-			dlq_buf_printf(errors, "%s: classify.rules: a rule needs "
-			    "match, reason or queue\n", where);
-			rc = -1;
-		}
-		if (!regex_ok(r->match, why, sizeof(why)) ||
-		    !regex_ok(r->queue, why, sizeof(why))) {
-			dlq_buf_printf(errors, "%s: classify.rules: bad regular "
-			    "expression: %s\n", where, why);
-			rc = -1;
-		}
-	}
-	return rc;
-}
-
-/* Forgets the queues `key` named (a setting read again replaces them). */
-static void
-queue_refs_drop(struct dlq_config *c, const char *key)
-{
-	size_t i, k = 0;
-
-	for (i = 0; i < c->n_queue_refs; i++) {
-		if (strcmp(c->queue_refs[i].key, key) == 0) {
-			free(c->queue_refs[i].name);
-			free(c->queue_refs[i].where);
-		} else
-			c->queue_refs[k++] = c->queue_refs[i];
-	}
-	c->n_queue_refs = k;
-}
-
-static int
-queue_ref_add(struct dlq_config *c, const char *key, const char *name,
-    const char *where)
-{
-	struct dlq_queue_ref *more, *r;
-
-	more = realloc(c->queue_refs, (c->n_queue_refs + 1) * sizeof(*more));
-	if (more == NULL)
-		return -1;
-	c->queue_refs = more;
-	r = &more[c->n_queue_refs];
-	r->key = key;
-	r->name = strdup(name);
-	r->where = strdup(where);
-	if (r->name == NULL || r->where == NULL) {
-		free(r->name);
-		free(r->where);
-		return -1;
-	}
-	c->n_queue_refs++;
-	return 0;
-}
-
-static void
-policies_release(struct dlq_replay_policy *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free(p[i].queue);
-		dlq_strlist_release(&p[i].never);
-	}
-	free(p);
-}
-
-static const char *const policy_keys[] = { "queue", "max_age_ms",
-	"max_replays", "never", "require_owner", "evidence_max_age_ms", NULL };
-
-/* One integer of a replay.queues entry, 0..max, into *out when present
- * (else *out is left alone). -1 when it is not a fitting integer. */
-static int
-policy_int(const config_setting_t *e, const char *key, int64_t max,
-    const char *path, const char *where, struct dlq_buf *errors,
-    int64_t *out)
-{
-	const config_setting_t *m = config_setting_get_member(e, key);
-	char text[64];
-	int64_t v;
-
-	if (m == NULL)
-		return 0;
-	if (config_setting_type(m) != CONFIG_TYPE_INT &&
-	    config_setting_type(m) != CONFIG_TYPE_INT64) {
-		dlq_buf_printf(errors, "%s: replay.queues: %s must be an "
-		    "integer\n", where, key);
-		return -1;
-	}
-	if (!dlq_confint_get(m, path, &v, text, sizeof(text)) || v < 0 ||
-	    v > max) {
-		dlq_buf_printf(errors, "%s: replay.queues: %s: bad value '%s': "
-		    "out of range 0..%lld\n", where, key, text, (long long)max);
-		return -1;
-	}
-	*out = v;
-	return 1;
-}
-
-/* A replay.queues entry's boolean `key`: true or false, not a number or
- * a word (which would leave the policy off without a word). 1 when set
- * (into *out), 0 when absent, -1 on an error (said). */
-static int
-policy_bool(const config_setting_t *e, const char *key, const char *path,
-    struct dlq_buf *errors, int *out)
-{
-	const config_setting_t *m = config_setting_get_member(e, key);
-	char where[PATH_MAX + 16];
-
-	if (m == NULL)
-		return 0;
-	if (config_setting_type(m) != CONFIG_TYPE_BOOL) {
-		where_of(m, path, where, sizeof(where));
-		dlq_buf_printf(errors, "%s: replay.queues: %s must be true or "
-		    "false\n", where, key);
-		return -1;
-	}
-	*out = config_setting_get_bool(m);
-	return 1;
-}
-
-/* A replay.queues entry's never = [ "class", ... ]: known classes, a bad
- * one said by its line, element and value as replay.never's are. */
-static int
-policy_never(struct dlq_replay_policy *p, const config_setting_t *k,
-    const char *path, struct dlq_buf *errors)
-{
-	char where[PATH_MAX + 16];
-	const char **names;
-	unsigned j, n = (unsigned)config_setting_length(k);
-
-	where_of(k, path, where, sizeof(where));
-	if (config_setting_type(k) != CONFIG_TYPE_ARRAY &&
-	    config_setting_type(k) != CONFIG_TYPE_LIST) {
-		dlq_buf_printf(errors, "%s: replay.queues: never must be a list "
-		    "of classes [ \"...\" ]\n", where);
-		return -1;
-	}
-	if ((names = calloc(n + 1, sizeof(*names))) == NULL)
-		return -1;
-	for (j = 0; j < n; j++) {
-		names[j] = config_setting_get_string_elem(k, j);
-		if (names[j] != NULL && dlq_class_valid(names[j]))
-			continue;
-		where_of(config_setting_get_elem(k, j), path, where,
-		    sizeof(where));
-		if (names[j] == NULL)
-			dlq_buf_printf(errors, "%s: replay.queues: never: element "
-			    "%u: not a string (\"...\")\n", where, j + 1);
-		else
-			dlq_buf_printf(errors, "%s: replay.queues: never: bad "
-			    "value '%s': element %u: unknown class (known: "
-			    DLQ_CLASS_LIST ")\n", where, names[j], j + 1);
-		free(names);
-		return -1;
-	}
-	list_set(&p->never, names);
-	p->has_never = true;
-	free(names);
-	return 0;
-}
-
-/* replay.queues = ( { queue = "q"; max_age_ms = ...; max_replays = ...;
- *                     never = [ ... ]; require_owner = true; } ) */
-static int
-read_policies(struct dlq_config *c, const config_setting_t *list,
-    const char *path, struct dlq_buf *errors)
-{
-	const config_setting_t *e, *k;
-	struct dlq_replay_policy *p;
-	char where[PATH_MAX + 16];
-	unsigned i, n = (unsigned)config_setting_length(list);
-	int rc = 0;
-
-	policies_release(c->replay_queues, c->n_replay_queues);
-	c->n_replay_queues = 0;
-	queue_refs_drop(c, "replay.queues");
-	if ((c->replay_queues = calloc(n + 1, sizeof(*c->replay_queues))) ==
-	    NULL)
-		return -1;
-	for (i = 0; i < n; i++) {
-		e = config_setting_get_elem(list, i);
-		where_of(e, path, where, sizeof(where));
-		p = &c->replay_queues[c->n_replay_queues];
-		p->max_age_ms = p->max_replays = -1;
-		p->evidence_max_age_ms = -1;
-		p->require_owner = -1;
-		p->queue = rule_str(e, "queue");
-		if (config_setting_type(e) != CONFIG_TYPE_GROUP ||
-		    p->queue == NULL || *p->queue == '\0') {
-			dlq_buf_printf(errors, "%s: replay.queues: each entry needs "
-			    "queue = \"name\"\n", where);
-			free(p->queue);
-			rc = -1;
-			continue;
-		}
-		c->n_replay_queues++;
-		if (queue_ref_add(c, "replay.queues", p->queue, where) == -1)
-			return -1;
-		if (check_members(e, "replay.queues", policy_keys, where,
-		    errors) == -1)
-			rc = -1;
-		if (policy_int(e, "max_age_ms", 3650LL * 86400000, path, where,
-		    errors, &p->max_age_ms) == -1 ||
-		    policy_int(e, "max_replays", 1000, path, where, errors,
-		    &p->max_replays) == -1 ||
-		    policy_int(e, "evidence_max_age_ms", 3650LL * 86400000, path,
-		    where, errors, &p->evidence_max_age_ms) == -1)
-			rc = -1;
-		if (policy_bool(e, "require_owner", path, errors,
-		    &p->require_owner) == -1)
-			rc = -1;
-		if ((k = config_setting_get_member(e, "never")) != NULL &&
-		    policy_never(p, k, path, errors) == -1)
-			rc = -1;
-	}
-	return rc;
-}
 
 void
 dlq_config_replay_policy(const struct dlq_config *c, const char *queue,
@@ -1064,7 +531,7 @@ read_setting(struct dlq_config *c, const struct opt *o,
 	double d;
 	int rc = 0;
 
-	where_of(s, path, where, sizeof(where));
+	dlq_conf_where(s, path, where, sizeof(where));
 	switch (o->kind) {
 	case OPT_INT:
 		if (t == CONFIG_TYPE_STRING && dlq_confint_in_ms(o->name))
@@ -1125,7 +592,7 @@ read_setting(struct dlq_config *c, const struct opt *o,
 			if ((why_s = check_item(o, v[i])) != NULL) {
 				snprintf(why, sizeof(why), "element %d: %s", i + 1,
 				    why_s);
-				where_of(e, path, where, sizeof(where));
+				dlq_conf_where(e, path, where, sizeof(where));
 				report(errors, where, o, v[i], why);
 				rc = -1;
 				break;
@@ -1133,14 +600,14 @@ read_setting(struct dlq_config *c, const struct opt *o,
 		}
 		if (rc == 0) {
 			tmp = v;
-			list_set(field(c, o), tmp);
+			dlq_conf_list_set(field(c, o), tmp);
 		}
 		if (rc == 0 && o->off == OFF(redrive_queues)) {
-			queue_refs_drop(c, "redrive.queues");
+			dlq_conf_queue_refs_drop(c, "redrive.queues");
 			for (i = 0; i < n && rc == 0; i++) {
-				where_of(config_setting_get_elem(s, (unsigned)i),
+				dlq_conf_where(config_setting_get_elem(s, (unsigned)i),
 				    path, where, sizeof(where));
-				rc = queue_ref_add(c, "redrive.queues", v[i],
+				rc = dlq_conf_queue_ref_add(c, "redrive.queues", v[i],
 				    where);
 			}
 		}
@@ -1149,15 +616,15 @@ read_setting(struct dlq_config *c, const struct opt *o,
 	case OPT_TARGETS:
 		if (t != CONFIG_TYPE_LIST)
 			break;
-		return read_targets(c, s, path, errors);
+		return dlq_conf_read_targets(c, s, path, errors);
 	case OPT_RULES:
 		if (t != CONFIG_TYPE_LIST)
 			break;
-		return read_rules(c, s, path, errors);
+		return dlq_conf_read_rules(c, s, path, errors);
 	case OPT_POLICIES:
 		if (t != CONFIG_TYPE_LIST)
 			break;
-		return read_policies(c, s, path, errors);
+		return dlq_conf_read_policies(c, s, path, errors);
 	}
 	snprintf(why, sizeof(why), "must be %s, not %s%s",
 	    type_name(o->kind == OPT_INT ? CONFIG_TYPE_INT :
@@ -1226,7 +693,7 @@ check_unknown(const config_t *cf, const char *path, struct dlq_buf *errors)
 	int i, j, rc = 0;
 
 	for (i = 0; (g = config_setting_get_elem(root, (unsigned)i)); i++) {
-		where_of(g, path, where, sizeof(where));
+		dlq_conf_where(g, path, where, sizeof(where));
 		if (!known(config_setting_name(g), NULL)) {
 			dlq_buf_printf(errors, "%s: unknown setting '%s'",
 			    where, config_setting_name(g));
@@ -1244,7 +711,7 @@ check_unknown(const config_t *cf, const char *path, struct dlq_buf *errors)
 		for (j = 0; (s = config_setting_get_elem(g, (unsigned)j)); j++) {
 			if (known(config_setting_name(g), config_setting_name(s)))
 				continue;
-			where_of(s, path, where, sizeof(where));
+			dlq_conf_where(s, path, where, sizeof(where));
 			dlq_buf_printf(errors, "%s: unknown setting '%s.%s'",
 			    where, config_setting_name(g),
 			    config_setting_name(s));
@@ -1335,7 +802,7 @@ check_files(struct dlq_config *c, struct file_places *places,
 		if ((at = places->at[o - opts]) == NULL)
 			continue;
 		file = *(char **)field(c, o);
-		if (file != NULL && check_readable_file(key_of(o, key,
+		if (file != NULL && dlq_conf_check_readable(key_of(o, key,
 		    sizeof(key)), file, at, errors) == -1)
 			rc = -1;
 		free(at);
@@ -1373,8 +840,8 @@ load_file(struct dlq_config *c, const char *path, struct file_places *places,
 			rc = -1;
 		else if (names_file(o)) {
 			char where[PATH_MAX + 16];
-			resolve_relative(field(c, o), path);
-			where_of(s, path, where, sizeof(where));
+			dlq_conf_resolve_relative(field(c, o), path);
+			dlq_conf_where(s, path, where, sizeof(where));
 			place_file(places, o, where);
 		}
 	}
@@ -1492,7 +959,7 @@ env_list(struct dlq_config *c, const struct opt *o, const char *v,
 		items[k++] = e;
 	}
 	if (rc == 0)
-		list_set(field(c, o), items);
+		dlq_conf_list_set(field(c, o), items);
 	free(items);
 	free(copy);
 	return rc;
@@ -1694,44 +1161,6 @@ dlq_config_load(struct dlq_config *c, const char *path, struct dlq_buf *errors)
 	return rc;
 }
 
-void
-dlq_strlist_release(struct dlq_strlist *l)
-{
-	size_t i;
-
-	if (l == NULL || l->v == NULL)
-		return;
-	for (i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-	l->v = NULL;
-	l->n = 0;
-}
-
-void
-dlq_strlist_json(const struct dlq_strlist *l, struct dlq_buf *out)
-{
-	size_t i;
-
-	dlq_buf_addc(out, '[');
-	for (i = 0; i < l->n; i++) {
-		if (i > 0)
-			dlq_buf_addc(out, ',');
-		dlq_buf_json_cstr(out, l->v[i]);
-	}
-	dlq_buf_addc(out, ']');
-}
-
-bool
-dlq_strlist_contains(const struct dlq_strlist *l, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		if (strcmp(l->v[i], s) == 0)
-			return true;
-	return false;
-}
 
 void
 dlq_broker_release(struct dlq_broker *b)
@@ -1784,15 +1213,15 @@ dlq_config_release(struct dlq_config *c)
 		} else if (o->kind == OPT_LIST)
 			dlq_strlist_release(field(c, o));
 	}
-	targets_release(c->extra_targets, c->n_extra_targets);
-	rules_release(c->rules, c->n_rules);
-	policies_release(c->replay_queues, c->n_replay_queues);
+	dlq_conf_targets_release(c->extra_targets, c->n_extra_targets);
+	dlq_conf_rules_release(c->rules, c->n_rules);
+	dlq_conf_policies_release(c->replay_queues, c->n_replay_queues);
 	for (i = 0; i < c->n_queue_refs; i++) {
 		free(c->queue_refs[i].name);
 		free(c->queue_refs[i].where);
 	}
 	free(c->queue_refs);
-	targets_release(c->targets, c->n_targets);
+	dlq_conf_targets_release(c->targets, c->n_targets);
 	free(c->path);
 	free(c->url_safe);
 	dlq_broker_release(&c->broker);

@@ -1,5 +1,6 @@
 /* ctlhelp.c - what each dlqctl command does and what its options mean,
- * for `dlqctl help COMMAND` (the README has the whole story). */
+ * for `dlqctl help COMMAND` (dlqctl(8) has the whole story, and a test
+ * keeps the two in step). */
 #include "ctlhelp.h"
 
 #include <stddef.h>
@@ -184,4 +185,10 @@ dlq_ctl_help(const char *command)
 		if (strcmp(helps[i].name, command) == 0)
 			return helps[i].text;
 	return NULL;
+}
+
+const char *
+dlq_ctl_help_command(size_t i)
+{
+	return i < sizeof(helps) / sizeof(helps[0]) ? helps[i].name : NULL;
 }

@@ -30,27 +30,4 @@ struct dlq_control;
 struct dlq_control *dlq_control_start(const struct dlq_config *);
 void	dlq_control_stop(struct dlq_control *);	/* NULL ok */
 
-/* The role of a peer (pure but for the user/group database). */
-enum dlq_role dlq_control_role(const struct dlq_config *, uid_t, gid_t,
-	    char *user, size_t userlen);
-
-/* Calls `say` for each name in control.viewers, .operators and .admins
- * that this host's user or group database does not know ("alise" for
- * "alice", "@opps"): such an entry grants nothing, and a typo locks its
- * user out. `key` is the setting, `what` "user" or "group". */
-void	dlq_control_unknown_members(const struct dlq_config *,
-	    void (*say)(const char *key, const char *what, const char *name,
-	    void *arg), void *arg);
-
-/* Handles one request line from a peer with `role` named `user` and
- * appends the response line (with "\n"). Used by the thread and by the
- * request-parser fuzzer. `db` may be NULL (then data commands fail).
- * `peer` is the peer's socket, for the progress lines of a long request
- * that asks for them ("progress":true: a purge), sent before the
- * response; -1: none are sent. */
-struct dlq_archive;
-void	dlq_control_handle(const struct dlq_config *, struct dlq_archive *,
-	    const char *line, size_t len, enum dlq_role role, const char *user,
-	    long uid, int peer, struct dlq_buf *out);
-
 #endif

@@ -10,7 +10,7 @@
 
 #include "archive.h"
 #include "config.h"
-#include "control.h"
+#include "requests.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,7 +46,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dlq_buf_init(&out);
 	for (role = DLQ_ROLE_NONE; role <= DLQ_ROLE_ADMIN; role++) {
 		dlq_buf_reset(&out);
-		dlq_control_handle(&cfg, role == DLQ_ROLE_VIEWER ? NULL : archive,
+		dlq_requests_handle(&cfg, role == DLQ_ROLE_VIEWER ? NULL : archive,
 		    (const char *)data, size, (enum dlq_role)role, "fuzz", 1000,
 		    -1, &out);
 		/* always exactly one valid JSON line */

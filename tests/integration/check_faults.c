@@ -1372,7 +1372,7 @@ START_TEST(a_flood_with_the_webhook_down_loses_nothing_and_sends_one_digest)
 		snprintf(dlq, sizeof(dlq), "%.96s.dlq", names[i]);
 		ck_assert_int_eq(h_count(dlq), 0);
 	}
-	/* memory: the README states what the benchmark measured (23 MiB);
+	/* memory: docs/operations.md states what the benchmark measured (23 MiB);
 	 * the bound leaves more than twice that, and sanitizer builds
 	 * carry their shadow memory on top */
 	rss = h_worker_kib(&w, "VmHWM:");

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../check_file.h"
 #include "../check_main.h"
 #include "config.h"
 #include "url.h"
@@ -1257,26 +1258,6 @@ START_TEST(bad_redrive_settings_are_refused)
 }
 END_TEST
 
-/* A file read whole into a NUL-terminated string (malloc'd). */
-static char *
-slurp(const char *file)
-{
-	FILE *f = fopen(file, "r");
-	char *text;
-	long n;
-
-	ck_assert_msg(f != NULL, "%s: run the tests from the top directory",
-	    file);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	ck_assert_int_gt(n = ftell(f), 0);
-	rewind(f);
-	ck_assert_ptr_nonnull(text = malloc((size_t)n + 1));
-	ck_assert_uint_eq(fread(text, 1, (size_t)n, f), (size_t)n);
-	text[n] = '\0';
-	fclose(f);
-	return text;
-}
-
 /* Whether the example file sets `key` (or shows it commented out) in
  * its `section = { ... };` block. */
 static bool
@@ -1300,62 +1281,78 @@ example_has(const char *example, const char *section, const char *key)
 	return false;
 }
 
-/* Every setting in the README's table is shown in the example
- * configuration, in its section, so the file a user copies is complete;
- * and the example is a valid configuration. */
-START_TEST(the_example_file_shows_every_setting_of_the_readme)
+/* The settings dlq-worker.conf(5) documents: each ".TP" / ".TQ" entry
+ * of its SETTINGS section whose tag is ".B section.key". Calls `each`
+ * with the name; returns how many. */
+static int
+man_settings(const char *man, void (*each)(const char *, void *), void *arg)
 {
-	char *readme = slurp("README.md");
-	char *example = slurp("config/dlq-worker.conf");
-	char section[32], key[64];
-	const char *row, *cell, *end;
-	int n = 0, len;
+	const char *at = strstr(man, "\n.SH SETTINGS\n"), *end, *p;
+	char name[96];
+	int n = 0;
 
-	for (row = strstr(readme, "\n| `"); row != NULL;
-	    row = strstr(row + 1, "\n| `")) {
-		/* the first cell: `a.b`, or `a.b` / `a.c` / ... (not
-		 * `a.b = x`: %n is reached only past the closing quote) */
-		end = strstr(row + 3, " | ");
-		for (cell = row + 3; end != NULL && cell < end &&
-		    (len = 0, sscanf(cell, "`%31[a-z_].%63[a-z_]`%n", section,
-		    key, &len)) == 2 && len > 0;
-		    cell += len + strspn(cell + len, " /")) {
-			ck_assert_msg(example_has(example, section, key),
-			    "config/dlq-worker.conf does not show %s.%s",
-			    section, key);
+	ck_assert_msg(at != NULL, "man/dlq-worker.conf.5 has no SETTINGS");
+	if ((end = strstr(at + 1, "\n.SH ")) == NULL)
+		end = at + strlen(at);
+	for (p = at; (p = strstr(p + 1, "\n.B ")) != NULL && p < end; ) {
+		if (strncmp(p - 3, ".TP", 3) != 0 && strncmp(p - 3, ".TQ", 3) != 0)
+			continue;
+		if (sscanf(p + 4, "%95[a-z_.]", name) == 1 &&
+		    strchr(name, '.') != NULL) {
+			each(name, arg);
 			n++;
 		}
 	}
-	ck_assert_int_ge(n, 50);
+	return n;
+}
+
+static void
+shown_in_example(const char *name, void *example)
+{
+	char section[32];
+	const char *key = strchr(name, '.') + 1;
+
+	snprintf(section, sizeof(section), "%.*s", (int)(key - name - 1),
+	    name);
+	ck_assert_msg(example_has(example, section, key),
+	    "config/dlq-worker.conf does not show %s", name);
+}
+
+/* Every setting dlq-worker.conf(5) documents is shown in the example
+ * configuration, in its section, so the file a user copies is complete;
+ * and the example is a valid configuration. */
+START_TEST(the_example_file_shows_every_setting_of_the_man_page)
+{
+	char *man = check_slurp("man/dlq-worker.conf.5");
+	char *example = check_slurp("config/dlq-worker.conf");
+
+	ck_assert_int_ge(man_settings(man, shown_in_example, example), 50);
 	ck_assert_int_eq(dlq_config_load(&c, "config/dlq-worker.conf",
 	    &errors), 0);
-	free(readme);
+	free(man);
 	free(example);
 }
 END_TEST
 
 /* The other way round: every setting the worker reads, and its
- * variable, is in the README's table and in the example file. */
+ * variable, is in dlq-worker.conf(5) and in the example file. */
 START_TEST(every_setting_is_documented_and_in_the_example)
 {
-	char *readme = slurp("README.md");
-	char *example = slurp("config/dlq-worker.conf");
-	char name[96], want[110], section[32];
+	char *man = check_slurp("man/dlq-worker.conf.5");
+	char *example = check_slurp("config/dlq-worker.conf");
+	char name[96], want[128], section[32];
 	const char *env, *key;
 	size_t i;
 
 	for (i = 0; dlq_config_setting(i, name, sizeof(name), &env) != NULL;
 	    i++) {
-		snprintf(want, sizeof(want), "| `%s`", name);
-		if (strstr(readme, want) == NULL) {
-			snprintf(want, sizeof(want), " / `%s`", name);
-			ck_assert_msg(strstr(readme, want) != NULL,
-			    "README.md has no row for %s", name);
-		}
+		snprintf(want, sizeof(want), "\n.B %s\n", name);
+		ck_assert_msg(strstr(man, want) != NULL,
+		    "man/dlq-worker.conf.5 has no entry for %s", name);
 		if (env != NULL) {
-			snprintf(want, sizeof(want), "`%s`", env);
-			ck_assert_msg(strstr(readme, want) != NULL,
-			    "README.md does not name %s", env);
+			snprintf(want, sizeof(want), "\\fB%s\\fR", env);
+			ck_assert_msg(strstr(man, want) != NULL,
+			    "man/dlq-worker.conf.5 does not name %s", env);
 		}
 		key = strchr(name, '.') + 1;
 		snprintf(section, sizeof(section), "%.*s",
@@ -1364,7 +1361,7 @@ START_TEST(every_setting_is_documented_and_in_the_example)
 		    "config/dlq-worker.conf does not show %s", name);
 	}
 	ck_assert_int_ge(i, 50);
-	free(readme);
+	free(man);
 	free(example);
 }
 END_TEST
@@ -1417,7 +1414,7 @@ suite(void)
 	tcase_add_test(tc, numbers_too_large_for_32_bits_are_refused_not_wrapped);
 	tcase_add_test(tc, http_listen_must_be_an_address_the_server_can_bind);
 	tcase_add_test(tc, the_same_webhook_twice_is_refused);
-	tcase_add_test(tc, the_example_file_shows_every_setting_of_the_readme);
+	tcase_add_test(tc, the_example_file_shows_every_setting_of_the_man_page);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -10,7 +10,8 @@
 #include "../check_main.h"
 #include "archive.h"
 #include "sqlite.h"
-#include "control.h"
+#include "requests.h"
+#include "roles.h"
 
 static struct dlq_config cfg;
 static struct dlq_archive *archive;
@@ -43,7 +44,7 @@ static const char *
 ask(const char *line, enum dlq_role role)
 {
 	dlq_buf_reset(&out);
-	dlq_control_handle(&cfg, archive, line, strlen(line),
+	dlq_requests_handle(&cfg, archive, line, strlen(line),
 	    role, "tester", 1000, -1, &out);
 	ck_assert(out.len > 0 && out.data[out.len - 1] == '\n');
 	return out.data;
@@ -253,7 +254,7 @@ START_TEST(unknown_role_members_are_named)
 	cfg.operators.v = names;
 	cfg.operators.n = 4;
 	said[0] = '\0';
-	dlq_control_unknown_members(&cfg, collect, NULL);
+	dlq_roles_unknown_members(&cfg, collect, NULL);
 	cfg.operators = keep;
 	ck_assert_str_eq(said, "control.operators user nobdy_dlq;"
 	    "control.operators group no_such_group_dlq;");

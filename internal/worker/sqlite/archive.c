@@ -1,4 +1,4 @@
-/* archive.c - schema, migrations and the insert path of the archive.
+/* archive.c - opening the archive, its transactions and the insert path.
  *
  * One prepared insert per handle, bound per dead letter: no SQL is parsed
  * on the hot path. A record is kept small, as every byte of it is written
@@ -21,7 +21,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "amqp.h"
@@ -31,9 +30,7 @@
 #include "vfs.h"
 
 #define HEADERS_MAX	(256 * 1024)
-#define HINT_CACHE	64	/* hint texts whose id a handle remembers */
 #define ARCHIVE_DIR_MODE 0750	/* a new archive's directory: the worker's */
-#define LEGACY_KEY	"legacy_fingerprints_until"
 #define PROBE_KEY	"write_probe"	/* dlq_archive_probe(), removed after */
 /* Broker and worker clocks may disagree: deaths this much later than
  * the upgrade are still looked up by the old fingerprint as well. */
@@ -47,265 +44,6 @@
  * count, any other it fills in memory. */
 #define STREAM_PAYLOAD_BYTES	(1024 * 1024)
 
-struct hint_id {
-	char		*text;
-	int64_t		 id;
-};
-
-struct dlq_archive {
-	sqlite3		*db;
-	sqlite3_stmt	*insert;
-	sqlite3_stmt	*find;		/* by fingerprint */
-	sqlite3_stmt	*find_legacy;	/* by a fingerprint of before v5 */
-	sqlite3_stmt	*hint_add;	/* INSERT OR IGNORE INTO hints */
-	sqlite3_stmt	*hint_find;	/* its id */
-	struct hint_id	 hints[HINT_CACHE];	/* committed ids only */
-	size_t		 n_hints;
-	struct hint_id	 pending[HINT_CACHE];	/* ids of this transaction */
-	size_t		 n_pending;
-	bool		 has_legacy;	/* records of before v5 are there */
-	bool		 payload_last;	/* the record's last column (v10) */
-	int64_t		 legacy_until;	/* ... for deaths up to this time */
-	char		*path;
-	struct dlq_buf	 keys;		/* routing keys JSON, reused */
-	unsigned char	*headers;	/* encoded header table, reused */
-	EVP_MD_CTX	*md;		/* SHA-256 context, reused */
-	EVP_MD		*sha256;	/* fetched once, not per digest */
-	bool		 in_tx;		/* began: holds the writer mutex */
-	int		 busy_ms;	/* archive.busy_timeout_ms */
-	bool		 no_wait;	/* this statement: not even that */
-	int64_t		 busy_since;	/* busy_wait(): the first try */
-	const atomic_bool *stop;	/* dlq_archive_stop_waits() */
-	struct dlq_redact mask;		/* SQL dlq_mask(): the config's rules */
-	char		 damaged[512];	/* the first SQLITE_CORRUPT's error */
-};
-
-/* The last error of the calling thread: a handle shared by consumers
- * (under the writer mutex) must not hand one thread another's error. */
-static _Thread_local char err_text[512];
-static _Thread_local char sqlite_err_text[256];	/* dlq_archive_sqlite_errmsg */
-
-static const char *const schema_v1[] = {
-	"CREATE TABLE dead_letters ("
-	"  id INTEGER PRIMARY KEY,"
-	"  fingerprint BLOB NOT NULL,"
-	"  dlq TEXT NOT NULL,"
-	"  queue TEXT NOT NULL,"
-	"  exchange TEXT,"
-	"  routing_keys TEXT,"
-	"  message_id TEXT, correlation_id TEXT, type TEXT, content_type TEXT,"
-	"  content_encoding TEXT, timestamp INTEGER, app_id TEXT,"
-	"  delivery_mode INTEGER, priority INTEGER, expiration TEXT,"
-	"  user_id TEXT, reply_to TEXT,"
-	"  headers_json TEXT, headers_amqp BLOB,"
-	"  x_death TEXT, reason TEXT NOT NULL,"
-	"  retry_count INTEGER, delivery_count INTEGER,"
-	"  error TEXT, class TEXT NOT NULL, signature TEXT NOT NULL, hint TEXT,"
-	"  payload BLOB, payload_bytes INTEGER NOT NULL, payload_sha256 TEXT,"
-	"  received_at INTEGER NOT NULL,"
-	"  status TEXT NOT NULL DEFAULT 'open',"
-	"  owner TEXT, decision TEXT, evidence TEXT, escalate_at INTEGER,"
-	"  assigned_by TEXT, assigned_at INTEGER,"
-	"  resolved_by TEXT, resolved_at INTEGER, resolution TEXT,"
-	"  replay_of INTEGER, replay_count INTEGER NOT NULL DEFAULT 0,"
-	"  purged_at INTEGER)",
-	"CREATE INDEX dead_letters_fingerprint ON dead_letters(fingerprint)",
-	"CREATE INDEX dead_letters_status ON dead_letters(status, received_at)",
-	"CREATE INDEX dead_letters_queue ON dead_letters(queue, received_at)",
-	"CREATE INDEX dead_letters_signature ON dead_letters(signature)",
-	"CREATE INDEX dead_letters_message ON dead_letters(message_id)",
-	"CREATE TABLE attempts ("
-	"  id INTEGER PRIMARY KEY,"
-	"  dead_letter_id INTEGER NOT NULL REFERENCES dead_letters(id),"
-	"  actor TEXT NOT NULL, reason TEXT, evidence TEXT, policy TEXT,"
-	"  checked_at INTEGER, target TEXT, started_at INTEGER NOT NULL,"
-	"  finished_at INTEGER, outcome TEXT NOT NULL, detail TEXT)",
-	"CREATE INDEX attempts_dead_letter ON attempts(dead_letter_id)",
-	"CREATE TABLE audit ("
-	"  id INTEGER PRIMARY KEY,"
-	"  at INTEGER NOT NULL, actor TEXT NOT NULL, uid INTEGER,"
-	"  command TEXT NOT NULL, args TEXT, result TEXT NOT NULL)",
-	"CREATE INDEX audit_at ON audit(at)",
-	NULL,
-};
-
-/* v2: decision evidence has a time; escalations and redrive leave marks
- * so that each is announced once; the redrive circuit per queue. */
-static const char *const schema_v2[] = {
-	"ALTER TABLE dead_letters ADD COLUMN evidence_at INTEGER",
-	"ALTER TABLE dead_letters ADD COLUMN escalation_noted TEXT",
-	"ALTER TABLE dead_letters ADD COLUMN redrive_stopped_at INTEGER",
-	"ALTER TABLE dead_letters ADD COLUMN redrive_note TEXT",
-	"CREATE INDEX dead_letters_replay_of ON dead_letters(replay_of)",
-	"CREATE TABLE redrive_circuits ("
-	"  id INTEGER PRIMARY KEY,"
-	"  queue TEXT NOT NULL, tripped_at INTEGER NOT NULL,"
-	"  redriven INTEGER NOT NULL, returned INTEGER NOT NULL,"
-	"  resumed_by TEXT, resumed_at INTEGER, resume_reason TEXT)",
-	"CREATE INDEX redrive_circuits_queue ON redrive_circuits(queue)",
-	NULL,
-};
-
-/* v3: no index on message_id: nothing looks a record up by it, and its
- * random keys cost a page write per insert. */
-static const char *const schema_v3[] = {
-	"DROP INDEX IF EXISTS dead_letters_message",
-	NULL,
-};
-
-/* v4: the replay lineage index holds replays only: the other records
- * (nearly all) no longer pay an index insert each. Queries on replay_of
- * compare it with a value, which the partial index serves. */
-static const char *const schema_v4[] = {
-	"DROP INDEX IF EXISTS dead_letters_replay_of",
-	"CREATE INDEX dead_letters_replay_of ON dead_letters(replay_of)"
-	" WHERE replay_of IS NOT NULL",
-	NULL,
-};
-
-/* v5: fingerprints begin with the death time (see fingerprint()); the
- * records already there keep theirs, and archive_meta says until when
- * a dead letter may have been recorded with one of the old form. */
-static const char *const schema_v5[] = {
-	"CREATE TABLE archive_meta (key TEXT PRIMARY KEY,"
-	" value INTEGER NOT NULL)",
-	"INSERT INTO archive_meta SELECT '" LEGACY_KEY "',"
-	" CAST(strftime('%s', 'now') AS INTEGER) WHERE EXISTS"
-	" (SELECT 1 FROM dead_letters)",
-	NULL,
-};
-
-/* v6: smaller records. New ones leave headers_json and hint NULL: the
- * headers are rendered from headers_amqp when read, the hint is a row
- * of `hints`. The records already there are not rewritten. */
-static const char *const schema_v6[] = {
-	"CREATE TABLE hints (id INTEGER PRIMARY KEY, text TEXT NOT NULL"
-	" UNIQUE)",
-	"ALTER TABLE dead_letters ADD COLUMN hint_id INTEGER",
-	NULL,
-};
-
-/* v7: fingerprints are unique. An insert meets a duplicate in the seek
- * that places its index entry, instead of a lookup before it: one walk
- * down that index per dead letter, not two. Every insert of before
- * looked first, so no fingerprint should be there twice; should one be,
- * the later records get their id appended to it, and the first record
- * stays the one a redelivery finds. */
-static const char *const schema_v7[] = {
-	"UPDATE dead_letters SET fingerprint = fingerprint ||"
-	" CAST(printf('/%d', id) AS BLOB) WHERE fingerprint IN (SELECT"
-	" fingerprint FROM dead_letters GROUP BY fingerprint HAVING"
-	" count(*) > 1) AND id NOT IN (SELECT min(id) FROM dead_letters"
-	" GROUP BY fingerprint HAVING count(*) > 1)",
-	"DROP INDEX dead_letters_fingerprint",
-	"CREATE UNIQUE INDEX dead_letters_fingerprint ON"
-	" dead_letters(fingerprint)",
-	NULL,
-};
-
-/* v8: time to owner stays fast in a large archive: a partial index of
- * the assigned records only, which a new record does not enter (its
- * condition costs about 600 instructions per insert in callgrind, of
- * 101 000). A million records: `stats` took 3 s, now 0.9. */
-static const char *const schema_v8[] = {
-	"CREATE INDEX dead_letters_assigned ON"
-	" dead_letters(assigned_at, received_at) WHERE assigned_at IS NOT NULL",
-	NULL,
-};
-
-/* v9: a record's audit history through an index of the ids each
- * audited request named, kept by a trigger on every insert into audit.
- * `show` read the arguments of every request ever audited: 0.45 s with
- * 50 000 requests of 100 ids, and redrive audits a claim every tick. */
-#define AUDIT_IDS_IN(args)						\
-	"json_each(CASE WHEN json_valid(" args ") THEN " args " END,"	\
-	" '$.ids') j WHERE j.type IN ('integer', 'real')"
-static const char *const schema_v9[] = {
-	"CREATE TABLE audit_ids (dead_letter_id INTEGER NOT NULL, audit_id"
-	" INTEGER NOT NULL, PRIMARY KEY (dead_letter_id, audit_id))"
-	" WITHOUT ROWID",
-	"INSERT OR IGNORE INTO audit_ids SELECT CAST(j.value AS INTEGER), u.id"
-	" FROM audit u, " AUDIT_IDS_IN("u.args"),
-	"CREATE TRIGGER audit_ids_fill AFTER INSERT ON audit BEGIN"
-	" INSERT OR IGNORE INTO audit_ids SELECT CAST(j.value AS INTEGER),"
-	" NEW.id FROM " AUDIT_IDS_IN("NEW.args") "; END",
-	NULL,
-};
-
-/* v10: the bulky columns (headers, x-death, payload) go last. A record
- * larger than about 4 KiB continues on overflow pages, and a column
- * after the payload was read by walking the whole chain: every 10 s the
- * escalation check read escalate_at and escalation_noted that way, each
- * scrape the escalation gauge, each redrive tick the status of its
- * queue's records (5 000 records of 64 KiB: 213 MiB read per check).
- * Now the case columns sit in a record's first page. The table is
- * copied once, in the migration's transaction, with foreign keys off
- * (migrate): dropping the old table would orphan `attempts`. */
-#define V10_COLUMNS							\
-	"id, fingerprint, dlq, queue, status, received_at, reason, class,"	\
-	" signature, hint_id, retry_count, delivery_count, replay_of,"	\
-	" replay_count, owner, decision, evidence, evidence_at, escalate_at,"	\
-	" escalation_noted, assigned_by, assigned_at, resolved_by,"	\
-	" resolved_at, resolution, purged_at, redrive_stopped_at,"	\
-	" redrive_note, payload_bytes, payload_sha256, exchange,"	\
-	" routing_keys, message_id, correlation_id, type, content_type,"	\
-	" content_encoding, timestamp, app_id, delivery_mode, priority,"	\
-	" expiration, user_id, reply_to, error, hint, x_death,"	\
-	" headers_json, headers_amqp, payload"
-static const char *const schema_v10[] = {
-	"CREATE TABLE dead_letters_v10 ("
-	"  id INTEGER PRIMARY KEY,"
-	"  fingerprint BLOB NOT NULL,"
-	"  dlq TEXT NOT NULL,"
-	"  queue TEXT NOT NULL,"
-	"  status TEXT NOT NULL DEFAULT 'open',"
-	"  received_at INTEGER NOT NULL,"
-	"  reason TEXT NOT NULL, class TEXT NOT NULL, signature TEXT NOT NULL,"
-	"  hint_id INTEGER, retry_count INTEGER, delivery_count INTEGER,"
-	"  replay_of INTEGER, replay_count INTEGER NOT NULL DEFAULT 0,"
-	"  owner TEXT, decision TEXT, evidence TEXT, evidence_at INTEGER,"
-	"  escalate_at INTEGER, escalation_noted TEXT,"
-	"  assigned_by TEXT, assigned_at INTEGER,"
-	"  resolved_by TEXT, resolved_at INTEGER, resolution TEXT,"
-	"  purged_at INTEGER, redrive_stopped_at INTEGER, redrive_note TEXT,"
-	"  payload_bytes INTEGER NOT NULL, payload_sha256 TEXT,"
-	"  exchange TEXT, routing_keys TEXT,"
-	"  message_id TEXT, correlation_id TEXT, type TEXT, content_type TEXT,"
-	"  content_encoding TEXT, timestamp INTEGER, app_id TEXT,"
-	"  delivery_mode INTEGER, priority INTEGER, expiration TEXT,"
-	"  user_id TEXT, reply_to TEXT, error TEXT, hint TEXT,"
-	"  x_death TEXT, headers_json TEXT, headers_amqp BLOB, payload BLOB)",
-	"INSERT INTO dead_letters_v10 (" V10_COLUMNS ") SELECT " V10_COLUMNS
-	" FROM dead_letters",
-	"DROP TABLE dead_letters",
-	"ALTER TABLE dead_letters_v10 RENAME TO dead_letters",
-	"CREATE UNIQUE INDEX dead_letters_fingerprint ON"
-	" dead_letters(fingerprint)",
-	"CREATE INDEX dead_letters_status ON dead_letters(status, received_at)",
-	"CREATE INDEX dead_letters_queue ON dead_letters(queue, received_at)",
-	"CREATE INDEX dead_letters_signature ON dead_letters(signature)",
-	"CREATE INDEX dead_letters_replay_of ON dead_letters(replay_of)"
-	" WHERE replay_of IS NOT NULL",
-	"CREATE INDEX dead_letters_assigned ON"
-	" dead_letters(assigned_at, received_at) WHERE assigned_at IS NOT NULL",
-	NULL,
-};
-
-/* Schema 10 changes the layout of dead_letters only: an archive of
- * schema 9 works as it is (more slowly with large payloads), and stays
- * so while the disk has no room for the copy (RELAYOUT_MARGIN above
- * twice its size). */
-#define LAYOUT_SCHEMA	9
-#define RELAYOUT_MARGIN	(64 * 1024 * 1024)
-
-/* schemas[v] takes an archive of schema v to v + 1 */
-static const char *const *const schemas[] = {
-	schema_v1, schema_v2, schema_v3, schema_v4, schema_v5, schema_v6,
-	schema_v7, schema_v8, schema_v9, schema_v10,
-};
-_Static_assert(sizeof(schemas) / sizeof(schemas[0]) == DLQ_ARCHIVE_SCHEMA,
-    "one migration step per schema version");
-
 static const char INSERT_SQL[] =
 	"INSERT INTO dead_letters (fingerprint, dlq, queue, exchange,"
 	" routing_keys, message_id, correlation_id, type, content_type,"
@@ -317,247 +55,6 @@ static const char INSERT_SQL[] =
 	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
 	" ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28,"
 	" ?29, ?30, ?31, ?32) ON CONFLICT (fingerprint) DO NOTHING";
-
-const char *
-dlq_archive_sqlite_errmsg(sqlite3 *db)
-{
-	if ((sqlite3_errcode(db) & 0xff) != SQLITE_CORRUPT)
-		return sqlite3_errmsg(db);
-	snprintf(sqlite_err_text, sizeof(sqlite_err_text), "%.80s (the "
-	    "archive file is damaged: retrying will not mend it; see the "
-	    "runbook, \"A damaged archive\")", sqlite3_errmsg(db));
-	return sqlite_err_text;
-}
-
-const char *
-dlq_archive_text(sqlite3_stmt *st, int col)
-{
-	const unsigned char *s = sqlite3_column_text(st, col);
-
-	return s != NULL ? (const char *)s : "";
-}
-
-/* Keeps what failed and why for dlq_archive_errmsg; `sys`, an errno
- * or 0, is the system's reason, said after SQLite's. The first damage
- * met is kept for known_damaged(). */
-static void
-set_err_sys(struct dlq_archive *a, const char *what, int sys)
-{
-	char buf[64];
-
-	if (a->db == NULL)
-		snprintf(err_text, sizeof(err_text), "%.60s: out of memory",
-		    what);
-	else if (sys != 0)
-		snprintf(err_text, sizeof(err_text), "%.60s: %s (%s)", what,
-		    dlq_archive_sqlite_errmsg(a->db),
-		    strerror_r(sys, buf, sizeof(buf)));
-	else
-		snprintf(err_text, sizeof(err_text), "%.60s: %s", what,
-		    dlq_archive_sqlite_errmsg(a->db));
-	if (a->db != NULL && (sqlite3_errcode(a->db) & 0xff) ==
-	    SQLITE_CORRUPT && a->damaged[0] == '\0')
-		snprintf(a->damaged, sizeof(a->damaged), "%s", err_text);
-}
-
-/* Once a statement met a damaged page, no batch commits into this
- * file and no test write says it is writable again: what would be
- * acked now would be in a file the operator is to move aside (the
- * runbook), and a test write that passes where the next batch fails
- * again would take every dead letter of the DLQ again and again (a
- * quorum DLQ drops them past its delivery limit). A restart on a
- * mended or new file goes on. */
-static bool
-known_damaged(struct dlq_archive *a)
-{
-	if (a->damaged[0] == '\0')
-		return false;
-	snprintf(err_text, sizeof(err_text), "%s", a->damaged);
-	return true;
-}
-
-/* The same with the errno of a failed write, sync or read ("No space
- * left on device", "File too large"): the archive's VFS's for a write
- * or a sync (SQLite keeps none for a failed COMMIT, and an older one
- * until its next), else SQLite's. */
-static void
-set_err(struct dlq_archive *a, const char *what)
-{
-	int code = a->db != NULL ? sqlite3_errcode(a->db) & 0xff : 0;
-	int sys = 0;
-
-	if (code == SQLITE_IOERR || code == SQLITE_FULL) {
-		sqlite3_file_control(a->db, "main", DLQ_VFS_FCNTL_IO_ERRNO,
-		    &sys);
-		if (sys == 0)
-			sys = sqlite3_system_errno(a->db);
-	}
-	set_err_sys(a, what, sys);
-}
-
-const char *
-dlq_archive_errmsg(const struct dlq_archive *a)
-{
-	(void)a;
-	return err_text;
-}
-
-sqlite3 *
-dlq_archive_db(struct dlq_archive *a)
-{
-	return a->db;
-}
-
-static int
-exec(struct dlq_archive *a, const char *sql)
-{
-	if (sqlite3_exec(a->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
-		set_err(a, sql);
-		return -1;
-	}
-	return 0;
-}
-
-/* The number a PRAGMA answers (user_version, page_count); -1 on error. */
-static int64_t
-pragma_int(struct dlq_archive *a, const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t n = -1;
-
-	if (sqlite3_prepare_v2(a->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		set_err(a, sql);
-		return -1;
-	}
-	if (sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return n;
-}
-
-static int
-schema_version(struct dlq_archive *a)
-{
-	return (int)pragma_int(a, "PRAGMA user_version");
-}
-
-/* Whether the file system has room for the copy of the records that
- * schema 10 makes: the table once more in the WAL, as much again for
- * the old pages SQLite zeroes as it frees them (secure delete), and a
- * margin. Unknown: yes (a full disk fails the migration cleanly). */
-static bool
-room_for_relayout(struct dlq_archive *a, int64_t *need, int64_t *avail)
-{
-	struct statvfs sv;
-	int64_t pages = pragma_int(a, "PRAGMA page_count");
-	int64_t size = pragma_int(a, "PRAGMA page_size");
-
-	if (pages < 0 || size < 0 || statvfs(a->path, &sv) != 0)
-		return true;
-	*need = 2 * pages * size + RELAYOUT_MARGIN;
-	*avail = (int64_t)sv.f_bavail * (int64_t)sv.f_frsize;
-	return *avail >= *need;
-}
-
-static void
-log_relayout_deferred(struct dlq_archive *a, int64_t need, int64_t avail)
-{
-	static atomic_bool said;	/* once, not per handle */
-	struct dlq_buf line = { 0 };
-
-	if (atomic_exchange(&said, true))
-		return;
-	if (dlq_log_begin(&line, DLQ_LOG_WARN, "archive_relayout_deferred")) {
-		dlq_log_str(&line, "path", a->path);
-		dlq_log_int(&line, "needed_bytes", need);
-		dlq_log_int(&line, "free_bytes", avail);
-		dlq_log_str(&line, "advice", "the archive keeps its schema 9 "
-		    "layout, where reading a case reads its payload too; with "
-		    "needed_bytes free on its file system, restart the worker "
-		    "to upgrade it");
-		dlq_log_end(&line);
-	}
-	dlq_buf_release(&line);
-}
-
-/* The steps from the archive's schema to DLQ_ARCHIVE_SCHEMA, in one
- * write transaction; to LAYOUT_SCHEMA only when the disk has no room for
- * schema 10's copy. The version is read again inside it: two handles
- * opening at once migrate once. `relaid`: schema 10 was made. */
-static int
-migrate_steps(struct dlq_archive *a, bool *relaid)
-{
-	int version, target = DLQ_ARCHIVE_SCHEMA, v, i;
-	int64_t need = 0, avail = 0, t0 = dlq_now_ms();
-	char sql[64];
-
-	if (exec(a, "BEGIN IMMEDIATE") == -1)
-		return -1;
-	if ((version = schema_version(a)) == DLQ_ARCHIVE_SCHEMA)
-		return exec(a, "COMMIT");
-	if (version < 0 || version > DLQ_ARCHIVE_SCHEMA) {
-		if (version > DLQ_ARCHIVE_SCHEMA)
-			snprintf(err_text, sizeof(err_text), "archive schema %d is "
-			    "newer than this program (%d): it was written by a "
-			    "newer dlq-worker; run that one (left as it is)",
-			    version, DLQ_ARCHIVE_SCHEMA);
-		goto fail;
-	}
-	if (version > 0 && version <= LAYOUT_SCHEMA &&
-	    !room_for_relayout(a, &need, &avail)) {
-		target = LAYOUT_SCHEMA;
-		log_relayout_deferred(a, need, avail);
-		if (version == target)
-			return exec(a, "COMMIT");
-	}
-	for (v = version; v < target; v++)
-		for (i = 0; schemas[v][i] != NULL; i++)
-			if (exec(a, schemas[v][i]) == -1)
-				goto fail;
-	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", target);
-	if (exec(a, sql) == -1 || exec(a, "COMMIT") == -1)
-		goto fail;
-	*relaid = version > 0 && target > LAYOUT_SCHEMA;
-	if (version > 0) {
-		struct dlq_buf line = { 0 };
-
-		if (dlq_log_begin(&line, DLQ_LOG_INFO, "archive_migrated")) {
-			dlq_log_str(&line, "path", a->path);
-			dlq_log_int(&line, "from", version);
-			dlq_log_int(&line, "to", target);
-			dlq_log_int(&line, "ms", dlq_now_ms() - t0);
-			dlq_log_end(&line);
-		}
-		dlq_buf_release(&line);
-	}
-	return 0;
-fail:
-	sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
-	return -1;
-}
-
-/* Brings the schema up to DLQ_ARCHIVE_SCHEMA. Foreign keys are off
- * meanwhile, as SQLite's way to rebuild a table (schema 10) asks; they
- * cannot be switched inside a transaction. */
-static int
-migrate(struct dlq_archive *a)
-{
-	int version, rc;
-	bool relaid = false;
-
-	if ((version = schema_version(a)) == DLQ_ARCHIVE_SCHEMA)
-		return 0;
-	if (version == -1 || exec(a, "PRAGMA foreign_keys = OFF") == -1)
-		return -1;
-	rc = migrate_steps(a, &relaid);
-	if (exec(a, "PRAGMA foreign_keys = ON") == -1)
-		rc = -1;
-	/* the copy passed through the WAL: its file goes back to empty */
-	if (rc == 0 && relaid)
-		sqlite3_exec(a->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL,
-		    NULL, NULL);
-	return rc;
-}
 
 /* Whether the archive holds records of before schema 5, and until when
  * they were written (archive_meta). */
@@ -648,7 +145,7 @@ dlq_archive_meta_get(struct dlq_archive *a, const char *key, int64_t *value)
 	int rc = dlq_archive_meta_read(a->db, key, value);
 
 	if (rc == -1)
-		set_err(a, "archive_meta");
+		dlq_sqlite_set_err(a, "archive_meta");
 	return rc;
 }
 
@@ -661,7 +158,7 @@ dlq_archive_meta_set(struct dlq_archive *a, const char *key, int64_t value)
 	rc = dlq_archive_meta_write(a->db, key, value);
 	dlq_archive_writer_unlock();
 	if (rc == -1)
-		set_err(a, "archive_meta");
+		dlq_sqlite_set_err(a, "archive_meta");
 	return rc;
 }
 
@@ -676,7 +173,7 @@ dlq_archive_signatures(struct dlq_archive *a, int max,
 	if (sqlite3_prepare_v2(a->db, "SELECT signature FROM dead_letters"
 	    " WHERE signature > ?1 ORDER BY signature LIMIT 1", -1, &st,
 	    NULL) != SQLITE_OK) {
-		set_err(a, "signatures");
+		dlq_sqlite_set_err(a, "signatures");
 		return -1;
 	}
 	while (n < max) {
@@ -696,7 +193,7 @@ dlq_archive_signatures(struct dlq_archive *a, int max,
 		sqlite3_reset(st);
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		set_err(a, "signatures");
+		dlq_sqlite_set_err(a, "signatures");
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? n : -1;
 }
@@ -815,7 +312,7 @@ foreign_database(struct dlq_archive *a)
 		foreign = true;
 		len = (size_t)sqlite3_column_bytes(st, 0);
 		len = len > 64 ? dlq_utf8_prefix(name, 64) : len;
-		snprintf(err_text, sizeof(err_text), "open: not an archive of "
+		snprintf(dlq_sqlite_err, sizeof(dlq_sqlite_err), "open: not an archive of "
 		    "dlq-monitor but another SQLite database (table %.*s, no "
 		    "dead_letters), left as it is", (int)len, name);
 	}
@@ -918,10 +415,10 @@ dlq_archive_open(const struct dlq_config *c)
 	    dlq_vfs_name()) != SQLITE_OK) {
 		/* the directory, not the file SQLite could not open */
 		if (created != 0 && dir_err != 0)
-			snprintf(err_text, sizeof(err_text), "open: %s",
+			snprintf(dlq_sqlite_err, sizeof(dlq_sqlite_err), "open: %s",
 			    dir_why);
 		else
-			set_err_sys(a, "open", open_problem(c->archive_path,
+			dlq_sqlite_set_err_sys(a, "open", open_problem(c->archive_path,
 			    created));
 		goto fail;
 	}
@@ -941,14 +438,14 @@ dlq_archive_open(const struct dlq_config *c)
 		/* e.g. "file is not a database"; "attempt to write a
 		 * readonly database" when the file is not ours to write */
 		code = sqlite3_errcode(a->db) & 0xff;
-		set_err_sys(a, "open", code == SQLITE_READONLY || code ==
+		dlq_sqlite_set_err_sys(a, "open", code == SQLITE_READONLY || code ==
 		    SQLITE_CANTOPEN ? open_problem(c->archive_path, created) :
 		    0);
 		goto fail;
 	}
-	if (migrate(a) == -1)
+	if (dlq_sqlite_migrate(a) == -1)
 		goto fail;
-	a->payload_last = schema_version(a) >= 10;
+	a->payload_last = dlq_sqlite_schema_version(a) >= 10;
 	a->mask = (struct dlq_redact){ &c->mask_keys, c->mask_emails,
 	    (int)c->mask_digits_min, 0, dlq_redact_key_starts(&c->mask_keys) };
 	if (sqlite3_create_function_v2(a->db, "dlq_headers_json", 1,
@@ -971,13 +468,13 @@ dlq_archive_open(const struct dlq_config *c)
 	    "fingerprint BETWEEN ?1 AND ?2 LIMIT 1", -1,
 	    SQLITE_PREPARE_PERSISTENT, &a->find_legacy, NULL) != SQLITE_OK ||
 	    read_legacy_until(a) == -1) {
-		set_err(a, "prepare");
+		dlq_sqlite_set_err(a, "prepare");
 		goto fail;
 	}
 	return a;
 fail:
 	dlq_log(DLQ_LOG_ERR, "archive_open_failed", "path", c->archive_path,
-	    "error", err_text[0] ? err_text : "out of memory", NULL);
+	    "error", dlq_sqlite_err[0] ? dlq_sqlite_err : "out of memory", NULL);
 	dlq_archive_close(a);
 	return NULL;
 }
@@ -1055,7 +552,7 @@ dlq_archive_cache(struct dlq_archive *a, int64_t kib)
 	char sql[64];
 
 	snprintf(sql, sizeof(sql), "PRAGMA cache_size = -%lld", (long long)kib);
-	return exec(a, sql);
+	return dlq_sqlite_exec(a, sql);
 }
 
 void
@@ -1076,7 +573,7 @@ begin(struct dlq_archive *a, bool wait)
 
 	dlq_archive_writer_lock();
 	a->no_wait = !wait;
-	rc = exec(a, "BEGIN IMMEDIATE");
+	rc = dlq_sqlite_exec(a, "BEGIN IMMEDIATE");
 	a->no_wait = false;
 	if (rc == -1) {
 		dlq_archive_writer_unlock();
@@ -1124,7 +621,7 @@ dlq_archive_moved(struct dlq_archive *a)
 int
 dlq_archive_commit_hold(struct dlq_archive *a)
 {
-	if (known_damaged(a) || exec(a, "COMMIT") == -1) {
+	if (dlq_sqlite_known_damaged(a) || dlq_sqlite_exec(a, "COMMIT") == -1) {
 		/* rolled back, but the turn is still the caller's: it ends
 		 * it with dlq_archive_rollback() */
 		if (!sqlite3_get_autocommit(a->db))
@@ -1140,7 +637,7 @@ dlq_archive_commit_hold(struct dlq_archive *a)
 	 * Checked after the commit, so that no window is left between the
 	 * check and the ack. */
 	if (dlq_archive_moved(a)) {
-		snprintf(err_text, sizeof(err_text), "the archive file (or "
+		snprintf(dlq_sqlite_err, sizeof(dlq_sqlite_err), "the archive file (or "
 		    "its -wal or -shm) was deleted or replaced while open (the "
 		    "worker exits; a restart opens the file at the path)");
 		settle_hints(a, false);
@@ -1178,7 +675,7 @@ dlq_archive_probe(struct dlq_archive *a, size_t bytes)
 	/* the consumers' handle is theirs in turns only (no SQLite mutex) */
 	if (begin(a, false) == -1)
 		return -1;
-	if (known_damaged(a)) {
+	if (dlq_sqlite_known_damaged(a)) {
 		dlq_archive_rollback(a);
 		return -1;
 	}
@@ -1190,7 +687,7 @@ dlq_archive_probe(struct dlq_archive *a, size_t bytes)
 		rc = sqlite3_step(st);
 	}
 	if (rc != SQLITE_DONE)
-		set_err(a, "archive_meta");
+		dlq_sqlite_set_err(a, "archive_meta");
 	sqlite3_finalize(st);	/* NULL when not prepared: a no-op */
 	if (rc != SQLITE_DONE) {
 		dlq_archive_rollback(a);
@@ -1199,7 +696,7 @@ dlq_archive_probe(struct dlq_archive *a, size_t bytes)
 	if (dlq_archive_commit(a) == -1)
 		return -1;
 	dlq_archive_writer_lock();
-	rc = exec(a, "DELETE FROM archive_meta WHERE key = '" PROBE_KEY "'");
+	rc = dlq_sqlite_exec(a, "DELETE FROM archive_meta WHERE key = '" PROBE_KEY "'");
 	dlq_archive_writer_unlock();
 	return rc;
 }
@@ -1346,7 +843,7 @@ hint_id(struct dlq_archive *a, const char *text)
 	if (sqlite3_step(a->hint_add) == SQLITE_DONE)
 		id = first_id(a->hint_find);
 	if (id == 0)
-		set_err(a, "hint");
+		dlq_sqlite_set_err(a, "hint");
 	sqlite3_reset(a->hint_add);
 	if (id == 0)
 		return -1;
@@ -1374,14 +871,14 @@ write_payload(struct dlq_archive *a, int64_t id,
 
 	if (sqlite3_blob_open(a->db, "main", "dead_letters", "payload", id, 1,
 	    &b) != SQLITE_OK) {
-		set_err(a, "payload");
+		dlq_sqlite_set_err(a, "payload");
 		return -1;
 	}
 	rc = sqlite3_blob_write(b, d->body, (int)d->body_len, 0);
 	if (rc != SQLITE_OK)
-		set_err(a, "payload");
+		dlq_sqlite_set_err(a, "payload");
 	if (sqlite3_blob_close(b) != SQLITE_OK && rc == SQLITE_OK) {
-		set_err(a, "payload");
+		dlq_sqlite_set_err(a, "payload");
 		rc = SQLITE_ERROR;
 	}
 	return rc == SQLITE_OK ? 0 : -1;
@@ -1491,7 +988,7 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 	inserted = done && sqlite3_changes(a->db) == 1;
 	id = inserted ? sqlite3_last_insert_rowid(a->db) : -1;
 	if (!done)
-		set_err(a, "insert");
+		dlq_sqlite_set_err(a, "insert");
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	if (inserted && stream && write_payload(a, id, d) == -1)
@@ -1500,7 +997,7 @@ dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
 		if ((id = find(a, fp)) > 0)
 			*duplicate = true;
 		else
-			snprintf(err_text, sizeof(err_text), "insert: a record "
+			snprintf(dlq_sqlite_err, sizeof(dlq_sqlite_err), "insert: a record "
 			    "with this fingerprint was neither inserted nor "
 			    "found");
 	}

@@ -4,11 +4,80 @@
 #ifndef DLQ_SQLITE_H
 #define DLQ_SQLITE_H
 
+#include <openssl/evp.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "archive.h"
+#include "buf.h"
+#include "redact.h"
+
+#define HINT_CACHE	64	/* hint texts whose id a handle remembers */
+/* archive_meta: until when records of before schema 5 were written */
+#define LEGACY_KEY	"legacy_fingerprints_until"
+#define DLQ_SQLITE_ERR_MAX	512
+
+struct hint_id {
+	char		*text;
+	int64_t		 id;
+};
+
+struct dlq_archive {
+	sqlite3		*db;
+	sqlite3_stmt	*insert;
+	sqlite3_stmt	*find;		/* by fingerprint */
+	sqlite3_stmt	*find_legacy;	/* by a fingerprint of before v5 */
+	sqlite3_stmt	*hint_add;	/* INSERT OR IGNORE INTO hints */
+	sqlite3_stmt	*hint_find;	/* its id */
+	struct hint_id	 hints[HINT_CACHE];	/* committed ids only */
+	size_t		 n_hints;
+	struct hint_id	 pending[HINT_CACHE];	/* ids of this transaction */
+	size_t		 n_pending;
+	bool		 has_legacy;	/* records of before v5 are there */
+	bool		 payload_last;	/* the record's last column (v10) */
+	int64_t		 legacy_until;	/* ... for deaths up to this time */
+	char		*path;
+	struct dlq_buf	 keys;		/* routing keys JSON, reused */
+	unsigned char	*headers;	/* encoded header table, reused */
+	EVP_MD_CTX	*md;		/* SHA-256 context, reused */
+	EVP_MD		*sha256;	/* fetched once, not per digest */
+	bool		 in_tx;		/* began: holds the writer mutex */
+	int		 busy_ms;	/* archive.busy_timeout_ms */
+	bool		 no_wait;	/* this statement: not even that */
+	int64_t		 busy_since;	/* busy_wait(): the first try */
+	const atomic_bool *stop;	/* dlq_archive_stop_waits() */
+	struct dlq_redact mask;		/* SQL dlq_mask(): the config's rules */
+	char		 damaged[512];	/* the first SQLITE_CORRUPT's error */
+};
+
+/* The last error of the calling thread (dlq_archive_errmsg); a
+ * handle shared by consumers (under the writer mutex) must not hand one
+ * thread another's error. */
+extern _Thread_local char dlq_sqlite_err[DLQ_SQLITE_ERR_MAX];
+
+/* Keeps what failed and why: SQLite's message, with `sys` (an errno or
+ * 0) after it; the first damage met is kept for known_damaged. */
+void	dlq_sqlite_set_err_sys(struct dlq_archive *, const char *what, int sys);
+/* The same with the errno of a failed write, sync or read, from the
+ * archive's VFS, else SQLite's. */
+void	dlq_sqlite_set_err(struct dlq_archive *, const char *what);
+/* True, with the error said again, once a statement on this handle met
+ * a damaged page: nothing commits into that file any more. */
+bool	dlq_sqlite_known_damaged(struct dlq_archive *);
+/* Runs `sql` (no rows); 0, or -1 with the error kept. */
+int	dlq_sqlite_exec(struct dlq_archive *, const char *sql);
+/* The number a PRAGMA answers; -1 on error. */
+int64_t	dlq_sqlite_pragma_int(struct dlq_archive *, const char *sql);
+
+/* The schema version of the open file (PRAGMA user_version); -1 on
+ * error (schema.c). */
+int	dlq_sqlite_schema_version(struct dlq_archive *);
+/* Brings the schema up to DLQ_ARCHIVE_SCHEMA, once however many handles
+ * open at once; refuses a newer one. 0 / -1 with the error kept. */
+int	dlq_sqlite_migrate(struct dlq_archive *);
 
 /* The connection of a handle. */
 sqlite3	*dlq_archive_db(struct dlq_archive *);
