@@ -105,8 +105,8 @@ $(B)/libdlq-worker.a: $(WORKER_OBJ)
 $(B)/libdlq-ctl.a: $(CTL_OBJ)
 $(TB)/libdlq-worker.a: $(filter-out $(B)/obj/internal/worker/monitor.o,$(WORKER_OBJ)) \
 	$(B)/obj-hooks/internal/worker/monitor.o
-$(TB)/libdlq-ctl.a: $(filter-out $(B)/obj/internal/dlqctl/replayrun.o,$(CTL_OBJ)) \
-	$(B)/obj-hooks/internal/dlqctl/replayrun.o
+$(TB)/libdlq-ctl.a: $(filter-out $(B)/obj/internal/dlqctl/replaylive.o,$(CTL_OBJ)) \
+	$(B)/obj-hooks/internal/dlqctl/replaylive.o
 $(B)/libdlq-%.a:
 	rm -f $@
 	$(AR) rcs $@ $^
