@@ -69,8 +69,8 @@ TB := $(B)/test
 LIBS := $(B)/libdlq-worker.a $(B)/libdlq-ctl.a $(B)/libdlq-core.a
 
 .PHONY: all run test test-stress check check-unit check-integration \
-	check-valgrind check-layout check-man tests deps bench fuzz install \
-	clean
+	check-valgrind check-layout check-man tests deps bench fuzz fuzz-merge \
+	install clean
 all: $(B)/dlq-worker $(B)/dlqctl
 
 $(B)/obj/internal/core/%.o $(B)/obj/gen/%.o: INC := $(CORE_INC)
@@ -217,6 +217,18 @@ fuzz: $(FZ)/fuzz_deadletter $(FZ)/fuzz_control
 	  tail -n 12 $(FZ)/$$t.log; \
 	  [ "$$(cat $(FZ)/$$t.rc)" = 0 ] || rc=1; \
 	done; exit $$rc
+
+# The inputs a fuzz run found that reach new code, merged into the seed
+# corpus (tests/fuzz/corpus, committed): each run of make fuzz and of CI
+# starts from them.
+fuzz-merge: $(FZ)/fuzz_deadletter $(FZ)/fuzz_control
+	@for t in deadletter control; do \
+	  [ -d $(FZ)/corpus-$$t ] || continue; \
+	  before=$$(ls tests/fuzz/corpus/$$t | wc -l); \
+	  $(FZ)/fuzz_$$t -merge=1 -max_len=65536 tests/fuzz/corpus/$$t \
+	    $(FZ)/corpus-$$t > $(FZ)/merge-$$t.log 2>&1 || exit 1; \
+	  echo "fuzz-merge $$t: $$before -> $$(ls tests/fuzz/corpus/$$t | wc -l) inputs"; \
+	done
 
 # Prints figures side by side with baselines; never fails on timing.
 bench:
