@@ -114,6 +114,7 @@ START_TEST(every_command_of_the_man_page_is_one_dlqctl_knows)
 			if (p[i] != '\\' || p[i + 1] != '-')
 				line[n++] = p[i];
 		line[n] = '\0';
+		words[1][0] = '\0';
 		n = (size_t)sscanf(line, "%31[a-z-] %31[a-z-]", words[0],
 		    words[1]);
 		ck_assert_uint_ge(n, 1);
