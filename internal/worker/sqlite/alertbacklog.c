@@ -25,10 +25,10 @@ static const char BACKLOG_SQL[] =
 	" JOIN dead_letters d ON d.id = g.sid";
 
 int64_t
-dlq_alert_backlog(struct dlq_archive *archive, int64_t since_ms, int max_groups,
+dlq_sqlite_alert_backlog(struct dlq_sqlite *archive, int64_t since_ms, int max_groups,
     struct dlq_digest *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	struct dlq_group g;
 	struct dlq_buf norm;
 	sqlite3_stmt *st;
@@ -43,10 +43,10 @@ dlq_alert_backlog(struct dlq_archive *archive, int64_t since_ms, int max_groups,
 	dlq_buf_init(&norm);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		memset(&g, 0, sizeof(g));
-		queue = dlq_archive_text(st, 0);
-		reason = dlq_archive_text(st, 1);
-		class = dlq_archive_text(st, 2);
-		error = dlq_archive_text(st, 3);
+		queue = dlq_sqlite_text(st, 0);
+		reason = dlq_sqlite_text(st, 1);
+		class = dlq_sqlite_text(st, 2);
+		error = dlq_sqlite_text(st, 3);
 		snprintf(g.queue, sizeof(g.queue), "%s", queue);
 		snprintf(g.reason, sizeof(g.reason), "%s", reason);
 		snprintf(g.class, sizeof(g.class), "%s", class);
@@ -63,7 +63,7 @@ dlq_alert_backlog(struct dlq_archive *archive, int64_t since_ms, int max_groups,
 		g.last_ms = sqlite3_column_int64(st, 6);
 		if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
 			snprintf(g.samples[0], sizeof(g.samples[0]), "%s",
-			    dlq_archive_text(st, 7));
+			    dlq_sqlite_text(st, 7));
 			g.n_samples = 1;
 		}
 		g.is_new = sqlite3_column_int(st, 8) != 0;

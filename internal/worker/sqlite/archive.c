@@ -31,7 +31,7 @@
 
 #define HEADERS_MAX	(256 * 1024)
 #define ARCHIVE_DIR_MODE 0750	/* a new archive's directory: the worker's */
-#define PROBE_KEY	"write_probe"	/* dlq_archive_probe(), removed after */
+#define PROBE_KEY	"write_probe"	/* dlq_sqlite_probe(), removed after */
 /* Broker and worker clocks may disagree: deaths this much later than
  * the upgrade are still looked up by the old fingerprint as well. */
 #define LEGACY_MARGIN_S	(24 * 3600)
@@ -59,7 +59,7 @@ static const char INSERT_SQL[] =
 /* Whether the archive holds records of before schema 5, and until when
  * they were written (archive_meta). */
 static int
-read_legacy_until(struct dlq_archive *a)
+read_legacy_until(struct dlq_sqlite *a)
 {
 	sqlite3_stmt *st;
 
@@ -75,7 +75,7 @@ read_legacy_until(struct dlq_archive *a)
 }
 
 int
-dlq_archive_meta_read(sqlite3 *db, const char *key, int64_t *value)
+dlq_sqlite_meta_read(sqlite3 *db, const char *key, int64_t *value)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -91,7 +91,7 @@ dlq_archive_meta_read(sqlite3 *db, const char *key, int64_t *value)
 }
 
 int
-dlq_archive_meta_write(sqlite3 *db, const char *key, int64_t value)
+dlq_sqlite_meta_write(sqlite3 *db, const char *key, int64_t value)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -108,7 +108,7 @@ dlq_archive_meta_write(sqlite3 *db, const char *key, int64_t value)
 }
 
 int
-dlq_archive_in_transaction(sqlite3 *db, int (*run)(void *), void *arg,
+dlq_sqlite_in_transaction(sqlite3 *db, int (*run)(void *), void *arg,
     char *why, size_t n)
 {
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
@@ -116,14 +116,14 @@ dlq_archive_in_transaction(sqlite3 *db, int (*run)(void *), void *arg,
 	    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
 		return 0;
 	/* before the rollback, which has an error of its own: none */
-	snprintf(why, n, "%s", dlq_archive_sqlite_errmsg(db));
+	snprintf(why, n, "%s", dlq_sqlite_db_errmsg(db));
 	if (!sqlite3_get_autocommit(db))
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	return -1;
 }
 
 int
-dlq_archive_walk(int (*read)(void *, int64_t after, int64_t *last),
+dlq_sqlite_walk(int (*read)(void *, int64_t after, int64_t *last),
     int (*write)(void *, int n), void *arg)
 {
 	int64_t after = 0, last;
@@ -140,9 +140,9 @@ dlq_archive_walk(int (*read)(void *, int64_t after, int64_t *last),
 }
 
 int
-dlq_archive_meta_get(struct dlq_archive *a, const char *key, int64_t *value)
+dlq_sqlite_meta_get(struct dlq_sqlite *a, const char *key, int64_t *value)
 {
-	int rc = dlq_archive_meta_read(a->db, key, value);
+	int rc = dlq_sqlite_meta_read(a->db, key, value);
 
 	if (rc == -1)
 		dlq_sqlite_set_err(a, "archive_meta");
@@ -150,12 +150,12 @@ dlq_archive_meta_get(struct dlq_archive *a, const char *key, int64_t *value)
 }
 
 int
-dlq_archive_meta_set(struct dlq_archive *a, const char *key, int64_t value)
+dlq_sqlite_meta_set(struct dlq_sqlite *a, const char *key, int64_t value)
 {
 	int rc;
 
 	dlq_archive_writer_lock();
-	rc = dlq_archive_meta_write(a->db, key, value);
+	rc = dlq_sqlite_meta_write(a->db, key, value);
 	dlq_archive_writer_unlock();
 	if (rc == -1)
 		dlq_sqlite_set_err(a, "archive_meta");
@@ -163,7 +163,7 @@ dlq_archive_meta_set(struct dlq_archive *a, const char *key, int64_t value)
 }
 
 int
-dlq_archive_signatures(struct dlq_archive *a, int max,
+dlq_sqlite_signatures(struct dlq_sqlite *a, int max,
     void (*each)(void *, const char *), void *ctx)
 {
 	sqlite3_stmt *st;
@@ -253,7 +253,7 @@ create_private(const char *path)
 }
 
 int
-dlq_archive_claim(const char *path, int *fd)
+dlq_sqlite_claim(const char *path, int *fd)
 {
 	bool held;
 
@@ -261,7 +261,7 @@ dlq_archive_claim(const char *path, int *fd)
 	dlq_parentdir_make(path, ARCHIVE_DIR_MODE, NULL, 0);
 	if (create_private(path) != 0 ||
 	    (*fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;	/* dlq_archive_open says why */
+		return 0;	/* dlq_sqlite_open says why */
 	if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
 		return 0;
 	held = errno == EWOULDBLOCK;
@@ -295,7 +295,7 @@ open_problem(const char *path, int created)
  * dead_letters; an empty one becomes an archive. A file SQLite cannot
  * read is left for the pragmas to name ("file is not a database"). */
 static bool
-foreign_database(struct dlq_archive *a)
+foreign_database(struct dlq_sqlite *a)
 {
 	sqlite3_stmt *st;
 	const char *name;
@@ -369,7 +369,7 @@ mask_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 static int
 busy_wait(void *arg, int count)
 {
-	struct dlq_archive *a = arg;
+	struct dlq_sqlite *a = arg;
 	int64_t now = dlq_now_ms();
 
 	if (count == 0)
@@ -382,17 +382,17 @@ busy_wait(void *arg, int count)
 }
 
 void
-dlq_archive_stop_waits(struct dlq_archive *a, const atomic_bool *stop)
+dlq_sqlite_stop_waits(struct dlq_sqlite *a, const atomic_bool *stop)
 {
 	a->stop = stop;
 }
 
-struct dlq_archive *
-dlq_archive_open(const struct dlq_config *c)
+struct dlq_sqlite *
+dlq_sqlite_open(const struct dlq_config *c)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	struct dlq_archive *a;
+	struct dlq_sqlite *a;
 	char pragmas[192], dir_why[224];
 	int created = 0, dir_err = 0, code;
 
@@ -427,7 +427,7 @@ dlq_archive_open(const struct dlq_config *c)
 	if (foreign_database(a))
 		goto fail;
 	/* a small page cache for the readers (control, HTTP, redrive);
-	 * the consumers' shared handle gets a larger one (dlq_archive_cache).
+	 * the consumers' shared handle gets a larger one (dlq_sqlite_cache).
 	 * A checkpoint every 4000 WAL pages (16 MiB) rather than SQLite's
 	 * 1000: the index pages a flood rewrites in every commit are copied
 	 * once per checkpoint, and each checkpoint syncs both files. */
@@ -475,14 +475,14 @@ dlq_archive_open(const struct dlq_config *c)
 fail:
 	dlq_log(DLQ_LOG_ERR, "archive_open_failed", "path", c->archive_path,
 	    "error", dlq_sqlite_err[0] ? dlq_sqlite_err : "out of memory", NULL);
-	dlq_archive_close(a);
+	dlq_sqlite_close(a);
 	return NULL;
 }
 
 /* Ends a transaction for the hint ids it looked up: kept once committed
  * (a rolled-back insert of a new hint leaves no row behind). */
 static void
-settle_hints(struct dlq_archive *a, bool committed)
+settle_hints(struct dlq_sqlite *a, bool committed)
 {
 	size_t i;
 
@@ -496,7 +496,7 @@ settle_hints(struct dlq_archive *a, bool committed)
 }
 
 void
-dlq_archive_close(struct dlq_archive *a)
+dlq_sqlite_close(struct dlq_sqlite *a)
 {
 	if (a == NULL)
 		return;
@@ -517,37 +517,8 @@ dlq_archive_close(struct dlq_archive *a)
 	free(a);
 }
 
-/* SQLite's busy handler polls with sleeps of up to 100 ms: with dozens of
- * consumers committing at once, one of them can wait past the busy
- * timeout while others keep winning (a flood of 37 queues did). Writers
- * of this process therefore queue on a mutex first and meet SQLite's
- * lock only when it is theirs; the busy timeout is left for writers in
- * other processes. */
-static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int writer_waiting;	/* threads queued on it */
-
-void
-dlq_archive_writer_lock(void)
-{
-	atomic_fetch_add(&writer_waiting, 1);
-	pthread_mutex_lock(&writer);
-	atomic_fetch_sub(&writer_waiting, 1);
-}
-
-bool
-dlq_archive_writer_wanted(void)
-{
-	return atomic_load(&writer_waiting) > 0;
-}
-
-void
-dlq_archive_writer_unlock(void)
-{
-	pthread_mutex_unlock(&writer);
-}
-
 int
-dlq_archive_cache(struct dlq_archive *a, int64_t kib)
+dlq_sqlite_cache(struct dlq_sqlite *a, int64_t kib)
 {
 	char sql[64];
 
@@ -556,7 +527,7 @@ dlq_archive_cache(struct dlq_archive *a, int64_t kib)
 }
 
 void
-dlq_archive_release_memory(struct dlq_archive *a)
+dlq_sqlite_release_memory(struct dlq_sqlite *a)
 {
 	dlq_archive_writer_lock();
 	sqlite3_db_release_memory(a->db);
@@ -567,7 +538,7 @@ dlq_archive_release_memory(struct dlq_archive *a)
 /* `wait`: up to the busy timeout for a write lock another process
  * holds; else none. */
 static int
-begin(struct dlq_archive *a, bool wait)
+begin(struct dlq_sqlite *a, bool wait)
 {
 	int rc;
 
@@ -584,16 +555,16 @@ begin(struct dlq_archive *a, bool wait)
 }
 
 int
-dlq_archive_begin(struct dlq_archive *a)
+dlq_sqlite_begin(struct dlq_sqlite *a)
 {
 	return begin(a, true);
 }
 
 int
-dlq_archive_commit(struct dlq_archive *a)
+dlq_sqlite_commit(struct dlq_sqlite *a)
 {
-	if (dlq_archive_commit_hold(a) == -1) {
-		dlq_archive_rollback(a);
+	if (dlq_sqlite_commit_hold(a) == -1) {
+		dlq_sqlite_rollback(a);
 		return -1;
 	}
 	dlq_archive_writer_unlock();
@@ -601,7 +572,7 @@ dlq_archive_commit(struct dlq_archive *a)
 }
 
 bool
-dlq_archive_moved(struct dlq_archive *a)
+dlq_sqlite_moved(struct dlq_sqlite *a)
 {
 	int moved = 0, side = 0;
 
@@ -619,11 +590,11 @@ dlq_archive_moved(struct dlq_archive *a)
 }
 
 int
-dlq_archive_commit_hold(struct dlq_archive *a)
+dlq_sqlite_commit_hold(struct dlq_sqlite *a)
 {
 	if (dlq_sqlite_known_damaged(a) || dlq_sqlite_exec(a, "COMMIT") == -1) {
 		/* rolled back, but the turn is still the caller's: it ends
-		 * it with dlq_archive_rollback() */
+		 * it with dlq_sqlite_rollback() */
 		if (!sqlite3_get_autocommit(a->db))
 			sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
 		settle_hints(a, false);
@@ -636,7 +607,7 @@ dlq_archive_commit_hold(struct dlq_archive *a)
 	 * their deliveries stay unacked.
 	 * Checked after the commit, so that no window is left between the
 	 * check and the ack. */
-	if (dlq_archive_moved(a)) {
+	if (dlq_sqlite_moved(a)) {
 		snprintf(dlq_sqlite_err, sizeof(dlq_sqlite_err), "the archive file (or "
 		    "its -wal or -shm) was deleted or replaced while open (the "
 		    "worker exits; a restart opens the file at the path)");
@@ -649,7 +620,7 @@ dlq_archive_commit_hold(struct dlq_archive *a)
 }
 
 void
-dlq_archive_rollback(struct dlq_archive *a)
+dlq_sqlite_rollback(struct dlq_sqlite *a)
 {
 	if (!sqlite3_get_autocommit(a->db))
 		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
@@ -667,7 +638,7 @@ dlq_archive_rollback(struct dlq_archive *a)
  * the write lock: the caller tries again later, and a stop does not
  * queue behind the busy timeouts of every consumer's probe. */
 int
-dlq_archive_probe(struct dlq_archive *a, size_t bytes)
+dlq_sqlite_probe(struct dlq_sqlite *a, size_t bytes)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -676,7 +647,7 @@ dlq_archive_probe(struct dlq_archive *a, size_t bytes)
 	if (begin(a, false) == -1)
 		return -1;
 	if (dlq_sqlite_known_damaged(a)) {
-		dlq_archive_rollback(a);
+		dlq_sqlite_rollback(a);
 		return -1;
 	}
 	rc = sqlite3_prepare_v2(a->db, "INSERT INTO archive_meta (key, value)"
@@ -690,10 +661,10 @@ dlq_archive_probe(struct dlq_archive *a, size_t bytes)
 		dlq_sqlite_set_err(a, "archive_meta");
 	sqlite3_finalize(st);	/* NULL when not prepared: a no-op */
 	if (rc != SQLITE_DONE) {
-		dlq_archive_rollback(a);
+		dlq_sqlite_rollback(a);
 		return -1;
 	}
-	if (dlq_archive_commit(a) == -1)
+	if (dlq_sqlite_commit(a) == -1)
 		return -1;
 	dlq_archive_writer_lock();
 	rc = dlq_sqlite_exec(a, "DELETE FROM archive_meta WHERE key = '" PROBE_KEY "'");
@@ -801,7 +772,7 @@ first_id(sqlite3_stmt *st)
 /* The id of the record holding this fingerprint (the one an insert of a
  * redelivery met), or 0. */
 static int64_t
-find(struct dlq_archive *a, const unsigned char fp[32])
+find(struct dlq_sqlite *a, const unsigned char fp[32])
 {
 	sqlite3_bind_blob(a->find, 1, fp, 32, SQLITE_STATIC);
 	return first_id(a->find);
@@ -811,7 +782,7 @@ find(struct dlq_archive *a, const unsigned char fp[32])
  * digest) begins as `legacy` does: the new form keeps only 24 bytes of
  * it, and a test must be able to write such a record. Its id or 0. */
 static int64_t
-find_legacy(struct dlq_archive *a, const unsigned char legacy[32])
+find_legacy(struct dlq_sqlite *a, const unsigned char legacy[32])
 {
 	unsigned char lo[32], hi[32];
 
@@ -826,7 +797,7 @@ find_legacy(struct dlq_archive *a, const unsigned char legacy[32])
 
 /* The id of a hint text in `hints`, added if new; -1 on error. */
 static int64_t
-hint_id(struct dlq_archive *a, const char *text)
+hint_id(struct dlq_sqlite *a, const char *text)
 {
 	struct hint_id *cache;
 	size_t i, *n;
@@ -863,7 +834,7 @@ hint_id(struct dlq_archive *a, const char *text)
 /* Writes the body into the zeroblob the insert of record `id` left for
  * it (STREAM_PAYLOAD_BYTES). */
 static int
-write_payload(struct dlq_archive *a, int64_t id,
+write_payload(struct dlq_sqlite *a, int64_t id,
     const struct dlq_dead_letter *d)
 {
 	sqlite3_blob *b;
@@ -885,7 +856,7 @@ write_payload(struct dlq_archive *a, int64_t id,
 }
 
 int64_t
-dlq_archive_put(struct dlq_archive *a, const struct dlq_record *r,
+dlq_sqlite_put(struct dlq_sqlite *a, const struct dlq_record *r,
     bool *duplicate)
 {
 	const struct dlq_dead_letter *d = r->d;

@@ -27,7 +27,7 @@ static int
 fail(sqlite3 *db, struct dlq_buf *out)
 {
 	dlq_buf_reset(out);
-	dlq_buf_adds(out, dlq_archive_sqlite_errmsg(db));
+	dlq_buf_adds(out, dlq_sqlite_db_errmsg(db));
 	return DLQ_ERROR;
 }
 
@@ -113,10 +113,10 @@ exec_changes(sqlite3 *db, const char *sql, const struct param *p, int n,
 	" dead_letters.id AND outcome IN ('unknown', 'published')))"
 
 int
-dlq_cases_list(struct dlq_archive *archive, const struct dlq_list_filter *f,
+dlq_sqlite_cases_list(struct dlq_sqlite *archive, const struct dlq_list_filter *f,
     struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const struct param p[] = { TEXT(f->queue), TEXT(f->status),
 	    TEXT(f->class), TEXT(f->signature), INT(f->since_ms),
 	    INT(f->limit), TEXT(f->message_id), TEXT(f->correlation_id),
@@ -177,9 +177,9 @@ add_payload(sqlite3 *db, int64_t id, struct dlq_buf *out)
 	" 'object' THEN json_extract(r.value, '$.id') END = d.id)"
 
 int
-dlq_cases_show(struct dlq_archive *archive, int64_t id, bool payload, struct dlq_buf *out)
+dlq_sqlite_cases_show(struct dlq_sqlite *archive, int64_t id, bool payload, struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const struct param p[] = { INT(id), INT(payload) };
 	size_t start = out->len;
 	int rc;
@@ -252,10 +252,10 @@ dlq_cases_show(struct dlq_archive *archive, int64_t id, bool payload, struct dlq
 	"  WHERE assigned_at IS NOT NULL))"
 
 int
-dlq_cases_stats(struct dlq_archive *archive, int64_t now_ms, int64_t owner_sla_ms,
+dlq_sqlite_cases_stats(struct dlq_sqlite *archive, int64_t now_ms, int64_t owner_sla_ms,
     struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const struct param p[] = { INT(now_ms), INT(owner_sla_ms) };
 
 	return query_json(db, "SELECT json_object("
@@ -329,10 +329,10 @@ dlq_cases_stats(struct dlq_archive *archive, int64_t now_ms, int64_t owner_sla_m
 }
 
 int
-dlq_cases_traffic(struct dlq_archive *archive, int64_t since_ms, int64_t limit,
+dlq_sqlite_cases_traffic(struct dlq_sqlite *archive, int64_t since_ms, int64_t limit,
     struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const struct param p[] = { INT(since_ms), INT(limit) };
 
 	return query_list(db, "SELECT json_group_array(json_object("
@@ -396,10 +396,10 @@ dlq_cases_traffic(struct dlq_archive *archive, int64_t since_ms, int64_t limit,
 	" ORDER BY g.n DESC LIMIT ?2)"
 
 int
-dlq_cases_groups(struct dlq_archive *archive, const char *queue, const char *class,
+dlq_sqlite_cases_groups(struct dlq_sqlite *archive, const char *queue, const char *class,
     int64_t since_ms, int64_t limit, struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const struct param p[] = { TEXT(queue), INT(limit), INT(since_ms),
 		TEXT(class) };
 
@@ -515,12 +515,12 @@ mutate(sqlite3 *db, const char *sql, struct param *p, int n,
 }
 
 int
-dlq_cases_assign(struct dlq_archive *archive, const int64_t *ids, size_t n,
+dlq_sqlite_cases_assign(struct dlq_sqlite *archive, const int64_t *ids, size_t n,
     const char *owner, const char *decision, const char *evidence,
     int64_t escalate_at_ms, const char *actor, int64_t now_ms,
     struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	struct param p[] = { TEXT(owner), TEXT(decision), TEXT(evidence),
 	    INT_OR_NULL(escalate_at_ms), TEXT(actor), INT(now_ms), INT(0) };
 
@@ -533,10 +533,10 @@ dlq_cases_assign(struct dlq_archive *archive, const int64_t *ids, size_t n,
 }
 
 int
-dlq_cases_drop(struct dlq_archive *archive, const int64_t *ids, size_t n, const char *reason,
+dlq_sqlite_cases_drop(struct dlq_sqlite *archive, const int64_t *ids, size_t n, const char *reason,
     const char *actor, int64_t now_ms, struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	struct param p[] = { TEXT(reason), TEXT(actor), INT(now_ms), INT(0) };
 
 	/* 'replaying': a replay whose outcome is unknown, found to have
@@ -548,10 +548,10 @@ dlq_cases_drop(struct dlq_archive *archive, const int64_t *ids, size_t n, const 
 }
 
 int
-dlq_cases_reopen(struct dlq_archive *archive, const int64_t *ids, size_t n,
+dlq_sqlite_cases_reopen(struct dlq_sqlite *archive, const int64_t *ids, size_t n,
     struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	struct param p[] = { INT(0) };
 
 	/* back to what it was before the drop: assigned when it has an
@@ -568,9 +568,9 @@ dlq_cases_reopen(struct dlq_archive *archive, const int64_t *ids, size_t n,
 			" AND purged_at IS NULL"
 
 int
-dlq_cases_purgeable(struct dlq_archive *archive, int64_t cutoff_ms, struct dlq_buf *out)
+dlq_sqlite_cases_purgeable(struct dlq_sqlite *archive, int64_t cutoff_ms, struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const struct param p[] = { INT(cutoff_ms) };
 
 	return query_json(db, "SELECT json_object('purgeable', count(*),"
@@ -578,10 +578,10 @@ dlq_cases_purgeable(struct dlq_archive *archive, int64_t cutoff_ms, struct dlq_b
 }
 
 int
-dlq_cases_purge(struct dlq_archive *archive, int64_t cutoff_ms, int64_t now_ms,
+dlq_sqlite_cases_purge(struct dlq_sqlite *archive, int64_t cutoff_ms, int64_t now_ms,
     dlq_purge_go_on go_on, void *arg, struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	struct param p[] = { INT(cutoff_ms), INT(now_ms), INT(0), INT(0) };
 	const struct timespec pause = { 0, 2 * 1000 * 1000 };
 	sqlite3_stmt *st;
@@ -634,10 +634,10 @@ dlq_cases_purge(struct dlq_archive *archive, int64_t cutoff_ms, int64_t now_ms,
 }
 
 int
-dlq_cases_audit_add(struct dlq_archive *archive, int64_t now_ms, const char *actor, long uid,
+dlq_sqlite_cases_audit_add(struct dlq_sqlite *archive, int64_t now_ms, const char *actor, long uid,
     const char *command, const char *args_json, const char *result)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const struct param p[] = { INT(now_ms), TEXT(actor), INT(uid),
 	    TEXT(command), TEXT(args_json), TEXT(result) };
 	int changes;
@@ -647,10 +647,10 @@ dlq_cases_audit_add(struct dlq_archive *archive, int64_t now_ms, const char *act
 }
 
 int
-dlq_cases_audit_expire(struct dlq_archive *archive, int64_t cutoff_ms, long long *deleted,
+dlq_sqlite_cases_audit_expire(struct dlq_sqlite *archive, int64_t cutoff_ms, long long *deleted,
     struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const struct param p[] = { INT(cutoff_ms) };
 	int changes = 0, rc;
 
@@ -672,10 +672,10 @@ dlq_cases_audit_expire(struct dlq_archive *archive, int64_t cutoff_ms, long long
 }
 
 int
-dlq_cases_audit(struct dlq_archive *archive, const struct dlq_audit_filter *f,
+dlq_sqlite_cases_audit(struct dlq_sqlite *archive, const struct dlq_audit_filter *f,
     struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const struct param p[] = { INT(f->since_ms), TEXT(f->actor),
 	    TEXT(f->command), INT(f->before_id), INT(f->limit) };
 
@@ -688,10 +688,10 @@ dlq_cases_audit(struct dlq_archive *archive, const struct dlq_audit_filter *f,
 }
 
 int
-dlq_cases_returns(struct dlq_archive *archive, const char *ids_json, int64_t since_ms,
+dlq_sqlite_cases_returns(struct dlq_sqlite *archive, const char *ids_json, int64_t since_ms,
     struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const struct param p[] = { TEXT(ids_json), INT(since_ms) };
 
 	return query_list(db, "SELECT json_group_array(json_object("
@@ -704,10 +704,10 @@ dlq_cases_returns(struct dlq_archive *archive, const char *ids_json, int64_t sin
 }
 
 int
-dlq_cases_redrive_status(struct dlq_archive *archive, const char *queues_json,
+dlq_sqlite_cases_redrive_status(struct dlq_sqlite *archive, const char *queues_json,
     struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const struct param p[] = { TEXT(queues_json) };
 
 	return query_list(db, "SELECT json_group_array(json_object("
@@ -726,10 +726,10 @@ dlq_cases_redrive_status(struct dlq_archive *archive, const char *queues_json,
 }
 
 int
-dlq_cases_redrive_resume(struct dlq_archive *archive, const char *queue, const char *reason,
+dlq_sqlite_cases_redrive_resume(struct dlq_sqlite *archive, const char *queue, const char *reason,
     const char *actor, int64_t now_ms, struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const struct param p[] = { TEXT(queue), TEXT(reason), TEXT(actor),
 	    INT(now_ms) };
 	int changes;

@@ -109,7 +109,7 @@ find(struct causes *c, uint64_t hash)
 static bool
 add_group(struct causes *c, sqlite3_stmt *st, const char *queue)
 {
-	const char *error = dlq_archive_text(st, DLQ_GROUP_ERROR);
+	const char *error = dlq_sqlite_text(st, DLQ_GROUP_ERROR);
 	int64_t first = sqlite3_column_int64(st, DLQ_GROUP_FIRST_SEEN);
 	int64_t last = sqlite3_column_int64(st, DLQ_GROUP_LAST_SEEN);
 	struct cause *k;
@@ -121,13 +121,13 @@ add_group(struct causes *c, sqlite3_stmt *st, const char *queue)
 	    sizeof(*m))) == NULL)
 		return false;
 	c->m = m;
-	if ((k = find(c, dlq_signature_cause(dlq_archive_text(st,
-	    DLQ_GROUP_REASON), dlq_archive_text(st, DLQ_GROUP_CLASS),
+	if ((k = find(c, dlq_signature_cause(dlq_sqlite_text(st,
+	    DLQ_GROUP_REASON), dlq_sqlite_text(st, DLQ_GROUP_CLASS),
 	    c->norm.data != NULL ? c->norm.data : ""))) == NULL)
 		return false;
 	m = &c->m[c->n_m++];
 	snprintf(m->signature, sizeof(m->signature), "%s",
-	    dlq_archive_text(st, DLQ_GROUP_SIGNATURE));
+	    dlq_sqlite_text(st, DLQ_GROUP_SIGNATURE));
 	m->next = 0;
 	m->count = sqlite3_column_int64(st, DLQ_GROUP_COUNT);
 	m->unresolved = sqlite3_column_int64(st, DLQ_GROUP_UNRESOLVED);
@@ -146,8 +146,8 @@ add_group(struct causes *c, sqlite3_stmt *st, const char *queue)
 	if (last > k->last_seen)
 		k->last_seen = last;
 	if (queue == NULL ||
-	    strcmp(queue, dlq_archive_text(st, DLQ_GROUP_QUEUE)) == 0 ||
-	    strcmp(queue, dlq_archive_text(st, DLQ_GROUP_DLQ)) == 0)
+	    strcmp(queue, dlq_sqlite_text(st, DLQ_GROUP_QUEUE)) == 0 ||
+	    strcmp(queue, dlq_sqlite_text(st, DLQ_GROUP_DLQ)) == 0)
 		k->chosen = true;
 	return true;
 }
@@ -254,10 +254,10 @@ add_json(struct causes *c, sqlite3_stmt *sample, int64_t limit,
 }
 
 int
-dlq_causes_list(struct dlq_archive *archive, const char *queue, const char *class,
+dlq_sqlite_causes_list(struct dlq_sqlite *archive, const char *queue, const char *class,
     int64_t since_ms, int64_t limit, size_t max_groups, struct dlq_buf *out)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	struct causes c;
 	sqlite3_stmt *st = dlq_cases_group_rows(db, since_ms), *sample = NULL;
 	int rc = SQLITE_ERROR;
@@ -271,7 +271,7 @@ dlq_causes_list(struct dlq_archive *archive, const char *queue, const char *clas
 		dlq_buf_init(&c.text);
 		while (ok && !too_many && (rc = sqlite3_step(st)) ==
 		    SQLITE_ROW)
-			if (class == NULL || strcmp(class, dlq_archive_text(st,
+			if (class == NULL || strcmp(class, dlq_sqlite_text(st,
 			    DLQ_GROUP_CLASS)) == 0) {
 				too_many = c.n_m == max_groups;
 				ok = too_many || add_group(&c, st, queue);
@@ -295,7 +295,7 @@ dlq_causes_list(struct dlq_archive *archive, const char *queue, const char *clas
 		dlq_buf_adds(out, "out of memory");
 	} else if (rc != SQLITE_DONE) {
 		dlq_buf_reset(out);
-		dlq_buf_adds(out, dlq_archive_sqlite_errmsg(db));
+		dlq_buf_adds(out, dlq_sqlite_db_errmsg(db));
 	}
 	sqlite3_finalize(sample);
 	sqlite3_finalize(st);

@@ -16,7 +16,7 @@
 #include "signature.h"
 
 #define RULES_KEY	"classify_rules"
-/* records read, then changed, at a time (dlq_archive_walk) */
+/* records read, then changed, at a time (dlq_sqlite_walk) */
 #define CHUNK		1000
 #define AUDIT_REASON	"the classification rules changed since it was " \
 	"archived"
@@ -29,7 +29,7 @@ struct change {
 };
 
 struct refresh {
-	struct dlq_archive		*archive;
+	struct dlq_sqlite		*archive;
 	sqlite3				*db;
 	const struct dlq_classifier	*k;
 	int64_t				 rules;		/* k's */
@@ -57,15 +57,15 @@ read_chunk(void *arg, int64_t after, int64_t *last)
 	sqlite3_bind_int(r->read, 2, CHUNK);
 	while ((rc = sqlite3_step(r->read)) == SQLITE_ROW) {
 		*last = sqlite3_column_int64(r->read, 0);
-		queue = dlq_archive_text(r->read, 1);
-		reason = dlq_archive_text(r->read, 2);
-		error = dlq_archive_text(r->read, 3);
-		class = dlq_archive_text(r->read, 4);
+		queue = dlq_sqlite_text(r->read, 1);
+		reason = dlq_sqlite_text(r->read, 2);
+		error = dlq_sqlite_text(r->read, 3);
+		class = dlq_sqlite_text(r->read, 4);
 		r->records++;
 		dlq_classify(r->k, queue, reason, error, &cl);
 		moved = strcmp(cl.class, class) != 0;
 		if (!moved &&
-		    strcmp(cl.hint, dlq_archive_text(r->read, 5)) == 0)
+		    strcmp(cl.hint, dlq_sqlite_text(r->read, 5)) == 0)
 			continue;
 		c = &r->changes[n++];
 		c->id = *last;
@@ -126,7 +126,7 @@ audit(struct refresh *r, int n, const char *from, const char *to)
 	dlq_buf_json_cstr(&args, to);
 	dlq_buf_adds(&args, ",\"reason\":\"" AUDIT_REASON "\"}");
 	dlq_buf_printf(&result, "class %s -> %s", from, to);
-	rc = args.oom || result.oom ? -1 : dlq_cases_audit_add(r->archive,
+	rc = args.oom || result.oom ? -1 : dlq_sqlite_cases_audit_add(r->archive,
 	    dlq_wall_ms(), DLQ_REDRIVE_ACTOR, (long)getuid(),
 	    DLQ_RECLASSIFY_AUDIT_COMMAND, args.data, result.data);
 	dlq_buf_release(&args);
@@ -197,7 +197,7 @@ refresh_all(struct refresh *r)
 	    sqlite3_prepare_v2(r->db, "SELECT id FROM hints WHERE text = ?1",
 	    -1, &r->hint_find, NULL) != SQLITE_OK)
 		return -1;
-	return dlq_archive_walk(read_chunk, write_changes, r);
+	return dlq_sqlite_walk(read_chunk, write_changes, r);
 }
 
 /* Whether archive_meta notes other rules than r's (or none: an archive
@@ -206,7 +206,7 @@ static int
 other_rules(const struct refresh *r)
 {
 	int64_t noted = 0;
-	int found = dlq_archive_meta_read(r->db, RULES_KEY, &noted);
+	int found = dlq_sqlite_meta_read(r->db, RULES_KEY, &noted);
 
 	return found == -1 ? -1 : found == 0 || noted != r->rules;
 }
@@ -224,7 +224,7 @@ refresh_other(void *arg)
 		return other;
 	if (refresh_all(r) == -1)
 		return -1;
-	return dlq_archive_meta_write(r->db, RULES_KEY, r->rules);
+	return dlq_sqlite_meta_write(r->db, RULES_KEY, r->rules);
 }
 
 static void
@@ -244,10 +244,10 @@ log_refreshed(const struct refresh *r, const char *path, int64_t ms)
 }
 
 int
-dlq_classrefresh_run(struct dlq_archive *archive, const char *path,
+dlq_sqlite_classrefresh_run(struct dlq_sqlite *archive, const char *path,
     const struct dlq_classifier *k)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	struct refresh *r;
 	int64_t t0 = dlq_now_ms();
 	char why[256];
@@ -264,7 +264,7 @@ dlq_classrefresh_run(struct dlq_archive *archive, const char *path,
 		rc = other;	/* 0: these rules are noted; -1: an error */
 		goto out;
 	}
-	if (dlq_archive_in_transaction(db, refresh_other, r, why,
+	if (dlq_sqlite_in_transaction(db, refresh_other, r, why,
 	    sizeof(why)) == -1) {
 		dlq_log(DLQ_LOG_WARN, "classes_refresh_failed", "path", path,
 		    "error", why, NULL);

@@ -11,10 +11,10 @@
 /* The last error of the calling thread: a handle shared by consumers
  * (under the writer mutex) must not hand one thread another's error. */
 _Thread_local char dlq_sqlite_err[DLQ_SQLITE_ERR_MAX];
-static _Thread_local char sqlite_err_text[256];	/* dlq_archive_sqlite_errmsg */
+static _Thread_local char sqlite_err_text[256];	/* dlq_sqlite_db_errmsg */
 
 const char *
-dlq_archive_sqlite_errmsg(sqlite3 *db)
+dlq_sqlite_db_errmsg(sqlite3 *db)
 {
 	if ((sqlite3_errcode(db) & 0xff) != SQLITE_CORRUPT)
 		return sqlite3_errmsg(db);
@@ -25,18 +25,18 @@ dlq_archive_sqlite_errmsg(sqlite3 *db)
 }
 
 const char *
-dlq_archive_text(sqlite3_stmt *st, int col)
+dlq_sqlite_text(sqlite3_stmt *st, int col)
 {
 	const unsigned char *s = sqlite3_column_text(st, col);
 
 	return s != NULL ? (const char *)s : "";
 }
 
-/* Keeps what failed and why for dlq_archive_errmsg; `sys`, an errno
+/* Keeps what failed and why for dlq_sqlite_errmsg; `sys`, an errno
  * or 0, is the system's reason, said after SQLite's. The first damage
  * met is kept for dlq_sqlite_known_damaged(). */
 void
-dlq_sqlite_set_err_sys(struct dlq_archive *a, const char *what, int sys)
+dlq_sqlite_set_err_sys(struct dlq_sqlite *a, const char *what, int sys)
 {
 	char buf[64];
 
@@ -45,11 +45,11 @@ dlq_sqlite_set_err_sys(struct dlq_archive *a, const char *what, int sys)
 		    what);
 	else if (sys != 0)
 		snprintf(dlq_sqlite_err, sizeof(dlq_sqlite_err), "%.60s: %s (%s)", what,
-		    dlq_archive_sqlite_errmsg(a->db),
+		    dlq_sqlite_db_errmsg(a->db),
 		    strerror_r(sys, buf, sizeof(buf)));
 	else
 		snprintf(dlq_sqlite_err, sizeof(dlq_sqlite_err), "%.60s: %s", what,
-		    dlq_archive_sqlite_errmsg(a->db));
+		    dlq_sqlite_db_errmsg(a->db));
 	if (a->db != NULL && (sqlite3_errcode(a->db) & 0xff) ==
 	    SQLITE_CORRUPT && a->damaged[0] == '\0')
 		snprintf(a->damaged, sizeof(a->damaged), "%s", dlq_sqlite_err);
@@ -63,7 +63,7 @@ dlq_sqlite_set_err_sys(struct dlq_archive *a, const char *what, int sys)
  * quorum DLQ drops them past its delivery limit). A restart on a
  * mended or new file goes on. */
 bool
-dlq_sqlite_known_damaged(struct dlq_archive *a)
+dlq_sqlite_known_damaged(struct dlq_sqlite *a)
 {
 	if (a->damaged[0] == '\0')
 		return false;
@@ -76,7 +76,7 @@ dlq_sqlite_known_damaged(struct dlq_archive *a)
  * or a sync (SQLite keeps none for a failed COMMIT, and an older one
  * until its next), else SQLite's. */
 void
-dlq_sqlite_set_err(struct dlq_archive *a, const char *what)
+dlq_sqlite_set_err(struct dlq_sqlite *a, const char *what)
 {
 	int code = a->db != NULL ? sqlite3_errcode(a->db) & 0xff : 0;
 	int sys = 0;
@@ -91,20 +91,20 @@ dlq_sqlite_set_err(struct dlq_archive *a, const char *what)
 }
 
 const char *
-dlq_archive_errmsg(const struct dlq_archive *a)
+dlq_sqlite_errmsg(const struct dlq_sqlite *a)
 {
 	(void)a;
 	return dlq_sqlite_err;
 }
 
 sqlite3 *
-dlq_archive_db(struct dlq_archive *a)
+dlq_sqlite_db(struct dlq_sqlite *a)
 {
 	return a->db;
 }
 
 int
-dlq_sqlite_exec(struct dlq_archive *a, const char *sql)
+dlq_sqlite_exec(struct dlq_sqlite *a, const char *sql)
 {
 	if (sqlite3_exec(a->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
 		dlq_sqlite_set_err(a, sql);
@@ -115,7 +115,7 @@ dlq_sqlite_exec(struct dlq_archive *a, const char *sql)
 
 /* The number a PRAGMA answers (user_version, page_count); -1 on error. */
 int64_t
-dlq_sqlite_pragma_int(struct dlq_archive *a, const char *sql)
+dlq_sqlite_pragma_int(struct dlq_sqlite *a, const char *sql)
 {
 	sqlite3_stmt *st;
 	int64_t n = -1;

@@ -7,7 +7,7 @@
 #include "sqlite.h"
 
 struct gauges {
-	struct dlq_archive	*archive;
+	struct dlq_sqlite	*archive;
 	int64_t			 now_ms;
 	int64_t			 owner_sla_ms;
 	struct dlq_buf		*out;
@@ -21,7 +21,7 @@ static void
 family(struct gauges *h, const char *name, const char *type,
     const char *help, const char *sql, const char *const *labels, int nl)
 {
-	sqlite3 *db = dlq_archive_db(h->archive);
+	sqlite3 *db = dlq_sqlite_db(h->archive);
 	sqlite3_stmt *st;
 	int i;
 
@@ -53,7 +53,7 @@ family(struct gauges *h, const char *name, const char *type,
 static void
 time_to_owner(struct gauges *h)
 {
-	sqlite3 *db = dlq_archive_db(h->archive);
+	sqlite3 *db = dlq_sqlite_db(h->archive);
 	uint64_t counts[8] = { 0 }, n = 0, cum = 0;
 	double sum = 0, s;
 	sqlite3_stmt *st;
@@ -87,7 +87,7 @@ time_to_owner(struct gauges *h)
 }
 
 void
-dlq_archive_metrics(struct dlq_archive *archive, int64_t now_ms,
+dlq_sqlite_metrics(struct dlq_sqlite *archive, int64_t now_ms,
     int64_t owner_sla_ms, struct dlq_buf *out)
 {
 	struct gauges g = { archive, now_ms, owner_sla_ms, out }, *h = &g;
@@ -137,7 +137,7 @@ dlq_archive_metrics(struct dlq_archive *archive, int64_t now_ms,
 	    "the redrive stopped trying (max_cycles or policy).", "SELECT "
 	    "count(*) FROM dead_letters WHERE redrive_stopped_at IS NOT NULL "
 	    "AND status IN ('open', 'assigned')", NULL, 0);
-	family(h, "dlq_redrive_circuit_open", "gauge", "1 while the redrive "
+	family(h, "dlq_sqlite_redrive_circuit_open", "gauge", "1 while the redrive "
 	    "of a queue's DLQ is paused by its circuit.", "SELECT (SELECT d.dlq "
 	    "FROM dead_letters d WHERE d.queue = c.queue LIMIT 1), 1 FROM "
 	    "redrive_circuits c WHERE c.resumed_at IS NULL GROUP BY c.queue",
@@ -146,9 +146,9 @@ dlq_archive_metrics(struct dlq_archive *archive, int64_t now_ms,
 }
 
 bool
-dlq_archive_writable(struct dlq_archive *archive)
+dlq_sqlite_writable(struct dlq_sqlite *archive)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	bool ok;
 
 	dlq_archive_writer_lock();	/* a turn among the writers */
@@ -160,7 +160,7 @@ dlq_archive_writable(struct dlq_archive *archive)
 }
 
 void
-dlq_archive_busy_timeout(struct dlq_archive *archive, int ms)
+dlq_sqlite_busy_timeout(struct dlq_sqlite *archive, int ms)
 {
-	sqlite3_busy_timeout(dlq_archive_db(archive), ms);
+	sqlite3_busy_timeout(dlq_sqlite_db(archive), ms);
 }

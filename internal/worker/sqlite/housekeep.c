@@ -5,12 +5,12 @@
 #include "sqlite.h"
 
 static int64_t
-number(struct dlq_archive *archive, const char *sql, int64_t now)
+number(struct dlq_sqlite *archive, const char *sql, int64_t now)
 {
 	sqlite3_stmt *st;
 	int64_t v = -1;
 
-	if (sqlite3_prepare_v2(dlq_archive_db(archive), sql, -1, &st, NULL) !=
+	if (sqlite3_prepare_v2(dlq_sqlite_db(archive), sql, -1, &st, NULL) !=
 	    SQLITE_OK)
 		return -1;
 	if (sqlite3_bind_parameter_count(st) > 0)
@@ -23,21 +23,21 @@ number(struct dlq_archive *archive, const char *sql, int64_t now)
 }
 
 int64_t
-dlq_archive_unresolved(struct dlq_archive *archive)
+dlq_sqlite_unresolved(struct dlq_sqlite *archive)
 {
 	return number(archive, "SELECT count(*) FROM dead_letters WHERE status "
 	    "IN ('open', 'assigned', 'replaying')", 0);
 }
 
 int64_t
-dlq_archive_oldest_unresolved(struct dlq_archive *archive, int64_t now_ms)
+dlq_sqlite_oldest_unresolved(struct dlq_sqlite *archive, int64_t now_ms)
 {
 	return number(archive, "SELECT ?1 - min(received_at) FROM dead_letters"
 	    " WHERE status IN ('open', 'assigned', 'replaying')", now_ms);
 }
 
 int
-dlq_archive_escalations(struct dlq_archive *archive, int64_t now_ms,
+dlq_sqlite_escalations(struct dlq_sqlite *archive, int64_t now_ms,
     int64_t owner_sla_ms,
     void (*each)(void *arg, const struct dlq_escalation *), void *arg)
 {
@@ -45,7 +45,7 @@ dlq_archive_escalations(struct dlq_archive *archive, int64_t now_ms,
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(dlq_archive_db(archive), "UPDATE dead_letters"
+	if (sqlite3_prepare_v2(dlq_sqlite_db(archive), "UPDATE dead_letters"
 	    " SET escalation_noted = CASE status WHEN 'assigned' THEN"
 	    "  'decision:' || escalate_at ELSE 'owner' END"
 	    " WHERE (status = 'assigned' AND escalate_at < ?1 AND"
@@ -60,7 +60,7 @@ dlq_archive_escalations(struct dlq_archive *archive, int64_t now_ms,
 	dlq_archive_writer_lock();
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		e.id = sqlite3_column_int64(st, 0);
-		e.queue = dlq_archive_text(st, 1);
+		e.queue = dlq_sqlite_text(st, 1);
 		e.owner = (const char *)sqlite3_column_text(st, 2);
 		e.decision = (const char *)sqlite3_column_text(st, 3);
 		e.escalate_at_ms = sqlite3_column_int64(st, 4);

@@ -179,10 +179,10 @@ plan_item(struct dlq_buf *out, const struct dlq_config *c, const cJSON *req,
 }
 
 int
-dlq_replay_plan(struct dlq_archive *archive, const struct dlq_config *c, const cJSON *req,
+dlq_sqlite_replay_plan(struct dlq_sqlite *archive, const struct dlq_config *c, const cJSON *req,
     struct dlq_buf *out, char *why, size_t whylen)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const cJSON *ids = cJSON_GetObjectItemCaseSensitive(req, "ids"), *e;
 	const cJSON *lim = cJSON_GetObjectItemCaseSensitive(req, "limit");
 	const cJSON *since = cJSON_GetObjectItemCaseSensitive(req, "since_ms");
@@ -276,7 +276,7 @@ dlq_replay_plan(struct dlq_archive *archive, const struct dlq_config *c, const c
 	return DLQ_OK;
 fail:
 	snprintf(why, whylen, "archive: %s",
-	    dlq_archive_sqlite_errmsg(db));
+	    dlq_sqlite_db_errmsg(db));
 	return DLQ_ERROR;
 }
 
@@ -487,10 +487,10 @@ out:
 }
 
 int
-dlq_replay_claim(struct dlq_archive *archive, const struct dlq_config *c, const cJSON *req,
+dlq_sqlite_replay_claim(struct dlq_sqlite *archive, const struct dlq_config *c, const cJSON *req,
     const char *actor, struct dlq_buf *out, char *why, size_t whylen)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const cJSON *ids = cJSON_GetObjectItemCaseSensitive(req, "ids"), *e;
 	struct dlq_buf claims, refused, deferred;
 	struct claim_sql q;
@@ -506,7 +506,7 @@ dlq_replay_claim(struct dlq_archive *archive, const struct dlq_config *c, const 
 		return DLQ_USAGE;
 	if (claim_sql_prepare(db, &q) == -1) {
 		snprintf(why, whylen, "archive: %s",
-		    dlq_archive_sqlite_errmsg(db));
+		    dlq_sqlite_db_errmsg(db));
 		return DLQ_ERROR;
 	}
 	dlq_buf_init(&claims);
@@ -543,7 +543,7 @@ dlq_replay_claim(struct dlq_archive *archive, const struct dlq_config *c, const 
 	return DLQ_OK;
 fail:
 	snprintf(why, whylen, "archive: %s",
-	    dlq_archive_sqlite_errmsg(db));
+	    dlq_sqlite_db_errmsg(db));
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	claim_sql_free(&q);
 	dlq_buf_release(&claims);
@@ -620,10 +620,10 @@ valid_outcome(const char *o)
 }
 
 int
-dlq_replay_finish(struct dlq_archive *archive, const cJSON *req, const char *actor,
+dlq_sqlite_replay_finish(struct dlq_sqlite *archive, const cJSON *req, const char *actor,
     struct dlq_buf *out, char *why, size_t whylen)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	const cJSON *results = cJSON_GetObjectItemCaseSensitive(req, "results");
 	const cJSON *e, *a;
 	struct finish_sql q;
@@ -648,7 +648,7 @@ dlq_replay_finish(struct dlq_archive *archive, const cJSON *req, const char *act
 	}
 	if (finish_sql_prepare(db, &q) == -1) {
 		snprintf(why, whylen, "archive: %s",
-		    dlq_archive_sqlite_errmsg(db));
+		    dlq_sqlite_db_errmsg(db));
 		return DLQ_ERROR;
 	}
 	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
@@ -673,7 +673,7 @@ dlq_replay_finish(struct dlq_archive *archive, const cJSON *req, const char *act
 	return DLQ_OK;
 fail:
 	snprintf(why, whylen, "archive: %s",
-	    dlq_archive_sqlite_errmsg(db));
+	    dlq_sqlite_db_errmsg(db));
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	finish_sql_free(&q);
 	return DLQ_ERROR;

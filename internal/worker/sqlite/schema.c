@@ -232,7 +232,7 @@ _Static_assert(sizeof(schemas) / sizeof(schemas[0]) == DLQ_ARCHIVE_SCHEMA,
     "one migration step per schema version");
 
 int
-dlq_sqlite_schema_version(struct dlq_archive *a)
+dlq_sqlite_schema_version(struct dlq_sqlite *a)
 {
 	return (int)dlq_sqlite_pragma_int(a, "PRAGMA user_version");
 }
@@ -242,7 +242,7 @@ dlq_sqlite_schema_version(struct dlq_archive *a)
  * the old pages SQLite zeroes as it frees them (secure delete), and a
  * margin. Unknown: yes (a full disk fails the migration cleanly). */
 static bool
-room_for_relayout(struct dlq_archive *a, int64_t *need, int64_t *avail)
+room_for_relayout(struct dlq_sqlite *a, int64_t *need, int64_t *avail)
 {
 	struct statvfs sv;
 	int64_t pages = dlq_sqlite_pragma_int(a, "PRAGMA page_count");
@@ -256,7 +256,7 @@ room_for_relayout(struct dlq_archive *a, int64_t *need, int64_t *avail)
 }
 
 static void
-log_relayout_deferred(struct dlq_archive *a, int64_t need, int64_t avail)
+log_relayout_deferred(struct dlq_sqlite *a, int64_t need, int64_t avail)
 {
 	static atomic_bool said;	/* once, not per handle */
 	struct dlq_buf line = { 0 };
@@ -281,7 +281,7 @@ log_relayout_deferred(struct dlq_archive *a, int64_t need, int64_t avail)
  * schema 10's copy. The version is read again inside it: two handles
  * opening at once migrate once. `relaid`: schema 10 was made. */
 static int
-migrate_steps(struct dlq_archive *a, bool *relaid)
+migrate_steps(struct dlq_sqlite *a, bool *relaid)
 {
 	int version, target = DLQ_ARCHIVE_SCHEMA, v, i;
 	int64_t need = 0, avail = 0, t0 = dlq_now_ms();
@@ -336,7 +336,7 @@ fail:
  * meanwhile, as SQLite's way to rebuild a table (schema 10) asks; they
  * cannot be switched inside a transaction. */
 int
-dlq_sqlite_migrate(struct dlq_archive *a)
+dlq_sqlite_migrate(struct dlq_sqlite *a)
 {
 	int version, rc;
 	bool relaid = false;

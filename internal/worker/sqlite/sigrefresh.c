@@ -14,7 +14,7 @@
 #include "signature.h"
 
 #define VERSION_KEY	"signature_version"
-/* records read, then changed, at a time (dlq_archive_walk) */
+/* records read, then changed, at a time (dlq_sqlite_walk) */
 #define CHUNK		1000
 
 struct change {
@@ -40,7 +40,7 @@ noted_version(sqlite3 *db)
 {
 	int64_t v = 0;
 
-	return dlq_archive_meta_read(db, VERSION_KEY, &v) == -1 ? -1 : v;
+	return dlq_sqlite_meta_read(db, VERSION_KEY, &v) == -1 ? -1 : v;
 }
 
 /* The records after archive id `after`, up to CHUNK: the ones whose
@@ -59,15 +59,15 @@ read_chunk(void *arg, int64_t after, int64_t *last)
 	sqlite3_bind_int(r->read, 2, CHUNK);
 	while ((rc = sqlite3_step(r->read)) == SQLITE_ROW) {
 		*last = sqlite3_column_int64(r->read, 0);
-		error = dlq_archive_text(r->read, 4);
+		error = dlq_sqlite_text(r->read, 4);
 		dlq_buf_reset(&r->norm);
 		dlq_signature_normalize(error, strlen(error), &r->norm);
 		dlq_signature_id(dlq_signature_hash(
-		    dlq_archive_text(r->read, 1), dlq_archive_text(r->read, 2),
-		    dlq_archive_text(r->read, 3),
+		    dlq_sqlite_text(r->read, 1), dlq_sqlite_text(r->read, 2),
+		    dlq_sqlite_text(r->read, 3),
 		    r->norm.data != NULL ? r->norm.data : ""), sig);
 		r->records++;
-		if (strcmp(sig, dlq_archive_text(r->read, 5)) != 0) {
+		if (strcmp(sig, dlq_sqlite_text(r->read, 5)) != 0) {
 			r->changes[n].id = *last;
 			memcpy(r->changes[n].sig, sig, sizeof(sig));
 			n++;
@@ -104,7 +104,7 @@ refresh_all(struct refresh *r)
 	    sqlite3_prepare_v2(r->db, "UPDATE dead_letters SET signature = ?1"
 	    " WHERE id = ?2", -1, &r->write, NULL) != SQLITE_OK)
 		return -1;
-	return dlq_archive_walk(read_chunk, write_changes, r);
+	return dlq_sqlite_walk(read_chunk, write_changes, r);
 }
 
 /* In the write transaction: the version read again (handles opening at
@@ -121,7 +121,7 @@ refresh_older(void *arg)
 		return 0;
 	if (refresh_all(r) == -1)
 		return -1;
-	return dlq_archive_meta_write(r->db, VERSION_KEY,
+	return dlq_sqlite_meta_write(r->db, VERSION_KEY,
 	    DLQ_SIGNATURE_VERSION);
 }
 
@@ -143,9 +143,9 @@ log_refreshed(const struct refresh *r, const char *path, int64_t ms)
 }
 
 int
-dlq_sigrefresh_run(struct dlq_archive *archive, const char *path)
+dlq_sqlite_sigrefresh_run(struct dlq_sqlite *archive, const char *path)
 {
-	sqlite3 *db = dlq_archive_db(archive);
+	sqlite3 *db = dlq_sqlite_db(archive);
 	struct refresh *r;
 	int64_t t0 = dlq_now_ms(), from;
 	char why[256];
@@ -159,7 +159,7 @@ dlq_sigrefresh_run(struct dlq_archive *archive, const char *path)
 		return -1;
 	r->db = db;
 	dlq_buf_init(&r->norm);
-	if (dlq_archive_in_transaction(db, refresh_older, r, why,
+	if (dlq_sqlite_in_transaction(db, refresh_older, r, why,
 	    sizeof(why)) == -1) {
 		dlq_log(DLQ_LOG_WARN, "signatures_refresh_failed", "path", path,
 		    "error", why, NULL);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "archive.h"
+#include "sqlitedb.h"
 #include "buf.h"
 #include "redact.h"
 
@@ -25,7 +26,7 @@ struct hint_id {
 	int64_t		 id;
 };
 
-struct dlq_archive {
+struct dlq_sqlite {
 	sqlite3		*db;
 	sqlite3_stmt	*insert;
 	sqlite3_stmt	*find;		/* by fingerprint */
@@ -48,58 +49,55 @@ struct dlq_archive {
 	int		 busy_ms;	/* archive.busy_timeout_ms */
 	bool		 no_wait;	/* this statement: not even that */
 	int64_t		 busy_since;	/* busy_wait(): the first try */
-	const atomic_bool *stop;	/* dlq_archive_stop_waits() */
+	const atomic_bool *stop;	/* dlq_sqlite_stop_waits() */
 	struct dlq_redact mask;		/* SQL dlq_mask(): the config's rules */
 	char		 damaged[512];	/* the first SQLITE_CORRUPT's error */
 };
 
-/* The last error of the calling thread (dlq_archive_errmsg); a
+/* The last error of the calling thread (dlq_sqlite_errmsg); a
  * handle shared by consumers (under the writer mutex) must not hand one
  * thread another's error. */
 extern _Thread_local char dlq_sqlite_err[DLQ_SQLITE_ERR_MAX];
 
 /* Keeps what failed and why: SQLite's message, with `sys` (an errno or
  * 0) after it; the first damage met is kept for known_damaged. */
-void	dlq_sqlite_set_err_sys(struct dlq_archive *, const char *what, int sys);
+void	dlq_sqlite_set_err_sys(struct dlq_sqlite *, const char *what, int sys);
 /* The same with the errno of a failed write, sync or read, from the
  * archive's VFS, else SQLite's. */
-void	dlq_sqlite_set_err(struct dlq_archive *, const char *what);
+void	dlq_sqlite_set_err(struct dlq_sqlite *, const char *what);
 /* True, with the error said again, once a statement on this handle met
  * a damaged page: nothing commits into that file any more. */
-bool	dlq_sqlite_known_damaged(struct dlq_archive *);
+bool	dlq_sqlite_known_damaged(struct dlq_sqlite *);
 /* Runs `sql` (no rows); 0, or -1 with the error kept. */
-int	dlq_sqlite_exec(struct dlq_archive *, const char *sql);
+int	dlq_sqlite_exec(struct dlq_sqlite *, const char *sql);
 /* The number a PRAGMA answers; -1 on error. */
-int64_t	dlq_sqlite_pragma_int(struct dlq_archive *, const char *sql);
+int64_t	dlq_sqlite_pragma_int(struct dlq_sqlite *, const char *sql);
 
 /* The schema version of the open file (PRAGMA user_version); -1 on
  * error (schema.c). */
-int	dlq_sqlite_schema_version(struct dlq_archive *);
+int	dlq_sqlite_schema_version(struct dlq_sqlite *);
 /* Brings the schema up to DLQ_ARCHIVE_SCHEMA, once however many handles
  * open at once; refuses a newer one. 0 / -1 with the error kept. */
-int	dlq_sqlite_migrate(struct dlq_archive *);
-
-/* The connection of a handle. */
-sqlite3	*dlq_archive_db(struct dlq_archive *);
+int	dlq_sqlite_migrate(struct dlq_sqlite *);
 
 /* SQLite's message for the last error on `db`, for a handle of the
  * archive (the case queries, replay); valid until the calling thread's
  * next call. A damaged file (SQLITE_CORRUPT) says so, and that retrying
  * will not mend it: the runbook's "A damaged archive" says what will. */
-const char *dlq_archive_sqlite_errmsg(sqlite3 *);
+const char *dlq_sqlite_db_errmsg(sqlite3 *);
 
 /* Column `col` of the statement's row as text; "" for NULL. */
-const char *dlq_archive_text(sqlite3_stmt *, int col);
+const char *dlq_sqlite_text(sqlite3_stmt *, int col);
 
 /* The same on a handle of the archive, within the caller's transaction
  * (or in one of its own, not under the writer mutex): the startup's
  * refreshes of what the records hold. */
-int	dlq_archive_meta_read(sqlite3 *, const char *key, int64_t *value);
-int	dlq_archive_meta_write(sqlite3 *, const char *key, int64_t value);
+int	dlq_sqlite_meta_read(sqlite3 *, const char *key, int64_t *value);
+int	dlq_sqlite_meta_write(sqlite3 *, const char *key, int64_t value);
 /* Runs `run` (0 / -1) in a transaction that takes the write lock at once
  * (BEGIN IMMEDIATE): committed after a 0; rolled back after a -1 or a
  * failed BEGIN or COMMIT, with SQLite's reason in `why`. 0 / -1. */
-int	dlq_archive_in_transaction(sqlite3 *, int (*run)(void *), void *arg,
+int	dlq_sqlite_in_transaction(sqlite3 *, int (*run)(void *), void *arg,
 	    char *why, size_t n);
 
 /* A walk through the records by archive id, a chunk at a time: `read`
@@ -108,7 +106,7 @@ int	dlq_archive_in_transaction(sqlite3 *, int (*run)(void *), void *arg,
  * (0 / -1), until a chunk reads no record. Reading a chunk before
  * writing it: an UPDATE of the table a SELECT is still stepping through
  * is left undefined by SQLite. 0 / -1. */
-int	dlq_archive_walk(int (*read)(void *, int64_t after, int64_t *last),
+int	dlq_sqlite_walk(int (*read)(void *, int64_t after, int64_t *last),
 	    int (*write)(void *, int n), void *arg);
 
 /* The same groups, every one, as rows of a statement (NULL on error; the
