@@ -18,10 +18,11 @@ SAN ?=
 B ?= build$(if $(SAN),/san-$(subst $(comma),-,$(SAN)))
 
 CC ?= cc
-# What both binaries link; the worker adds the archive (SQLite) and its
-# HTTP listener; dlqctl reaches the archive only through the worker.
+# What both binaries link; the worker adds the archive (SQLite, or
+# PostgreSQL through libpq) and its HTTP listener; dlqctl reaches the
+# archive only through the worker.
 CORE_PKGS := librabbitmq libcurl libcjson libconfig libssl libcrypto
-WORKER_PKGS := sqlite3 libmicrohttpd
+WORKER_PKGS := sqlite3 libpq libmicrohttpd
 PKGS := $(CORE_PKGS) $(WORKER_PKGS)
 OPT ?= -O2 -g
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -44,12 +45,14 @@ CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 # refuses a worker header in dlqctl (scripts/layout.sh checks the same,
 # and that no two modules include each other).
 CORE_INC := -iquote internal/core
-WORKER_INC := $(CORE_INC) -iquote internal/worker -iquote internal/worker/sqlite
+WORKER_INC := $(CORE_INC) -iquote internal/worker \
+	-iquote internal/worker/sqlite -iquote internal/worker/postgres
 CTL_INC := $(CORE_INC) -iquote internal/dlqctl
 ALL_INC := $(WORKER_INC) -iquote internal/dlqctl
 
 CORE_SRC := $(wildcard internal/core/*.c)
-WORKER_SRC := $(wildcard internal/worker/*.c internal/worker/sqlite/*.c)
+WORKER_SRC := $(wildcard internal/worker/*.c internal/worker/sqlite/*.c \
+	internal/worker/postgres/*.c)
 CTL_SRC := $(wildcard internal/dlqctl/*.c)
 LIB_SRC := $(CORE_SRC) $(WORKER_SRC) $(CTL_SRC)
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/topology_default.o

@@ -7,7 +7,7 @@ set -euo pipefail
 pkgs=(
 	make gcc pkg-config			# build
 	librabbitmq-dev libcurl4-openssl-dev libcjson-dev libconfig-dev
-	libsqlite3-dev libssl-dev libmicrohttpd-dev
+	libsqlite3-dev libpq-dev libssl-dev libmicrohttpd-dev
 	rabbitmq-server				# the local / test broker
 	sqlite3					# scripts/archive-repair.sh, backups
 )
@@ -20,6 +20,7 @@ if [ "${1:-}" = test ]; then
 		systemd				# systemd-analyze checks the unit
 		clang libclang-rt-14-dev	# make fuzz (libFuzzer)
 		groff-base			# make check-man (groff -man -ww)
+		postgresql			# the PostgreSQL archive's tests
 	)
 fi
 

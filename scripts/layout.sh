@@ -9,7 +9,8 @@
 #   2. No include circle between modules (a module is x.c with x.h):
 #      tsort(1) of the include graph must find no loop.
 #   3. <sqlite3.h> is included by the SQLite backend (internal/worker/
-#      sqlite/) alone, and by no header outside it.
+#      sqlite/) alone, <libpq-fe.h> by the PostgreSQL backend
+#      (internal/worker/postgres/) alone.
 #
 # Prints every breach and exits 1 on any; silent and 0 otherwise.
 set -uo pipefail
@@ -31,7 +32,8 @@ allowed() {	# folder of the including file -> folders it may include
 	case $1 in
 	internal/core) echo "internal/core" ;;
 	internal/worker|internal/worker/*|cmd/worker)
-		echo "internal/core internal/worker internal/worker/sqlite" ;;
+		echo "internal/core internal/worker internal/worker/sqlite" \
+		    "internal/worker/postgres" ;;
 	internal/dlqctl|cmd/dlqctl) echo "internal/core internal/dlqctl" ;;
 	esac
 }
@@ -61,6 +63,12 @@ for f in internal/*/*.[ch] internal/worker/*/*.[ch] cmd/*/*.[ch]; do
 		case $f in
 		internal/worker/sqlite/*) ;;
 		*) say "$f includes <sqlite3.h>: only internal/worker/sqlite/ may" ;;
+		esac
+	fi
+	if grep -q '^#[[:space:]]*include[[:space:]]*<libpq-fe.h>' "$f"; then
+		case $f in
+		internal/worker/postgres/*) ;;
+		*) say "$f includes <libpq-fe.h>: only internal/worker/postgres/ may" ;;
 		esac
 	fi
 done

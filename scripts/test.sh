@@ -3,7 +3,9 @@
 # installs what is missing, builds, starts a private RabbitMQ node on
 # DLQ_TEST_PORT (default 5699, never a broker you already run), runs the
 # unit and integration tests, and prints one total line. The test node is
-# reset (its data deleted) at every run.
+# reset (its data deleted) at every run. A private PostgreSQL server
+# (scripts/postgres.sh, on DLQ_TEST_PG_PORT, default 5698) is made for
+# the run and deleted after it.
 # `make SAN=address,undefined test` runs the same under sanitizers.
 #
 # scripts/test.sh stress [RUNS] (make test-stress) runs the integration
@@ -37,15 +39,21 @@ export DLQ_TEST_AMQPS_URL="amqps://guest:guest@localhost:${BROKER_TLS_PORT}/"
 export DLQ_TEST_MANAGEMENT_TLS_URL="https://localhost:$((BROKER_MANAGEMENT_PORT + 1000))/"
 DLQ_TEST_TLS_CA=$(scripts/broker.sh ca "$port")
 export DLQ_TEST_TLS_CA
+pg_port=${DLQ_TEST_PG_PORT:-5698}
+DLQ_TEST_PG_URL=$(scripts/postgres.sh start "$pg_port")
+export DLQ_TEST_PG_URL
+cleanup() { scripts/postgres.sh stop "$pg_port"; }
+trap cleanup EXIT
 
 if [ "$mode" = all ]; then
-	exec make -s check
+	make -s check
+	exit
 fi
 
 runs=${2:-1}
 export DLQ_FAULT_COMMIT_DELAY_MS=${DLQ_FAULT_COMMIT_DELAY_MS:-40}
 hogs=()
-trap 'kill "${hogs[@]}" 2>/dev/null' EXIT
+trap 'kill "${hogs[@]}" 2>/dev/null; cleanup' EXIT
 for i in 1 2; do
 	sh -c 'while :; do :; done' &
 	hogs+=($!)

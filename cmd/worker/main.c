@@ -51,6 +51,27 @@ print_warning(const struct dlq_warning *w, void *arg)
 	printf("%s\n", w->advice);
 }
 
+/* --check-config: the archive's backend, and for PostgreSQL the server
+ * and the schema it found (connecting, changing nothing). */
+static int
+check_archive(const struct dlq_config *c)
+{
+	struct dlq_buf what;
+	int rc;
+
+	dlq_buf_init(&what);
+	rc = dlq_archive_describe(c, &what);
+	if (rc == 0) {
+		if (what.len > 0)
+			printf("archive: %s\n", what.data);
+		puts("configuration OK");
+	} else
+		fprintf(stderr, "dlq-worker: archive: %s\n", what.data ?
+		    what.data : "out of memory");
+	dlq_buf_release(&what);
+	return rc == 0 ? DLQ_EXIT_OK : DLQ_EXIT_ERROR;
+}
+
 static void
 usage(FILE *f)
 {
@@ -112,8 +133,7 @@ main(int argc, char **argv)
 	if (check) {
 		dlq_roles_unknown_members(&cfg, print_unknown_member, NULL);
 		(void)dlq_preflight(&cfg, print_warning, NULL);
-		puts("configuration OK");
-		rc = DLQ_EXIT_OK;
+		rc = check_archive(&cfg);
 	} else
 		rc = dlq_worker_run(&cfg, top, assert_only);
 	dlq_topology_free(top);

@@ -139,6 +139,8 @@ static const struct opt opts[] = {
 	    0, 0, 0, NULL, default_error_headers },
 	{ "archive", "path", "DLQ_ARCHIVE_PATH", OPT_STR, OFF(archive_path),
 	    0, 0, 0, "/var/lib/dlq-monitor/archive.db", NULL },
+	{ "archive", "url", "DLQ_ARCHIVE_URL", OPT_STR, OFF(archive_url),
+	    0, 0, 0, NULL, NULL },
 	{ "archive", "busy_timeout_ms", NULL, OPT_INT, OFF(busy_timeout_ms),
 	    0, 600000, 5000, NULL, NULL },
 	{ "archive", "retention_days", NULL, OPT_INT, OFF(retention_days),
@@ -273,6 +275,8 @@ check_str(const struct opt *o, const char *v)
 	if (*v == '\0' && strcmp(o->name, "listen") == 0)
 		return "must not be empty (0 turns it off; leave the setting out "
 		    "for its default)";
+	if (strcmp(o->name, "url") == 0 && strcmp(o->group, "archive") == 0)
+		return dlq_url_postgres_problem(v);
 	if (strcmp(o->name, "url") == 0) {
 		memset(&b, 0, sizeof(b));
 		if (dlq_url_parse_amqp(v, &b, &why) == 0)

@@ -105,6 +105,7 @@ struct dlq_config {
 
 	/* archive */
 	char			*archive_path;
+	char			*archive_url;	/* PostgreSQL; NULL: SQLite */
 	int64_t			 busy_timeout_ms;
 	int64_t			 retention_days;	/* 0: keep payloads */
 	int64_t			 audit_retention_days;	/* 0: keep the audit */

@@ -77,6 +77,27 @@ dlq_url_http_problem(const char *v)
 }
 
 const char *
+dlq_url_postgres_problem(const char *v)
+{
+	if (*v == '\0')
+		return "must not be empty (leave the setting out for the SQLite "
+		    "archive at archive.path)";
+	if (dlq_term_has_control(v, false))
+		return "must not contain control characters (a trailing "
+		    "newline?)";
+	if (strncmp(v, "postgresql://", 13) == 0 ||
+	    strncmp(v, "postgres://", 11) == 0)
+		return NULL;
+	if (strstr(v, "://") != NULL)
+		return "expected a postgresql:// URL (the archive is "
+		    "PostgreSQL's or, without archive.url, SQLite's)";
+	if (strchr(v, '=') == NULL)
+		return "expected postgresql://user@host:port/dbname or libpq's "
+		    "keywords (host=... dbname=...)";
+	return NULL;
+}
+
+const char *
 dlq_url_host_port(const char *item, int default_port, char *host,
     size_t hn, int *port)
 {

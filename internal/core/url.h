@@ -40,6 +40,13 @@ const char *dlq_url_listen(const char *v, struct sockaddr_storage *ss);
  * and query are secrets). */
 const char *dlq_url_http_problem(const char *url);
 
+/* Checks archive.url, a PostgreSQL connection string as libpq reads it:
+ * a postgresql:// (or postgres://) URI or libpq's keywords (host=...
+ * dbname=...). NULL when fine, else the reason, which never quotes it
+ * (a password may be in it). libpq itself reads it at the worker's
+ * start; this catches what is plainly no connection string. */
+const char *dlq_url_postgres_problem(const char *v);
+
 /* Copy of `url` with the password replaced by "***"; caller frees. */
 char	*dlq_url_mask(const char *url);
 

@@ -5,7 +5,8 @@
  * handle (one connection); the SQLite backend, internal/worker/sqlite/,
  * implements them, and no header outside it names SQLite.
  *
- * Today's backend is SQLite (one file, WAL).
+ * Backends: SQLite (one file, WAL; one worker per file) and PostgreSQL
+ * (archive.url; several workers, replicas, share one database).
  *
  * The worker writes a dead letter here and acks it only after the commit:
  * the ack deletes the broker's copy, so the commit is synchronous=FULL in
@@ -56,6 +57,19 @@ struct dlq_record {
  * lock does not touch SQLite's: flock and fcntl locks are apart on a
  * local file system. */
 int	dlq_archive_claim(const char *path, int *fd);
+
+/* Where the archive is, for a log line or a message: archive.path, or
+ * archive.url's server and database without its password
+ * ("postgresql://user@host:port/dbname"). Returns `out`. */
+#define DLQ_ARCHIVE_WHERE_MAX	256
+const char *dlq_archive_where(const struct dlq_config *, char *out,
+	    size_t n);
+/* For --check-config: what the archive holds, opened without changing
+ * it: for PostgreSQL, connects and says the server's version and the
+ * schema's; for SQLite nothing (its file is made at the first start).
+ * 0, or -1 (it cannot be opened, or is
+ * newer than this program) with the reason in `out`. */
+int	dlq_archive_describe(const struct dlq_config *, struct dlq_buf *out);
 
 /* Opens (creating and migrating the schema as needed). NULL: logged as
  * archive_open_failed. */

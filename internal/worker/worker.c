@@ -127,6 +127,9 @@ claim_archive(const struct dlq_config *c, const sigset_t *set, int *fd)
 	bool said = false;
 	char why[96];
 
+	*fd = -1;
+	if (c->archive_url != NULL)	/* PostgreSQL: replicas share it */
+		return 0;
 	while (dlq_archive_claim(c->archive_path, fd) == EWOULDBLOCK) {
 		if (dlq_now_ms() >= until) {
 			snprintf(why, sizeof(why), "another dlq-worker still "
@@ -611,7 +614,8 @@ check_archive_file(const struct dlq_config *c)
 {
 	char mode[8];
 
-	if (!dlq_preflight_open_to_others(c->archive_path, mode, sizeof(mode)))
+	if (c->archive_url != NULL || !dlq_preflight_open_to_others(
+	    c->archive_path, mode, sizeof(mode)))
 		return;
 	dlq_log(DLQ_LOG_WARN, "archive_readable", "path", c->archive_path,
 	    "mode", mode, "advice", "the archive holds payloads (personal "
@@ -647,7 +651,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	sigset_t set;
 	int sig, rc, lock_fd;
 	struct dlq_buf line = { 0 };
-	char targets[32];
+	char targets[32], archive[DLQ_ARCHIVE_WHERE_MAX];
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -685,11 +689,20 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 		    (int64_t)dlq_topology_monitored(t));
 		dlq_log_str(&line, "alerts", c->n_targets ? targets :
 		    "log only");
-		dlq_log_str(&line, "archive", c->archive_path);
+		dlq_log_str(&line, "archive", dlq_archive_where(c, archive,
+		    sizeof(archive)));
 		dlq_log_end(&line);
 	}
 	dlq_buf_release(&line);
 	(void)dlq_preflight(c, dlq_preflight_log, NULL);
+	if (c->archive_url != NULL)
+		dlq_log(DLQ_LOG_WARN, "archive_partial", "archive", archive,
+		    "advice", "the PostgreSQL archive records, counts and "
+		    "audits every dead letter across replicas; the automatic "
+		    "redrive, retention, the refreshes of classes and "
+		    "signatures and dlqctl's record commands (list, show, "
+		    "stats, groups, assign, drop, reopen, replay, purge, "
+		    "audit) do not run on it yet", NULL);
 
 	/* before the topology: refused bindings are looked for over HTTP */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {

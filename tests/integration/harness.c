@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <ftw.h>
 #include <signal.h>
+#include <libpq-fe.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1176,4 +1177,79 @@ h_db_int(const char *db, const char *sql)
 	sqlite3_finalize(st);
 	sqlite3_close(h);
 	return v;
+}
+
+const char *
+h_pg_url(void)
+{
+	const char *u = getenv("DLQ_TEST_PG_URL");
+
+	ck_assert_msg(u != NULL && *u != '\0', "DLQ_TEST_PG_URL is not set: "
+	    "scripts/test.sh starts the test's PostgreSQL server "
+	    "(scripts/postgres.sh) and sets it");
+	return u;
+}
+
+/* The server's URL with `db` for its database. */
+static void
+pg_url_of(const char *db, char *out, size_t n)
+{
+	const char *base = h_pg_url(), *slash = strrchr(base, '/');
+
+	ck_assert_ptr_nonnull(slash);
+	snprintf(out, n, "%.*s/%s", (int)(slash - base), base, db);
+}
+
+const char *
+h_pg_database(const char *name)
+{
+	static char urls[4][512];
+	static int slot;
+	char sql[256], *url = urls[slot++ % 4];
+	PGconn *c = PQconnectdb(h_pg_url());
+	PGresult *res;
+
+	ck_assert_msg(PQstatus(c) == CONNECTION_OK, "test PostgreSQL: %s",
+	    PQerrorMessage(c));
+	snprintf(sql, sizeof(sql), "CREATE DATABASE \"%s\"", name);
+	res = PQexec(c, sql);
+	ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK, "%s: %s", sql,
+	    PQerrorMessage(c));
+	PQclear(res);
+	PQfinish(c);
+	pg_url_of(name, url, sizeof(urls[0]));
+	return url;
+}
+
+int64_t
+h_pg_int(const char *url, const char *sql)
+{
+	PGconn *c = PQconnectdb(url);
+	PGresult *res;
+	int64_t v = -1;
+
+	if (PQstatus(c) == CONNECTION_OK) {
+		res = PQexec(c, sql);
+		if (PQresultStatus(res) == PGRES_TUPLES_OK &&
+		    PQntuples(res) > 0 && !PQgetisnull(res, 0, 0))
+			v = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+		PQclear(res);
+	}
+	PQfinish(c);
+	return v;
+}
+
+void
+h_pg_control(const char *cmd)
+{
+	char *out = NULL;
+	const char *url = h_pg_url(), *colon = strrchr(url, ':');
+	char port[16];
+
+	ck_assert_ptr_nonnull(colon);
+	snprintf(port, sizeof(port), "%d", atoi(colon + 1));
+	ck_assert_msg(h_run((const char *[]){ "/bin/bash",
+	    "scripts/postgres.sh", cmd, port, NULL }, NULL, &out) == 0,
+	    "scripts/postgres.sh %s %s: %s", cmd, port, out ? out : "");
+	free(out);
 }

@@ -234,4 +234,18 @@ int64_t		 h_now_ms(void);
  * answers none. */
 int64_t		 h_db_int(const char *db, const char *sql);
 
+/* The test PostgreSQL server (DLQ_TEST_PG_URL: scripts/test.sh starts a
+ * private one, scripts/postgres.sh, and sets it); the test fails when
+ * it is not set. */
+const char	*h_pg_url(void);
+/* A new empty database on it named `name` (h_name()); its URL (static
+ * slot, 4 of them). */
+const char	*h_pg_database(const char *name);
+/* The first column of the first row `sql` answers in the database at
+ * `url`, as a number; -1 when it answers none or fails. */
+int64_t		 h_pg_int(const char *url, const char *sql);
+/* scripts/postgres.sh `cmd` (restart, freeze, thaw) on the test server;
+ * fails the test when it fails. */
+void		 h_pg_control(const char *cmd);
+
 #endif

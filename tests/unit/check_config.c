@@ -521,6 +521,50 @@ START_TEST(a_bad_url_says_what_is_wrong_without_the_password)
 }
 END_TEST
 
+/* archive.url: a PostgreSQL connection string in either of libpq's
+ * forms; what is plainly none is refused at load, never echoed (a
+ * password may be in it); unset, the archive is SQLite's. */
+START_TEST(archive_url_takes_libpq_forms_and_is_never_echoed)
+{
+	static const char *const good[] = {
+		"postgresql://dlq:s3cr3t@db.example:5432/dlq?sslmode=verify-full",
+		"postgres://db.example/dlq",
+		"host=db.example dbname=dlq user=dlq password=s3cr3t",
+	};
+	static const char *const bad[][2] = {
+		{ "mysql://dlq:s3cr3t@db/dlq", "expected a postgresql:// URL" },
+		{ "db.example:5432/s3cr3t", "expected postgresql://user@host:"
+		    "port/dbname or libpq's keywords" },
+		{ "postgresql://dlq:s3cr3t@db/dlq\n", "must not contain control "
+		    "characters" },
+	};
+	size_t i;
+
+	ck_assert_int_eq(dlq_config_load(&c, NULL, &errors), 0);
+	ck_assert_ptr_null(c.archive_url);
+	dlq_config_release(&c);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		setenv("DLQ_ARCHIVE_URL", good[i], 1);
+		ck_assert_msg(dlq_config_load(&c, NULL, &errors) == 0, "%s: %s",
+		    good[i], err());
+		ck_assert_str_eq(c.archive_url, good[i]);
+		dlq_config_release(&c);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("DLQ_ARCHIVE_URL", bad[i][0], 1);
+		ck_assert_msg(dlq_config_load(&c, NULL, &errors) == -1, "%s",
+		    bad[i][0]);
+		ck_assert_msg(strstr(err(), "archive.url") != NULL &&
+		    strstr(err(), bad[i][1]) != NULL, "%s: %s", bad[i][0],
+		    err());
+		ck_assert_msg(strstr(err(), "s3cr3t") == NULL, "%s", err());
+		dlq_config_release(&c);
+		dlq_buf_reset(&errors);
+	}
+	unsetenv("DLQ_ARCHIVE_URL");
+}
+END_TEST
+
 START_TEST(webhook_must_be_http_and_is_never_echoed)
 {
 	setenv("DLQ_ALERT_WEBHOOK_URL", "ftp://hooks/secret-path", 1);
@@ -1385,6 +1429,7 @@ suite(void)
 	tcase_add_test(tc, env_numbers_are_digits_only);
 	tcase_add_test(tc, bad_urls_are_refused_without_the_password);
 	tcase_add_test(tc, a_bad_url_says_what_is_wrong_without_the_password);
+	tcase_add_test(tc, archive_url_takes_libpq_forms_and_is_never_echoed);
 	tcase_add_test(tc, webhook_must_be_http_and_is_never_echoed);
 	tcase_add_test(tc, a_webhook_url_curl_cannot_use_is_refused_at_load);
 	tcase_add_test(tc, the_format_follows_the_webhook_host);

@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -27,9 +26,9 @@
 #include "log.h"
 #include "parentdir.h"
 #include "redact.h"
+#include "record.h"
 #include "vfs.h"
 
-#define HEADERS_MAX	(256 * 1024)
 #define ARCHIVE_DIR_MODE 0750	/* a new archive's directory: the worker's */
 #define PROBE_KEY	"write_probe"	/* dlq_sqlite_probe(), removed after */
 /* Broker and worker clocks may disagree: deaths this much later than
@@ -399,11 +398,8 @@ dlq_sqlite_open(const struct dlq_config *c)
 	pthread_once(&once, configure_sqlite);
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return NULL;
-	dlq_buf_init(&a->keys);
 	a->path = strdup(c->archive_path);
-	if ((a->headers = malloc(HEADERS_MAX)) == NULL ||
-	    (a->md = EVP_MD_CTX_new()) == NULL ||
-	    (a->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL)
+	if (dlq_record_enc_init(&a->enc) == -1)
 		goto fail;
 	if (strcmp(c->archive_path, ":memory:") != 0) {	/* no file */
 		dir_err = dlq_parentdir_make(c->archive_path, ARCHIVE_DIR_MODE,
@@ -509,10 +505,7 @@ dlq_sqlite_close(struct dlq_sqlite *a)
 	settle_hints(a, false);
 	while (a->n_hints > 0)
 		free(a->hints[--a->n_hints].text);
-	dlq_buf_release(&a->keys);
-	free(a->headers);
-	EVP_MD_CTX_free(a->md);
-	EVP_MD_free(a->sha256);
+	dlq_record_enc_release(&a->enc);
 	free(a->path);
 	free(a);
 }
@@ -692,70 +685,6 @@ bind_prop(sqlite3_stmt *st, int i, const amqp_basic_properties_t *p,
 		sqlite3_bind_null(st, i);
 }
 
-static void
-hex(const unsigned char *d, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[d[i] >> 4];
-		out[2 * i + 1] = digits[d[i] & 0xf];
-	}
-	out[2 * n] = '\0';
-}
-
-/* The newest x-death time of a dead letter, seconds; 0 if it has none. */
-static int64_t
-death_time(const struct dlq_dead_letter *d)
-{
-	int64_t t = 0;
-	size_t i;
-
-	for (i = 0; i < d->n_xdeath; i++)
-		if (d->xdeath[i].time > t)
-			t = d->xdeath[i].time;
-	return t;
-}
-
-/* SHA-256 over the dlq, the properties that identify a message, the
- * encoded headers (x-death included: its counts and times) and the body
- * digest: the same delivery redelivered has the same digest.
- *
- * The fingerprint is the death time (8 bytes, big-endian) followed by
- * the first 24 bytes of the digest. Dead letters arrive about in the
- * order they died, so the index on fingerprints grows at its end and
- * its recent pages stay in the cache, however large the archive: a
- * random key cost a page read and a page write per insert once the
- * index outgrew the cache. Before schema 5 the fingerprint was the
- * whole digest (`legacy`). */
-static void
-fingerprint(EVP_MD_CTX *ctx, const EVP_MD *sha256,
-    const struct dlq_record *r, int64_t died, const unsigned char *headers,
-    size_t headers_len, const unsigned char body_sha[32],
-    unsigned char out[32], unsigned char legacy[32])
-{
-	const amqp_basic_properties_t *p = r->d->props;
-	uint64_t t = (uint64_t)died;
-	unsigned int n = 32;
-	int i;
-
-	EVP_DigestInit_ex2(ctx, sha256, NULL);
-	EVP_DigestUpdate(ctx, r->d->dlq.p, r->d->dlq.n);
-	EVP_DigestUpdate(ctx, "\0", 1);
-	if (p->_flags & AMQP_BASIC_MESSAGE_ID_FLAG)
-		EVP_DigestUpdate(ctx, p->message_id.bytes, p->message_id.len);
-	EVP_DigestUpdate(ctx, "\0", 1);
-	if (p->_flags & AMQP_BASIC_TIMESTAMP_FLAG)
-		EVP_DigestUpdate(ctx, &p->timestamp, sizeof(p->timestamp));
-	EVP_DigestUpdate(ctx, headers, headers_len);
-	EVP_DigestUpdate(ctx, body_sha, 32);
-	EVP_DigestFinal_ex(ctx, legacy, &n);
-	for (i = 0; i < 8; i++)
-		out[i] = (unsigned char)(t >> (56 - 8 * i));
-	memcpy(out + 8, legacy, 24);
-}
-
 /* Runs a bound lookup: the id in the first column of its first row, 0
  * when there is none. */
 static int64_t
@@ -862,56 +791,34 @@ dlq_sqlite_put(struct dlq_sqlite *a, const struct dlq_record *r,
 	const struct dlq_dead_letter *d = r->d;
 	const amqp_basic_properties_t *p = d->props;
 	sqlite3_stmt *st = a->insert;
-	unsigned char body_sha[32], fp[32], legacy[32];
-	char body_hex[65];
-	amqp_bytes_t enc = { HEADERS_MAX, a->headers };
-	size_t hlen = 0;
-	bool has_headers = false, done, inserted, stream;
-	int64_t id, died, hint = 0;
-	int i;
+	struct dlq_record_enc *e = &a->enc;
+	bool done, inserted, stream;
+	int64_t id, hint = 0;
 
 	*duplicate = false;
-	EVP_DigestInit_ex2(a->md, a->sha256, NULL);
-	EVP_DigestUpdate(a->md, d->body, d->body_len);
-	EVP_DigestFinal_ex(a->md, body_sha, NULL);
-	hex(body_sha, 32, body_hex);
-	if (p->_flags & AMQP_BASIC_HEADERS_FLAG)
-		has_headers = amqp_encode_table(enc,
-		    (amqp_table_t *)&p->headers, &hlen) == AMQP_STATUS_OK;
-	died = death_time(d);
-	fingerprint(a->md, a->sha256, r, died, a->headers,
-	    has_headers ? hlen : 0, body_sha, fp, legacy);
+	dlq_record_encode(e, r);
 	/* Every delivery is checked, not only those marked redelivered:
 	 * after a broker crash a delivery whose ack was lost may come back
 	 * unmarked. The insert below does nothing when the fingerprint is
 	 * there; a dead letter that died before the upgrade to schema 5 may
 	 * have been recorded with a fingerprint of the old form. */
-	if (a->has_legacy && died <= a->legacy_until + LEGACY_MARGIN_S &&
-	    (id = find_legacy(a, legacy)) > 0) {
+	if (a->has_legacy && e->died <= a->legacy_until + LEGACY_MARGIN_S &&
+	    (id = find_legacy(a, e->legacy)) > 0) {
 		*duplicate = true;
 		return id;
 	}
 
 	if (r->hint != NULL && (hint = hint_id(a, r->hint)) == -1)
 		return -1;
-	dlq_buf_reset(&a->keys);
-	dlq_buf_addc(&a->keys, '[');
-	for (i = 0; d->n_xdeath > 0 && d->xdeath[0].routing_keys != NULL &&
-	    i < d->xdeath[0].routing_keys->num_entries; i++) {
-		if (i > 0)
-			dlq_buf_addc(&a->keys, ',');
-		dlq_field_json(&a->keys, &d->xdeath[0].routing_keys->entries[i]);
-	}
-	dlq_buf_addc(&a->keys, ']');
 
 	/* a parameter left unbound is NULL: the bindings are cleared after
 	 * every insert, so nothing carries over from the last dead letter */
-	sqlite3_bind_blob(st, 1, fp, 32, SQLITE_STATIC);
+	sqlite3_bind_blob(st, 1, e->fingerprint, 32, SQLITE_STATIC);
 	bind_str(st, 2, d->dlq);
 	sqlite3_bind_text(st, 3, r->queue, -1, SQLITE_STATIC);
 	if (d->n_xdeath > 0)
 		bind_str(st, 4, d->xdeath[0].exchange);
-	sqlite3_bind_text(st, 5, a->keys.data, (int)a->keys.len, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, e->keys.data, (int)e->keys.len, SQLITE_STATIC);
 	bind_prop(st, 6, p, AMQP_BASIC_MESSAGE_ID_FLAG, p->message_id);
 	bind_prop(st, 7, p, AMQP_BASIC_CORRELATION_ID_FLAG, p->correlation_id);
 	bind_prop(st, 8, p, AMQP_BASIC_TYPE_FLAG, p->type);
@@ -928,8 +835,9 @@ dlq_sqlite_put(struct dlq_sqlite *a, const struct dlq_record *r,
 	bind_prop(st, 15, p, AMQP_BASIC_EXPIRATION_FLAG, p->expiration);
 	bind_prop(st, 16, p, AMQP_BASIC_USER_ID_FLAG, p->user_id);
 	bind_prop(st, 17, p, AMQP_BASIC_REPLY_TO_FLAG, p->reply_to);
-	if (has_headers)
-		sqlite3_bind_blob(st, 18, a->headers, (int)hlen, SQLITE_STATIC);
+	if (e->has_headers)
+		sqlite3_bind_blob(st, 18, e->headers, (int)e->headers_len,
+		    SQLITE_STATIC);
 	sqlite3_bind_text(st, 19, r->xdeath_json->data, (int)r->xdeath_json->len,
 	    SQLITE_STATIC);
 	sqlite3_bind_text(st, 20, r->reason, -1, SQLITE_STATIC);
@@ -949,7 +857,7 @@ dlq_sqlite_put(struct dlq_sqlite *a, const struct dlq_record *r,
 		sqlite3_bind_blob(st, 27, d->body_len ? d->body : "",
 		    (int)d->body_len, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 28, (sqlite3_int64)d->body_len);
-	sqlite3_bind_text(st, 29, body_hex, 64, SQLITE_STATIC);
+	sqlite3_bind_text(st, 29, e->body_hex, 64, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 30, r->received_ms);
 	if (r->replay_of > 0)
 		sqlite3_bind_int64(st, 31, r->replay_of);
@@ -965,7 +873,7 @@ dlq_sqlite_put(struct dlq_sqlite *a, const struct dlq_record *r,
 	if (inserted && stream && write_payload(a, id, d) == -1)
 		return -1;	/* the caller rolls back the record */
 	if (done && !inserted) {	/* the fingerprint is there */
-		if ((id = find(a, fp)) > 0)
+		if ((id = find(a, e->fingerprint)) > 0)
 			*duplicate = true;
 		else
 			snprintf(dlq_sqlite_err, sizeof(dlq_sqlite_err), "insert: a record "

@@ -137,7 +137,7 @@ dlq_sqlite_metrics(struct dlq_sqlite *archive, int64_t now_ms,
 	    "the redrive stopped trying (max_cycles or policy).", "SELECT "
 	    "count(*) FROM dead_letters WHERE redrive_stopped_at IS NOT NULL "
 	    "AND status IN ('open', 'assigned')", NULL, 0);
-	family(h, "dlq_sqlite_redrive_circuit_open", "gauge", "1 while the redrive "
+	family(h, "dlq_redrive_circuit_open", "gauge", "1 while the redrive "
 	    "of a queue's DLQ is paused by its circuit.", "SELECT (SELECT d.dlq "
 	    "FROM dead_letters d WHERE d.queue = c.queue LIMIT 1), 1 FROM "
 	    "redrive_circuits c WHERE c.resumed_at IS NULL GROUP BY c.queue",

@@ -4,7 +4,6 @@
 #ifndef DLQ_SQLITE_H
 #define DLQ_SQLITE_H
 
-#include <openssl/evp.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -14,6 +13,7 @@
 #include "archive.h"
 #include "sqlitedb.h"
 #include "buf.h"
+#include "record.h"
 #include "redact.h"
 
 #define HINT_CACHE	64	/* hint texts whose id a handle remembers */
@@ -41,10 +41,7 @@ struct dlq_sqlite {
 	bool		 payload_last;	/* the record's last column (v10) */
 	int64_t		 legacy_until;	/* ... for deaths up to this time */
 	char		*path;
-	struct dlq_buf	 keys;		/* routing keys JSON, reused */
-	unsigned char	*headers;	/* encoded header table, reused */
-	EVP_MD_CTX	*md;		/* SHA-256 context, reused */
-	EVP_MD		*sha256;	/* fetched once, not per digest */
+	struct dlq_record_enc enc;	/* fingerprint and encodings, reused */
 	bool		 in_tx;		/* began: holds the writer mutex */
 	int		 busy_ms;	/* archive.busy_timeout_ms */
 	bool		 no_wait;	/* this statement: not even that */

@@ -1,0 +1,335 @@
+/* missing.c - the operations the PostgreSQL backend does not have yet
+ * (issue 62 brings them one by one): each fails, saying so, as an
+ * archive error would. What a worker on PostgreSQL does today: it
+ * archives every dead letter once across replicas and acks it after the
+ * commit, logs it, alerts on it (from the process that took it), counts
+ * it in /metrics and the threshold alerts, and audits the control
+ * requests; dlqctl's commands that read or change records answer this
+ * error, and the automatic redrive, retention and the refreshes of
+ * classes and signatures do not run. */
+#include "pg.h"
+
+#include <stdio.h>
+
+#include "proto.h"
+
+static const char NOT_YET[] = "not available on a PostgreSQL archive yet "
+    "(dlq-monitor's PostgreSQL backend archives, counts and audits; use "
+    "an SQLite archive, archive.path, for this)";
+
+static int
+missing(struct dlq_pg *a, const char *op)
+{
+	(void)a;
+	snprintf(dlq_pg_err, sizeof(dlq_pg_err), "%s: %s", op, NOT_YET);
+	return -1;
+}
+
+/* A case query's error: its text in the answer. */
+static int
+missing_out(struct dlq_pg *a, const char *op, struct dlq_buf *out)
+{
+	(void)missing(a, op);
+	dlq_buf_reset(out);
+	dlq_buf_adds(out, NOT_YET);
+	return DLQ_ERROR;
+}
+
+/* A replay request's error: its text in `why`. */
+static int
+missing_why(struct dlq_pg *a, const char *op, char *why, size_t whylen)
+{
+	(void)missing(a, op);
+	snprintf(why, whylen, "%s", NOT_YET);
+	return DLQ_ERROR;
+}
+
+int
+dlq_pg_cases_list(struct dlq_pg *a, const struct dlq_list_filter *f,
+    struct dlq_buf *out)
+{
+	(void)f;
+	return missing_out(a, "dlq_cases_list", out);
+}
+
+int
+dlq_pg_cases_show(struct dlq_pg *a, int64_t id, bool payload,
+    struct dlq_buf *out)
+{
+	(void)id;
+	(void)payload;
+	return missing_out(a, "dlq_cases_show", out);
+}
+
+int
+dlq_pg_cases_stats(struct dlq_pg *a, int64_t now_ms, int64_t owner_sla_ms,
+    struct dlq_buf *out)
+{
+	(void)now_ms;
+	(void)owner_sla_ms;
+	return missing_out(a, "dlq_cases_stats", out);
+}
+
+int
+dlq_pg_cases_traffic(struct dlq_pg *a, int64_t since_ms, int64_t limit,
+    struct dlq_buf *out)
+{
+	(void)since_ms;
+	(void)limit;
+	return missing_out(a, "dlq_cases_traffic", out);
+}
+
+int
+dlq_pg_cases_groups(struct dlq_pg *a, const char *queue, const char *class,
+    int64_t since_ms, int64_t limit, struct dlq_buf *out)
+{
+	(void)queue;
+	(void)class;
+	(void)since_ms;
+	(void)limit;
+	return missing_out(a, "dlq_cases_groups", out);
+}
+
+int
+dlq_pg_cases_assign(struct dlq_pg *a, const int64_t *ids, size_t n,
+    const char *owner, const char *decision, const char *evidence,
+    int64_t escalate_at_ms, const char *actor, int64_t now_ms,
+    struct dlq_buf *out)
+{
+	(void)ids;
+	(void)n;
+	(void)owner;
+	(void)decision;
+	(void)evidence;
+	(void)escalate_at_ms;
+	(void)actor;
+	(void)now_ms;
+	return missing_out(a, "dlq_cases_assign", out);
+}
+
+int
+dlq_pg_cases_drop(struct dlq_pg *a, const int64_t *ids, size_t n,
+    const char *reason, const char *actor, int64_t now_ms,
+    struct dlq_buf *out)
+{
+	(void)ids;
+	(void)n;
+	(void)reason;
+	(void)actor;
+	(void)now_ms;
+	return missing_out(a, "dlq_cases_drop", out);
+}
+
+int
+dlq_pg_cases_reopen(struct dlq_pg *a, const int64_t *ids, size_t n,
+    struct dlq_buf *out)
+{
+	(void)ids;
+	(void)n;
+	return missing_out(a, "dlq_cases_reopen", out);
+}
+
+int
+dlq_pg_cases_purgeable(struct dlq_pg *a, int64_t cutoff_ms,
+    struct dlq_buf *out)
+{
+	(void)cutoff_ms;
+	return missing_out(a, "dlq_cases_purgeable", out);
+}
+
+int
+dlq_pg_cases_purge(struct dlq_pg *a, int64_t cutoff_ms, int64_t now_ms,
+    dlq_purge_go_on go_on, void *arg, struct dlq_buf *out)
+{
+	(void)cutoff_ms;
+	(void)now_ms;
+	(void)go_on;
+	(void)arg;
+	return missing_out(a, "dlq_cases_purge", out);
+}
+
+int
+dlq_pg_cases_returns(struct dlq_pg *a, const char *ids_json, int64_t since_ms,
+    struct dlq_buf *out)
+{
+	(void)ids_json;
+	(void)since_ms;
+	return missing_out(a, "dlq_cases_returns", out);
+}
+
+int
+dlq_pg_cases_redrive_status(struct dlq_pg *a, const char *queues_json,
+    struct dlq_buf *out)
+{
+	(void)queues_json;
+	return missing_out(a, "dlq_cases_redrive_status", out);
+}
+
+int
+dlq_pg_cases_redrive_resume(struct dlq_pg *a, const char *queue,
+    const char *reason, const char *actor, int64_t now_ms,
+    struct dlq_buf *out)
+{
+	(void)queue;
+	(void)reason;
+	(void)actor;
+	(void)now_ms;
+	return missing_out(a, "dlq_cases_redrive_resume", out);
+}
+
+int
+dlq_pg_cases_audit(struct dlq_pg *a, const struct dlq_audit_filter *f,
+    struct dlq_buf *out)
+{
+	(void)f;
+	return missing_out(a, "dlq_cases_audit", out);
+}
+
+int
+dlq_pg_cases_audit_expire(struct dlq_pg *a, int64_t cutoff_ms,
+    long long *deleted, struct dlq_buf *out)
+{
+	(void)cutoff_ms;
+	(void)deleted;
+	return missing_out(a, "dlq_cases_audit_expire", out);
+}
+
+int
+dlq_pg_causes_list(struct dlq_pg *a, const char *queue, const char *class,
+    int64_t since_ms, int64_t limit, size_t max_groups, struct dlq_buf *out)
+{
+	(void)queue;
+	(void)class;
+	(void)since_ms;
+	(void)limit;
+	(void)max_groups;
+	return missing_out(a, "dlq_causes_list", out);
+}
+
+int64_t
+dlq_pg_alert_backlog(struct dlq_pg *a, int64_t since_ms, int max_groups,
+    struct dlq_digest *out)
+{
+	(void)since_ms;
+	(void)max_groups;
+	(void)out;
+	return missing(a, "dlq_alert_backlog");
+}
+
+int
+dlq_pg_classrefresh_run(struct dlq_pg *a, const char *path,
+    const struct dlq_classifier *k)
+{
+	(void)path;
+	(void)k;
+	return missing(a, "dlq_classrefresh_run");
+}
+
+int
+dlq_pg_replay_plan(struct dlq_pg *a, const struct dlq_config *c,
+    const cJSON *req, struct dlq_buf *out, char *why, size_t whylen)
+{
+	(void)c;
+	(void)req;
+	(void)out;
+	return missing_why(a, "dlq_replay_plan", why, whylen);
+}
+
+int
+dlq_pg_replay_claim(struct dlq_pg *a, const struct dlq_config *c,
+    const cJSON *req, const char *actor, struct dlq_buf *out, char *why,
+    size_t whylen)
+{
+	(void)c;
+	(void)req;
+	(void)actor;
+	(void)out;
+	return missing_why(a, "dlq_replay_claim", why, whylen);
+}
+
+int
+dlq_pg_replay_finish(struct dlq_pg *a, const cJSON *req, const char *actor,
+    struct dlq_buf *out, char *why, size_t whylen)
+{
+	(void)req;
+	(void)actor;
+	(void)out;
+	return missing_why(a, "dlq_replay_finish", why, whylen);
+}
+
+bool
+dlq_pg_redrive_circuit_open(struct dlq_pg *a, const char *queue)
+{
+	(void)queue;
+	missing(a, "dlq_redrive_circuit_open");
+	return false;
+}
+
+int64_t
+dlq_pg_redrive_returned(struct dlq_pg *a, const char *queue, int64_t since_ms,
+    int64_t until_ms)
+{
+	(void)queue;
+	(void)since_ms;
+	(void)until_ms;
+	return missing(a, "dlq_redrive_returned");
+}
+
+void
+dlq_pg_redrive_trip(struct dlq_pg *a, const char *queue, int64_t now_ms,
+    int64_t redriven, int64_t returned)
+{
+	(void)queue;
+	(void)now_ms;
+	(void)redriven;
+	(void)returned;
+	missing(a, "dlq_redrive_trip");
+}
+
+void
+dlq_pg_redrive_give_up(struct dlq_pg *a, const char *queue, int64_t now_ms,
+    int64_t max_cycles, const char *classes_json, dlq_redrive_left_fn each,
+    void *arg)
+{
+	(void)queue;
+	(void)now_ms;
+	(void)max_cycles;
+	(void)classes_json;
+	(void)each;
+	(void)arg;
+	missing(a, "dlq_redrive_give_up");
+}
+
+void
+dlq_pg_redrive_leave(struct dlq_pg *a, int64_t id, int64_t now_ms,
+    const char *note, dlq_redrive_left_fn each, void *arg)
+{
+	(void)id;
+	(void)now_ms;
+	(void)note;
+	(void)each;
+	(void)arg;
+	missing(a, "dlq_redrive_leave");
+}
+
+int
+dlq_pg_redrive_candidates(struct dlq_pg *a, const char *queue,
+    int64_t born_before_ms, int64_t max_cycles, const char *classes_json,
+    int64_t limit, void (*each)(void *arg, int64_t id), void *arg)
+{
+	(void)queue;
+	(void)born_before_ms;
+	(void)max_cycles;
+	(void)classes_json;
+	(void)limit;
+	(void)each;
+	(void)arg;
+	return missing(a, "dlq_redrive_candidates");
+}
+
+int
+dlq_pg_sigrefresh_run(struct dlq_pg *a, const char *path)
+{
+	(void)path;
+	return missing(a, "dlq_sigrefresh_run");
+}

@@ -1,0 +1,271 @@
+/* check_postgres.c - the PostgreSQL archive with a real server (scripts/
+ * postgres.sh, started by scripts/test.sh): replicas that compete for
+ * one DLQ and archive each dead letter once, a replica killed mid-batch,
+ * the server restarted mid-drain or frozen, wrong credentials and a
+ * missing database. */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../check_main.h"
+#include "harness.h"
+
+#define WAIT_MS	20000
+
+/* A rig of one queue whose archive is a new database; asserted, the
+ * worker not started. */
+static const char *
+pg_rig(struct h_rig *f, const char *stem, const char *more)
+{
+	char db[96], extra[1024];
+	const char *url;
+
+	h_name(db, sizeof(db), stem);
+	url = h_pg_database(db);
+	snprintf(extra, sizeof(extra), "archive = { url = \"%s\"; %s };",
+	    url, more ? more : "");
+	h_rig_name(f, stem, 1);
+	h_rig_setup(f, extra);
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c",
+	    f->cfg, "--assert-only", NULL }, NULL, NULL), 0);
+	return url;
+}
+
+/* A second worker on the rig's config: its own control socket. */
+static void
+start_replica(struct h_rig *f, struct h_worker *b, const char *const *env)
+{
+	char sock[300];
+	const char *e[4] = { sock, NULL, NULL, NULL };
+	int i;
+
+	snprintf(sock, sizeof(sock), "DLQ_CONTROL_SOCKET=%s",
+	    h_tmp_path("replica-b.sock"));
+	for (i = 0; env != NULL && env[i] != NULL && i < 2; i++)
+		e[i + 1] = env[i];
+	h_worker_start(b, (const char *[]){ "-c", f->cfg, NULL }, e);
+	ck_assert(h_worker_wait(b, "consumer_started", f->n, WAIT_MS));
+}
+
+static int64_t
+records(const char *url, const char *where)
+{
+	char sql[256];
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM dead_letters %s",
+	    where);
+	return h_pg_int(url, sql);
+}
+
+/* No message id twice: each dead letter is one record. */
+static int64_t
+doubled(const char *url)
+{
+	return h_pg_int(url, "SELECT count(*) FROM (SELECT message_id FROM"
+	    " dead_letters GROUP BY message_id HAVING count(*) > 1) d");
+}
+
+START_TEST(two_replicas_archive_each_dead_letter_once)
+{
+	struct h_rig f;
+	struct h_worker b;
+	const char *url = pg_rig(&f, "pgr", NULL);
+	const int N = 4000;
+	int a_took, b_took;
+
+	h_rig_start(&f);
+	start_replica(&f, &b, NULL);
+	h_fill_confirmed(f.dlq[0], N, "rep");
+	ck_assert(h_wait_count(f.dlq[0], 0, 60000));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	ck_assert_int_eq(h_worker_stop(&b, 10000, NULL), 0);
+	/* the broker spread them; each logged what it archived */
+	a_took = h_worker_count(&f.w, "dead_letter");
+	b_took = h_worker_count(&b, "dead_letter");
+	ck_assert_int_gt(a_took, 0);
+	ck_assert_int_gt(b_took, 0);
+	ck_assert_int_eq(a_took + b_took, N);
+	ck_assert_int_eq(records(url, ""), N);
+	ck_assert_int_eq(doubled(url), 0);
+	ck_assert_int_eq(h_pg_int(url, "SELECT value FROM archive_meta WHERE"
+	    " key = 'schema_version'"), 1);
+	/* both made the schema at once: one did, the other waited */
+	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated") +
+	    h_worker_count(&b, "archive_migrated"), 1);
+	h_close(f.c);
+}
+END_TEST
+
+START_TEST(a_replica_killed_mid_batch_leaves_its_deliveries_to_the_other)
+{
+	struct h_rig f;
+	struct h_worker b;
+	const char *url = pg_rig(&f, "pgk", NULL);
+	const int N = 3000;
+
+	/* replica A commits slowly: killed, it holds deliveries unacked,
+	 * some of them committed and some not */
+	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL },
+	    (const char *[]){ "DLQ_FAULT_COMMIT_DELAY_MS=300", NULL });
+	ck_assert(h_worker_wait(&f.w, "consumer_started", 1, WAIT_MS));
+	start_replica(&f, &b, NULL);
+	h_fill_confirmed(f.dlq[0], N, "kil");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 50, 60000));
+	ck_assert_int_eq(h_worker_signal(&f.w, SIGKILL, 5000, NULL), -1);
+	ck_assert(h_wait_count(f.dlq[0], 0, 60000));
+	ck_assert_int_eq(h_worker_stop(&b, 10000, NULL), 0);
+	ck_assert_int_eq(records(url, ""), N);
+	ck_assert_int_eq(doubled(url), 0);
+	h_close(f.c);
+}
+END_TEST
+
+START_TEST(postgres_restarted_mid_drain_loses_and_doubles_nothing)
+{
+	struct h_rig f;
+	struct h_worker b;
+	const char *url = pg_rig(&f, "pgs", NULL);
+	const int N = 10000;
+	int lost;
+
+	h_rig_start(&f);
+	start_replica(&f, &b, NULL);
+	h_fill_confirmed(f.dlq[0], N, "rst");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 500, 60000));
+	h_pg_control("restart");
+	ck_assert(h_wait_count(f.dlq[0], 0, 120000));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	ck_assert_int_eq(h_worker_stop(&b, 10000, NULL), 0);
+	ck_assert_int_eq(records(url, ""), N);
+	ck_assert_int_eq(doubled(url), 0);
+	/* the restart cut their sessions: they said so, and the consumers
+	 * came back (a connection found cut is said once per handle, when
+	 * it is next used) */
+	lost = h_worker_count(&f.w, "archive_connection_lost") +
+	    h_worker_count(&b, "archive_connection_lost");
+	ck_assert_int_ge(lost, 1);
+	ck_assert_int_ge(h_worker_count(&f.w, "archive_reconnected") +
+	    h_worker_count(&b, "archive_reconnected"), 1);
+	h_close(f.c);
+}
+END_TEST
+
+START_TEST(a_frozen_postgres_pauses_consumption_and_acks_nothing)
+{
+	struct h_rig f;
+	const char *url = pg_rig(&f, "pgf", "busy_timeout_ms = 1000;");
+	char watchdog[256], *out;
+	const int N = 2000;
+	cJSON **ev;
+	int n, i;
+	bool said;
+
+	h_rig_start(&f);
+	h_fill_confirmed(f.dlq[0], 100, "frz0");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 100, WAIT_MS));
+	/* thawed by itself should the test fail before it thaws it */
+	snprintf(watchdog, sizeof(watchdog), "(sleep 60; scripts/postgres.sh "
+	    "thaw %d) >/dev/null 2>&1 &", atoi(strrchr(h_pg_url(), ':') + 1));
+	ck_assert_int_eq(h_run((const char *[]){ "/bin/bash", "-c", watchdog,
+	    NULL }, NULL, &out), 0);
+	free(out);
+	h_pg_control("freeze");
+	h_fill_confirmed(f.dlq[0], N - 100, "frz1");
+	ck_assert(h_worker_wait(&f.w, "archive_error", 1, WAIT_MS));
+	ev = h_worker_events(&f.w, "archive_connection_lost", &n);
+	for (i = 0, said = false; i < n; i++)
+		said |= strstr(h_jstr(ev[i], "error"), "no answer from the "
+		    "server within 1000 ms") != NULL;
+	h_events_free(ev, n);
+	ck_assert(said);
+	/* nothing commits while it is frozen (a dead letter is logged
+	 * after its commit), so nothing is acked */
+	ck_assert_int_eq(h_worker_count(&f.w, "dead_letter"), 100);
+	h_pg_control("thaw");
+	ck_assert(h_worker_wait(&f.w, "archive_recovered", 1, 60000));
+	ck_assert(h_wait_count(f.dlq[0], 0, 60000));
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	ck_assert_int_eq(records(url, ""), N);
+	ck_assert_int_eq(doubled(url), 0);
+	h_close(f.c);
+}
+END_TEST
+
+START_TEST(wrong_credentials_or_no_database_stop_the_start_without_the_password)
+{
+	struct h_rig f;
+	char bad[512], env[600], *out, *err;
+	const char *url = pg_rig(&f, "pgc", NULL), *at;
+	cJSON **ev;
+	int n;
+
+	/* the password replaced by a wrong one */
+	at = strrchr(url, '@');
+	snprintf(bad, sizeof(bad), "postgresql://postgres:wrong-pw-42%s", at);
+	snprintf(env, sizeof(env), "DLQ_ARCHIVE_URL=%s", bad);
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlq-worker"),
+	    "-c", f.cfg, "--check-config", NULL }, (const char *[]){ env,
+	    NULL }, &out, &err), 1);
+	ck_assert_msg(strstr(err, "password authentication failed") != NULL,
+	    "%s", err);
+	ck_assert_ptr_nonnull(strstr(err, "postgresql://postgres@127.0.0.1:"));
+	ck_assert_ptr_null(strstr(err, "wrong-pw-42"));
+	free(out);
+	free(err);
+	h_worker_start(&f.w, (const char *[]){ "-c", f.cfg, NULL },
+	    (const char *[]){ env, NULL });
+	ck_assert_int_eq(h_worker_exit(&f.w, WAIT_MS), 1);
+	ev = h_worker_events(&f.w, "archive_open_failed", &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_ptr_nonnull(strstr(h_jstr(ev[0], "url"),
+	    "postgresql://postgres@127.0.0.1:"));
+	h_events_free(ev, n);
+	out = h_slurp(f.w.log);
+	ck_assert_ptr_null(strstr(out, "wrong-pw-42"));
+	free(out);
+
+	/* a database that is not there */
+	snprintf(env, sizeof(env), "DLQ_ARCHIVE_URL=%.*s/no_such_db_%d",
+	    (int)(strrchr(url, '/') - url), url, (int)getpid());
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlq-worker"),
+	    "-c", f.cfg, "--check-config", NULL }, (const char *[]){ env,
+	    NULL }, &out, &err), 1);
+	ck_assert_msg(strstr(err, "does not exist") != NULL, "%s", err);
+	ck_assert_ptr_null(strstr(err, "dlq-test"));
+	free(out);
+	free(err);
+
+	/* and the right one: which server, which schema */
+	ck_assert_int_eq(h_run_split((const char *[]){ h_bin("dlq-worker"),
+	    "-c", f.cfg, "--check-config", NULL }, NULL, &out, &err), 0);
+	ck_assert_msg(strstr(out, "archive: PostgreSQL at postgresql://postgres@"
+	    "127.0.0.1:") != NULL && strstr(out, "no archive yet") != NULL,
+	    "%s", out);
+	free(out);
+	free(err);
+	h_close(f.c);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("postgres");
+	TCase *tc = tcase_create("replicas");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, two_replicas_archive_each_dead_letter_once);
+	tcase_add_test(tc,
+	    a_replica_killed_mid_batch_leaves_its_deliveries_to_the_other);
+	tcase_add_test(tc, postgres_restarted_mid_drain_loses_and_doubles_nothing);
+	tcase_add_test(tc, a_frozen_postgres_pauses_consumption_and_acks_nothing);
+	tcase_add_test(tc,
+	    wrong_credentials_or_no_database_stop_the_start_without_the_password);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+DLQ_CHECK_MAIN(suite)
