@@ -6,7 +6,7 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       gcc make pkg-config libc6-dev librabbitmq-dev libcurl4-openssl-dev \
-      libcjson-dev libconfig-dev libsqlite3-dev libssl-dev libmicrohttpd-dev \
+      libcjson-dev libconfig-dev libsqlite3-dev libpq-dev libssl-dev libmicrohttpd-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Makefile ./
@@ -18,7 +18,7 @@ RUN make -j"$(nproc)" all
 FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      librabbitmq4 libcurl4 libcjson1 libconfig9 libsqlite3-0 libssl3 \
+      librabbitmq4 libcurl4 libcjson1 libconfig9 libsqlite3-0 libpq5 libssl3 \
       libmicrohttpd12 ca-certificates curl sqlite3 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --home-dir /var/lib/dlq-monitor --shell /usr/sbin/nologin dlq \

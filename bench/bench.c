@@ -14,9 +14,14 @@
  * Scenario 8 times what on-call waits for (dlqctl stats and groups, a
  * /metrics scrape) on an empty archive and on a large one.
  *
+ * Scenario 9 drains into a PostgreSQL archive with one and two workers
+ * (replicas) beside one worker on SQLite.
+ *
  * Environment: DLQ_TEST_AMQP_URL, BENCH_N (20000), BENCH_ROUNDS (5),
  * BENCH_FLOOD (100000), BENCH_REPLAY_N (2000), BENCH_ARCHIVE_ROWS
- * (500000), DLQ_BIN (build). */
+ * (500000), DLQ_BENCH_PG_URL (scripts/bench.sh starts a private
+ * PostgreSQL server), BENCH_PG_N (100000), BENCH_PG_ROUNDS (2), DLQ_BIN
+ * (build). */
 #include <amqp.h>
 #include <amqp_tcp_socket.h>
 #include <arpa/inet.h>
@@ -26,6 +31,8 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <pthread.h>
+#include <dirent.h>
+#include <libpq-fe.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -44,6 +51,7 @@
 #define MAX_Q		200
 
 static const char *url, *bin;
+static int env_int(const char *name, int def);
 static int drained_idle_ms;	/* > 0: RSS also read this long after a drain */
 #define DRAINED_IDLE_MS	2000	/* ... in the memory scenario */
 static char dir[128];
@@ -150,10 +158,12 @@ setup(const char *p, int k, const char *extra)
 	snprintf(cfg, sizeof(cfg), "%s/%s.conf", dir, p);
 	f = fopen(cfg, "w");
 	fprintf(f, "rabbitmq = { url = \"%s\"; prefetch = %d; };\n"
-	    "topology = { file = \"%s\"; };\narchive = { path = \"%s/%s.db\"; };\n"
-	    "control = { socket = \"%s/%s.sock\"; };\n%s"
-	    "replay = { limit = 100000; };\n%s\n", url, PREFETCH, top, dir, p, dir,
-	    p, extra && strstr(extra, "http =") ? "" :
+	    "topology = { file = \"%s\"; };\n", url, PREFETCH, top);
+	if (extra == NULL || strstr(extra, "archive =") == NULL)
+		fprintf(f, "archive = { path = \"%s/%s.db\"; };\n", dir, p);
+	fprintf(f, "control = { socket = \"%s/%s.sock\"; };\n%s"
+	    "replay = { limit = 100000; };\n%s\n", dir, p,
+	    extra && strstr(extra, "http =") ? "" :
 	    "http = { listen = \"0\"; };\n", extra ? extra : "");
 	fclose(f);
 	return cfg;
@@ -1218,6 +1228,187 @@ scenario_operator_queries(void)
 		    summ(t[c][1], ROUNDS, "%.3f", s2, sizeof(s2)));
 }
 
+/* The CPU seconds of the PostgreSQL server at `pg_url` so far: its
+ * postmaster and every process it started (backends, writers), from
+ * /proc. The server is scripts/postgres.sh's, its data in
+ * /tmp/dlq-pg-PORT. */
+static double
+pg_server_cpu(const char *pg_url)
+{
+	char path[128], buf[512];
+	const char *colon = strrchr(pg_url, ':');
+	double cpu = 0;
+	struct dirent *e;
+	pid_t pm = 0, ppid;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/tmp/dlq-pg-%d/data/postmaster.pid",
+	    colon ? atoi(colon + 1) : 5798);
+	if ((f = fopen(path, "r")) != NULL) {
+		if (fgets(buf, sizeof(buf), f) != NULL)
+			pm = (pid_t)atoi(buf);
+		fclose(f);
+	}
+	if (pm == 0 || (d = opendir("/proc")) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		pid_t pid = (pid_t)atoi(e->d_name);
+		char *rp;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fgets(buf, sizeof(buf), f) != NULL &&
+		    (rp = strrchr(buf, ')')) != NULL &&
+		    sscanf(rp + 2, "%*c %d", &ppid) == 1 &&
+		    (pid == pm || ppid == pm))
+			cpu += proc_cpu(pid);
+		fclose(f);
+	}
+	closedir(d);
+	return cpu;
+}
+
+/* A new database on the server at `pg_url`; its URL in out[n]. */
+static void
+pg_database(const char *pg_url, const char *name, char *out, size_t n)
+{
+	const char *slash = strrchr(pg_url, '/');
+	char sql[128];
+	PGconn *c = PQconnectdb(pg_url);
+	PGresult *res;
+
+	if (PQstatus(c) != CONNECTION_OK || slash == NULL)
+		die("cannot connect to the benchmark's PostgreSQL server");
+	snprintf(sql, sizeof(sql), "CREATE DATABASE \"%s\"", name);
+	res = PQexec(c, sql);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		die("CREATE DATABASE failed");
+	PQclear(res);
+	PQfinish(c);
+	snprintf(out, n, "%.*s/%s", (int)(slash - pg_url), pg_url, name);
+}
+
+/* `nw` workers on one config drain n dead letters filled before they
+ * start; the time until their logs count n, their CPU together, and
+ * the database server's CPU meanwhile (pg_url NULL: none). */
+static struct result
+drain_replicas(const char *p, const char *cfg, int nw, int n,
+    const char *pg_url, double *db_cpu_s)
+{
+	struct result r = { 0 };
+	struct tail t[2] = { { -1, 0, "" }, { -1, 0, "" } };
+	char log[2][256], sock[256];
+	pid_t pid[2];
+	double db0 = pg_url ? pg_server_cpu(pg_url) : 0;
+	int64_t t0 = now_us();
+	int i;
+
+	for (i = 0; i < nw; i++) {
+		snprintf(log[i], sizeof(log[i]), "%s/%s-replica%d-%d.log", dir,
+		    p, i, ++seq);
+		if (i == 1) {	/* the second: its own control socket */
+			snprintf(sock, sizeof(sock), "DLQ_CONTROL_SOCKET=%s/%s-b."
+			    "sock", dir, p);
+			putenv(sock);
+		}
+		pid[i] = start_worker(cfg, log[i], "info");
+		if (i == 1)
+			unsetenv("DLQ_CONTROL_SOCKET");
+	}
+	for (i = 0; i < nw; i++)
+		while ((t[i].fd = open(log[i], O_RDONLY)) < 0)
+			nap_ms(1);
+	for (;;) {
+		long done = 0;
+
+		for (i = 0; i < nw; i++) {
+			done += tail_count(&t[i], "\"event\":\"dead_letter\"");
+			if (waitpid(pid[i], NULL, WNOHANG) == pid[i])
+				die("a worker exited during a drain (see its log)");
+		}
+		if (done >= n)
+			break;
+		if (now_us() - t0 > 600 * 1000000LL)
+			die("a drain took more than 10 minutes");
+		nap_ms(5);
+	}
+	r.secs = (double)(now_us() - t0) / 1e6;
+	for (i = 0; i < nw; i++)
+		r.cpu_s += proc_cpu(pid[i]);
+	*db_cpu_s = pg_url ? pg_server_cpu(pg_url) - db0 : 0;
+	for (i = 0; i < nw; i++) {
+		close(t[i].fd);
+		stop_worker(pid[i]);
+	}
+	return r;
+}
+
+static void
+scenario_replicas(void)
+{
+	const char *pg_url = getenv("DLQ_BENCH_PG_URL");
+	int n = env_int("BENCH_PG_N", 100000);
+	int rounds = env_int("BENCH_PG_ROUNDS", 2), r, k;
+	static const char *const label[3] = { "one worker, SQLite",
+	    "one worker, PostgreSQL", "two replicas, PostgreSQL" };
+	double rate[3][16], cpu[3][16], db[3][16], sum[3][16];
+	char p[32], db_name[64], db_url[512], extra[640], s1[96], s2[96],
+	    s3[96], s4[96];
+	const char *cfg;
+	struct result res;
+	double db_s;
+
+	if (pg_url == NULL) {
+		say("\n## 9. PostgreSQL replicas: not run (no DLQ_BENCH_PG_URL; "
+		    "make bench starts the server)\n");
+		return;
+	}
+	if (rounds > 16)
+		rounds = 16;
+	say("\n## 9. PostgreSQL archive and replicas: N = %d into one DLQ, "
+	    "%d rounds, the three alternating\n\n", n, rounds);
+	for (r = 0; r < rounds; r++)
+		for (k = 0; k < 3; k++) {
+			snprintf(p, sizeof(p), "pg%d%d_%d", k, r, (int)getpid());
+			extra[0] = '\0';
+			if (k > 0) {
+				snprintf(db_name, sizeof(db_name), "bench_%s", p);
+				pg_database(pg_url, db_name, db_url,
+				    sizeof(db_url));
+				snprintf(extra, sizeof(extra), "archive = { url = "
+				    "\"%s\"; };\n", db_url);
+			}
+			cfg = setup(p, 1, extra[0] ? extra : NULL);
+			assert_topology(cfg);
+			fill(p, 1, n);
+			res = drain_replicas(p, cfg, k == 2 ? 2 : 1, n,
+			    k > 0 ? pg_url : NULL, &db_s);
+			rate[k][r] = n / res.secs;
+			cpu[k][r] = res.cpu_s * 1e6 / n;
+			db[k][r] = db_s * 1e6 / n;
+			sum[k][r] = cpu[k][r] + db[k][r];
+			printf("  round %d, %s: %.0f msg/s\n", r + 1, label[k],
+			    rate[k][r]);
+		}
+	say("| | drain rate, msg/s | workers' CPU per dead letter, µs | "
+	    "database server's CPU per dead letter, µs | both, µs |\n"
+	    "|---|---|---|---|---|\n");
+	for (k = 0; k < 3; k++)
+		say("| %s | %s | %s | %s | %s |\n", label[k],
+		    summ(rate[k], rounds, "%.0f", s1, sizeof(s1)),
+		    summ(cpu[k], rounds, "%.1f", s2, sizeof(s2)),
+		    k == 0 ? "– (in the worker)" : summ(db[k], rounds, "%.1f",
+		    s3, sizeof(s3)), summ(sum[k], rounds, "%.1f", s4,
+		    sizeof(s4)));
+	say("\nThe workers' CPU includes their start (topology, archive "
+	    "open, connections; a few ms). Broker, database and workers share "
+	    "the same %ld cores.\n", sysconf(_SC_NPROCESSORS_ONLN));
+}
+
 /* BENCH_ONLY=drain,memory,... runs only the named scenarios. */
 static int
 wanted(const char *name)
@@ -1289,6 +1480,8 @@ main(void)
 		scenario_archive_size();
 	if (wanted("queries"))
 		scenario_operator_queries();
+	if (wanted("replicas"))
+		scenario_replicas();
 	say("\n(whole run: %.0f s; results also in %s)\n",
 	    (double)(now_us() - t0) / 1e6, path);
 	fclose(md);

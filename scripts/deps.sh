@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# scripts/deps.sh [test] - install the Debian 12 packages dlq-monitor
-# needs (with "test": also those only the test suite needs). Only what is
+# scripts/deps.sh [test|bench] - install the Debian 12 packages
+# dlq-monitor needs (with "test": also those only the test suite needs;
+# with "bench": the PostgreSQL server the benchmark starts). Only what is
 # missing is installed, so it is cheap to call every time.
 set -euo pipefail
 
@@ -20,9 +21,11 @@ if [ "${1:-}" = test ]; then
 		systemd				# systemd-analyze checks the unit
 		clang libclang-rt-14-dev	# make fuzz (libFuzzer)
 		groff-base			# make check-man (groff -man -ww)
-		postgresql			# the PostgreSQL archive's tests
 	)
 fi
+case ${1:-} in
+test|bench) pkgs+=(postgresql) ;;		# the PostgreSQL archive's
+esac						# tests and benchmark
 
 missing=()
 for p in "${pkgs[@]}"; do
