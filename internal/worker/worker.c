@@ -698,11 +698,12 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	if (c->archive_url != NULL)
 		dlq_log(DLQ_LOG_WARN, "archive_partial", "archive", archive,
 		    "advice", "the PostgreSQL archive records, counts and "
-		    "audits every dead letter across replicas; the automatic "
-		    "redrive, retention, the refreshes of classes and "
-		    "signatures and dlqctl's record commands (list, show, "
-		    "stats, groups, assign, drop, reopen, replay, purge, "
-		    "audit) do not run on it yet", NULL);
+		    "audits every dead letter across replicas, and answers "
+		    "dlqctl stats and list; the automatic redrive, retention, "
+		    "the refreshes of classes and signatures and dlqctl's "
+		    "other record commands (show, groups, assign, drop, "
+		    "reopen, replay, purge, audit) do not run on it yet",
+		    NULL);
 
 	/* before the topology: refused bindings are looked for over HTTP */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {

@@ -4,6 +4,7 @@
  * the server restarted mid-drain or frozen, wrong credentials and a
  * missing database. */
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,6 +251,77 @@ START_TEST(wrong_credentials_or_no_database_stop_the_start_without_the_password)
 }
 END_TEST
 
+/* The keys of an object, in order, as one string "a,b,c". */
+static void
+keys_of(const cJSON *o, char *out, size_t n)
+{
+	const cJSON *k;
+	size_t len = 0;
+
+	out[0] = '\0';
+	cJSON_ArrayForEach(k, o)
+		len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%s%s",
+		    len > 0 ? "," : "", k->string);
+}
+
+/* The same dead letters in an SQLite and a PostgreSQL archive: dlqctl's
+ * stats and list answer alike, masking included; what PostgreSQL does
+ * not do yet says so, as an error. */
+START_TEST(stats_and_list_answer_alike_on_both_backends)
+{
+	struct h_rig f[2];
+	static const char *const fields[] = { "total", "unresolved",
+	    "new_last_hour", "replaying_unknown", "payloads_purged" };
+	char k0[1024], k1[1024];
+	cJSON *j[2], *l[2], *e;
+	int b, i, n;
+
+	h_rig_name(&f[0], "pgl", 1);
+	h_rig_setup(&f[0], NULL);
+	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c",
+	    f[0].cfg, "--assert-only", NULL }, NULL, NULL), 0);
+	(void)pg_rig(&f[1], "pgm", NULL);
+	for (b = 0; b < 2; b++) {
+		h_rig_start(&f[b]);
+		h_fill_confirmed(f[b].dlq[0], 30, "same");
+		ck_assert(h_worker_wait(&f[b].w, "dead_letter", 30, WAIT_MS));
+		ck_assert_int_eq(h_dlqctl(f[b].cfg, NULL, &j[b],
+		    (const char *[]){ "stats", NULL }), 0);
+		ck_assert_int_eq(h_dlqctl(f[b].cfg, NULL, &l[b],
+		    (const char *[]){ "list", "--limit", "5", NULL }), 0);
+	}
+	keys_of(j[0], k0, sizeof(k0));
+	keys_of(j[1], k1, sizeof(k1));
+	ck_assert_str_eq(k1, k0);
+	for (i = 0; i < (int)(sizeof(fields) / sizeof(fields[0])); i++)
+		ck_assert_msg(cJSON_GetObjectItem(j[1], fields[i])->valuedouble
+		    == cJSON_GetObjectItem(j[0], fields[i])->valuedouble, "%s",
+		    fields[i]);
+	ck_assert_int_eq(cJSON_GetObjectItem(j[1], "total")->valueint, 30);
+	n = cJSON_GetArraySize(cJSON_GetObjectItem(l[1], "dead_letters") ?
+	    cJSON_GetObjectItem(l[1], "dead_letters") : l[1]);
+	ck_assert_int_eq(n, 5);
+	keys_of(j[0], k0, sizeof(k0));
+	e = cJSON_IsArray(l[0]) ? l[0] : cJSON_GetObjectItem(l[0],
+	    "dead_letters");
+	keys_of(cJSON_GetArrayItem(e, 0), k0, sizeof(k0));
+	e = cJSON_IsArray(l[1]) ? l[1] : cJSON_GetObjectItem(l[1],
+	    "dead_letters");
+	keys_of(cJSON_GetArrayItem(e, 0), k1, sizeof(k1));
+	ck_assert_str_eq(k1, k0);
+	for (b = 0; b < 2; b++) {
+		cJSON_Delete(j[b]);
+		cJSON_Delete(l[b]);
+	}
+	/* not there yet: said, exit 1 */
+	ck_assert_int_eq(h_dlqctl(f[1].cfg, NULL, &j[1], (const char *[]){
+	    "groups", NULL }), 1);
+	cJSON_Delete(j[1]);
+	for (b = 0; b < 2; b++)
+		h_rig_stop(&f[b]);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -264,6 +336,7 @@ suite(void)
 	tcase_add_test(tc, a_frozen_postgres_pauses_consumption_and_acks_nothing);
 	tcase_add_test(tc,
 	    wrong_credentials_or_no_database_stop_the_start_without_the_password);
+	tcase_add_test(tc, stats_and_list_answer_alike_on_both_backends);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -271,6 +271,8 @@ dlq_pg_open(const struct dlq_config *c)
 	a->wait_ms = c->busy_timeout_ms > DLQ_PG_MIN_WAIT_MS ?
 	    (int)c->busy_timeout_ms : DLQ_PG_MIN_WAIT_MS;
 	dlq_pg_target(c->archive_url, a->target, sizeof(a->target));
+	a->mask = (struct dlq_redact){ &c->mask_keys, c->mask_emails,
+	    (int)c->mask_digits_min, 0, dlq_redact_key_starts(&c->mask_keys) };
 	if ((a->conninfo = strdup(c->archive_url)) == NULL ||
 	    dlq_record_enc_init(&a->enc) == -1) {
 		snprintf(dlq_pg_err, sizeof(dlq_pg_err), "out of memory");

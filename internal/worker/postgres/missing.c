@@ -14,8 +14,8 @@
 #include "proto.h"
 
 static const char NOT_YET[] = "not available on a PostgreSQL archive yet "
-    "(dlq-monitor's PostgreSQL backend archives, counts and audits; use "
-    "an SQLite archive, archive.path, for this)";
+    "(it archives, counts and audits, and answers stats and list; use an "
+    "SQLite archive, archive.path, for this)";
 
 static int
 missing(struct dlq_pg *a, const char *op)
@@ -45,29 +45,12 @@ missing_why(struct dlq_pg *a, const char *op, char *why, size_t whylen)
 }
 
 int
-dlq_pg_cases_list(struct dlq_pg *a, const struct dlq_list_filter *f,
-    struct dlq_buf *out)
-{
-	(void)f;
-	return missing_out(a, "dlq_cases_list", out);
-}
-
-int
 dlq_pg_cases_show(struct dlq_pg *a, int64_t id, bool payload,
     struct dlq_buf *out)
 {
 	(void)id;
 	(void)payload;
 	return missing_out(a, "dlq_cases_show", out);
-}
-
-int
-dlq_pg_cases_stats(struct dlq_pg *a, int64_t now_ms, int64_t owner_sla_ms,
-    struct dlq_buf *out)
-{
-	(void)now_ms;
-	(void)owner_sla_ms;
-	return missing_out(a, "dlq_cases_stats", out);
 }
 
 int

@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "pgdb.h"
 #include "record.h"
+#include "redact.h"
 
 #define DLQ_PG_SCHEMA		1	/* the schema this program writes */
 #define DLQ_PG_ERR_MAX		512
@@ -35,6 +36,8 @@ struct dlq_pg {
 	const atomic_bool *stop;	/* dlq_pg_stop_waits() */
 	struct dlq_record_enc enc;
 	struct dlq_buf	 text;		/* a put's text parameters */
+	struct dlq_redact mask;		/* error texts read back: the rules
+					 * of now (log.mask_*) */
 };
 
 /* The last error of the calling thread (dlq_pg_errmsg). */

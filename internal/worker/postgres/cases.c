@@ -1,0 +1,254 @@
+/* cases.c - the operator's queries on a PostgreSQL archive (cases.h):
+ * stats and list so far. Answers are the same JSON as the SQLite
+ * archive's: the key order of its json_object(), compact, error texts
+ * masked again with the rules of now. */
+#include "cases.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pg.h"
+#include "proto.h"
+#include "redact.h"
+
+#define UNRESOLVED	"('open','assigned','replaying')"
+#define N_ARGS		12
+
+/* Text parameters of one query, numbers printed into slots. */
+struct args {
+	const char	*v[N_ARGS];
+	char		 num[N_ARGS][24];
+};
+
+static void
+a_int(struct args *a, int i, int64_t v)
+{
+	snprintf(a->num[i], sizeof(a->num[i]), "%lld", (long long)v);
+	a->v[i] = a->num[i];
+}
+
+static int
+fail(struct dlq_buf *out)
+{
+	dlq_buf_reset(out);
+	dlq_buf_adds(out, dlq_pg_err);
+	return DLQ_ERROR;
+}
+
+/* The one JSON value a query answers, made compact (PostgreSQL's json
+ * text has blanks after its colons and commas). */
+static int
+query_json(struct dlq_pg *pg, const char *sql, struct args *a, int n,
+    struct dlq_buf *out)
+{
+	PGresult *res = dlq_pg_query(pg, "query", sql, n, a->v, NULL, NULL,
+	    pg->wait_ms);
+	cJSON *j;
+	char *text;
+
+	if (res == NULL)
+		return fail(out);
+	if (PQntuples(res) == 0 || PQgetisnull(res, 0, 0)) {
+		PQclear(res);
+		return DLQ_NOT_FOUND;
+	}
+	j = cJSON_Parse(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	if (j == NULL || (text = cJSON_PrintUnformatted(j)) == NULL) {
+		cJSON_Delete(j);
+		snprintf(dlq_pg_err, sizeof(dlq_pg_err), "query: out of memory");
+		return fail(out);
+	}
+	dlq_buf_adds(out, text);
+	cJSON_free(text);
+	cJSON_Delete(j);
+	return DLQ_OK;
+}
+
+#define OWNER_PCT(pct) \
+	"(SELECT assigned_at - received_at FROM dead_letters" \
+	" WHERE assigned_at IS NOT NULL ORDER BY 1 LIMIT 1 OFFSET" \
+	" (SELECT count(*) * " #pct " / 100 FROM dead_letters" \
+	"  WHERE assigned_at IS NOT NULL))"
+#define OBJECT_AGG(k, v, rest) \
+	"(SELECT coalesce(json_object_agg(" k ", " v "), '{}') FROM (" rest \
+	") s)"
+
+int
+dlq_pg_cases_stats(struct dlq_pg *pg, int64_t now_ms, int64_t owner_sla_ms,
+    struct dlq_buf *out)
+{
+	struct args a;
+
+	memset(&a, 0, sizeof(a));
+	a_int(&a, 0, now_ms);
+	a_int(&a, 1, owner_sla_ms);
+	return query_json(pg, "WITH p AS (SELECT $1::bigint AS now,"
+	    " $2::bigint AS sla) SELECT json_build_object("
+	    " 'total', (SELECT count(*) FROM dead_letters),"
+	    " 'unresolved', (SELECT count(*) FROM dead_letters"
+	    "   WHERE status IN " UNRESOLVED "),"
+	    " 'by_queue', " OBJECT_AGG("queue", "n", "SELECT queue, count(*) n"
+	    "   FROM dead_letters WHERE status IN " UNRESOLVED " GROUP BY queue"
+	    "   ORDER BY n DESC") ","
+	    " 'by_class', " OBJECT_AGG("class", "n", "SELECT class, count(*) n"
+	    "   FROM dead_letters WHERE status IN " UNRESOLVED " GROUP BY class"
+	    "   ORDER BY n DESC") ","
+	    " 'by_owner', " OBJECT_AGG("owner", "n", "SELECT owner, count(*) n"
+	    "   FROM dead_letters WHERE status = 'assigned' GROUP BY owner"
+	    "   ORDER BY n DESC, owner LIMIT 50") ","
+	    " 'by_status', " OBJECT_AGG("status", "n", "SELECT status, count(*)"
+	    "   n FROM dead_letters GROUP BY status") ","
+	    " 'oldest_unresolved_age_ms', (SELECT p.now - min(received_at)"
+	    "   FROM dead_letters WHERE status IN " UNRESOLVED "),"
+	    " 'new_last_hour', (SELECT count(*) FROM dead_letters"
+	    "   WHERE received_at >= p.now - 3600000),"
+	    " 'new_last_day', (SELECT count(*) FROM dead_letters"
+	    "   WHERE received_at >= p.now - 86400000),"
+	    " 'replaying_unknown', (SELECT count(*) FROM dead_letters"
+	    "   WHERE status = 'replaying'),"
+	    " 'repeated_cycles', (SELECT count(*) FROM dead_letters"
+	    "   WHERE replay_of IS NOT NULL),"
+	    " 'payloads_purged', (SELECT count(*) FROM dead_letters"
+	    "   WHERE purged_at IS NOT NULL),"
+	    " 'escalations', json_build_object("
+	    "   'past_escalate_at', (SELECT count(*) FROM dead_letters"
+	    "     WHERE status = 'assigned' AND escalate_at < p.now),"
+	    "   'unowned_past_sla', (SELECT count(*) FROM dead_letters"
+	    "     WHERE p.sla > 0 AND status = 'open' AND owner IS NULL"
+	    "     AND received_at < p.now - p.sla),"
+	    "   'owner_sla_ms', p.sla,"
+	    "   'cases', (SELECT coalesce(json_agg(json_build_object('id', id,"
+	    "     'queue', queue, 'kind', k, 'owner', owner, 'decision',"
+	    "     decision, 'overdue_ms', late) ORDER BY late DESC), '[]') FROM"
+	    "     (SELECT id, queue, owner, decision,"
+	    "      CASE WHEN status = 'assigned' THEN 'no_decision'"
+	    "      ELSE 'no_owner' END k,"
+	    "      CASE WHEN status = 'assigned' THEN p.now - escalate_at"
+	    "      ELSE p.now - received_at - p.sla END late FROM dead_letters"
+	    "      WHERE (status = 'assigned' AND escalate_at < p.now) OR"
+	    "      (p.sla > 0 AND status = 'open' AND owner IS NULL AND"
+	    "      received_at < p.now - p.sla) ORDER BY late DESC LIMIT 20) c)),"
+	    " 'decisions', json_build_object("
+	    "   'time_to_owner_ms', json_build_object("
+	    "     'count', (SELECT count(*) FROM dead_letters"
+	    "       WHERE assigned_at IS NOT NULL),"
+	    "     'p50', " OWNER_PCT(50) ", 'p90', " OWNER_PCT(90) ","
+	    "     'max', (SELECT max(assigned_at - received_at)"
+	    "       FROM dead_letters WHERE assigned_at IS NOT NULL)),"
+	    "   'oldest_awaiting_decision_age_ms', (SELECT p.now -"
+	    "     min(received_at) FROM dead_letters WHERE status IN ('open',"
+	    "     'assigned')),"
+	    "   'replays_without_evidence', (SELECT count(*) FROM attempts"
+	    "     WHERE evidence IS NULL),"
+	    "   'max_cycles_per_message', (SELECT coalesce(max(replay_count), 0)"
+	    "     FROM dead_letters WHERE replay_of IS NOT NULL)),"
+	    " 'redrive', json_build_object("
+	    "   'outcomes', " OBJECT_AGG("outcome", "n", "SELECT outcome,"
+	    "     count(*) n FROM attempts WHERE actor = '" DLQ_REDRIVE_ACTOR "'"
+	    "     GROUP BY outcome") ","
+	    "   'left_for_humans', (SELECT count(*) FROM dead_letters"
+	    "     WHERE redrive_stopped_at IS NOT NULL AND status IN"
+	    "     ('open', 'assigned')),"
+	    "   'circuits_open', (SELECT coalesce(json_agg(queue), '[]') FROM"
+	    "     redrive_circuits WHERE resumed_at IS NULL))) FROM p", &a, 2,
+	    out);
+}
+
+/* A discarded record that a reopen may take back: as in SQLite's. */
+#define REOPENABLE	"(status = 'discarded' AND purged_at IS NULL AND"	\
+	" NOT EXISTS (SELECT 1 FROM attempts WHERE dead_letter_id ="	\
+	" dead_letters.id AND outcome IN ('unknown', 'published')))"
+
+/* Column c of row r: a JSON number, or null. */
+static void
+json_num(struct dlq_buf *out, PGresult *res, int r, int c)
+{
+	if (PQgetisnull(res, r, c))
+		dlq_buf_adds(out, "null");
+	else
+		dlq_buf_adds(out, PQgetvalue(res, r, c));
+}
+
+static void
+json_text(struct dlq_buf *out, PGresult *res, int r, int c)
+{
+	if (PQgetisnull(res, r, c))
+		dlq_buf_adds(out, "null");
+	else
+		dlq_buf_json_str(out, PQgetvalue(res, r, c),
+		    (size_t)PQgetlength(res, r, c));
+}
+
+int
+dlq_pg_cases_list(struct dlq_pg *pg, const struct dlq_list_filter *f,
+    struct dlq_buf *out)
+{
+	static const char *const keys[] = { "id", "received_at", "dlq",
+	    "queue", "message_id", "reason", "class", "signature", "status",
+	    "owner", "error", "retry_count", "replay_count", "payload_bytes" };
+	static const bool number[] = { true, true, false, false, false, false,
+	    false, false, false, false, false, true, true, true };
+	struct args a;
+	struct dlq_buf masked;
+	PGresult *res;
+	int r, c;
+
+	memset(&a, 0, sizeof(a));
+	a.v[0] = f->queue;
+	a.v[1] = f->status;
+	a.v[2] = f->class;
+	a.v[3] = f->signature;
+	a_int(&a, 4, f->since_ms);
+	a_int(&a, 5, f->limit);
+	a.v[6] = f->message_id;
+	a.v[7] = f->correlation_id;
+	a_int(&a, 8, f->before_id > 0 ? f->before_id : INT64_MAX);
+	a.v[9] = f->owner;
+	a.v[10] = f->reopenable ? "1" : "0";
+	res = dlq_pg_query(pg, "list", "SELECT id, received_at, dlq, queue,"
+	    " message_id, reason, class, signature, status, owner, error,"
+	    " retry_count, replay_count, payload_bytes FROM dead_letters WHERE"
+	    " ($1::text IS NULL OR queue = $1 OR dlq = $1) AND"
+	    " ($2::text IS NULL OR status = $2) AND"
+	    " ($3::text IS NULL OR class = $3) AND"
+	    " ($4::text IS NULL OR signature = $4) AND received_at >= $5 AND"
+	    " ($7::text IS NULL OR message_id = $7) AND"
+	    " ($8::text IS NULL OR correlation_id = $8) AND"
+	    " ($10::text IS NULL OR owner = $10) AND ($11::int = 0 OR "
+	    REOPENABLE ") AND id < $9 ORDER BY id DESC LIMIT $6", 11, a.v,
+	    NULL, NULL, pg->wait_ms);
+	if (res == NULL)
+		return fail(out);
+	dlq_buf_init(&masked);
+	dlq_buf_addc(out, '[');
+	for (r = 0; r < PQntuples(res); r++) {
+		dlq_buf_adds(out, r > 0 ? ",{" : "{");
+		for (c = 0; c < (int)(sizeof(keys) / sizeof(keys[0])); c++) {
+			dlq_buf_printf(out, "%s\"%s\":", c > 0 ? "," : "",
+			    keys[c]);
+			if (number[c])
+				json_num(out, res, r, c);
+			else if (strcmp(keys[c], "error") == 0 &&
+			    !PQgetisnull(res, r, c)) {
+				/* masked again with the rules of now */
+				dlq_buf_reset(&masked);
+				dlq_redact_text(&pg->mask, PQgetvalue(res, r, c),
+				    (size_t)PQgetlength(res, r, c),
+				    3 * (size_t)PQgetlength(res, r, c) + 16,
+				    &masked);
+				dlq_buf_json_str(out, masked.data ? masked.data :
+				    "", masked.len);
+			} else
+				json_text(out, res, r, c);
+		}
+		dlq_buf_addc(out, '}');
+	}
+	dlq_buf_addc(out, ']');
+	dlq_buf_release(&masked);
+	PQclear(res);
+	return out->oom ? (snprintf(dlq_pg_err, sizeof(dlq_pg_err),
+	    "list: out of memory"), fail(out)) : DLQ_OK;
+}
