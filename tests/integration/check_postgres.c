@@ -265,15 +265,20 @@ keys_of(const cJSON *o, char *out, size_t n)
 }
 
 /* The same dead letters in an SQLite and a PostgreSQL archive: dlqctl's
- * stats and list answer alike, masking included; what PostgreSQL does
- * not do yet says so, as an error. */
-START_TEST(stats_and_list_answer_alike_on_both_backends)
+ * stats, list and show answer alike, masking included; what PostgreSQL
+ * does not do yet says so, as an error. */
+START_TEST(stats_list_and_show_answer_alike_on_both_backends)
 {
 	struct h_rig f[2];
 	static const char *const fields[] = { "total", "unresolved",
 	    "new_last_hour", "replaying_unknown", "payloads_purged" };
-	char k0[1024], k1[1024];
-	cJSON *j[2], *l[2], *e;
+	/* (signatures, routing keys and the x-first-death headers name
+	 * each rig's own queue) */
+	static const char *const same[] = { "message_id", "reason", "class",
+	    "status", "error", "payload", "hint", "payload_sha256",
+	    "content_type", "delivery_mode", "retry_count" };
+	char k0[1024], k1[1024], *v0, *v1;
+	cJSON *j[2], *l[2], *sh[2], *e;
 	int b, i, n;
 
 	h_rig_name(&f[0], "pgl", 1);
@@ -289,7 +294,23 @@ START_TEST(stats_and_list_answer_alike_on_both_backends)
 		    (const char *[]){ "stats", NULL }), 0);
 		ck_assert_int_eq(h_dlqctl(f[b].cfg, NULL, &l[b],
 		    (const char *[]){ "list", "--limit", "5", NULL }), 0);
+		ck_assert_int_eq(h_dlqctl(f[b].cfg, NULL, &sh[b],
+		    (const char *[]){ "show", "--payload", "7", NULL }), 0);
 	}
+	keys_of(sh[0], k0, sizeof(k0));
+	keys_of(sh[1], k1, sizeof(k1));
+	ck_assert_str_eq(k1, k0);
+	for (i = 0; i < (int)(sizeof(same) / sizeof(same[0])); i++) {
+		v0 = cJSON_PrintUnformatted(cJSON_GetObjectItem(sh[0], same[i]));
+		v1 = cJSON_PrintUnformatted(cJSON_GetObjectItem(sh[1], same[i]));
+		ck_assert_msg(v0 != NULL && v1 != NULL && strcmp(v0, v1) == 0,
+		    "show: %s: %s vs %s", same[i], v0, v1);
+		cJSON_free(v0);
+		cJSON_free(v1);
+	}
+	keys_of(cJSON_GetObjectItem(sh[0], "headers"), k0, sizeof(k0));
+	keys_of(cJSON_GetObjectItem(sh[1], "headers"), k1, sizeof(k1));
+	ck_assert_str_eq(k1, k0);
 	keys_of(j[0], k0, sizeof(k0));
 	keys_of(j[1], k1, sizeof(k1));
 	ck_assert_str_eq(k1, k0);
@@ -312,6 +333,7 @@ START_TEST(stats_and_list_answer_alike_on_both_backends)
 	for (b = 0; b < 2; b++) {
 		cJSON_Delete(j[b]);
 		cJSON_Delete(l[b]);
+		cJSON_Delete(sh[b]);
 	}
 	/* not there yet: said, exit 1 */
 	ck_assert_int_eq(h_dlqctl(f[1].cfg, NULL, &j[1], (const char *[]){
@@ -336,7 +358,7 @@ suite(void)
 	tcase_add_test(tc, a_frozen_postgres_pauses_consumption_and_acks_nothing);
 	tcase_add_test(tc,
 	    wrong_credentials_or_no_database_stop_the_start_without_the_password);
-	tcase_add_test(tc, stats_and_list_answer_alike_on_both_backends);
+	tcase_add_test(tc, stats_list_and_show_answer_alike_on_both_backends);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,14 +1,16 @@
 /* cases.c - the operator's queries on a PostgreSQL archive (cases.h):
- * stats and list so far. Answers are the same JSON as the SQLite
+ * stats, list and show so far. Answers are the same JSON as the SQLite
  * archive's: the key order of its json_object(), compact, error texts
  * masked again with the rules of now. */
 #include "cases.h"
 
+#include <amqp.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "deadletter.h"
 #include "pg.h"
 #include "proto.h"
 #include "redact.h"
@@ -251,4 +253,190 @@ dlq_pg_cases_list(struct dlq_pg *pg, const struct dlq_list_filter *f,
 	PQclear(res);
 	return out->oom ? (snprintf(dlq_pg_err, sizeof(dlq_pg_err),
 	    "list: out of memory"), fail(out)) : DLQ_OK;
+}
+
+/* an audit entry of dlqctl's own (`replay --from-queue`, refusals) */
+#define NOTE(u)	"(" u ".command = 'audit_note')"
+/* a change by ids that left some as they were, and said why */
+#define BY_IDS(u)	"(" u ".command IN ('assign', 'drop', 'reopen') AND"	\
+	" jsonb_typeof(" u ".args::jsonb -> 'refused') = 'array')"
+/* why the record `d` was refused by the audit entry `u` */
+#define REFUSAL(u)	"(SELECT r.value ->> 'why' FROM"	\
+	" jsonb_array_elements(CASE jsonb_typeof(" u ".args::jsonb ->"	\
+	" 'refused') WHEN 'array' THEN " u ".args::jsonb -> 'refused' ELSE"	\
+	" '[]' END) r WHERE jsonb_typeof(r.value) = 'object' AND"	\
+	" (r.value ->> 'id') = d.id::text LIMIT 1)"
+
+/* The stored header table as JSON (as the worker logs headers), from
+ * bytea's text form; NULL when it is not a table. */
+static cJSON *
+headers_of(const char *hex)
+{
+	unsigned char *raw;
+	size_t n, off = 0;
+	amqp_bytes_t enc;
+	amqp_table_t table;
+	amqp_pool_t pool;
+	struct dlq_buf json;
+	cJSON *j = NULL;
+
+	if ((raw = PQunescapeBytea((const unsigned char *)hex, &n)) == NULL)
+		return NULL;
+	enc.bytes = raw;
+	enc.len = n;
+	init_amqp_pool(&pool, 4096);
+	dlq_buf_init(&json);
+	if (amqp_decode_table(enc, &pool, &table, &off) == AMQP_STATUS_OK) {
+		dlq_table_json(&json, &table);
+		if (!json.oom && json.data != NULL)
+			j = cJSON_CreateRaw(json.data);
+	}
+	dlq_buf_release(&json);
+	empty_amqp_pool(&pool);
+	PQfreemem(raw);
+	return j;
+}
+
+/* The payload as the SQLite archive shows it: text when it is printable
+ * UTF-8, else base64 (operator and up). */
+static void
+add_payload(struct dlq_buf *out, const char *hex, bool null)
+{
+	unsigned char *b;
+	size_t n;
+
+	if (null) {
+		dlq_buf_adds(out, ",\"payload\":null");
+		return;
+	}
+	if ((b = PQunescapeBytea((const unsigned char *)hex, &n)) == NULL)
+		return;
+	if (dlq_utf8_is_text(b, n)) {
+		dlq_buf_adds(out, ",\"payload\":");
+		dlq_buf_json_str(out, b, n);
+	} else {
+		dlq_buf_adds(out, ",\"payload_base64\":\"");
+		dlq_buf_base64(out, b, n);
+		dlq_buf_addc(out, '"');
+	}
+	PQfreemem(b);
+}
+
+int
+dlq_pg_cases_show(struct dlq_pg *pg, int64_t id, bool payload,
+    struct dlq_buf *out)
+{
+	struct args a;
+	struct dlq_buf masked;
+	PGresult *res;
+	cJSON *o, *rest, *item, *e, *h = NULL;
+	char *text;
+
+	memset(&a, 0, sizeof(a));
+	a_int(&a, 0, id);
+	a_int(&a, 1, payload);
+	res = dlq_pg_query(pg, "show", "SELECT json_build_object("
+	    " 'id', id, 'received_at', received_at, 'dlq', dlq, 'queue', queue,"
+	    " 'message_id', message_id, 'reason', reason, 'class', class,"
+	    " 'signature', signature, 'status', status, 'owner', owner,"
+	    " 'error', error, 'retry_count', retry_count,"
+	    " 'replay_count', replay_count, 'payload_bytes', payload_bytes,"
+	    " 'exchange', exchange, 'routing_keys', routing_keys::json,"
+	    " 'correlation_id', correlation_id, 'type', type,"
+	    " 'content_type', content_type, 'content_encoding', content_encoding,"
+	    " 'timestamp', timestamp, 'app_id', app_id,"
+	    " 'delivery_mode', delivery_mode, 'priority', priority,"
+	    " 'expiration', expiration, 'user_id', user_id, 'reply_to', reply_to,"
+	    " 'x_death', x_death::json, 'delivery_count', delivery_count,"
+	    " 'hint', COALESCE(hint, (SELECT text FROM hints"
+	    "   WHERE id = d.hint_id)), 'payload_sha256', payload_sha256,"
+	    " 'decision', decision, 'evidence', evidence,"
+	    " 'evidence_at', evidence_at, 'redrive_note', redrive_note,"
+	    " 'escalate_at', escalate_at, 'assigned_by', assigned_by,"
+	    " 'assigned_at', assigned_at, 'resolved_by', resolved_by,"
+	    " 'resolved_at', resolved_at, 'resolution', resolution,"
+	    " 'replay_of', replay_of, 'purged_at', purged_at),"
+	    " headers_amqp, json_build_object("
+	    " 'attempts', (SELECT coalesce(json_agg(json_build_object('id',"
+	    "   a.id, 'actor', a.actor, 'reason', a.reason, 'evidence',"
+	    "   a.evidence, 'policy', a.policy::json, 'checked_at',"
+	    "   a.checked_at, 'target', a.target, 'started_at', a.started_at,"
+	    "   'finished_at', a.finished_at, 'outcome', a.outcome,"
+	    "   'detail', a.detail) ORDER BY a.id), '[]') FROM attempts a"
+	    "   WHERE a.dead_letter_id = d.id),"
+	    " 'audit', (SELECT coalesce(json_agg(json_build_object('at', u.at,"
+	    "   'actor', u.actor, 'command', u.command,"
+	    "   'result', CASE WHEN " BY_IDS("u") " THEN coalesce("
+	    "    'not changed: ' || " REFUSAL("u") ", 'ok') ELSE u.result END,"
+	    "   'reason', CASE WHEN u.command <> 'audit_note' THEN"
+	    "    u.args::jsonb ->> 'reason' END,"
+	    "   'what', CASE WHEN " NOTE("u") " THEN u.args::jsonb ->> 'what'"
+	    "    END,"
+	    "   'why', CASE WHEN " NOTE("u") " THEN " REFUSAL("u") " END)"
+	    "   ORDER BY u.id), '[]')"
+	    "   FROM audit u WHERE u.id IN (SELECT audit_id FROM audit_ids"
+	    "   WHERE dead_letter_id = d.id)),"
+	    /* every death of this logical message, linked by x-replay-of */
+	    " 'lineage', (WITH RECURSIVE"
+	    "   up(id, replay_of) AS (SELECT x.id, x.replay_of FROM dead_letters"
+	    "    x WHERE x.id = $1 UNION SELECT x.id, x.replay_of FROM"
+	    "    dead_letters x JOIN up ON x.id = up.replay_of),"
+	    "   down(id) AS (SELECT x.id FROM dead_letters x WHERE x.id = $1"
+	    "    UNION SELECT x.id FROM dead_letters x JOIN down ON x.replay_of"
+	    "    = down.id)"
+	    "   SELECT json_agg(json_build_object('id', l.id, 'received_at',"
+	    "    l.received_at, 'reason', l.reason, 'status', l.status,"
+	    "    'replay_count', l.replay_count, 'replay_of', l.replay_of)"
+	    "    ORDER BY l.id) FROM dead_letters l WHERE l.id IN (SELECT id"
+	    "    FROM up UNION SELECT id FROM down))),"
+	    " CASE WHEN $2::int = 1 THEN payload END"	/* viewers: not read */
+	    " FROM dead_letters d WHERE id = $1", 2, a.v, NULL, NULL,
+	    pg->wait_ms);
+	if (res == NULL)
+		return fail(out);
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		return DLQ_NOT_FOUND;
+	}
+	o = cJSON_Parse(PQgetvalue(res, 0, 0));
+	rest = cJSON_Parse(PQgetvalue(res, 0, 2));
+	if (o == NULL || rest == NULL)
+		goto oom;
+	/* the error masked again, with the rules of now */
+	if ((e = cJSON_GetObjectItemCaseSensitive(o, "error")) != NULL &&
+	    cJSON_IsString(e)) {
+		dlq_buf_init(&masked);
+		dlq_redact_text(&pg->mask, e->valuestring,
+		    strlen(e->valuestring), 3 * strlen(e->valuestring) + 16,
+		    &masked);
+		cJSON_ReplaceItemInObjectCaseSensitive(o, "error",
+		    cJSON_CreateString(masked.data ? masked.data : ""));
+		dlq_buf_release(&masked);
+	}
+	if (payload && !PQgetisnull(res, 0, 1))
+		h = headers_of(PQgetvalue(res, 0, 1));
+	cJSON_AddItemToObject(o, "headers", h != NULL ? h : cJSON_CreateNull());
+	while ((item = rest->child) != NULL)
+		cJSON_AddItemToObject(o, item->string,
+		    cJSON_DetachItemViaPointer(rest, item));
+	cJSON_Delete(rest);
+	rest = NULL;
+	if ((text = cJSON_PrintUnformatted(o)) == NULL)
+		goto oom;
+	dlq_buf_adds(out, text);
+	cJSON_free(text);
+	cJSON_Delete(o);
+	if (payload && out->len > 0) {
+		out->len--;	/* reopen the object: add the payload */
+		add_payload(out, PQgetvalue(res, 0, 3), PQgetisnull(res, 0, 3));
+		dlq_buf_addc(out, '}');
+	}
+	PQclear(res);
+	return DLQ_OK;
+oom:
+	cJSON_Delete(o);
+	cJSON_Delete(rest);
+	PQclear(res);
+	snprintf(dlq_pg_err, sizeof(dlq_pg_err), "show: out of memory");
+	return fail(out);
 }

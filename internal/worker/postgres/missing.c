@@ -45,15 +45,6 @@ missing_why(struct dlq_pg *a, const char *op, char *why, size_t whylen)
 }
 
 int
-dlq_pg_cases_show(struct dlq_pg *a, int64_t id, bool payload,
-    struct dlq_buf *out)
-{
-	(void)id;
-	(void)payload;
-	return missing_out(a, "dlq_cases_show", out);
-}
-
-int
 dlq_pg_cases_traffic(struct dlq_pg *a, int64_t since_ms, int64_t limit,
     struct dlq_buf *out)
 {
