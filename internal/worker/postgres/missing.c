@@ -3,10 +3,11 @@
  * archive error would. What a worker on PostgreSQL does today: it
  * archives every dead letter once across replicas and acks it after the
  * commit, logs it, alerts on it (from the process that took it), counts
- * it in /metrics and the threshold alerts, and audits the control
- * requests; dlqctl's commands that read or change records answer this
- * error, and the automatic redrive, retention and the refreshes of
- * classes and signatures do not run. */
+ * it in /metrics and the threshold alerts, audits the control requests
+ * and answers dlqctl stats, list and show (cases.c); dlqctl's other
+ * commands that read or change records answer this error, and the
+ * automatic redrive, retention and the refreshes of classes and
+ * signatures do not run. */
 #include "pg.h"
 
 #include <stdio.h>
@@ -14,7 +15,7 @@
 #include "proto.h"
 
 static const char NOT_YET[] = "not available on a PostgreSQL archive yet "
-    "(it archives, counts and audits, and answers stats and list; use an "
+    "(it archives, counts and audits, and answers stats, list and show; use an "
     "SQLite archive, archive.path, for this)";
 
 static int
