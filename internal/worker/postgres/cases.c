@@ -1,5 +1,5 @@
 /* cases.c - the operator's queries on a PostgreSQL archive (cases.h):
- * stats, list and show so far. Answers are the same JSON as the SQLite
+ * stats, list, show, groups and the traffic of stats so far. Answers are the same JSON as the SQLite
  * archive's: the key order of its json_object(), compact, error texts
  * masked again with the rules of now. */
 #include "cases.h"
@@ -184,6 +184,48 @@ json_text(struct dlq_buf *out, PGresult *res, int r, int c)
 		    (size_t)PQgetlength(res, r, c));
 }
 
+/* The rows of `res` as a JSON array of objects with `keys` for its
+ * columns: a number where number[c] (NULL: null), else text; column
+ * `error` masked again with the rules of now. The result is cleared. */
+static int
+rows_json(struct dlq_pg *pg, PGresult *res, const char *const *keys,
+    const bool *number, int nkeys, int error, struct dlq_buf *out)
+{
+	struct dlq_buf masked;
+	int r, c;
+
+	dlq_buf_init(&masked);
+	dlq_buf_addc(out, '[');
+	for (r = 0; r < PQntuples(res); r++) {
+		dlq_buf_adds(out, r > 0 ? ",{" : "{");
+		for (c = 0; c < nkeys; c++) {
+			dlq_buf_printf(out, "%s\"%s\":", c > 0 ? "," : "",
+			    keys[c]);
+			if (number[c])
+				json_num(out, res, r, c);
+			else if (c == error && !PQgetisnull(res, r, c)) {
+				dlq_buf_reset(&masked);
+				dlq_redact_text(&pg->mask, PQgetvalue(res, r, c),
+				    (size_t)PQgetlength(res, r, c),
+				    3 * (size_t)PQgetlength(res, r, c) + 16,
+				    &masked);
+				dlq_buf_json_str(out, masked.data ? masked.data :
+				    "", masked.len);
+			} else
+				json_text(out, res, r, c);
+		}
+		dlq_buf_addc(out, '}');
+	}
+	dlq_buf_addc(out, ']');
+	dlq_buf_release(&masked);
+	PQclear(res);
+	if (out->oom) {
+		snprintf(dlq_pg_err, sizeof(dlq_pg_err), "out of memory");
+		return fail(out);
+	}
+	return DLQ_OK;
+}
+
 int
 dlq_pg_cases_list(struct dlq_pg *pg, const struct dlq_list_filter *f,
     struct dlq_buf *out)
@@ -194,9 +236,7 @@ dlq_pg_cases_list(struct dlq_pg *pg, const struct dlq_list_filter *f,
 	static const bool number[] = { true, true, false, false, false, false,
 	    false, false, false, false, false, true, true, true };
 	struct args a;
-	struct dlq_buf masked;
 	PGresult *res;
-	int r, c;
 
 	memset(&a, 0, sizeof(a));
 	a.v[0] = f->queue;
@@ -224,35 +264,8 @@ dlq_pg_cases_list(struct dlq_pg *pg, const struct dlq_list_filter *f,
 	    NULL, NULL, pg->wait_ms);
 	if (res == NULL)
 		return fail(out);
-	dlq_buf_init(&masked);
-	dlq_buf_addc(out, '[');
-	for (r = 0; r < PQntuples(res); r++) {
-		dlq_buf_adds(out, r > 0 ? ",{" : "{");
-		for (c = 0; c < (int)(sizeof(keys) / sizeof(keys[0])); c++) {
-			dlq_buf_printf(out, "%s\"%s\":", c > 0 ? "," : "",
-			    keys[c]);
-			if (number[c])
-				json_num(out, res, r, c);
-			else if (strcmp(keys[c], "error") == 0 &&
-			    !PQgetisnull(res, r, c)) {
-				/* masked again with the rules of now */
-				dlq_buf_reset(&masked);
-				dlq_redact_text(&pg->mask, PQgetvalue(res, r, c),
-				    (size_t)PQgetlength(res, r, c),
-				    3 * (size_t)PQgetlength(res, r, c) + 16,
-				    &masked);
-				dlq_buf_json_str(out, masked.data ? masked.data :
-				    "", masked.len);
-			} else
-				json_text(out, res, r, c);
-		}
-		dlq_buf_addc(out, '}');
-	}
-	dlq_buf_addc(out, ']');
-	dlq_buf_release(&masked);
-	PQclear(res);
-	return out->oom ? (snprintf(dlq_pg_err, sizeof(dlq_pg_err),
-	    "list: out of memory"), fail(out)) : DLQ_OK;
+	return rows_json(pg, res, keys, number, sizeof(keys) / sizeof(keys[0]),
+	    10, out);
 }
 
 /* an audit entry of dlqctl's own (`replay --from-queue`, refusals) */
@@ -439,4 +452,77 @@ oom:
 	PQclear(res);
 	snprintf(dlq_pg_err, sizeof(dlq_pg_err), "show: out of memory");
 	return fail(out);
+}
+
+int
+dlq_pg_cases_traffic(struct dlq_pg *pg, int64_t since_ms, int64_t limit,
+    struct dlq_buf *out)
+{
+	struct args a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a_int(&a, 0, since_ms);
+	a_int(&a, 1, limit);
+	rc = query_json(pg, "SELECT coalesce(json_agg(json_build_object("
+	    " 'queue', queue, 'dead_lettered', n) ORDER BY n DESC), '[]') FROM"
+	    " (SELECT queue, count(*) n FROM dead_letters"
+	    "  WHERE received_at >= $1 GROUP BY queue ORDER BY n DESC"
+	    "  LIMIT $2) t", &a, 2, out);
+	return rc == DLQ_NOT_FOUND ? DLQ_OK : rc;
+}
+
+/* One row per failure signature of the groups `g`, as SQLite's: the
+ * sample (its first record in the window), the last, the counts, and
+ * the signature's first record ever for first seen. */
+#define GROUP_ROWS(g) \
+	"SELECT g.signature, d.queue, d.reason, d.class, d.error, g.n, g.u," \
+	" CASE WHEN g.fid = g.sid THEN d.received_at ELSE" \
+	" (SELECT received_at FROM dead_letters WHERE id = g.fid) END f," \
+	" e.received_at l, g.sid, d.message_id FROM " g \
+	" JOIN dead_letters d ON d.id = g.sid" \
+	" JOIN dead_letters e ON e.id = g.lid" \
+	" WHERE ($1::text IS NULL OR d.queue = $1 OR d.dlq = $1)" \
+	" AND ($4::text IS NULL OR d.class = $4) AND $3::bigint >= 0" \
+	" ORDER BY g.n DESC LIMIT $2"
+#define GROUPS_ALL \
+	"(SELECT a.signature, a.sid, a.sid fid, a.lid, a.n," \
+	" coalesce(o.n, 0) u FROM" \
+	" (SELECT signature, min(id) sid, max(id) lid, count(*) n" \
+	"  FROM dead_letters GROUP BY signature) a" \
+	" LEFT JOIN (SELECT signature, count(*) n FROM dead_letters" \
+	"  WHERE status IN " UNRESOLVED " GROUP BY signature) o" \
+	" ON o.signature = a.signature) g"
+#define GROUPS_SINCE \
+	"(SELECT signature, min(id) sid, max(id) lid, count(*) n," \
+	" sum((status IN " UNRESOLVED ")::int) u," \
+	" (SELECT min(id) FROM dead_letters x" \
+	"  WHERE x.signature = w.signature) fid" \
+	" FROM dead_letters w WHERE received_at >= $3" \
+	" GROUP BY signature) g"
+
+int
+dlq_pg_cases_groups(struct dlq_pg *pg, const char *queue, const char *class,
+    int64_t since_ms, int64_t limit, struct dlq_buf *out)
+{
+	static const char *const keys[] = { "signature", "queue", "reason",
+	    "class", "error", "count", "unresolved", "first_seen",
+	    "last_seen", "sample_id", "sample_message_id" };
+	static const bool number[] = { false, false, false, false, false,
+	    true, true, true, true, true, false };
+	struct args a;
+	PGresult *res;
+
+	memset(&a, 0, sizeof(a));
+	a.v[0] = queue;
+	a_int(&a, 1, limit);
+	a_int(&a, 2, since_ms);
+	a.v[3] = class;
+	res = dlq_pg_query(pg, "groups", since_ms == 0 ?
+	    GROUP_ROWS(GROUPS_ALL) : GROUP_ROWS(GROUPS_SINCE), 4, a.v, NULL,
+	    NULL, pg->wait_ms);
+	if (res == NULL)
+		return fail(out);
+	return rows_json(pg, res, keys, number, sizeof(keys) / sizeof(keys[0]),
+	    4, out);
 }

@@ -4,7 +4,7 @@
  * archives every dead letter once across replicas and acks it after the
  * commit, logs it, alerts on it (from the process that took it), counts
  * it in /metrics and the threshold alerts, audits the control requests
- * and answers dlqctl stats, list and show (cases.c); dlqctl's other
+ * and answers dlqctl stats, list, show and groups (cases.c); dlqctl's other
  * commands that read or change records answer this error, and the
  * automatic redrive, retention and the refreshes of classes and
  * signatures do not run. */
@@ -15,7 +15,7 @@
 #include "proto.h"
 
 static const char NOT_YET[] = "not available on a PostgreSQL archive yet "
-    "(it archives, counts and audits, and answers stats, list and show; use an "
+    "(it archives, counts and audits, and answers stats, list, show and groups; use an "
     "SQLite archive, archive.path, for this)";
 
 static int
@@ -43,26 +43,6 @@ missing_why(struct dlq_pg *a, const char *op, char *why, size_t whylen)
 	(void)missing(a, op);
 	snprintf(why, whylen, "%s", NOT_YET);
 	return DLQ_ERROR;
-}
-
-int
-dlq_pg_cases_traffic(struct dlq_pg *a, int64_t since_ms, int64_t limit,
-    struct dlq_buf *out)
-{
-	(void)since_ms;
-	(void)limit;
-	return missing_out(a, "dlq_cases_traffic", out);
-}
-
-int
-dlq_pg_cases_groups(struct dlq_pg *a, const char *queue, const char *class,
-    int64_t since_ms, int64_t limit, struct dlq_buf *out)
-{
-	(void)queue;
-	(void)class;
-	(void)since_ms;
-	(void)limit;
-	return missing_out(a, "dlq_cases_groups", out);
 }
 
 int
