@@ -358,6 +358,58 @@ START_TEST(stats_list_show_and_groups_answer_alike_on_both_backends)
 		cJSON_Delete(sh[b]);
 		cJSON_Delete(gr[b]);
 	}
+	/* changes: the same exit codes, the same answers id by id, the
+	 * same audit trail */
+	{
+		const char *const *const steps[] = {
+			(const char *[]){ "assign", "1", "2", "99999", "--owner",
+			    "alice", "--decision", "wait", NULL },
+			(const char *[]){ "drop", "3", "--reason", "test", NULL },
+			(const char *[]){ "drop", "3", "--reason", "again", NULL },
+			(const char *[]){ "reopen", "3", "--reason", "real", NULL },
+			(const char *[]){ "assign", "3", "--owner", "bob",
+			    "--decision", "replay", NULL },
+		};
+		static const int rc[] = { 1, 0, 3, 0, 0 };
+		cJSON *ans[2];
+
+		for (i = 0; i < (int)(sizeof(steps) / sizeof(steps[0])); i++) {
+			for (b = 0; b < 2; b++)
+				ck_assert_msg(h_dlqctl(f[b].cfg, NULL, &ans[b],
+				    steps[i]) == rc[i], "backend %d: step %d", b,
+				    i);
+			v0 = cJSON_PrintUnformatted(cJSON_GetObjectItem(ans[0],
+			    "results"));
+			v1 = cJSON_PrintUnformatted(cJSON_GetObjectItem(ans[1],
+			    "results"));
+			ck_assert_msg(v0 != NULL && v1 != NULL &&
+			    strcmp(v0, v1) == 0, "step %d: %s vs %s", i, v0, v1);
+			cJSON_free(v0);
+			cJSON_free(v1);
+			for (b = 0; b < 2; b++)
+				cJSON_Delete(ans[b]);
+		}
+	}
+	for (b = 0; b < 2; b++)	/* the first show's were freed above */
+		ck_assert_int_eq(h_dlqctl(f[b].cfg, NULL, &sh[b],
+		    (const char *[]){ "show", "3", NULL }), 0);
+	ck_assert_str_eq(cJSON_GetObjectItem(sh[1], "owner")->valuestring,
+	    "bob");
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(sh[1],
+	    "audit")), 4);
+	for (i = 0; i < 4; i++) {
+		v0 = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetArrayItem(
+		    cJSON_GetObjectItem(sh[0], "audit"), i), "result"));
+		v1 = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetArrayItem(
+		    cJSON_GetObjectItem(sh[1], "audit"), i), "result"));
+		ck_assert_msg(v0 != NULL && v1 != NULL && strcmp(v0, v1) == 0,
+		    "audit %d: %s vs %s", i, v0, v1);
+		cJSON_free(v0);
+		cJSON_free(v1);
+	}
+	for (b = 0; b < 2; b++)
+		cJSON_Delete(sh[b]);
+
 	/* not there yet: said, exit 1 */
 	ck_assert_int_eq(h_dlqctl(f[1].cfg, NULL, &j[1], (const char *[]){
 	    "groups", "--by-cause", NULL }), 1);

@@ -3,11 +3,11 @@
  * archive error would. What a worker on PostgreSQL does today: it
  * archives every dead letter once across replicas and acks it after the
  * commit, logs it, alerts on it (from the process that took it), counts
- * it in /metrics and the threshold alerts, audits the control requests
- * and answers dlqctl stats, list, show and groups (cases.c); dlqctl's other
- * commands that read or change records answer this error, and the
- * automatic redrive, retention and the refreshes of classes and
- * signatures do not run. */
+ * it in /metrics and the threshold alerts, audits the control requests,
+ * answers dlqctl stats, list, show and groups (cases.c) and takes
+ * assign, drop and reopen (triage.c); dlqctl's other commands that read
+ * or change records answer this error, and the automatic redrive,
+ * retention and the refreshes of classes and signatures do not run. */
 #include "pg.h"
 
 #include <stdio.h>
@@ -15,8 +15,8 @@
 #include "proto.h"
 
 static const char NOT_YET[] = "not available on a PostgreSQL archive yet "
-    "(it archives, counts and audits, and answers stats, list, show and groups; use an "
-    "SQLite archive, archive.path, for this)";
+    "(it answers stats, list, show and groups, and takes assign, drop and "
+    "reopen; use an SQLite archive, archive.path, for this)";
 
 static int
 missing(struct dlq_pg *a, const char *op)
@@ -43,45 +43,6 @@ missing_why(struct dlq_pg *a, const char *op, char *why, size_t whylen)
 	(void)missing(a, op);
 	snprintf(why, whylen, "%s", NOT_YET);
 	return DLQ_ERROR;
-}
-
-int
-dlq_pg_cases_assign(struct dlq_pg *a, const int64_t *ids, size_t n,
-    const char *owner, const char *decision, const char *evidence,
-    int64_t escalate_at_ms, const char *actor, int64_t now_ms,
-    struct dlq_buf *out)
-{
-	(void)ids;
-	(void)n;
-	(void)owner;
-	(void)decision;
-	(void)evidence;
-	(void)escalate_at_ms;
-	(void)actor;
-	(void)now_ms;
-	return missing_out(a, "dlq_cases_assign", out);
-}
-
-int
-dlq_pg_cases_drop(struct dlq_pg *a, const int64_t *ids, size_t n,
-    const char *reason, const char *actor, int64_t now_ms,
-    struct dlq_buf *out)
-{
-	(void)ids;
-	(void)n;
-	(void)reason;
-	(void)actor;
-	(void)now_ms;
-	return missing_out(a, "dlq_cases_drop", out);
-}
-
-int
-dlq_pg_cases_reopen(struct dlq_pg *a, const int64_t *ids, size_t n,
-    struct dlq_buf *out)
-{
-	(void)ids;
-	(void)n;
-	return missing_out(a, "dlq_cases_reopen", out);
 }
 
 int
