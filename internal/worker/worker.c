@@ -699,11 +699,10 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 		dlq_log(DLQ_LOG_WARN, "archive_partial", "archive", archive,
 		    "advice", "the PostgreSQL archive records, counts and "
 		    "audits every dead letter across replicas, and answers "
-		    "dlqctl stats, list, show, groups, assign, drop and "
-		    "reopen; the automatic redrive, retention, the refreshes "
-		    "of classes and signatures and dlqctl's groups "
-		    "--by-cause, replay, purge and audit do not run on it "
-		    "yet",
+		    "dlqctl's triage, audit, purge and retention; dlqctl "
+		    "replay and groups --by-cause, the automatic redrive and "
+		    "the refreshes of classes and signatures do not run on "
+		    "it yet",
 		    NULL);
 
 	/* before the topology: refused bindings are looked for over HTTP */

@@ -281,6 +281,7 @@ START_TEST(stats_list_show_and_groups_answer_alike_on_both_backends)
 	static const char *const group_same[] = { "reason", "class", "error",
 	    "count", "unresolved" };
 	cJSON *j[2], *l[2], *sh[2], *gr[2], *g[2], *e;
+	int64_t filled = 0;
 	int b, i, n;
 
 	h_rig_name(&f[0], "pgl", 1);
@@ -292,6 +293,7 @@ START_TEST(stats_list_show_and_groups_answer_alike_on_both_backends)
 		h_rig_start(&f[b]);
 		h_fill_confirmed(f[b].dlq[0], 30, "same");
 		ck_assert(h_worker_wait(&f[b].w, "dead_letter", 30, WAIT_MS));
+		filled = h_now_ms();	/* all archived by now */
 		ck_assert_int_eq(h_dlqctl(f[b].cfg, NULL, &j[b],
 		    (const char *[]){ "stats", NULL }), 0);
 		ck_assert_int_eq(h_dlqctl(f[b].cfg, NULL, &l[b],
@@ -409,6 +411,30 @@ START_TEST(stats_list_show_and_groups_answer_alike_on_both_backends)
 	}
 	for (b = 0; b < 2; b++)
 		cJSON_Delete(sh[b]);
+
+	/* retention: the payload of the one discarded record (id 3 is
+	 * assigned again; 4 is dropped now) received over a second ago */
+	while (h_now_ms() - filled < 1100)
+		usleep(50 * 1000);	/* the cut-off's second has passed */
+	for (b = 0; b < 2; b++) {
+		ck_assert_int_eq(h_dlqctl(f[b].cfg, NULL, &e, (const char *[]){
+		    "drop", "4", "--reason", "old", NULL }), 0);
+		cJSON_Delete(e);
+		ck_assert_int_eq(h_dlqctl(f[b].cfg, NULL, &e, (const char *[]){
+		    "purge", "--older-than", "1s", "--yes", NULL }), 0);
+		ck_assert_int_eq(cJSON_GetObjectItem(e, "purged")->valueint, 1);
+		cJSON_Delete(e);
+		ck_assert_int_eq(h_dlqctl(f[b].cfg, NULL, &e, (const char *[]){
+		    "audit", "--limit", "50", NULL }), 0);
+		n = cJSON_GetArraySize(cJSON_IsArray(e) ? e :
+		    cJSON_GetObjectItem(e, "entries"));
+		if (b == 0)
+			i = n;
+		else
+			ck_assert_int_eq(n, i);
+		cJSON_Delete(e);
+	}
+	ck_assert_int_ge(i, 6);
 
 	/* not there yet: said, exit 1 */
 	ck_assert_int_eq(h_dlqctl(f[1].cfg, NULL, &j[1], (const char *[]){

@@ -1,8 +1,11 @@
 /* audit.c - the shared audit, in PostgreSQL (cases.h): every replica's
- * control requests in one table, each linked to the records it names. */
+ * control requests in one table, each linked to the records it names;
+ * listed by dlqctl audit, expired by archive.audit_retention_days. */
 #include "cases.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "pg.h"
 
@@ -26,4 +29,67 @@ dlq_pg_cases_audit_add(struct dlq_pg *a, int64_t now_ms, const char *actor,
 	    a->wait_ms);
 	PQclear(res);
 	return res != NULL ? 0 : -1;
+}
+
+int
+dlq_pg_cases_audit(struct dlq_pg *a, const struct dlq_audit_filter *f,
+    struct dlq_buf *out)
+{
+	char since[24], before[24], limit[24];
+	const char *values[5] = { since, f->actor, f->command, before, limit };
+	PGresult *res;
+	cJSON *j;
+	char *text;
+
+	snprintf(since, sizeof(since), "%lld", (long long)f->since_ms);
+	snprintf(before, sizeof(before), "%lld", (long long)f->before_id);
+	snprintf(limit, sizeof(limit), "%lld", (long long)f->limit);
+	res = dlq_pg_query(a, "audit", "SELECT coalesce(json_agg(json_build_object("
+	    " 'id', id, 'at', at, 'actor', actor, 'uid', uid, 'command', command,"
+	    " 'args', args::json, 'result', result) ORDER BY id DESC), '[]')"
+	    " FROM (SELECT * FROM audit WHERE at >= $1::bigint AND ($2::text IS"
+	    " NULL OR actor = $2) AND ($3::text IS NULL OR command = $3) AND"
+	    " ($4::bigint = 0 OR id < $4) ORDER BY id DESC LIMIT $5) u", 5,
+	    values, NULL, NULL, a->wait_ms);
+	if (res == NULL) {
+		dlq_buf_reset(out);
+		dlq_buf_adds(out, dlq_pg_err);
+		return DLQ_ERROR;
+	}
+	/* compact, as SQLite's json_group_array() */
+	j = cJSON_Parse(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	if (j == NULL || (text = cJSON_PrintUnformatted(j)) == NULL) {
+		cJSON_Delete(j);
+		dlq_buf_reset(out);
+		dlq_buf_adds(out, "audit: out of memory");
+		return DLQ_ERROR;
+	}
+	dlq_buf_adds(out, text);
+	cJSON_free(text);
+	cJSON_Delete(j);
+	return DLQ_OK;
+}
+
+int
+dlq_pg_cases_audit_expire(struct dlq_pg *a, int64_t cutoff_ms,
+    long long *deleted, struct dlq_buf *out)
+{
+	char cutoff[24];
+	const char *values[1] = { cutoff };
+	PGresult *res;
+
+	snprintf(cutoff, sizeof(cutoff), "%lld", (long long)cutoff_ms);
+	*deleted = 0;
+	res = dlq_pg_query(a, "audit", "WITH gone AS (DELETE FROM audit WHERE"
+	    " at < $1::bigint RETURNING id), links AS (DELETE FROM audit_ids"
+	    " WHERE audit_id IN (SELECT id FROM gone)) SELECT count(*) FROM"
+	    " gone", 1, values, NULL, NULL, a->wait_ms);
+	if (res == NULL) {
+		dlq_buf_adds(out, dlq_pg_err);
+		return -1;
+	}
+	*deleted = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return 0;
 }

@@ -4,10 +4,11 @@
  * archives every dead letter once across replicas and acks it after the
  * commit, logs it, alerts on it (from the process that took it), counts
  * it in /metrics and the threshold alerts, audits the control requests,
- * answers dlqctl stats, list, show and groups (cases.c) and takes
- * assign, drop and reopen (triage.c); dlqctl's other commands that read
- * or change records answer this error, and the automatic redrive,
- * retention and the refreshes of classes and signatures do not run. */
+ * answers dlqctl stats, list, show, groups and audit, takes assign,
+ * drop, reopen and purge, and applies retention (cases.c, triage.c,
+ * audit.c, retention.c); replay and groups --by-cause answer this
+ * error, and the automatic redrive and the refreshes of classes and
+ * signatures do not run. */
 #include "pg.h"
 
 #include <stdio.h>
@@ -15,8 +16,8 @@
 #include "proto.h"
 
 static const char NOT_YET[] = "not available on a PostgreSQL archive yet "
-    "(it answers stats, list, show and groups, and takes assign, drop and "
-    "reopen; use an SQLite archive, archive.path, for this)";
+    "(replay and groups --by-cause are not; use an SQLite archive, "
+    "archive.path, for them)";
 
 static int
 missing(struct dlq_pg *a, const char *op)
@@ -46,25 +47,6 @@ missing_why(struct dlq_pg *a, const char *op, char *why, size_t whylen)
 }
 
 int
-dlq_pg_cases_purgeable(struct dlq_pg *a, int64_t cutoff_ms,
-    struct dlq_buf *out)
-{
-	(void)cutoff_ms;
-	return missing_out(a, "dlq_cases_purgeable", out);
-}
-
-int
-dlq_pg_cases_purge(struct dlq_pg *a, int64_t cutoff_ms, int64_t now_ms,
-    dlq_purge_go_on go_on, void *arg, struct dlq_buf *out)
-{
-	(void)cutoff_ms;
-	(void)now_ms;
-	(void)go_on;
-	(void)arg;
-	return missing_out(a, "dlq_cases_purge", out);
-}
-
-int
 dlq_pg_cases_returns(struct dlq_pg *a, const char *ids_json, int64_t since_ms,
     struct dlq_buf *out)
 {
@@ -91,23 +73,6 @@ dlq_pg_cases_redrive_resume(struct dlq_pg *a, const char *queue,
 	(void)actor;
 	(void)now_ms;
 	return missing_out(a, "dlq_cases_redrive_resume", out);
-}
-
-int
-dlq_pg_cases_audit(struct dlq_pg *a, const struct dlq_audit_filter *f,
-    struct dlq_buf *out)
-{
-	(void)f;
-	return missing_out(a, "dlq_cases_audit", out);
-}
-
-int
-dlq_pg_cases_audit_expire(struct dlq_pg *a, int64_t cutoff_ms,
-    long long *deleted, struct dlq_buf *out)
-{
-	(void)cutoff_ms;
-	(void)deleted;
-	return missing_out(a, "dlq_cases_audit_expire", out);
 }
 
 int
