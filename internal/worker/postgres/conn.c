@@ -90,7 +90,8 @@ dlq_pg_connect(struct dlq_pg *a)
 	/* libpq's own settings first: the connection string's win */
 	static const char *const keys[] = { "connect_timeout",
 	    "application_name", "dbname", NULL };
-	const char *values[] = { "10", "dlq-worker", a->conninfo, NULL };
+	char timeout[16];
+	const char *values[] = { timeout, "dlq-worker", a->conninfo, NULL };
 
 	if (a->conn != NULL && PQstatus(a->conn) == CONNECTION_OK)
 		return 0;
@@ -103,6 +104,10 @@ dlq_pg_connect(struct dlq_pg *a)
 		dlq_pg_set_err(a, "connection");
 		drop(a);
 	}
+	/* a server that accepts and then says nothing (stopped) is given
+	 * the statements' wait, in libpq's whole seconds (2 at least) */
+	snprintf(timeout, sizeof(timeout), "%d", a->wait_ms / 1000 > 2 ?
+	    a->wait_ms / 1000 : 2);
 	a->conn = PQconnectdbParams(keys, values, 1);
 	if (a->conn == NULL || PQstatus(a->conn) != CONNECTION_OK) {
 		dlq_pg_set_err(a, "connect");
@@ -133,8 +138,11 @@ await(struct dlq_pg *a, short events, int64_t deadline)
 
 	for (;;) {
 		left = deadline - dlq_now_ms();
-		if (a->stop != NULL && atomic_load(a->stop) && left > 1000)
-			left = 1000;	/* stopping: no long waits */
+		/* stopping: a second more at most, not the whole wait */
+		if (a->stop != NULL && atomic_load(a->stop) && left > 1000) {
+			deadline = dlq_now_ms() + 1000;
+			left = 1000;
+		}
 		if (left <= 0)
 			return 0;
 		rc = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);

@@ -17,6 +17,9 @@ struct gauges {
 	int64_t			 now_ms;
 	int64_t			 owner_sla_ms;
 	struct dlq_buf		*out;
+	bool			 failed;	/* a query failed: the server
+						 * is not asked again in this
+						 * scrape */
 };
 
 static const int owner_buckets[] = { 60, 300, 900, 3600, 14400, 86400,
@@ -41,10 +44,14 @@ family(struct gauges *h, const char *name, const char *type,
 		n = 1;
 	snprintf(now, sizeof(now), "%lld", (long long)h->now_ms);
 	snprintf(sla, sizeof(sla), "%lld", (long long)h->owner_sla_ms);
+	if (h->failed)
+		return;
 	res = dlq_pg_query(h->archive, "metrics", sql, n, values, NULL, NULL,
 	    h->archive->wait_ms);
-	if (res == NULL)
+	if (res == NULL) {
+		h->failed = true;
 		return;
+	}
 	for (r = 0; r < PQntuples(res); r++) {
 		dlq_buf_adds(h->out, name);
 		if (nl > 0) {
@@ -76,7 +83,8 @@ time_to_owner(struct gauges *h)
 	dlq_buf_adds(h->out, "# HELP dlq_time_to_owner_seconds Time from "
 	    "dead-lettering to assignment.\n# TYPE dlq_time_to_owner_seconds "
 	    "histogram\n");
-	res = dlq_pg_query(h->archive, "metrics", "SELECT width_bucket("
+	res = h->failed ? NULL : dlq_pg_query(h->archive, "metrics",
+	    "SELECT width_bucket("
 	    "(assigned_at - received_at) / 1000.0, ARRAY[60.000001, 300.000001,"
 	    " 900.000001, 3600.000001, 14400.000001, 86400.000001,"
 	    " 259200.000001]), count(*), sum((assigned_at - received_at) /"
@@ -106,7 +114,7 @@ void
 dlq_pg_metrics(struct dlq_pg *archive, int64_t now_ms,
     int64_t owner_sla_ms, struct dlq_buf *out)
 {
-	struct gauges g = { archive, now_ms, owner_sla_ms, out }, *h = &g;
+	struct gauges g = { archive, now_ms, owner_sla_ms, out, false }, *h = &g;
 	/* every series of one DLQ has it in the label "dlq", as the
 	 * consumers' (dlq_consumer_up) do, so that they join */
 	static const char *const qs[] = { "dlq", "status" };
