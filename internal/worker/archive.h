@@ -2,8 +2,9 @@
  * seam. Everything the worker asks of its archive goes through the
  * operations of this header and of cases.h, causes.h, alertbacklog.h,
  * classrefresh.h, replaysrv.h, housekeep.h and gauges.h, on an opaque
- * handle (one connection); the SQLite backend, internal/worker/sqlite/,
- * implements them, and no header outside it names SQLite.
+ * handle (one connection); backends.c passes each to the backend the
+ * handle was opened on, internal/worker/sqlite/ or postgres/, and no
+ * header outside them names SQLite or libpq.
  *
  * Backends: SQLite (one file, WAL; one worker per file) and PostgreSQL
  * (archive.url; several workers, replicas, share one database).
@@ -67,8 +68,8 @@ const char *dlq_archive_where(const struct dlq_config *, char *out,
 /* For --check-config: what the archive holds, opened without changing
  * it: for PostgreSQL, connects and says the server's version and the
  * schema's; for SQLite nothing (its file is made at the first start).
- * 0, or -1 (it cannot be opened, or is
- * newer than this program) with the reason in `out`. */
+ * 0, or -1 (it cannot be opened, or is newer than this program) with the
+ * reason in `out`. */
 int	dlq_archive_describe(const struct dlq_config *, struct dlq_buf *out);
 
 /* Opens (creating and migrating the schema as needed). NULL: logged as

@@ -678,6 +678,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 
 	snprintf(targets, sizeof(targets), "%zu webhook%s", c->n_targets,
 	    c->n_targets == 1 ? "" : "s");
+	(void)dlq_archive_where(c, archive, sizeof(archive));
 	if (dlq_log_begin(&line, DLQ_LOG_INFO, "worker_starting")) {
 		dlq_log_str(&line, "url", c->url_safe);
 		if (c->hosts.n > 0) {	/* the cluster's other nodes */
@@ -689,8 +690,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 		    (int64_t)dlq_topology_monitored(t));
 		dlq_log_str(&line, "alerts", c->n_targets ? targets :
 		    "log only");
-		dlq_log_str(&line, "archive", dlq_archive_where(c, archive,
-		    sizeof(archive)));
+		dlq_log_str(&line, "archive", archive);
 		dlq_log_end(&line);
 	}
 	dlq_buf_release(&line);
@@ -702,8 +702,7 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 		    "dlqctl's triage, audit, purge and retention; dlqctl "
 		    "replay and groups --by-cause, the automatic redrive and "
 		    "the refreshes of classes and signatures do not run on "
-		    "it yet",
-		    NULL);
+		    "it yet", NULL);
 
 	/* before the topology: refused bindings are looked for over HTTP */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
