@@ -5,7 +5,6 @@
  * passes to that backend's function of the same name. The writer mutex,
  * which orders the process's write transactions whatever the backend,
  * lives here. */
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -18,10 +17,10 @@
 #include "classrefresh.h"
 #include "gauges.h"
 #include "housekeep.h"
+#include "pgdb.h"
 #include "redrivedb.h"
 #include "replaysrv.h"
 #include "sigrefresh.h"
-#include "pgdb.h"
 #include "sqlitedb.h"
 
 /* One of the two is set: SQLite without archive.url, else PostgreSQL. */
@@ -35,7 +34,8 @@ struct dlq_archive {
  * timeout while others keep winning (a flood of 37 queues did). Writers
  * of this process therefore queue on a mutex first and meet SQLite's
  * lock only when it is theirs; the busy timeout is left for writers in
- * other processes. */
+ * other processes. On PostgreSQL it orders the consumers' turns on the
+ * one connection they share. */
 static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int writer_waiting;	/* threads queued on it */
 
