@@ -3,11 +3,11 @@
  * listed by dlqctl audit, expired by archive.audit_retention_days. */
 #include "cases.h"
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "pg.h"
+#include "proto.h"
 
 int
 dlq_pg_cases_audit_add(struct dlq_pg *a, int64_t now_ms, const char *actor,
@@ -37,38 +37,19 @@ dlq_pg_cases_audit(struct dlq_pg *a, const struct dlq_audit_filter *f,
 {
 	char since[24], before[24], limit[24];
 	const char *values[5] = { since, f->actor, f->command, before, limit };
-	PGresult *res;
-	cJSON *j;
-	char *text;
+	int rc;
 
 	snprintf(since, sizeof(since), "%lld", (long long)f->since_ms);
 	snprintf(before, sizeof(before), "%lld", (long long)f->before_id);
 	snprintf(limit, sizeof(limit), "%lld", (long long)f->limit);
-	res = dlq_pg_query(a, "audit", "SELECT coalesce(json_agg(json_build_object("
+	rc = dlq_pg_query_json(a, "SELECT coalesce(json_agg(json_build_object("
 	    " 'id', id, 'at', at, 'actor', actor, 'uid', uid, 'command', command,"
 	    " 'args', args::json, 'result', result) ORDER BY id DESC), '[]')"
 	    " FROM (SELECT * FROM audit WHERE at >= $1::bigint AND ($2::text IS"
 	    " NULL OR actor = $2) AND ($3::text IS NULL OR command = $3) AND"
 	    " ($4::bigint = 0 OR id < $4) ORDER BY id DESC LIMIT $5) u", 5,
-	    values, NULL, NULL, a->wait_ms);
-	if (res == NULL) {
-		dlq_buf_reset(out);
-		dlq_buf_adds(out, dlq_pg_err);
-		return DLQ_ERROR;
-	}
-	/* compact, as SQLite's json_group_array() */
-	j = cJSON_Parse(PQgetvalue(res, 0, 0));
-	PQclear(res);
-	if (j == NULL || (text = cJSON_PrintUnformatted(j)) == NULL) {
-		cJSON_Delete(j);
-		dlq_buf_reset(out);
-		dlq_buf_adds(out, "audit: out of memory");
-		return DLQ_ERROR;
-	}
-	dlq_buf_adds(out, text);
-	cJSON_free(text);
-	cJSON_Delete(j);
-	return DLQ_OK;
+	    values, out);
+	return rc == DLQ_NOT_FOUND ? DLQ_OK : rc;
 }
 
 int

@@ -31,44 +31,6 @@ a_int(struct args *a, int i, int64_t v)
 	a->v[i] = a->num[i];
 }
 
-static int
-fail(struct dlq_buf *out)
-{
-	dlq_buf_reset(out);
-	dlq_buf_adds(out, dlq_pg_err);
-	return DLQ_ERROR;
-}
-
-/* The one JSON value a query answers, made compact (PostgreSQL's json
- * text has blanks after its colons and commas). */
-static int
-query_json(struct dlq_pg *pg, const char *sql, struct args *a, int n,
-    struct dlq_buf *out)
-{
-	PGresult *res = dlq_pg_query(pg, "query", sql, n, a->v, NULL, NULL,
-	    pg->wait_ms);
-	cJSON *j;
-	char *text;
-
-	if (res == NULL)
-		return fail(out);
-	if (PQntuples(res) == 0 || PQgetisnull(res, 0, 0)) {
-		PQclear(res);
-		return DLQ_NOT_FOUND;
-	}
-	j = cJSON_Parse(PQgetvalue(res, 0, 0));
-	PQclear(res);
-	if (j == NULL || (text = cJSON_PrintUnformatted(j)) == NULL) {
-		cJSON_Delete(j);
-		snprintf(dlq_pg_err, sizeof(dlq_pg_err), "query: out of memory");
-		return fail(out);
-	}
-	dlq_buf_adds(out, text);
-	cJSON_free(text);
-	cJSON_Delete(j);
-	return DLQ_OK;
-}
-
 #define OWNER_PCT(pct) \
 	"(SELECT assigned_at - received_at FROM dead_letters" \
 	" WHERE assigned_at IS NOT NULL ORDER BY 1 LIMIT 1 OFFSET" \
@@ -87,7 +49,7 @@ dlq_pg_cases_stats(struct dlq_pg *pg, int64_t now_ms, int64_t owner_sla_ms,
 	memset(&a, 0, sizeof(a));
 	a_int(&a, 0, now_ms);
 	a_int(&a, 1, owner_sla_ms);
-	return query_json(pg, "WITH p AS (SELECT $1::bigint AS now,"
+	return dlq_pg_query_json(pg, "WITH p AS (SELECT $1::bigint AS now,"
 	    " $2::bigint AS sla) SELECT json_build_object("
 	    " 'total', (SELECT count(*) FROM dead_letters),"
 	    " 'unresolved', (SELECT count(*) FROM dead_letters"
@@ -155,14 +117,9 @@ dlq_pg_cases_stats(struct dlq_pg *pg, int64_t now_ms, int64_t owner_sla_ms,
 	    "     WHERE redrive_stopped_at IS NOT NULL AND status IN"
 	    "     ('open', 'assigned')),"
 	    "   'circuits_open', (SELECT coalesce(json_agg(queue), '[]') FROM"
-	    "     redrive_circuits WHERE resumed_at IS NULL))) FROM p", &a, 2,
+	    "     redrive_circuits WHERE resumed_at IS NULL))) FROM p", 2, a.v,
 	    out);
 }
-
-/* A discarded record that a reopen may take back: as in SQLite's. */
-#define REOPENABLE	"(status = 'discarded' AND purged_at IS NULL AND"	\
-	" NOT EXISTS (SELECT 1 FROM attempts WHERE dead_letter_id ="	\
-	" dead_letters.id AND outcome IN ('unknown', 'published')))"
 
 /* Column c of row r: a JSON number, or null. */
 static void
@@ -221,7 +178,7 @@ rows_json(struct dlq_pg *pg, PGresult *res, const char *const *keys,
 	PQclear(res);
 	if (out->oom) {
 		snprintf(dlq_pg_err, sizeof(dlq_pg_err), "out of memory");
-		return fail(out);
+		return dlq_pg_fail(out);
 	}
 	return DLQ_OK;
 }
@@ -260,10 +217,10 @@ dlq_pg_cases_list(struct dlq_pg *pg, const struct dlq_list_filter *f,
 	    " ($7::text IS NULL OR message_id = $7) AND"
 	    " ($8::text IS NULL OR correlation_id = $8) AND"
 	    " ($10::text IS NULL OR owner = $10) AND ($11::int = 0 OR "
-	    REOPENABLE ") AND id < $9 ORDER BY id DESC LIMIT $6", 11, a.v,
+	    DLQ_PG_REOPENABLE ") AND id < $9 ORDER BY id DESC LIMIT $6", 11, a.v,
 	    NULL, NULL, pg->wait_ms);
 	if (res == NULL)
-		return fail(out);
+		return dlq_pg_fail(out);
 	return rows_json(pg, res, keys, number, sizeof(keys) / sizeof(keys[0]),
 	    10, out);
 }
@@ -406,7 +363,7 @@ dlq_pg_cases_show(struct dlq_pg *pg, int64_t id, bool payload,
 	    " FROM dead_letters d WHERE id = $1", 2, a.v, NULL, NULL,
 	    pg->wait_ms);
 	if (res == NULL)
-		return fail(out);
+		return dlq_pg_fail(out);
 	if (PQntuples(res) == 0) {
 		PQclear(res);
 		return DLQ_NOT_FOUND;
@@ -451,7 +408,7 @@ oom:
 	cJSON_Delete(rest);
 	PQclear(res);
 	snprintf(dlq_pg_err, sizeof(dlq_pg_err), "show: out of memory");
-	return fail(out);
+	return dlq_pg_fail(out);
 }
 
 int
@@ -464,11 +421,11 @@ dlq_pg_cases_traffic(struct dlq_pg *pg, int64_t since_ms, int64_t limit,
 	memset(&a, 0, sizeof(a));
 	a_int(&a, 0, since_ms);
 	a_int(&a, 1, limit);
-	rc = query_json(pg, "SELECT coalesce(json_agg(json_build_object("
+	rc = dlq_pg_query_json(pg, "SELECT coalesce(json_agg(json_build_object("
 	    " 'queue', queue, 'dead_lettered', n) ORDER BY n DESC), '[]') FROM"
 	    " (SELECT queue, count(*) n FROM dead_letters"
 	    "  WHERE received_at >= $1 GROUP BY queue ORDER BY n DESC"
-	    "  LIMIT $2) t", &a, 2, out);
+	    "  LIMIT $2) t", 2, a.v, out);
 	return rc == DLQ_NOT_FOUND ? DLQ_OK : rc;
 }
 
@@ -522,7 +479,7 @@ dlq_pg_cases_groups(struct dlq_pg *pg, const char *queue, const char *class,
 	    GROUP_ROWS(GROUPS_ALL) : GROUP_ROWS(GROUPS_SINCE), 4, a.v, NULL,
 	    NULL, pg->wait_ms);
 	if (res == NULL)
-		return fail(out);
+		return dlq_pg_fail(out);
 	return rows_json(pg, res, keys, number, sizeof(keys) / sizeof(keys[0]),
 	    4, out);
 }

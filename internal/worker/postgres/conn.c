@@ -11,6 +11,7 @@
  * probe) and the next use connects again. */
 #include "pg.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 
 #include "amqp.h"
 #include "log.h"
+#include "proto.h"
 
 _Thread_local char dlq_pg_err[DLQ_PG_ERR_MAX];
 
@@ -115,10 +117,6 @@ dlq_pg_connect(struct dlq_pg *a)
 		a->conn = NULL;
 		return -1;
 	}
-	/* the archive's clock is the worker's (milliseconds in bigint);
-	 * sessions differ in nothing else that a statement reads */
-	if (dlq_pg_exec(a, "connect", "SET TIME ZONE 'UTC'") == -1)
-		return -1;
 	if (a->lost) {
 		a->lost = false;
 		dlq_log(DLQ_LOG_INFO, "archive_reconnected", "url", a->target,
@@ -265,6 +263,42 @@ dlq_pg_number(struct dlq_pg *a, const char *what, const char *sql, int n,
 	}
 	PQclear(res);
 	return rc;
+}
+
+int
+dlq_pg_fail(struct dlq_buf *out)
+{
+	dlq_buf_reset(out);
+	dlq_buf_adds(out, dlq_pg_err);
+	return DLQ_ERROR;
+}
+
+int
+dlq_pg_query_json(struct dlq_pg *a, const char *sql, int n,
+    const char *const *values, struct dlq_buf *out)
+{
+	PGresult *res = dlq_pg_query(a, "query", sql, n, values, NULL, NULL,
+	    a->wait_ms);
+	cJSON *j;
+	char *text;
+
+	if (res == NULL)
+		return dlq_pg_fail(out);
+	if (PQntuples(res) == 0 || PQgetisnull(res, 0, 0)) {
+		PQclear(res);
+		return DLQ_NOT_FOUND;
+	}
+	j = cJSON_Parse(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	if (j == NULL || (text = cJSON_PrintUnformatted(j)) == NULL) {
+		cJSON_Delete(j);
+		snprintf(dlq_pg_err, sizeof(dlq_pg_err), "query: out of memory");
+		return dlq_pg_fail(out);
+	}
+	dlq_buf_adds(out, text);
+	cJSON_free(text);
+	cJSON_Delete(j);
+	return DLQ_OK;
 }
 
 struct dlq_pg *

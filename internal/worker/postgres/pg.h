@@ -72,6 +72,23 @@ int	dlq_pg_exec(struct dlq_pg *, const char *what, const char *sql);
 int	dlq_pg_number(struct dlq_pg *, const char *what, const char *sql,
 	    int n, const char *const *values, int64_t *v);
 
+/* A case query's error (cases.h): the thread's error as the answer's
+ * text; DLQ_ERROR. */
+int	dlq_pg_fail(struct dlq_buf *out);
+/* Runs `sql`, whose one row and column is JSON, with n text parameters,
+ * and appends that JSON made compact, as SQLite's json functions write
+ * it (PostgreSQL's json text has blanks after colons and commas).
+ * DLQ_OK, DLQ_NOT_FOUND (no row, or NULL) or dlq_pg_fail(). */
+int	dlq_pg_query_json(struct dlq_pg *, const char *sql, int n,
+	    const char *const *values, struct dlq_buf *out);
+
+/* A discarded record that a reopen may take back (of `dead_letters`):
+ * its payload kept, and no replay of it that may have arrived: sending
+ * it again could send it twice. As the SQLite archive's. */
+#define DLQ_PG_REOPENABLE	"(status = 'discarded' AND purged_at IS NULL"	\
+	" AND NOT EXISTS (SELECT 1 FROM attempts WHERE dead_letter_id ="	\
+	" dead_letters.id AND outcome IN ('unknown', 'published')))"
+
 /* Brings the schema up to DLQ_PG_SCHEMA under an advisory lock (the
  * first worker migrates, the others wait), refusing a newer one; 0, or
  * -1 with the error kept (schema.c). *version: what was found. */

@@ -16,14 +16,6 @@
 #define PURGEABLE	" status IN ('replayed', 'discarded') AND"	\
 	" received_at < $1::bigint AND purged_at IS NULL"
 
-static int
-fail(struct dlq_buf *out)
-{
-	dlq_buf_reset(out);
-	dlq_buf_adds(out, dlq_pg_err);
-	return DLQ_ERROR;
-}
-
 int
 dlq_pg_cases_purgeable(struct dlq_pg *pg, int64_t cutoff_ms,
     struct dlq_buf *out)
@@ -35,7 +27,7 @@ dlq_pg_cases_purgeable(struct dlq_pg *pg, int64_t cutoff_ms,
 	snprintf(cutoff, sizeof(cutoff), "%lld", (long long)cutoff_ms);
 	if (dlq_pg_number(pg, "purge", "SELECT count(*) FROM dead_letters"
 	    " WHERE" PURGEABLE, 1, values, &n) == -1)
-		return fail(out);
+		return dlq_pg_fail(out);
 	dlq_buf_printf(out, "{\"purgeable\":%lld,\"before_ms\":%lld}",
 	    (long long)n, (long long)cutoff_ms);
 	return DLQ_OK;
@@ -57,7 +49,7 @@ dlq_pg_cases_purge(struct dlq_pg *pg, int64_t cutoff_ms, int64_t now_ms,
 	    " dead_letters WHERE" PURGEABLE, 1, values, NULL, NULL,
 	    pg->wait_ms);
 	if (res == NULL)
-		return fail(out);
+		return dlq_pg_fail(out);
 	if (PQgetisnull(res, 0, 0)) {
 		lo = 1;
 		hi = 0;		/* nothing to purge */
@@ -76,7 +68,7 @@ dlq_pg_cases_purge(struct dlq_pg *pg, int64_t cutoff_ms, int64_t now_ms,
 		    " $4::bigint AND" PURGEABLE, 4, values, NULL, NULL,
 		    pg->wait_ms);
 		if (res == NULL)
-			return fail(out);
+			return dlq_pg_fail(out);
 		purged += atoll(PQcmdTuples(res));
 		PQclear(res);
 		if (from + DLQ_PURGE_CHUNK > hi)

@@ -12,13 +12,9 @@
 
 #include "pg.h"
 #include "proto.h"
+#include "refusal.h"
 
 #define N_ARGS	8
-
-/* A discarded record that a reopen may take back: as in SQLite's. */
-#define REOPENABLE	"(status = 'discarded' AND purged_at IS NULL AND"	\
-	" NOT EXISTS (SELECT 1 FROM attempts WHERE dead_letter_id ="	\
-	" dead_letters.id AND outcome IN ('unknown', 'published')))"
 
 struct change {
 	const char	*values[N_ARGS];	/* the last: the id */
@@ -33,49 +29,27 @@ c_int(struct change *c, int i, int64_t v)
 	c->values[i] = c->num[i];
 }
 
-static int
-fail(struct dlq_buf *out)
-{
-	dlq_buf_reset(out);
-	dlq_buf_adds(out, dlq_pg_err);
-	return DLQ_ERROR;
-}
-
-/* Why `id` was not changed: it does not exist (DLQ_NOT_IN_ARCHIVE), its
- * status forbids, or (reopen) a replay of it may have arrived or its
- * payload is gone. NULL on error. */
+/* Why `id` was not changed: it does not exist (DLQ_NOT_IN_ARCHIVE), or
+ * dlq_refusal() of its row. NULL on error. */
 static const char *
 why_not(struct dlq_pg *pg, int64_t id, bool reopen, char *buf, size_t n)
 {
 	char v[24];
 	const char *values[1] = { v };
-	const char *status, *outcome;
 	PGresult *res;
 	const char *why = DLQ_NOT_IN_ARCHIVE;
 
 	snprintf(v, sizeof(v), "%lld", (long long)id);
-	res = dlq_pg_query(pg, "change", "SELECT status, (purged_at IS NOT"
-	    " NULL)::int, (SELECT outcome FROM attempts WHERE dead_letter_id ="
+	res = dlq_pg_query(pg, "change", "SELECT status, (SELECT outcome"
+	    " FROM attempts WHERE dead_letter_id ="
 	    " $1 AND outcome IN ('unknown', 'published') ORDER BY id DESC"
 	    " LIMIT 1) FROM dead_letters WHERE id = $1", 1, values, NULL, NULL,
 	    pg->wait_ms);
 	if (res == NULL)
 		return NULL;
-	if (PQntuples(res) == 1) {
-		status = PQgetvalue(res, 0, 0);
-		outcome = PQgetisnull(res, 0, 2) ? NULL : PQgetvalue(res, 0, 2);
-		if (!reopen || strcmp(status, "discarded") != 0)
-			snprintf(buf, n, "status is %s", status);
-		else if (outcome != NULL)
-			snprintf(buf, n, "a replay of it was %s: it stays "
-			    "closed, a second one could send it twice",
-			    strcmp(outcome, "published") == 0 ? "published" :
-			    "sent with its outcome unknown");
-		else
-			snprintf(buf, n, "its payload was purged: nothing is "
-			    "left to replay");
-		why = buf;
-	}
+	if (PQntuples(res) == 1)
+		why = dlq_refusal(buf, n, PQgetvalue(res, 0, 0), reopen,
+		    PQgetisnull(res, 0, 1) ? NULL : PQgetvalue(res, 0, 1));
 	PQclear(res);
 	return why;
 }
@@ -94,7 +68,7 @@ change(struct dlq_pg *pg, const char *sql, struct change *c,
 	int ch;
 
 	if (dlq_pg_exec(pg, "change", "BEGIN") == -1)
-		return fail(out);
+		return dlq_pg_fail(out);
 	dlq_buf_adds(out, "{\"results\":[");
 	for (i = 0; i < n_ids; i++) {
 		c_int(c, c->n - 1, ids[i]);
@@ -132,7 +106,7 @@ change(struct dlq_pg *pg, const char *sql, struct change *c,
 fail:
 	if (pg->conn != NULL)
 		(void)dlq_pg_exec(pg, "change", "ROLLBACK");
-	return fail(out);
+	return dlq_pg_fail(out);
 }
 
 int
@@ -183,5 +157,6 @@ dlq_pg_cases_reopen(struct dlq_pg *pg, const int64_t *ids, size_t n,
 	return change(pg, "UPDATE dead_letters SET status = CASE WHEN owner"
 	    " IS NULL THEN 'open' ELSE 'assigned' END, resolution = NULL,"
 	    " resolved_by = NULL, resolved_at = NULL"
-	    " WHERE id = $1::bigint AND " REOPENABLE, &c, ids, n, true, out);
+	    " WHERE id = $1::bigint AND " DLQ_PG_REOPENABLE, &c, ids, n, true,
+	    out);
 }

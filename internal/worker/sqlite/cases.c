@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "archive.h"
+#include "refusal.h"
 #include "suggest.h"
 
 #define UNRESOLVED	"('open','assigned','replaying')"
@@ -429,10 +430,8 @@ why_unchanged(sqlite3 *db, int64_t id, char *buf, size_t n)
 	    "WHERE id = ?1", p, 1);
 	const char *why = DLQ_NOT_IN_ARCHIVE;
 
-	if (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
-		snprintf(buf, n, "status is %s", sqlite3_column_text(st, 0));
-		why = buf;
-	}
+	if (st != NULL && sqlite3_step(st) == SQLITE_ROW)
+		why = dlq_refusal(buf, n, dlq_sqlite_text(st, 0), false, NULL);
 	sqlite3_finalize(st);
 	return why;
 }
@@ -449,23 +448,11 @@ why_not_reopened(sqlite3 *db, int64_t id, char *buf, size_t n)
 	    " (SELECT outcome FROM attempts WHERE dead_letter_id = ?1 AND"
 	    " outcome IN ('unknown', 'published') ORDER BY id DESC LIMIT 1)"
 	    " FROM dead_letters WHERE id = ?1", p, 1);
-	const char *why = DLQ_NOT_IN_ARCHIVE, *status, *outcome;
+	const char *why = DLQ_NOT_IN_ARCHIVE;
 
-	if (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
-		status = (const char *)sqlite3_column_text(st, 0);
-		outcome = (const char *)sqlite3_column_text(st, 2);
-		if (strcmp(status, "discarded") != 0)
-			snprintf(buf, n, "status is %s", status);
-		else if (outcome != NULL)
-			snprintf(buf, n, "a replay of it was %s: it stays "
-			    "closed, a second one could send it twice",
-			    strcmp(outcome, "published") == 0 ? "published" :
-			    "sent with its outcome unknown");
-		else
-			snprintf(buf, n, "its payload was purged: nothing is "
-			    "left to replay");
-		why = buf;
-	}
+	if (st != NULL && sqlite3_step(st) == SQLITE_ROW)
+		why = dlq_refusal(buf, n, dlq_sqlite_text(st, 0), true,
+		    (const char *)sqlite3_column_text(st, 2));
 	sqlite3_finalize(st);
 	return why;
 }
