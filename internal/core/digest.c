@@ -285,6 +285,13 @@ dlq_digest_add_group(struct dlq_digest *d, const struct dlq_group *s)
 		add_sample(g, s->samples[k]);
 }
 
+void
+dlq_digest_add_other(struct dlq_digest *d, uint64_t hash, uint64_t count)
+{
+	d->total += count;
+	count_other(d, hash, count);
+}
+
 static void
 merge_notice(struct dlq_digest *dst, const struct dlq_notice *s)
 {

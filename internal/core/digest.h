@@ -107,6 +107,10 @@ void	dlq_digest_notice(struct dlq_digest *, enum dlq_notice_kind,
 /* Adds a group (counted, first/last seen, samples) as if its dead
  * letters were added one by one. */
 void	dlq_digest_add_group(struct dlq_digest *, const struct dlq_group *);
+/* Counts `count` dead letters of signature `hash` as "other" (a group
+ * not shown, as if over the limit). */
+void	dlq_digest_add_other(struct dlq_digest *, uint64_t hash,
+	    uint64_t count);
 /* The group's error text: `error`, cut with "…" where it is too long. */
 void	dlq_group_set_error(struct dlq_group *, const char *error);
 

@@ -14,7 +14,17 @@
  * until the first one its first start: after a restart (a deploy, a
  * crash loop) the unresolved dead letters archived since, which no
  * digest announced, are pending again (alertbacklog.h), and a webhook's
- * cooldown goes on from there. */
+ * cooldown goes on from there.
+ *
+ * On a shared archive (replicas, replicas.h) the pending groups live in
+ * the archive instead: each replica stages its batches' groups in their
+ * own transaction (dlq_alert_stage_batch), and only the leader
+ * (leader.h) sends, taking what is pending from the archive when a
+ * digest is due (polled every second out of the cooldown); its memory
+ * keeps only the notices of its own jobs. A digest that failed, or whose
+ * leader died, stays in the archive for the next attempt, by whichever
+ * replica leads then. Notices given on a replica that does not lead are
+ * dropped (their events are in its log). */
 #include "alert.h"
 
 #include <curl/curl.h>
@@ -30,12 +40,15 @@
 #include "alertbacklog.h"
 #include "amqp.h"
 #include "archive.h"
+#include "leader.h"
 #include "log.h"
 #include "metrics.h"
+#include "replicas.h"
 #include "url.h"
 #include "webhook.h"
 
 #define MIN_INTERVAL_MS		1000
+#define POLL_MS			1000	/* shared: out of the cooldown */
 #define BACKOFF_MAX_MS		(5 * 60 * 1000)
 #define SEEN_CAP		16384	/* signatures remembered as not new */
 #define NEVER			(INT64_MIN / 4)
@@ -51,12 +64,19 @@ struct target {
 	int64_t			 cutoff_wall_ms; /* of inflight */
 	int64_t			 last_attempt_ms;
 	int64_t			 next_try_ms;
+	int64_t			 next_poll_ms;	/* shared archive */
+	bool			 taken;		/* shared: a digest of it is
+						 * in the archive, unsent */
 	unsigned		 attempt;
 };
 
 struct dlq_alerter {
 	const struct dlq_config	*cfg;
 	struct dlq_archive	*memory;	/* alert thread's; or NULL */
+	bool			 shared;	/* pending groups in the archive */
+	bool			 led;		/* shared: at the last turn */
+	struct dlq_digest	 shown;		/* shared: what is sent */
+	const char		**keys;		/* shared: the targets' */
 	pthread_t		 thread;
 	pthread_mutex_t		 mu;
 	pthread_cond_t		 cv;
@@ -122,6 +142,12 @@ dlq_alert_note_batch(struct dlq_alerter *a, struct dlq_digest *batch)
 
 	if (a == NULL || dlq_digest_empty(batch))
 		return;
+	if (a->shared) {	/* staged: a leader out of its cooldown
+				 * takes them now */
+		if (dlq_leading())
+			pthread_cond_signal(&a->cv);
+		return;
+	}
 	pthread_mutex_lock(&a->mu);
 	for (i = 0; i < batch->n; i++)
 		batch->groups[i].is_new = seen_insert(a, batch->groups[i].hash);
@@ -134,6 +160,15 @@ dlq_alert_note_batch(struct dlq_alerter *a, struct dlq_digest *batch)
 	pthread_mutex_unlock(&a->mu);
 }
 
+int
+dlq_alert_stage_batch(struct dlq_alerter *a, struct dlq_archive *archive,
+    const struct dlq_digest *batch)
+{
+	if (a == NULL || !a->shared || dlq_digest_empty(batch))
+		return 0;
+	return dlq_archive_alerts_stage(archive, a->keys, a->n, batch);
+}
+
 void
 dlq_alert_notice(struct dlq_alerter *a, enum dlq_notice_kind kind,
     const char *subject, const char *text)
@@ -141,7 +176,7 @@ dlq_alert_notice(struct dlq_alerter *a, enum dlq_notice_kind kind,
 	bool wake = false;
 	size_t i;
 
-	if (a == NULL)
+	if (a == NULL || (a->shared && !dlq_leading()))
 		return;
 	pthread_mutex_lock(&a->mu);
 	for (i = 0; i < a->n; i++) {
@@ -159,23 +194,32 @@ max64(int64_t x, int64_t y)
 	return x > y ? x : y;
 }
 
-/* When `t` should send next; INT64_MAX when it has nothing. Under mu. */
+/* When `t` should send next; INT64_MAX when it has nothing. Under mu.
+ * On a shared archive only the leader sends, and out of the cooldown it
+ * looks for staged groups every POLL_MS. */
 static int64_t
 due(const struct dlq_alerter *a, const struct target *t)
 {
-	if (!dlq_digest_empty(&t->inflight))
+	int64_t cooled = max64(t->last_done_ms + a->cfg->cooldown_ms,
+	    t->last_attempt_ms + MIN_INTERVAL_MS);
+
+	if (a->shared && !dlq_leading())
+		return INT64_MAX;
+	if (!dlq_digest_empty(&t->inflight) || t->taken)
 		return max64(t->next_try_ms, t->last_attempt_ms + MIN_INTERVAL_MS);
+	if (a->shared)
+		return max64(cooled, t->next_poll_ms);
 	if (!dlq_digest_empty(&t->pending))
-		return max64(t->last_done_ms + a->cfg->cooldown_ms,
-		    t->last_attempt_ms + MIN_INTERVAL_MS);
+		return cooled;
 	return INT64_MAX;
 }
 
 static void
-render(struct dlq_alerter *a, struct target *t)
+render(struct dlq_alerter *a, const struct target *t,
+    const struct dlq_digest *d)
 {
 	dlq_buf_reset(&a->text);
-	dlq_digest_render(&t->inflight, t->cfg ? t->cfg->format :
+	dlq_digest_render(d, t->cfg ? t->cfg->format :
 	    DLQ_FORMAT_PLAIN, a->title, (size_t)a->cfg->max_chars, &a->text);
 }
 
@@ -183,16 +227,17 @@ render(struct dlq_alerter *a, struct target *t)
  * be reached at shutdown): at warn, so that log.level = warn, which
  * silences a flood's dead_letter lines, keeps it. */
 static void
-log_digest(struct dlq_alerter *a, const struct target *t, bool unsent)
+log_digest(struct dlq_alerter *a, const struct target *t,
+    const struct dlq_digest *d, bool unsent)
 {
 	if (!dlq_log_begin(&a->line, DLQ_LOG_WARN, "alert_digest"))
 		return;
 	if (t->cfg != NULL)
 		dlq_log_str(&a->line, "target", t->host);
-	dlq_log_int(&a->line, "groups", (int64_t)dlq_digest_groups(&t->inflight));
-	dlq_log_int(&a->line, "dead_letters", (int64_t)t->inflight.total);
-	if (t->inflight.n_notices > 0)
-		dlq_log_int(&a->line, "notices", (int64_t)t->inflight.n_notices);
+	dlq_log_int(&a->line, "groups", (int64_t)dlq_digest_groups(d));
+	dlq_log_int(&a->line, "dead_letters", (int64_t)d->total);
+	if (d->n_notices > 0)
+		dlq_log_int(&a->line, "notices", (int64_t)d->n_notices);
 	if (unsent)
 		dlq_log_bool(&a->line, "unsent", true);
 	dlq_log_strn(&a->line, "text", a->text.data, a->text.len);
@@ -201,8 +246,8 @@ log_digest(struct dlq_alerter *a, const struct target *t, bool unsent)
 
 /* POSTs the rendered text; logs alert_sent or alert_failed. */
 static int
-post(struct dlq_alerter *a, struct target *t, long timeout_ms,
-    const atomic_bool *abort, struct dlq_webhook_result *r)
+post(struct dlq_alerter *a, struct target *t, const struct dlq_digest *d,
+    long timeout_ms, const atomic_bool *abort, struct dlq_webhook_result *r)
 {
 	int rc;
 
@@ -215,9 +260,8 @@ post(struct dlq_alerter *a, struct target *t, long timeout_ms,
 		dlq_log_str(&a->line, "format",
 		    dlq_alert_format_name(t->cfg->format));
 		dlq_log_int(&a->line, "status", r->status);
-		dlq_log_int(&a->line, "groups",
-		    (int64_t)dlq_digest_groups(&t->inflight));
-		dlq_log_int(&a->line, "dead_letters", (int64_t)t->inflight.total);
+		dlq_log_int(&a->line, "groups", (int64_t)dlq_digest_groups(d));
+		dlq_log_int(&a->line, "dead_letters", (int64_t)d->total);
 		dlq_log_int(&a->line, "bytes", (int64_t)a->text.len);
 		dlq_log_int(&a->line, "attempt", t->attempt + 1);
 		dlq_log_end(&a->line);
@@ -319,31 +363,80 @@ recall_sent(struct dlq_alerter *a, struct target *t)
 	}
 }
 
+/* What a digest of `t` would hold now (alert thread, mu not held): its
+ * digest in flight; on a shared archive that one's notices and the
+ * groups the archive holds for `t`, taken into its digest being sent
+ * (if the archive does not answer, the notices alone: an archive outage
+ * is told). NULL: nothing. */
+static const struct dlq_digest *
+contents(struct dlq_alerter *a, struct target *t)
+{
+	int64_t n;
+
+	if (!a->shared)
+		return dlq_digest_empty(&t->inflight) ? NULL : &t->inflight;
+	dlq_digest_clear(&a->shown);
+	dlq_digest_merge(&a->shown, &t->inflight);
+	if ((n = dlq_archive_alerts_take(a->memory, t->url_sha,
+	    &a->shown)) >= 0)
+		t->taken = n > 0;
+	else if (dlq_log_begin(&a->line, DLQ_LOG_WARN,
+	    "alert_groups_unavailable")) {
+		dlq_log_str(&a->line, "target", t->host);
+		dlq_log_str(&a->line, "error", dlq_archive_errmsg(a->memory));
+		dlq_log_end(&a->line);
+	}
+	return dlq_digest_empty(&a->shown) ? NULL : &a->shown;
+}
+
+/* A digest of `t` went out: what it held is done with. */
+static void
+delivered(struct dlq_alerter *a, struct target *t)
+{
+	dlq_digest_clear(&t->inflight);
+	remember_sent(a, t);
+	if (!t->taken)
+		return;
+	t->taken = false;
+	/* sent, but still in the archive: the next digest repeats it
+	 * (rather than lose it) */
+	if (dlq_archive_alerts_done(a->memory, t->url_sha) == -1)
+		dlq_log(DLQ_LOG_WARN, "alert_groups_kept", "target", t->host,
+		    "error", dlq_archive_errmsg(a->memory), NULL);
+}
+
 /* One attempt for a due target. Called with mu held; returns with it. */
 static void
 send_due(struct dlq_alerter *a, struct target *t)
 {
+	const struct dlq_digest *d;
 	struct dlq_webhook_result r;
 	int64_t delay;
 	int rc = 0;
 
 	dlq_digest_merge(&t->inflight, &t->pending);
 	dlq_digest_clear(&t->pending);
-	t->last_attempt_ms = dlq_now_ms();
-	t->cutoff_wall_ms = dlq_wall_ms();
 	pthread_mutex_unlock(&a->mu);
 
-	render(a, t);
+	/* a leader sends only what it surely finishes as the leader */
+	if ((a->shared && dlq_leading_left_ms() < a->cfg->alert_timeout_ms +
+	    MIN_INTERVAL_MS) || (d = contents(a, t)) == NULL) {
+		t->next_poll_ms = dlq_now_ms() + POLL_MS;
+		pthread_mutex_lock(&a->mu);
+		return;
+	}
+	t->last_attempt_ms = dlq_now_ms();
+	t->cutoff_wall_ms = dlq_wall_ms();
+	render(a, t, d);
 	if (t->cfg == NULL)
-		log_digest(a, t, false);
+		log_digest(a, t, d, false);
 	else
-		rc = post(a, t, (long)a->cfg->alert_timeout_ms, &a->stop, &r);
+		rc = post(a, t, d, (long)a->cfg->alert_timeout_ms, &a->stop, &r);
 
 	if (rc == 0) {
-		dlq_digest_clear(&t->inflight);
+		delivered(a, t);
 		t->last_done_ms = dlq_now_ms();
 		t->attempt = 0;
-		remember_sent(a, t);
 	} else {
 		t->attempt++;
 		delay = (int64_t)MIN_INTERVAL_MS << (t->attempt < 9 ? t->attempt - 1 : 8);
@@ -358,23 +451,27 @@ send_due(struct dlq_alerter *a, struct target *t)
 			dlq_log_str(&a->line, "error", r.error);
 			dlq_log_int(&a->line, "attempt", t->attempt);
 			dlq_log_int(&a->line, "retry_in_ms", delay);
-			dlq_log_int(&a->line, "dead_letters",
-			    (int64_t)t->inflight.total);
+			dlq_log_int(&a->line, "dead_letters", (int64_t)d->total);
 			dlq_log_end(&a->line);
 		}
 	}
 	pthread_mutex_lock(&a->mu);
 }
 
-/* At shutdown: one last attempt per target within the budget, or log. */
+/* At shutdown: one last attempt per target within the budget, or log.
+ * On a shared archive a replica that does not lead has nothing to send,
+ * and what the leader could not send stays in the archive. */
 static void
 flush(struct dlq_alerter *a)
 {
+	const struct dlq_digest *d;
 	struct dlq_webhook_result r;
 	int64_t end = dlq_now_ms() + a->budget_ms, left;
 	struct target *t;
 	size_t i;
 
+	if (a->shared && !dlq_leading())
+		return;
 	for (i = 0; i < a->n; i++) {
 		t = &a->t[i];
 		pthread_mutex_lock(&a->mu);
@@ -382,20 +479,56 @@ flush(struct dlq_alerter *a)
 		dlq_digest_clear(&t->pending);
 		t->cutoff_wall_ms = dlq_wall_ms();
 		pthread_mutex_unlock(&a->mu);
-		if (dlq_digest_empty(&t->inflight))
+		if ((d = contents(a, t)) == NULL)
 			continue;
-		render(a, t);
+		render(a, t, d);
 		left = end - dlq_now_ms();
 		if (t->cfg == NULL) {
-			log_digest(a, t, false);
-			remember_sent(a, t);
+			log_digest(a, t, d, false);
+			delivered(a, t);
 		} else if (left < 100 ||
-		    post(a, t, (long)(left < a->cfg->alert_timeout_ms ? left :
+		    post(a, t, d, (long)(left < a->cfg->alert_timeout_ms ? left :
 		    a->cfg->alert_timeout_ms), NULL, &r) != 0)
-			log_digest(a, t, true);
+			log_digest(a, t, d, true);
 		else
-			remember_sent(a, t);
+			delivered(a, t);
 		dlq_digest_clear(&t->inflight);
+	}
+}
+
+/* A replica of a shared archive became the leader: each webhook's
+ * cooldown goes on from the last digest any replica delivered to it (a
+ * digest its predecessor left unsent goes with the next one). */
+static void
+elected(struct dlq_alerter *a)
+{
+	int64_t wall, ago;
+	char key[96];
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		struct target *t = &a->t[i];
+
+		if (t->cfg == NULL || !meta_key(a, t, "alert_sent", key,
+		    sizeof(key)) || dlq_archive_meta_get(a->memory, key,
+		    &wall) != 1)
+			continue;
+		ago = dlq_wall_ms() - wall;
+		if (ago >= 0 && ago < a->cfg->cooldown_ms)
+			t->last_done_ms = dlq_now_ms() - ago;
+	}
+}
+
+/* It leads no more: its notices are dropped (logged where given). */
+static void
+deposed(struct dlq_alerter *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		dlq_digest_clear(&a->t[i].pending);
+		dlq_digest_clear(&a->t[i].inflight);
+		a->t[i].taken = false;
 	}
 }
 
@@ -410,6 +543,15 @@ run(void *arg)
 
 	pthread_mutex_lock(&a->mu);
 	while (!a->stop) {
+		if (a->shared && dlq_leading() != a->led) {
+			a->led = !a->led;
+			if (a->led) {
+				pthread_mutex_unlock(&a->mu);
+				elected(a);
+				pthread_mutex_lock(&a->mu);
+			} else
+				deposed(a);
+		}
 		now = dlq_now_ms();
 		next = INT64_MAX;
 		sent = false;
@@ -422,6 +564,8 @@ run(void *arg)
 		}
 		if (sent || a->stop)
 			continue;
+		if (a->shared && next > now + POLL_MS)	/* who leads */
+			next = now + POLL_MS;
 		if (next == INT64_MAX)
 			pthread_cond_wait(&a->cv, &a->mu);
 		else {
@@ -453,7 +597,9 @@ free_alerter(struct dlq_alerter *a)
 			curl_easy_cleanup(a->t[i].curl);
 	}
 	free(a->t);
+	free(a->keys);
 	free(a->seen);
+	dlq_digest_release(&a->shown);
 	dlq_buf_release(&a->text);
 	dlq_buf_release(&a->body);
 	dlq_buf_release(&a->line);
@@ -474,7 +620,9 @@ dlq_alert_start(const struct dlq_config *c, struct dlq_archive *memory)
 	a->cfg = c;
 	a->memory = memory;
 	a->n = c->n_targets ? c->n_targets : 1;	/* no webhook: log only */
+	a->shared = memory != NULL && dlq_archive_shared(memory);
 	a->t = calloc(a->n, sizeof(*a->t));
+	a->keys = calloc(a->n, sizeof(*a->keys));
 	a->seen = calloc(SEEN_CAP, sizeof(*a->seen));
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_condattr_init(&ca);
@@ -485,7 +633,9 @@ dlq_alert_start(const struct dlq_config *c, struct dlq_archive *memory)
 	dlq_buf_init(&a->body);
 	dlq_buf_init(&a->line);
 	dlq_digest_title(a->title, sizeof(a->title), "");
-	if (a->t == NULL || a->seen == NULL)
+	if (a->t == NULL || a->keys == NULL || a->seen == NULL ||
+	    (a->shared && dlq_digest_init(&a->shown, (size_t)c->max_groups)
+	    == -1))
 		goto fail;
 	for (i = 0; i < a->n; i++) {
 		struct target *t = &a->t[i];
@@ -503,9 +653,12 @@ dlq_alert_start(const struct dlq_config *c, struct dlq_archive *memory)
 			snprintf(t->host, sizeof(t->host), "log");
 			snprintf(t->url_sha, sizeof(t->url_sha), "log");
 		}
-		recall_sent(a, t);
+		t->next_poll_ms = NEVER;
+		a->keys[i] = t->url_sha;
+		if (!a->shared)
+			recall_sent(a, t);
 	}
-	if (memory != NULL)
+	if (memory != NULL && !a->shared)
 		(void)dlq_archive_signatures(memory, SEEN_CAP / 2, seed_seen,
 		    a);
 	if (pthread_create(&a->thread, NULL, run, a) != 0)

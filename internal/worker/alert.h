@@ -9,7 +9,8 @@
  * keeps its digest and retries with backoff while new dead letters merge
  * into it: counts are merged, never dropped. When a webhook target's
  * digest went out is kept in the archive: after a restart the cooldown
- * goes on from there. */
+ * goes on from there. On an archive that replicas share, the pending
+ * groups live in the archive and only the leader sends (alert.c). */
 #ifndef DLQ_ALERT_H
 #define DLQ_ALERT_H
 
@@ -32,6 +33,12 @@ struct dlq_alerter *dlq_alert_start(const struct dlq_config *c,
 /* A batch of dead letters grouped by the caller (one lock per batch);
  * any thread. Marks the batch's new groups. */
 void	dlq_alert_note_batch(struct dlq_alerter *, struct dlq_digest *batch);
+
+/* In the transaction that archives `batch`, before its commit: on a
+ * shared archive its groups are staged there for the leader's next
+ * digest (replicas.h); nothing otherwise. 0 / -1 (the batch fails). */
+int	dlq_alert_stage_batch(struct dlq_alerter *, struct dlq_archive *,
+	    const struct dlq_digest *batch);
 
 /* A notice about `subject` (NULL: none) for the next digest's section
  * of that kind (archive, thresholds, escalations, redrive); any thread. */

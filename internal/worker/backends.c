@@ -1,7 +1,8 @@
 /* backends.c - the storage seam's one implementation of its operations:
  * a handle names the backend it was opened on, and each operation of
  * archive.h, cases.h, causes.h, alertbacklog.h, classrefresh.h,
- * replaysrv.h, housekeep.h, gauges.h, redrivedb.h and sigrefresh.h
+ * replaysrv.h, replicas.h, housekeep.h, gauges.h, redrivedb.h and
+ * sigrefresh.h
  * passes to that backend's function of the same name. The writer mutex,
  * which orders the process's write transactions whatever the backend,
  * lives here. */
@@ -20,6 +21,7 @@
 #include "pgdb.h"
 #include "redrivedb.h"
 #include "replaysrv.h"
+#include "replicas.h"
 #include "sigrefresh.h"
 #include "sqlitedb.h"
 
@@ -225,6 +227,56 @@ dlq_archive_probe(struct dlq_archive *a, size_t bytes)
 	if (a->pg != NULL)
 		return dlq_pg_probe(a->pg, bytes);
 	return dlq_sqlite_probe(a->sqlite, bytes);
+}
+
+bool
+dlq_archive_shared(const struct dlq_archive *a)
+{
+	return a->pg != NULL;
+}
+
+/* An SQLite archive has one worker (its file lock): it leads, and its
+ * pending alerts live in its memory. */
+int
+dlq_archive_lease(struct dlq_archive *a, const char *replica, int64_t ttl_ms,
+    char *holder, size_t n)
+{
+	if (a->pg == NULL)
+		return 1;
+	return dlq_pg_lease(a->pg, replica, ttl_ms, holder, n);
+}
+
+void
+dlq_archive_lease_release(struct dlq_archive *a, const char *replica)
+{
+	if (a->pg != NULL)
+		dlq_pg_lease_release(a->pg, replica);
+}
+
+int
+dlq_archive_alerts_stage(struct dlq_archive *a, const char *const *targets,
+    size_t n, const struct dlq_digest *batch)
+{
+	if (a->pg == NULL)
+		return 0;
+	return dlq_pg_alerts_stage(a->pg, targets, n, batch);
+}
+
+int64_t
+dlq_archive_alerts_take(struct dlq_archive *a, const char *target,
+    struct dlq_digest *out)
+{
+	if (a->pg == NULL)
+		return 0;
+	return dlq_pg_alerts_take(a->pg, target, out);
+}
+
+int
+dlq_archive_alerts_done(struct dlq_archive *a, const char *target)
+{
+	if (a->pg == NULL)
+		return 0;
+	return dlq_pg_alerts_done(a->pg, target);
 }
 
 int

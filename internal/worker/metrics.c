@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "leader.h"
+
 #define SERIES_MAX	512
 #define CONSUMERS_MAX	1024
 
@@ -35,6 +37,8 @@ static struct {
 static size_t n_consumers;
 static char archive_error[256];	/* why, the last time one said */
 static char broker_error[256];	/* why it cannot be reached; "": it can */
+
+static char replica[300];	/* "": not a replica (SQLite) */
 
 static atomic_uint_fast64_t acked;
 static atomic_uint_fast64_t control_refused;
@@ -282,8 +286,53 @@ series(struct dlq_buf *b, const char *name, const char *const *keys, int nk,
 }
 
 void
+dlq_metrics_replica(const char *name)
+{
+	snprintf(replica, sizeof(replica), "%s", name);
+}
+
+/* Each sample line of b from `from` on gets the replica's label first,
+ * and the series dlq_leader is added. */
+static void
+label_replica(struct dlq_buf *b, size_t from)
+{
+	struct dlq_buf tail;
+	const char *p, *end, *nl, *sp;
+
+	dlq_buf_init(&tail);
+	dlq_buf_add(&tail, b->data + from, b->len - from);
+	if (tail.oom) {
+		dlq_buf_release(&tail);
+		return;
+	}
+	b->len = from;
+	for (p = tail.data, end = tail.data + tail.len; p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end - 1;
+		sp = p + strcspn(p, "{ \n");
+		if (*p == '#' || sp > nl || *sp == '\n') {
+			dlq_buf_add(b, p, (size_t)(nl + 1 - p));
+			continue;
+		}
+		dlq_buf_add(b, p, (size_t)(sp - p));
+		dlq_buf_adds(b, "{replica=\"");
+		dlq_metrics_label(b, replica);
+		dlq_buf_adds(b, *sp == '{' ? "\"," : "\"}");
+		dlq_buf_add(b, sp + (*sp == '{'), (size_t)(nl + 1 - sp -
+		    (*sp == '{')));
+	}
+	dlq_buf_release(&tail);
+	dlq_buf_adds(b, "# HELP dlq_leader 1 on the replica that sends the "
+	    "digests and runs the singleton jobs.\n# TYPE dlq_leader gauge\n"
+	    "dlq_leader{replica=\"");
+	dlq_metrics_label(b, replica);
+	dlq_buf_printf(b, "\"} %d\n", dlq_leading() ? 1 : 0);
+}
+
+void
 dlq_metrics_render(struct dlq_buf *b)
 {
+	size_t from = b->len;
 	static const char *const dl_keys[] = { "dlq", "reason", "class" };
 	static const char *const al_keys[] = { "target", "outcome" };
 	static const char *const rc_keys[] = { "dlq" };
@@ -345,4 +394,6 @@ dlq_metrics_render(struct dlq_buf *b)
 	    "# TYPE dlq_archive_writable gauge\ndlq_archive_writable %d\n",
 	    archive_failing() ? 0 : 1);
 	pthread_mutex_unlock(&mu);
+	if (replica[0] != '\0')
+		label_replica(b, from);
 }

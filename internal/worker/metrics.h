@@ -13,6 +13,10 @@
 
 #include "buf.h"
 
+/* A replica of a shared archive: the process's own series carry its
+ * name as label `replica`, and dlq_leader says whether it leads. Before
+ * the first scrape. */
+void	dlq_metrics_replica(const char *name);
 void	dlq_metrics_dead_letters(const char *dlq, const char *reason,
 	    const char *class, uint64_t n);
 void	dlq_metrics_acked(uint64_t n);

@@ -343,7 +343,9 @@ finish_batch(struct dlq_monitor *m, amqp_connection_state_t conn)
 	if (fault_commit_delay_ms > 0)
 		usleep((useconds_t)fault_commit_delay_ms * 1000);
 	t0 = dlq_now_us();
-	if (dlq_archive_commit_hold(m->archive) == -1) {
+	/* on a shared archive the batch's alert groups commit with it */
+	if (dlq_alert_stage_batch(m->alerter, m->archive, &m->alerts) == -1 ||
+	    dlq_archive_commit_hold(m->archive) == -1) {
 		archive_failed(m);	/* rolled back: its lines go too */
 		return STEP_ARCHIVE;
 	}

@@ -13,6 +13,7 @@
 #include "archive.h"
 #include "cases.h"
 #include "duration.h"
+#include "leader.h"
 #include "log.h"
 #include "publisher.h"
 #include "redrivedb.h"
@@ -320,7 +321,7 @@ run(void *arg)
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
 		pthread_mutex_unlock(&r->mu);
-		for (i = 0; i < r->n; i++)
+		for (i = 0; i < r->n && dlq_leading(); i++)
 			tick_queue(r, &r->q[i]);
 		pthread_mutex_lock(&r->mu);
 		clock_gettime(CLOCK_MONOTONIC, &ts);

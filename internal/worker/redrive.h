@@ -16,7 +16,8 @@
  *     redrive there until `dlqctl redrive resume Q --reason TEXT`. The
  *     circuit is kept in the archive, so a restart does not close it.
  * The next tick of a queue waits until the watch of the last one is over,
- * so a queue's ticks are max(interval, watch) apart while it redrives. */
+ * so a queue's ticks are max(interval, watch) apart while it redrives.
+ * Of replicas sharing an archive, only the leader redrives (leader.h). */
 #ifndef DLQ_REDRIVE_H
 #define DLQ_REDRIVE_H
 

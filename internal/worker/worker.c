@@ -33,11 +33,13 @@
 #include "sigrefresh.h"
 #include "control.h"
 #include "housekeep.h"
+#include "leader.h"
 #include "http.h"
 #include "metrics.h"
 #include "log.h"
 #include "monitor.h"
 #include "preflight.h"
+#include "replicas.h"
 #include "redrive.h"
 
 /* Time the last digest may take at shutdown; the consumers need well
@@ -253,9 +255,13 @@ start_services(const struct dlq_config *c, const struct dlq_topology *t,
 		if (t->queues[i].monitored)
 			dlq_metrics_consumer(t->queues[i].dlq_name, false);
 	dlq_metrics_broker("not connected yet: the first attempt is under way");
+	if (dlq_archive_shared(s->archive))	/* before the first scrape */
+		dlq_metrics_replica(dlq_replica());
 	if (start_http(c, s) == -1)
 		return -1;
-	if ((s->alerter = dlq_alert_start(c, s->alerts)) == NULL ||
+	if (dlq_leader_start(c, dlq_archive_shared(s->archive) ?
+	    dlq_archive_open(c) : NULL) == -1 ||
+	    (s->alerter = dlq_alert_start(c, s->alerts)) == NULL ||
 	    (s->control = dlq_control_start(c)) == NULL ||
 	    (s->mons = calloc(t->n_queues, sizeof(*s->mons))) == NULL)
 		return -1;
@@ -306,6 +312,7 @@ stop_services(struct services *s)
 	dlq_control_stop(s->control);
 	dlq_http_stop(s->http);
 	dlq_alert_stop(s->alerter, SHUTDOWN_ALERT_BUDGET_MS);
+	dlq_leader_stop();	/* after the leader's last digest */
 	dlq_archive_close(s->alerts);
 	dlq_classify_free(s->classifier);
 	dlq_archive_close(s->archive);
@@ -400,7 +407,9 @@ threshold(const struct dlq_config *c, struct services *s, int kind,
 	if (value <= limit)
 		return;
 	snprintf(key, sizeof(key), "threshold_fired:%s", name);
-	if (*fired == 0 && dlq_archive_meta_get(s->archive, key, fired) == -1)
+	/* replicas: the last leader's, in the archive */
+	if ((*fired == 0 || dlq_archive_shared(s->archive)) &&
+	    dlq_archive_meta_get(s->archive, key, fired) == -1)
 		*fired = 0;
 	/* a clock set back does not silence it */
 	if (*fired != 0 && now >= *fired &&
@@ -698,8 +707,9 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	if (c->archive_url != NULL)
 		dlq_log(DLQ_LOG_WARN, "archive_partial", "archive", archive,
 		    "advice", "the PostgreSQL archive records, counts and "
-		    "audits every dead letter across replicas, and answers "
-		    "dlqctl's triage, audit, purge and retention; dlqctl "
+		    "audits every dead letter across replicas, its leader "
+		    "sends the digests, and any answers dlqctl's triage, "
+		    "audit, purge and retention; dlqctl "
 		    "replay and groups --by-cause, the automatic redrive and "
 		    "the refreshes of classes and signatures do not run on "
 		    "it yet", NULL);
@@ -752,8 +762,10 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	while ((sig = wait_signal(&set, c->threshold_check_ms < 1000 ?
 	    c->threshold_check_ms : 1000)) == 0 &&
 	    !archive_replaced(c, &s)) {
-		apply_retention(c, &s);
-		check_thresholds(c, &s);
+		if (dlq_leading()) {	/* one of each across replicas */
+			apply_retention(c, &s);
+			check_thresholds(c, &s);
+		}
 		check_missing(c, t, &s);
 	}
 	if (sig != 0)

@@ -951,6 +951,36 @@ START_TEST(the_compose_file_is_valid)
 }
 END_TEST
 
+/* The replicas' file: two workers on one PostgreSQL archive, each with
+ * its log rotated, started once the database answers. */
+START_TEST(the_replicas_compose_file_is_valid)
+{
+	static const char *const workers[] = { "\n  worker-1:\n",
+	    "\n  worker-2:\n" };
+	char *out, *w, *end;
+	int rc, i;
+
+	rc = h_run((const char *[]){ "/usr/bin/docker-compose", "-f",
+	    "docker-compose.ha.yml", "config", NULL }, NULL, &out);
+	ck_assert_msg(rc == 0, "docker-compose config: %s", out);
+	for (i = 0; i < 2; i++) {
+		ck_assert_ptr_nonnull(w = strstr(out, workers[i]));
+		/* up to the next service */
+		end = strstr(w + 1, "\n  w");
+		if (end == NULL || end < w)
+			end = w + strlen(w);
+		ck_assert_msg(strstr(w, "DLQ_ARCHIVE_URL: postgresql://dlq:") !=
+		    NULL && strstr(w, "DLQ_ARCHIVE_URL") < end, "%s", w);
+		ck_assert_ptr_nonnull(strstr(w, "\n        max-size: 50m\n"));
+		ck_assert_ptr_nonnull(strstr(w, "      postgres:\n"
+		    "        condition: service_healthy\n"));
+	}
+	ck_assert_ptr_nonnull(strstr(out, "\n  postgres:\n"));
+	ck_assert_ptr_nonnull(strstr(out, "pg_isready"));
+	free(out);
+}
+END_TEST
+
 /* systemd reads the unit without a warning (its programs taken from the
  * build: verify wants them executable). */
 START_TEST(the_systemd_unit_is_valid)
@@ -1052,6 +1082,7 @@ suite(void)
 	tcase_add_test(tc, an_interrupted_inject_leaves_nothing_behind);
 	tcase_add_test(tc, a_vhost_with_a_slash_is_kept_to);
 	tcase_add_test(tc, the_compose_file_is_valid);
+	tcase_add_test(tc, the_replicas_compose_file_is_valid);
 	tcase_add_test(tc, the_systemd_unit_is_valid);
 	tcase_add_test(tc, the_image_installs_every_library_the_binaries_need);
 	suite_add_tcase(s, tc);

@@ -13,26 +13,35 @@
 
 #include "../check_main.h"
 #include "harness.h"
+#include "receiver.h"
 
 #define WAIT_MS	20000
 
-/* A rig of one queue whose archive is a new database; asserted, the
- * worker not started. */
+/* A rig of one queue whose archive is a new database (`more`: more of
+ * its settings; `settings`: more groups); asserted, the worker not
+ * started. */
 static const char *
-pg_rig(struct h_rig *f, const char *stem, const char *more)
+pg_rig_with(struct h_rig *f, const char *stem, const char *more,
+    const char *settings)
 {
-	char db[96], extra[1024];
+	char db[96], extra[2048];
 	const char *url;
 
 	h_name(db, sizeof(db), stem);
 	url = h_pg_database(db);
-	snprintf(extra, sizeof(extra), "archive = { url = \"%s\"; %s };",
-	    url, more ? more : "");
+	snprintf(extra, sizeof(extra), "archive = { url = \"%s\"; %s }; %s",
+	    url, more ? more : "", settings ? settings : "");
 	h_rig_name(f, stem, 1);
 	h_rig_setup(f, extra);
 	ck_assert_int_eq(h_run((const char *[]){ h_bin("dlq-worker"), "-c",
 	    f->cfg, "--assert-only", NULL }, NULL, NULL), 0);
 	return url;
+}
+
+static const char *
+pg_rig(struct h_rig *f, const char *stem, const char *more)
+{
+	return pg_rig_with(f, stem, more, NULL);
 }
 
 /* A second worker on the rig's config: its own control socket. */
@@ -92,7 +101,7 @@ START_TEST(two_replicas_archive_each_dead_letter_once)
 	ck_assert_int_eq(records(url, ""), N);
 	ck_assert_int_eq(doubled(url), 0);
 	ck_assert_int_eq(h_pg_int(url, "SELECT value FROM archive_meta WHERE"
-	    " key = 'schema_version'"), 1);
+	    " key = 'schema_version'"), 2);
 	/* both made the schema at once: one did, the other waited */
 	ck_assert_int_eq(h_worker_count(&f.w, "archive_migrated") +
 	    h_worker_count(&b, "archive_migrated"), 1);
@@ -120,6 +129,122 @@ START_TEST(a_replica_killed_mid_batch_leaves_its_deliveries_to_the_other)
 	ck_assert_int_eq(h_worker_stop(&b, 10000, NULL), 0);
 	ck_assert_int_eq(records(url, ""), N);
 	ck_assert_int_eq(doubled(url), 0);
+	h_close(f.c);
+}
+END_TEST
+
+/* The replica that logged leader_elected, waited for; NULL if none. */
+static struct h_worker *
+leader_of(struct h_worker *a, struct h_worker *b, int timeout_ms)
+{
+	int64_t end = h_now_ms() + timeout_ms;
+
+	do {
+		if (h_worker_count(a, "leader_elected") > 0)
+			return a;
+		if (h_worker_count(b, "leader_elected") > 0)
+			return b;
+		usleep(100 * 1000);
+	} while (h_now_ms() < end);
+	return NULL;
+}
+
+/* The dead letters the digests a worker delivered counted. */
+static int64_t
+digested(struct h_worker *w)
+{
+	cJSON **ev;
+	int64_t sum = 0;
+	int i, n;
+
+	ev = h_worker_events(w, "alert_sent", &n);
+	for (i = 0; i < n; i++)
+		sum += h_jnum(ev[i], "dead_letters");
+	h_events_free(ev, n);
+	return sum;
+}
+
+/* Digests across replicas: only the leader sends, one per cooldown
+ * window; its pending groups are in the archive, so when it is killed
+ * (-9) between two digests the other replica takes the lease and sends
+ * them when the window ends: every dead letter counted once, none lost,
+ * and still one digest per window. */
+START_TEST(one_leader_sends_the_digests_and_another_takes_over)
+{
+	struct h_rig f;
+	struct h_worker b, *lead, *other;
+	struct h_receiver *r = h_receiver_start();
+	struct h_request q[2];
+	char alert[512], listen[64], metrics[96], want[64], *body;
+	const char *url, *at, *eol;
+	int port[2];
+	const int N = 2000;
+	int64_t end;
+	int i;
+
+	port[0] = h_free_port();
+	port[1] = h_free_port();
+	snprintf(alert, sizeof(alert), "alert = { webhook_url = \"%s\";"
+	    " cooldown_ms = 20000; }; http = { listen = \"127.0.0.1:%d\"; };",
+	    h_receiver_url(r, "/hook/ha"), port[0]);
+	snprintf(listen, sizeof(listen), "DLQ_HTTP_LISTEN=127.0.0.1:%d",
+	    port[1]);
+	url = pg_rig_with(&f, "pgd", NULL, alert);
+	h_rig_start(&f);
+	start_replica(&f, &b, (const char *[]){ listen, NULL });
+	ck_assert_ptr_nonnull(lead = leader_of(&f.w, &b, WAIT_MS));
+	other = lead == &f.w ? &b : &f.w;
+	ck_assert(h_worker_wait(other, "leader_follows", 1, WAIT_MS));
+	/* each replica's own series carry its name; dlq_leader says which
+	 * leads */
+	for (i = 0; i < 2; i++) {
+		struct h_worker *w = i == 0 ? &f.w : &b;
+
+		snprintf(metrics, sizeof(metrics), "http://127.0.0.1:%d/metrics",
+		    port[i]);
+		ck_assert_int_eq(h_http_get(metrics, &body), 200);
+		snprintf(want, sizeof(want), ":%d\"} %d\n", (int)w->pid,
+		    w == lead);
+		ck_assert_ptr_nonnull(at = strstr(body,
+		    "\ndlq_leader{replica=\""));
+		ck_assert_ptr_nonnull(eol = strchr(at + 1, '\n'));
+		ck_assert_msg((size_t)(eol + 1 - at) > strlen(want) &&
+		    strncmp(eol + 1 - strlen(want), want, strlen(want)) == 0,
+		    "%.*s", (int)(eol - at), at);
+		ck_assert_ptr_nonnull(strstr(body, "\ndlq_acks_total{replica=\""));
+		free(body);
+	}
+
+	/* the first dead letter after a quiet time goes out at once, the
+	 * next ones wait for the window's end */
+	h_fill_confirmed(f.dlq[0], 1, "first");
+	ck_assert(h_receiver_wait(r, 1, WAIT_MS));
+	ck_assert(h_worker_wait(lead, "alert_sent", 1, WAIT_MS));
+	ck_assert_int_eq(digested(lead), 1);
+	h_fill_confirmed(f.dlq[0], N, "ldr");
+	end = h_now_ms() + 60000;
+	while (records(url, "") < N + 1 && h_now_ms() < end)
+		usleep(100 * 1000);
+	ck_assert_int_eq(records(url, ""), N + 1);
+	ck_assert_int_eq(h_receiver_count(r), 1);
+
+	/* killed within its window: the rest is in the archive */
+	ck_assert_int_eq(h_worker_signal(lead, SIGKILL, 5000, NULL), -1);
+	ck_assert(h_worker_wait(other, "leader_elected", 1, 30000));
+	ck_assert(h_receiver_wait(r, 2, 40000));
+	ck_assert(h_worker_wait(other, "alert_sent", 1, WAIT_MS));
+	ck_assert_int_eq(digested(lead) + digested(other), N + 1);
+	q[0] = h_receiver_get(r, 0);
+	q[1] = h_receiver_get(r, 1);
+	ck_assert_msg(q[1].at_ms - q[0].at_ms >= 19900, "second digest %lld ms"
+	    " after the first", (long long)(q[1].at_ms - q[0].at_ms));
+	for (i = 0; i < 2; i++)
+		free(q[i].body);
+	ck_assert_int_eq(h_pg_int(url, "SELECT count(*) FROM alert_pending"),
+	    0);
+	ck_assert_int_eq(h_worker_stop(other, 10000, NULL), 0);
+	ck_assert_int_eq(h_receiver_count(r), 2);
+	h_receiver_stop(r);
 	h_close(f.c);
 }
 END_TEST
@@ -455,6 +580,7 @@ suite(void)
 	tcase_add_test(tc, two_replicas_archive_each_dead_letter_once);
 	tcase_add_test(tc,
 	    a_replica_killed_mid_batch_leaves_its_deliveries_to_the_other);
+	tcase_add_test(tc, one_leader_sends_the_digests_and_another_takes_over);
 	tcase_add_test(tc, postgres_restarted_mid_drain_loses_and_doubles_nothing);
 	tcase_add_test(tc, a_frozen_postgres_pauses_consumption_and_acks_nothing);
 	tcase_add_test(tc,

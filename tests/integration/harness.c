@@ -1,9 +1,12 @@
 /* harness.c - see harness.h. */
 #include "harness.h"
 
+#include "buf.h"
+
 #include <amqp_tcp_socket.h>
 #include <arpa/inet.h>
 #include <check.h>
+#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -1252,4 +1255,30 @@ h_pg_control(const char *cmd)
 	    "scripts/postgres.sh", cmd, port, NULL }, NULL, &out) == 0,
 	    "scripts/postgres.sh %s %s: %s", cmd, port, out ? out : "");
 	free(out);
+}
+
+static size_t
+collect_body(char *p, size_t size, size_t n, void *arg)
+{
+	dlq_buf_add(arg, p, size * n);
+	return size * n;
+}
+
+long
+h_http_get(const char *url, char **body)
+{
+	struct dlq_buf b;
+	long status = 0;
+	CURL *h = curl_easy_init();
+
+	dlq_buf_init(&b);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+	if (curl_easy_perform(h) == CURLE_OK)
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(h);
+	*body = b.data ? b.data : strdup("");
+	return status;
 }

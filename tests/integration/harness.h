@@ -228,6 +228,8 @@ int		 h_connection_info(const char *name, const char *column,
 /* Whether something accepts connections on the loopback `port` within
  * `timeout_ms` (it is connected to once, and the connection closed). */
 bool		 h_wait_listening(int port, int timeout_ms);
+/* GET `url`: the status (0: no answer) and the body in *body (free it). */
+long		 h_http_get(const char *url, char **body);
 int64_t		 h_now_ms(void);
 /* The first column of the first row `sql` answers in the archive `db`
  * (read-only, as another process would), e.g. a count; -1 when it

@@ -126,6 +126,24 @@ START_TEST(groups_over_the_cap_are_counted_not_stored)
 }
 END_TEST
 
+/* Dead letters given as "other" (a replica's batch over its cap) count
+ * in the total and the line of groups not shown. */
+START_TEST(other_dead_letters_count_without_a_group)
+{
+	struct dlq_digest o;
+
+	ck_assert_int_eq(dlq_digest_init(&o, 4), 0);
+	dlq_digest_add_other(&o, 0, 5);
+	dlq_digest_add_other(&o, 7, 2);
+	ck_assert(!dlq_digest_empty(&o));
+	ck_assert_uint_eq(o.total, 7);
+	ck_assert_uint_eq(o.other_count, 7);
+	ck_assert_uint_eq(o.n, 0);
+	ck_assert_uint_eq(dlq_digest_groups(&o), 2);
+	dlq_digest_release(&o);
+}
+END_TEST
+
 START_TEST(text_lists_largest_first_and_says_what_is_left_out)
 {
 	const char *t;
@@ -606,6 +624,7 @@ suite(void)
 	tcase_add_test(tc, same_signature_is_one_group_with_three_samples);
 	tcase_add_test(tc, a_group_shows_its_first_error_text_as_written);
 	tcase_add_test(tc, groups_over_the_cap_are_counted_not_stored);
+	tcase_add_test(tc, other_dead_letters_count_without_a_group);
 	tcase_add_test(tc, text_lists_largest_first_and_says_what_is_left_out);
 	tcase_add_test(tc, one_cause_in_several_queues_is_one_line);
 	tcase_add_test(tc, markup_in_an_error_text_is_not_markup);

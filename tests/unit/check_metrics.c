@@ -108,6 +108,36 @@ END_TEST
  * series there keep counting as themselves, the rest are counted in one
  * series labelled "other", so a scrape stays bounded and adds up.
  * (Registered last: under valgrind the tests share the tables.) */
+/* A replica's own series name it; the prefix before them is left alone,
+ * and dlq_leader says it leads (no lease to ask for here: it does). */
+START_TEST(a_replica_labels_its_own_series)
+{
+	struct dlq_buf b;
+
+	dlq_metrics_replica("host-1:42");
+	dlq_metrics_dead_letters("r.dlq", "rejected", "transient", 2);
+	dlq_metrics_acked(7);
+	dlq_metrics_commit(0.003);
+	dlq_buf_init(&b);
+	dlq_buf_adds(&b, "before 1\n");
+	dlq_metrics_render(&b);
+	ck_assert_ptr_eq(strstr(b.data, "before 1\n"), b.data);
+	ck_assert_ptr_nonnull(strstr(b.data, "\ndlq_dead_letters_total{replica="
+	    "\"host-1:42\",dlq=\"r.dlq\",reason=\"rejected\",class="
+	    "\"transient\"} 2\n"));
+	/* (counts of the tests before, when they share the process) */
+	ck_assert_ptr_nonnull(strstr(b.data,
+	    "\ndlq_acks_total{replica=\"host-1:42\"} "));
+	ck_assert_ptr_nonnull(strstr(b.data, "\ndlq_archive_commit_seconds_"
+	    "bucket{replica=\"host-1:42\",le=\"0.005\"} "));
+	ck_assert_ptr_nonnull(strstr(b.data, "\n# TYPE dlq_acks_total counter\n"));
+	ck_assert_ptr_nonnull(strstr(b.data,
+	    "\ndlq_leader{replica=\"host-1:42\"} 1\n"));
+	ck_assert_ptr_null(strstr(b.data, "\ndlq_acks_total "));
+	dlq_buf_release(&b);
+}
+END_TEST
+
 START_TEST(label_sets_past_the_table_count_as_other)
 {
 	struct dlq_buf b;
@@ -145,6 +175,7 @@ suite(void)
 	tcase_add_test(tc, long_queue_names_are_whole_series);
 	tcase_add_test(tc, the_archive_is_unwritable_while_a_consumer_says_so);
 	tcase_add_test(tc, label_sets_past_the_table_count_as_other);
+	tcase_add_test(tc, a_replica_labels_its_own_series);
 	suite_add_tcase(s, tc);
 	return s;
 }

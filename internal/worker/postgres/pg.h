@@ -14,7 +14,7 @@
 #include "record.h"
 #include "redact.h"
 
-#define DLQ_PG_SCHEMA		1	/* the schema this program writes */
+#define DLQ_PG_SCHEMA		2	/* the schema this program writes */
 #define DLQ_PG_ERR_MAX		512
 #define DLQ_PG_TARGET_MAX	256
 /* A statement's answer is waited for at most archive.busy_timeout_ms,

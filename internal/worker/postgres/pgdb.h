@@ -22,6 +22,7 @@
 #include "housekeep.h"
 #include "redrivedb.h"
 #include "replaysrv.h"
+#include "replicas.h"
 #include "sigrefresh.h"
 
 struct dlq_pg;
@@ -52,6 +53,14 @@ int	dlq_pg_meta_get(struct dlq_pg *, const char *key, int64_t *value);
 int	dlq_pg_meta_set(struct dlq_pg *, const char *key, int64_t value);
 void	dlq_pg_stop_waits(struct dlq_pg *, const atomic_bool *stop);
 int	dlq_pg_probe(struct dlq_pg *, size_t bytes);
+int	dlq_pg_lease(struct dlq_pg *, const char *replica, int64_t ttl_ms,
+	    char *holder, size_t n);
+void	dlq_pg_lease_release(struct dlq_pg *, const char *replica);
+int	dlq_pg_alerts_stage(struct dlq_pg *, const char *const *targets,
+	    size_t n, const struct dlq_digest *batch);
+int64_t	dlq_pg_alerts_take(struct dlq_pg *, const char *target,
+	    struct dlq_digest *out);
+int	dlq_pg_alerts_done(struct dlq_pg *, const char *target);
 int	dlq_pg_signatures(struct dlq_pg *, int max, void (*each)(void *ctx,
 	    const char *signature), void *ctx);
 int	dlq_pg_cases_list(struct dlq_pg *, const struct dlq_list_filter *,

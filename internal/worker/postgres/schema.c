@@ -79,8 +79,30 @@ static const char *const schema_v1[] = {
 	NULL,
 };
 
+/* 2: what replicas share beside the records (replicas.c): the leader's
+ * lease, and the alert groups no digest has announced yet, per webhook
+ * target (digest 0: pending, 1: in the digest being sent); whether a
+ * signature is new is asked by (signature, received_at). */
+static const char *const schema_v2[] = {
+	"CREATE TABLE leases ("
+	"  name text PRIMARY KEY, holder text NOT NULL,"
+	"  since timestamptz NOT NULL, expires_at timestamptz NOT NULL)",
+	"CREATE TABLE alert_pending ("
+	"  target text NOT NULL, digest smallint NOT NULL, hash bigint NOT NULL,"
+	"  cause bigint NOT NULL, count bigint NOT NULL,"
+	"  first_at bigint NOT NULL, last_at bigint NOT NULL,"
+	"  is_new boolean NOT NULL, queue text NOT NULL, reason text NOT NULL,"
+	"  class text NOT NULL, error text NOT NULL, samples text[] NOT NULL,"
+	"  PRIMARY KEY (target, digest, hash))",
+	"CREATE INDEX dead_letters_signature_at ON"
+	" dead_letters(signature, received_at)",
+	"DROP INDEX dead_letters_signature",
+	NULL,
+};
+
 static const char *const *const schemas[] = {
 	schema_v1,
+	schema_v2,
 };
 _Static_assert(sizeof(schemas) / sizeof(schemas[0]) == DLQ_PG_SCHEMA,
     "one migration step per schema version");
