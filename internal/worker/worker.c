@@ -709,10 +709,9 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 		    "advice", "the PostgreSQL archive records, counts and "
 		    "audits every dead letter across replicas, its leader "
 		    "sends the digests, and any answers dlqctl's triage, "
-		    "audit, purge and retention; dlqctl "
-		    "replay and groups --by-cause, the automatic redrive and "
-		    "the refreshes of classes and signatures do not run on "
-		    "it yet", NULL);
+		    "replay, audit, purge and retention; dlqctl groups "
+		    "--by-cause, the automatic redrive and the refreshes of "
+		    "classes and signatures do not run on it yet", NULL);
 
 	/* before the topology: refused bindings are looked for over HTTP */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {

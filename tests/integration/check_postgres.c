@@ -6,6 +6,7 @@
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,6 +247,86 @@ START_TEST(one_leader_sends_the_digests_and_another_takes_over)
 	ck_assert_int_eq(h_receiver_count(r), 2);
 	h_receiver_stop(r);
 	h_close(f.c);
+}
+END_TEST
+
+/* Operators on two replicas replay the same queue at once: each record
+ * is claimed by one of them (its row lock), published once and recorded
+ * once; the other is refused it. */
+START_TEST(two_operators_on_two_replicas_replay_each_dead_letter_once)
+{
+	struct h_rig f;
+	struct h_worker b;
+	amqp_table_entry_t e = h_str_entry("x-error", "HTTP 503 upstream");
+	amqp_table_t headers = { 1, &e };
+	const char *url = pg_rig(&f, "pgp", NULL);
+	const int N = 300;
+	char id[64], sock[300], path[2][300], *out;
+	const char *argv[16];
+	int64_t end, published = 0;
+	pid_t pid[2];
+	cJSON *j;
+	int i, status;
+
+	h_rig_start(&f);
+	start_replica(&f, &b, NULL);
+	for (i = 0; i < N; i++) {
+		snprintf(id, sizeof(id), "pay-%d", i);
+		h_publish(f.c, f.exch, f.q[0], "{\"k\":1}", 7, id, &headers);
+	}
+	ck_assert_int_eq(h_reject(f.c, f.q[0], N, WAIT_MS), N);
+	end = h_now_ms() + 60000;
+	while (records(url, "") < N && h_now_ms() < end)
+		usleep(100 * 1000);
+	ck_assert_int_eq(records(url, ""), N);
+
+	snprintf(sock, sizeof(sock), "DLQ_CONTROL_SOCKET=%s",
+	    h_tmp_path("replica-b.sock"));
+	argv[0] = h_bin("dlqctl");
+	argv[1] = "-c";
+	argv[2] = f.cfg;
+	argv[3] = "--json";
+	argv[4] = "replay";
+	argv[5] = "--queue";
+	argv[6] = f.q[0];
+	argv[7] = "--limit";
+	argv[8] = "1000";
+	argv[9] = "--rate";
+	argv[10] = "0";
+	argv[11] = "--execute";
+	argv[12] = "--reason";
+	argv[13] = "upstream back";
+	argv[14] = NULL;
+	for (i = 0; i < 2; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s-%d.out",
+		    h_tmp_path("overlap"), i);
+		if ((pid[i] = fork()) == 0) {
+			if (i == 1)
+				putenv(sock);	/* replica b's socket */
+			if (freopen(path[i], "w", stdout) == NULL)
+				_exit(126);
+			execv(argv[0], (char *const *)argv);
+			_exit(127);
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(waitpid(pid[i], &status, 0), pid[i]);
+		out = h_slurp(path[i]);
+		ck_assert_msg((j = cJSON_Parse(out)) != NULL, "%s", out);
+		published += h_jnum(j, "published");
+		cJSON_Delete(j);
+		free(out);
+	}
+	/* every record once, by one operator or the other */
+	ck_assert_int_eq(published, N);
+	ck_assert_int_eq(h_count(f.q[0]), N);
+	ck_assert_int_eq(records(url, "WHERE status = 'replayed'"), N);
+	ck_assert_int_eq(h_pg_int(url, "SELECT count(*) FROM attempts WHERE"
+	    " outcome = 'published'"), N);
+	ck_assert_int_eq(h_pg_int(url, "SELECT count(DISTINCT dead_letter_id)"
+	    " FROM attempts"), N);
+	ck_assert_int_eq(h_worker_stop(&b, 10000, NULL), 0);
+	h_rig_stop(&f);
 }
 END_TEST
 
@@ -581,6 +662,8 @@ suite(void)
 	tcase_add_test(tc,
 	    a_replica_killed_mid_batch_leaves_its_deliveries_to_the_other);
 	tcase_add_test(tc, one_leader_sends_the_digests_and_another_takes_over);
+	tcase_add_test(tc,
+	    two_operators_on_two_replicas_replay_each_dead_letter_once);
 	tcase_add_test(tc, postgres_restarted_mid_drain_loses_and_doubles_nothing);
 	tcase_add_test(tc, a_frozen_postgres_pauses_consumption_and_acks_nothing);
 	tcase_add_test(tc,

@@ -125,18 +125,7 @@ dlq_pg_begin(struct dlq_pg *a)
 int
 dlq_pg_commit_hold(struct dlq_pg *a)
 {
-	PGresult *res = dlq_pg_query(a, "commit", "COMMIT", 0, NULL, NULL,
-	    NULL, a->wait_ms);
-	bool ok;
-
-	/* COMMIT of a transaction that met an error rolls it back and
-	 * still answers "OK": its command tag says which it did */
-	ok = res != NULL && strcmp(PQcmdStatus(res), "COMMIT") == 0;
-	if (res != NULL && !ok)
-		snprintf(dlq_pg_err, sizeof(dlq_pg_err), "commit: the "
-		    "transaction was rolled back by the server");
-	PQclear(res);
-	if (!ok)
+	if (dlq_pg_commit_tx(a) == -1)
 		return -1;	/* the caller ends the turn: rollback */
 	a->in_tx = false;
 	return 0;

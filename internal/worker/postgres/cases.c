@@ -483,3 +483,27 @@ dlq_pg_cases_groups(struct dlq_pg *pg, const char *queue, const char *class,
 	return rows_json(pg, res, keys, number, sizeof(keys) / sizeof(keys[0]),
 	    4, out);
 }
+
+int
+dlq_pg_cases_returns(struct dlq_pg *pg, const char *ids_json,
+    int64_t since_ms, struct dlq_buf *out)
+{
+	static const char *const keys[] = { "id", "returned_id", "dlq",
+	    "reason", "class", "error", "received_at" };
+	static const bool number[] = { true, true, false, false, false, false,
+	    true };
+	char since[24];
+	const char *values[2] = { ids_json, since };
+	PGresult *res;
+
+	snprintf(since, sizeof(since), "%lld", (long long)since_ms);
+	res = dlq_pg_query(pg, "returns", "SELECT replay_of, id, dlq, reason,"
+	    " class, error, received_at FROM dead_letters WHERE replay_of IN"
+	    " (SELECT value::bigint FROM json_array_elements_text($1::json))"
+	    " AND received_at >= $2::bigint ORDER BY id", 2, values, NULL, NULL,
+	    pg->wait_ms);
+	if (res == NULL)
+		return dlq_pg_fail(out);
+	return rows_json(pg, res, keys, number, sizeof(keys) / sizeof(keys[0]),
+	    5, out);
+}

@@ -248,6 +248,20 @@ dlq_pg_exec(struct dlq_pg *a, const char *what, const char *sql)
 }
 
 int
+dlq_pg_commit_tx(struct dlq_pg *a)
+{
+	PGresult *res = dlq_pg_query(a, "commit", "COMMIT", 0, NULL, NULL,
+	    NULL, a->wait_ms);
+	bool ok = res != NULL && strcmp(PQcmdStatus(res), "COMMIT") == 0;
+
+	if (res != NULL && !ok)
+		snprintf(dlq_pg_err, sizeof(dlq_pg_err), "commit: the "
+		    "transaction was rolled back by the server");
+	PQclear(res);
+	return ok ? 0 : -1;
+}
+
+int
 dlq_pg_number(struct dlq_pg *a, const char *what, const char *sql, int n,
     const char *const *values, int64_t *v)
 {

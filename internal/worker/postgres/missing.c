@@ -2,12 +2,12 @@
  * (issue 62 brings them one by one): each fails, saying so, as an
  * archive error would. What a worker on PostgreSQL does today: it
  * archives every dead letter once across replicas and acks it after the
- * commit, logs it, alerts on it (from the process that took it), counts
- * it in /metrics and the threshold alerts, audits the control requests,
+ * commit, logs it, alerts on it (the leader's digests), counts it in
+ * /metrics and the threshold alerts, audits the control requests,
  * answers dlqctl stats, list, show, groups and audit, takes assign,
- * drop, reopen and purge, and applies retention (cases.c, triage.c,
- * audit.c, retention.c); replay and groups --by-cause answer this
- * error, and the automatic redrive and the refreshes of classes and
+ * drop, reopen, purge and replay, and applies retention (cases.c,
+ * triage.c, audit.c, retention.c, replay.c); groups --by-cause answers
+ * this error, and the automatic redrive and the refreshes of classes and
  * signatures do not run. */
 #include "pg.h"
 
@@ -16,8 +16,8 @@
 #include "proto.h"
 
 static const char NOT_YET[] = "not available on a PostgreSQL archive yet "
-    "(replay and groups --by-cause are not; use an SQLite archive, "
-    "archive.path, for them)";
+    "(groups --by-cause and the automatic redrive are not; use an SQLite "
+    "archive, archive.path, for them)";
 
 static int
 missing(struct dlq_pg *a, const char *op)
@@ -35,24 +35,6 @@ missing_out(struct dlq_pg *a, const char *op, struct dlq_buf *out)
 	dlq_buf_reset(out);
 	dlq_buf_adds(out, NOT_YET);
 	return DLQ_ERROR;
-}
-
-/* A replay request's error: its text in `why`. */
-static int
-missing_why(struct dlq_pg *a, const char *op, char *why, size_t whylen)
-{
-	(void)missing(a, op);
-	snprintf(why, whylen, "%s", NOT_YET);
-	return DLQ_ERROR;
-}
-
-int
-dlq_pg_cases_returns(struct dlq_pg *a, const char *ids_json, int64_t since_ms,
-    struct dlq_buf *out)
-{
-	(void)ids_json;
-	(void)since_ms;
-	return missing_out(a, "dlq_cases_returns", out);
 }
 
 int
@@ -104,38 +86,6 @@ dlq_pg_classrefresh_run(struct dlq_pg *a, const char *path,
 	(void)path;
 	(void)k;
 	return missing(a, "dlq_classrefresh_run");
-}
-
-int
-dlq_pg_replay_plan(struct dlq_pg *a, const struct dlq_config *c,
-    const cJSON *req, struct dlq_buf *out, char *why, size_t whylen)
-{
-	(void)c;
-	(void)req;
-	(void)out;
-	return missing_why(a, "dlq_replay_plan", why, whylen);
-}
-
-int
-dlq_pg_replay_claim(struct dlq_pg *a, const struct dlq_config *c,
-    const cJSON *req, const char *actor, struct dlq_buf *out, char *why,
-    size_t whylen)
-{
-	(void)c;
-	(void)req;
-	(void)actor;
-	(void)out;
-	return missing_why(a, "dlq_replay_claim", why, whylen);
-}
-
-int
-dlq_pg_replay_finish(struct dlq_pg *a, const cJSON *req, const char *actor,
-    struct dlq_buf *out, char *why, size_t whylen)
-{
-	(void)req;
-	(void)actor;
-	(void)out;
-	return missing_why(a, "dlq_replay_finish", why, whylen);
 }
 
 bool

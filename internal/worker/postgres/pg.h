@@ -72,6 +72,11 @@ int	dlq_pg_exec(struct dlq_pg *, const char *what, const char *sql);
 int	dlq_pg_number(struct dlq_pg *, const char *what, const char *sql,
 	    int n, const char *const *values, int64_t *v);
 
+/* COMMIT of the connection's transaction, checked: one that met an
+ * error is rolled back by COMMIT, which still answers OK (its command
+ * tag says which it did). 0, or -1 with the error kept. */
+int	dlq_pg_commit_tx(struct dlq_pg *);
+
 /* A case query's error (cases.h): the thread's error as the answer's
  * text; DLQ_ERROR. */
 int	dlq_pg_fail(struct dlq_buf *out);

@@ -92,15 +92,8 @@ change(struct dlq_pg *pg, const char *sql, struct change *c,
 			changed++;
 		dlq_buf_addc(out, '}');
 	}
-	if ((res = dlq_pg_query(pg, "change", "COMMIT", 0, NULL, NULL, NULL,
-	    pg->wait_ms)) == NULL || strcmp(PQcmdStatus(res), "COMMIT") != 0) {
-		if (res != NULL)
-			snprintf(dlq_pg_err, sizeof(dlq_pg_err), "commit: the "
-			    "transaction was rolled back by the server");
-		PQclear(res);
+	if (dlq_pg_commit_tx(pg) == -1)
 		goto fail;
-	}
-	PQclear(res);
 	dlq_buf_printf(out, "],\"changed\":%zu}", changed);
 	return missing ? DLQ_NOT_FOUND : refused ? DLQ_REFUSED : DLQ_OK;
 fail:
