@@ -15,7 +15,6 @@
 #include "proto.h"
 #include "redact.h"
 
-#define UNRESOLVED	"('open','assigned','replaying')"
 #define N_ARGS		12
 
 /* Text parameters of one query, numbers printed into slots. */
@@ -53,12 +52,12 @@ dlq_pg_cases_stats(struct dlq_pg *pg, int64_t now_ms, int64_t owner_sla_ms,
 	    " $2::bigint AS sla) SELECT json_build_object("
 	    " 'total', (SELECT count(*) FROM dead_letters),"
 	    " 'unresolved', (SELECT count(*) FROM dead_letters"
-	    "   WHERE status IN " UNRESOLVED "),"
+	    "   WHERE status IN " DLQ_PG_UNRESOLVED "),"
 	    " 'by_queue', " OBJECT_AGG("queue", "n", "SELECT queue, count(*) n"
-	    "   FROM dead_letters WHERE status IN " UNRESOLVED " GROUP BY queue"
+	    "   FROM dead_letters WHERE status IN " DLQ_PG_UNRESOLVED " GROUP BY queue"
 	    "   ORDER BY n DESC") ","
 	    " 'by_class', " OBJECT_AGG("class", "n", "SELECT class, count(*) n"
-	    "   FROM dead_letters WHERE status IN " UNRESOLVED " GROUP BY class"
+	    "   FROM dead_letters WHERE status IN " DLQ_PG_UNRESOLVED " GROUP BY class"
 	    "   ORDER BY n DESC") ","
 	    " 'by_owner', " OBJECT_AGG("owner", "n", "SELECT owner, count(*) n"
 	    "   FROM dead_letters WHERE status = 'assigned' GROUP BY owner"
@@ -66,7 +65,7 @@ dlq_pg_cases_stats(struct dlq_pg *pg, int64_t now_ms, int64_t owner_sla_ms,
 	    " 'by_status', " OBJECT_AGG("status", "n", "SELECT status, count(*)"
 	    "   n FROM dead_letters GROUP BY status") ","
 	    " 'oldest_unresolved_age_ms', (SELECT p.now - min(received_at)"
-	    "   FROM dead_letters WHERE status IN " UNRESOLVED "),"
+	    "   FROM dead_letters WHERE status IN " DLQ_PG_UNRESOLVED "),"
 	    " 'new_last_hour', (SELECT count(*) FROM dead_letters"
 	    "   WHERE received_at >= p.now - 3600000),"
 	    " 'new_last_day', (SELECT count(*) FROM dead_letters"
@@ -442,22 +441,6 @@ dlq_pg_cases_traffic(struct dlq_pg *pg, int64_t since_ms, int64_t limit,
 	" WHERE ($1::text IS NULL OR d.queue = $1 OR d.dlq = $1)" \
 	" AND ($4::text IS NULL OR d.class = $4) AND $3::bigint >= 0" \
 	" ORDER BY g.n DESC LIMIT $2"
-#define GROUPS_ALL \
-	"(SELECT a.signature, a.sid, a.sid fid, a.lid, a.n," \
-	" coalesce(o.n, 0) u FROM" \
-	" (SELECT signature, min(id) sid, max(id) lid, count(*) n" \
-	"  FROM dead_letters GROUP BY signature) a" \
-	" LEFT JOIN (SELECT signature, count(*) n FROM dead_letters" \
-	"  WHERE status IN " UNRESOLVED " GROUP BY signature) o" \
-	" ON o.signature = a.signature) g"
-#define GROUPS_SINCE \
-	"(SELECT signature, min(id) sid, max(id) lid, count(*) n," \
-	" sum((status IN " UNRESOLVED ")::int) u," \
-	" (SELECT min(id) FROM dead_letters x" \
-	"  WHERE x.signature = w.signature) fid" \
-	" FROM dead_letters w WHERE received_at >= $3" \
-	" GROUP BY signature) g"
-
 int
 dlq_pg_cases_groups(struct dlq_pg *pg, const char *queue, const char *class,
     int64_t since_ms, int64_t limit, struct dlq_buf *out)
@@ -476,7 +459,8 @@ dlq_pg_cases_groups(struct dlq_pg *pg, const char *queue, const char *class,
 	a_int(&a, 2, since_ms);
 	a.v[3] = class;
 	res = dlq_pg_query(pg, "groups", since_ms == 0 ?
-	    GROUP_ROWS(GROUPS_ALL) : GROUP_ROWS(GROUPS_SINCE), 4, a.v, NULL,
+	    GROUP_ROWS(DLQ_PG_GROUPS_ALL) :
+	    GROUP_ROWS(DLQ_PG_GROUPS_SINCE("$3")), 4, a.v, NULL,
 	    NULL, pg->wait_ms);
 	if (res == NULL)
 		return dlq_pg_fail(out);

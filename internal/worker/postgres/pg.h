@@ -94,6 +94,30 @@ int	dlq_pg_query_json(struct dlq_pg *, const char *sql, int n,
 	" AND NOT EXISTS (SELECT 1 FROM attempts WHERE dead_letter_id ="	\
 	" dead_letters.id AND outcome IN ('unknown', 'published')))"
 
+/* The statuses of a record not resolved yet. */
+#define DLQ_PG_UNRESOLVED	"('open','assigned','replaying')"
+
+/* The failure signature groups (`g`: signature, sid its sample, fid
+ * its first record ever, lid its last, n its records, u those
+ * unresolved), as SQLite counts them: of all time, or of the records
+ * received since the parameter `p`; each group's sample its first record
+ * in the window. */
+#define DLQ_PG_GROUPS_ALL \
+	"(SELECT a.signature, a.sid, a.sid fid, a.lid, a.n," \
+	" coalesce(o.n, 0) u FROM" \
+	" (SELECT signature, min(id) sid, max(id) lid, count(*) n" \
+	"  FROM dead_letters GROUP BY signature) a" \
+	" LEFT JOIN (SELECT signature, count(*) n FROM dead_letters" \
+	"  WHERE status IN " DLQ_PG_UNRESOLVED " GROUP BY signature) o" \
+	" ON o.signature = a.signature) g"
+#define DLQ_PG_GROUPS_SINCE(p) \
+	"(SELECT signature, min(id) sid, max(id) lid, count(*) n," \
+	" sum((status IN " DLQ_PG_UNRESOLVED ")::int) u," \
+	" (SELECT min(id) FROM dead_letters x" \
+	"  WHERE x.signature = w.signature) fid" \
+	" FROM dead_letters w WHERE received_at >= " p \
+	" GROUP BY signature) g"
+
 /* Brings the schema up to DLQ_PG_SCHEMA under an advisory lock (the
  * first worker migrates, the others wait), refusing a newer one; 0, or
  * -1 with the error kept (schema.c). *version: what was found. */
