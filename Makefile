@@ -63,6 +63,8 @@ UNIT_SRC := $(wildcard tests/unit/check_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 IT_SRC := $(wildcard tests/integration/check_*.c)
 IT_BIN := $(IT_SRC:tests/integration/%.c=$(B)/tests/it_%)
+# IT=worker,alerts: only those integration programs (check_worker, ...).
+IT_RUN := $(if $(IT),$(foreach p,$(subst $(comma), ,$(IT)),$(B)/tests/it_check_$(p)),$(IT_BIN))
 IT_HARNESS := $(B)/obj/tests/integration/harness.o \
 	$(B)/obj/tests/integration/receiver.o
 # The integration tests run binaries of their own, $(B)/test/, whose
@@ -153,7 +155,19 @@ check-unit: $(UNIT_BIN)
 CK_MULT := $(if $(SAN),3,1)
 
 check-integration: all tests
-	@CK_TIMEOUT_MULTIPLIER=$(CK_MULT) DLQ_BIN=$(TB) scripts/check.sh $(IT_BIN)
+	@CK_TIMEOUT_MULTIPLIER=$(CK_MULT) DLQ_BIN=$(TB) scripts/check.sh $(IT_RUN)
+
+# The integration programs that drive the worker through dlqctl, its
+# logs and the broker (not through an SQLite file) run again with every
+# archive in PostgreSQL (DLQ_TEST_ARCHIVE=postgres: a database per rig on
+# the test server); their tests of the SQLite file itself are tagged
+# `sqlite` and left out. Needs DLQ_TEST_PG_URL too (scripts/test.sh).
+IT_PG := alerts cli control ops redrive replay termtext topology worker
+IT_PG_BIN := $(IT_PG:%=$(B)/tests/it_check_%)
+check-postgres-archive: all tests
+	@CK_TIMEOUT_MULTIPLIER=$(CK_MULT) DLQ_BIN=$(TB) \
+	    DLQ_TEST_ARCHIVE=postgres CK_EXCLUDE_TAGS=sqlite \
+	    scripts/check.sh $(filter $(IT_RUN),$(IT_PG_BIN))
 
 # The tree's shape (scripts/layout.sh): who includes whom, no circles,
 # SQLite only in its backend. Checked once, not per sanitizer.
@@ -168,7 +182,7 @@ check-man:
 
 check: $(if $(SAN),,check-layout check-man) all tests
 	@CK_TIMEOUT_MULTIPLIER=$(CK_MULT) DLQ_BIN=$(TB) \
-	    scripts/check.sh $(UNIT_BIN) $(IT_BIN)
+	    scripts/check.sh $(UNIT_BIN) $(IT_RUN)
 
 # Unit tests in one process each under valgrind: any leak or error fails.
 check-valgrind: $(UNIT_BIN)

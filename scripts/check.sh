@@ -26,17 +26,20 @@ failures=()
 crashed=()
 notrun=()
 
-# Runs program $1, its output and exit status into $dir/<n>.out / .rc.
+# Runs program $1, its output, exit status and seconds taken into
+# $dir/<n>.out / .rc / .s.
 run_one() {
+	local t0=$SECONDS
 	"$1" >"$dir/$2.out" 2>&1
 	echo $? >"$dir/$2.rc"
+	echo $((SECONDS - t0)) >"$dir/$2.s"
 }
 
 # Adds what program $1 (run as number $2) said to the totals.
 tally() {
 	local t=$1 out="$dir/$2.out" rc summary c f line
 	rc=$(cat "$dir/$2.rc")
-	echo "== $t"
+	echo "== $t ($(cat "$dir/$2.s") s)"
 	cat "$out"
 	summary=$(grep -E '^[0-9]+%: Checks: [0-9]+' "$out")
 	if [ -z "$summary" ]; then

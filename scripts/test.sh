@@ -2,11 +2,15 @@
 # scripts/test.sh - the whole test suite on a fresh Debian 12 machine:
 # installs what is missing, builds, starts a private RabbitMQ node on
 # DLQ_TEST_PORT (default 5699, never a broker you already run), runs the
-# unit and integration tests, and prints one total line. The test node is
-# reset (its data deleted) at every run. A private PostgreSQL server
-# (scripts/postgres.sh, on DLQ_TEST_PG_PORT, default 5698) is made for
-# the run and deleted after it.
+# unit and integration tests, and prints one total line; then the
+# integration programs that do not read an SQLite file run again with
+# their archives in PostgreSQL (make check-postgres-archive; its own
+# total line). The test node is reset (its data deleted) at every run. A
+# private PostgreSQL server (scripts/postgres.sh, on DLQ_TEST_PG_PORT,
+# default 5698) is made for the run and deleted after it.
 # `make SAN=address,undefined test` runs the same under sanitizers.
+# IT=worker,alerts runs only those integration programs;
+# DLQ_TEST_POSTGRES_PASS=0 leaves the PostgreSQL pass out.
 #
 # scripts/test.sh stress [RUNS] (make test-stress) runs the integration
 # tests RUNS times (default 1) with both cores kept busy by two spinning
@@ -46,8 +50,15 @@ cleanup() { scripts/postgres.sh stop "$pg_port"; }
 trap cleanup EXIT
 
 if [ "$mode" = all ]; then
-	make -s check
-	exit
+	rc=0
+	make -s check || rc=1
+	# the archive-agnostic programs again, on PostgreSQL archives
+	# (DLQ_TEST_POSTGRES_PASS=0 leaves this pass out)
+	if [ "${DLQ_TEST_POSTGRES_PASS:-1}" != 0 ]; then
+		echo "== the same on PostgreSQL archives"
+		make -s check-postgres-archive || rc=1
+	fi
+	exit "$rc"
 fi
 
 runs=${2:-1}

@@ -64,7 +64,7 @@ struct target {
 	int64_t			 cutoff_wall_ms; /* of inflight */
 	int64_t			 last_attempt_ms;
 	int64_t			 next_try_ms;
-	int64_t			 next_poll_ms;	/* shared archive */
+	int64_t			 next_poll_ms;	/* shared archive; under mu */
 	bool			 taken;		/* shared: a digest of it is
 						 * in the archive, unsent */
 	unsigned		 attempt;
@@ -144,8 +144,13 @@ dlq_alert_note_batch(struct dlq_alerter *a, struct dlq_digest *batch)
 		return;
 	if (a->shared) {	/* staged: a leader out of its cooldown
 				 * takes them now */
-		if (dlq_leading())
+		if (dlq_leading()) {
+			pthread_mutex_lock(&a->mu);
+			for (i = 0; i < a->n; i++)
+				a->t[i].next_poll_ms = NEVER;
 			pthread_cond_signal(&a->cv);
+			pthread_mutex_unlock(&a->mu);
+		}
 		return;
 	}
 	pthread_mutex_lock(&a->mu);
@@ -328,6 +333,26 @@ owed_since(struct dlq_alerter *a, const struct target *t, int64_t *since,
 	return rc == 1;
 }
 
+/* A webhook's last digest went out at `wall` (before this process, or
+ * from another replica): less than a cooldown ago, the next one waits
+ * for the rest of it. */
+static void
+resume_cooldown(struct dlq_alerter *a, struct target *t, int64_t wall)
+{
+	int64_t ago = dlq_wall_ms() - wall;
+
+	if (ago < 0 || ago >= a->cfg->cooldown_ms)
+		return;
+	t->last_done_ms = dlq_now_ms() - ago;
+	if (dlq_log_begin(&a->line, DLQ_LOG_INFO, "alert_cooldown_resumed")) {
+		dlq_log_str(&a->line, "target", t->host);
+		dlq_log_int(&a->line, "last_digest_ago_ms", ago);
+		dlq_log_int(&a->line, "next_digest_in_ms",
+		    a->cfg->cooldown_ms - ago);
+		dlq_log_end(&a->line);
+	}
+}
+
 /* At start, for a target started before: what the archive received
  * since it was last served and is still unresolved is pending again,
  * and for a webhook a digest less than a cooldown ago makes the next one
@@ -335,7 +360,7 @@ owed_since(struct dlq_alerter *a, const struct target *t, int64_t *since,
 static void
 recall_sent(struct dlq_alerter *a, struct target *t)
 {
-	int64_t wall, ago, backlog;
+	int64_t wall, backlog;
 	bool sent;
 
 	if (!owed_since(a, t, &wall, &sent))
@@ -350,17 +375,8 @@ recall_sent(struct dlq_alerter *a, struct target *t)
 		dlq_log_int(&a->line, "dead_letters", backlog);
 		dlq_log_end(&a->line);
 	}
-	ago = dlq_wall_ms() - wall;
-	if (t->cfg == NULL || !sent || ago < 0 || ago >= a->cfg->cooldown_ms)
-		return;
-	t->last_done_ms = dlq_now_ms() - ago;
-	if (dlq_log_begin(&a->line, DLQ_LOG_INFO, "alert_cooldown_resumed")) {
-		dlq_log_str(&a->line, "target", t->host);
-		dlq_log_int(&a->line, "last_digest_ago_ms", ago);
-		dlq_log_int(&a->line, "next_digest_in_ms",
-		    a->cfg->cooldown_ms - ago);
-		dlq_log_end(&a->line);
-	}
+	if (t->cfg != NULL && sent)
+		resume_cooldown(a, t, wall);
 }
 
 /* What a digest of `t` would hold now (alert thread, mu not held): its
@@ -421,8 +437,8 @@ send_due(struct dlq_alerter *a, struct target *t)
 	/* a leader sends only what it surely finishes as the leader */
 	if ((a->shared && dlq_leading_left_ms() < a->cfg->alert_timeout_ms +
 	    MIN_INTERVAL_MS) || (d = contents(a, t)) == NULL) {
-		t->next_poll_ms = dlq_now_ms() + POLL_MS;
 		pthread_mutex_lock(&a->mu);
+		t->next_poll_ms = dlq_now_ms() + POLL_MS;
 		return;
 	}
 	t->last_attempt_ms = dlq_now_ms();
@@ -502,20 +518,17 @@ flush(struct dlq_alerter *a)
 static void
 elected(struct dlq_alerter *a)
 {
-	int64_t wall, ago;
+	int64_t wall;
 	char key[96];
 	size_t i;
 
 	for (i = 0; i < a->n; i++) {
 		struct target *t = &a->t[i];
 
-		if (t->cfg == NULL || !meta_key(a, t, "alert_sent", key,
-		    sizeof(key)) || dlq_archive_meta_get(a->memory, key,
-		    &wall) != 1)
-			continue;
-		ago = dlq_wall_ms() - wall;
-		if (ago >= 0 && ago < a->cfg->cooldown_ms)
-			t->last_done_ms = dlq_now_ms() - ago;
+		if (t->cfg != NULL && meta_key(a, t, "alert_sent", key,
+		    sizeof(key)) && dlq_archive_meta_get(a->memory, key,
+		    &wall) == 1)
+			resume_cooldown(a, t, wall);
 	}
 }
 

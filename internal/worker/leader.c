@@ -100,26 +100,31 @@ ask(char *leader, size_t n, bool *led)
 	}
 }
 
+/* Between asks (the first is the starter's, the others the thread's):
+ * the holder last seen, whether this worker held the lease. */
+static char seen_holder[256];
+static bool held;
+
 static void *
 run(void *arg)
 {
-	char leader[256] = "";
 	struct timespec ts;
-	bool led = false;
 
 	(void)arg;
 	pthread_mutex_lock(&mu);
 	while (!stop) {
-		pthread_mutex_unlock(&mu);
-		ask(leader, sizeof(leader), &led);
-		pthread_mutex_lock(&mu);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_sec += RENEW_MS / 1000;
 		while (!stop && pthread_cond_timedwait(&cv, &mu, &ts) == 0)
 			;
+		if (stop)
+			break;
+		pthread_mutex_unlock(&mu);
+		ask(seen_holder, sizeof(seen_holder), &held);
+		pthread_mutex_lock(&mu);
 	}
 	pthread_mutex_unlock(&mu);
-	if (led) {
+	if (held) {
 		atomic_store(&lead_until, 0);
 		dlq_archive_lease_release(handle, replica);
 	}
@@ -142,6 +147,9 @@ dlq_leader_start(const struct dlq_config *c, struct dlq_archive *own)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&cv, &ca);
 	pthread_condattr_destroy(&ca);
+	/* the first ask before the other threads start: they know who
+	 * leads from their first look */
+	ask(seen_holder, sizeof(seen_holder), &held);
 	if (pthread_create(&thread, NULL, run, NULL) != 0) {
 		dlq_log(DLQ_LOG_ERR, "leader_start_failed", "error",
 		    "cannot start a thread", NULL);

@@ -498,9 +498,10 @@ START_TEST(a_large_dead_letter_does_not_stay_resident)
 		return;
 	/* twice, not three times: rabbitmq-c's frames and its message, no
 	 * third copy in the record SQLite builds (102 MiB over idle before,
-	 * 68 since) */
-	ck_assert_msg(peak < idle + 80 * 1024, "peak %ld KiB, idle %ld KiB",
-	    peak, idle);
+	 * 68 since); libpq copies a statement's parameters into its output
+	 * buffer: three times on PostgreSQL (100 MiB over idle) */
+	ck_assert_msg(peak < idle + (h_archive_is_postgres() ? 112 : 80) *
+	    1024, "peak %ld KiB, idle %ld KiB", peak, idle);
 	/* once replaced, within 8 MiB of idle (the pool alone kept 33 MiB) */
 	ck_assert_msg(after < idle + 8 * 1024,
 	    "RSS %ld KiB after the replacement, idle %ld KiB", after, idle);

@@ -562,6 +562,16 @@ in_group(char *out, size_t n, const char *extra, const char *group,
 		snprintf(out, n, "%s %s };\n%s", open, setting, extra);
 }
 
+bool
+h_archive_is_postgres(void)
+{
+	const char *b = getenv("DLQ_TEST_ARCHIVE");
+
+	return b != NULL && strcmp(b, "postgres") == 0;
+}
+
+static const char *pg_database_once(const char *name);
+
 const char *
 h_setup(const char *prefix, const char *const *queues, const char *extra)
 {
@@ -595,7 +605,10 @@ h_setup(const char *prefix, const char *const *queues, const char *extra)
 	    "rabbitmq = { url = \"%s\"; prefetch = 50; heartbeat = %d;\n"
 	    "  reconnect_min_ms = 100; reconnect_max_ms = 1000; %s };\n",
 	    broker_url[0] ? broker_url : h_url(), heartbeat_s, broker_more);
-	if (!own_archive)
+	if (!own_archive && h_archive_is_postgres())
+		off += (size_t)snprintf(cfg + off, sizeof(cfg) - off,
+		    "archive = { url = \"%s\"; };\n", pg_database_once(prefix));
+	else if (!own_archive)
 		off += (size_t)snprintf(cfg + off, sizeof(cfg) - off,
 		    "archive = { path = \"%s/%s.db\"; };\n", tmpdir(), prefix);
 	/* no HTTP endpoint unless the test asks for one: ports are shared */
@@ -1203,12 +1216,13 @@ pg_url_of(const char *db, char *out, size_t n)
 	snprintf(out, n, "%.*s/%s", (int)(slash - base), base, db);
 }
 
-const char *
-h_pg_database(const char *name)
+/* Makes database `name` on the test server; one already there is an
+ * error unless `may_exist`. */
+static void
+create_database(const char *name, bool may_exist)
 {
-	static char urls[4][512];
-	static int slot;
-	char sql[256], *url = urls[slot++ % 4];
+	const char *state;
+	char sql[256];
 	PGconn *c = PQconnectdb(h_pg_url());
 	PGresult *res;
 
@@ -1216,11 +1230,35 @@ h_pg_database(const char *name)
 	    PQerrorMessage(c));
 	snprintf(sql, sizeof(sql), "CREATE DATABASE \"%s\"", name);
 	res = PQexec(c, sql);
-	ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK, "%s: %s", sql,
+	state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK || (may_exist &&
+	    state != NULL && strcmp(state, "42P04") == 0), "%s: %s", sql,
 	    PQerrorMessage(c));
 	PQclear(res);
 	PQfinish(c);
+}
+
+const char *
+h_pg_database(const char *name)
+{
+	static char urls[4][512];
+	static int slot;
+	char *url = urls[slot++ % 4];
+
+	create_database(name, false);
 	pg_url_of(name, url, sizeof(urls[0]));
+	return url;
+}
+
+/* The URL of database `name`, made when it is not there yet (a rig set
+ * up again keeps its archive, as its SQLite file would stay). */
+static const char *
+pg_database_once(const char *name)
+{
+	static char url[512];
+
+	create_database(name, true);
+	pg_url_of(name, url, sizeof(url));
 	return url;
 }
 

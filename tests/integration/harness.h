@@ -240,6 +240,10 @@ int64_t		 h_db_int(const char *db, const char *sql);
  * private one, scripts/postgres.sh, and sets it); the test fails when
  * it is not set. */
 const char	*h_pg_url(void);
+/* DLQ_TEST_ARCHIVE=postgres: every rig archives into a database of its
+ * own on the test PostgreSQL server instead of an SQLite file (the
+ * archive-agnostic programs run again so, scripts/test.sh). */
+bool		 h_archive_is_postgres(void);
 /* A new empty database on it named `name` (h_name()); its URL (static
  * slot, 4 of them). */
 const char	*h_pg_database(const char *name);

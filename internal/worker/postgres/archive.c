@@ -15,6 +15,7 @@
 
 #include <amqp.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@
 
 #define PROBE_KEY	"write_probe"
 #define INSERT_NAME	"dlq_put"
-#define N_PARAMS	32
+#define N_PARAMS	33
 
 static const char INSERT_SQL[] =
 	"INSERT INTO dead_letters (fingerprint, dlq, queue, exchange,"
@@ -32,10 +33,11 @@ static const char INSERT_SQL[] =
 	" expiration, user_id, reply_to, headers_amqp, x_death, reason,"
 	" retry_count, delivery_count, error, class, signature, hint,"
 	" payload, payload_bytes, payload_sha256, received_at, replay_of,"
-	" replay_count)"
+	" replay_count, props_raw)"
 	" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,"
 	" $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28,"
-	" $29, $30, $31, $32) ON CONFLICT (fingerprint) DO NOTHING RETURNING id";
+	" $29, $30, $31, $32, $33) ON CONFLICT (fingerprint) DO NOTHING"
+	" RETURNING id";
 
 /* A put's parameters: text ones are copied, made valid, into one buffer
  * (offsets, as it may move while it grows), binary ones point at the
@@ -172,6 +174,51 @@ find(struct dlq_pg *a, const unsigned char fp[32])
 	return id;
 }
 
+/* The properties a replay sends whose bytes are not text (a NUL, bytes
+ * that are not UTF-8), which their text columns hold with U+FFFD: their
+ * exact bytes as a JSON object of base64 strings; nothing when all are
+ * text. */
+static void
+raw_props(const amqp_basic_properties_t *p, struct dlq_buf *out)
+{
+	static const struct { const char *key; amqp_flags_t flag;
+	    size_t off; } props[] = {
+		{ "message_id", AMQP_BASIC_MESSAGE_ID_FLAG,
+		    offsetof(amqp_basic_properties_t, message_id) },
+		{ "correlation_id", AMQP_BASIC_CORRELATION_ID_FLAG,
+		    offsetof(amqp_basic_properties_t, correlation_id) },
+		{ "type", AMQP_BASIC_TYPE_FLAG,
+		    offsetof(amqp_basic_properties_t, type) },
+		{ "content_type", AMQP_BASIC_CONTENT_TYPE_FLAG,
+		    offsetof(amqp_basic_properties_t, content_type) },
+		{ "content_encoding", AMQP_BASIC_CONTENT_ENCODING_FLAG,
+		    offsetof(amqp_basic_properties_t, content_encoding) },
+		{ "app_id", AMQP_BASIC_APP_ID_FLAG,
+		    offsetof(amqp_basic_properties_t, app_id) },
+		{ "reply_to", AMQP_BASIC_REPLY_TO_FLAG,
+		    offsetof(amqp_basic_properties_t, reply_to) },
+		{ "user_id", AMQP_BASIC_USER_ID_FLAG,
+		    offsetof(amqp_basic_properties_t, user_id) },
+	};
+	const amqp_bytes_t *v;
+	size_t i;
+
+	dlq_buf_reset(out);
+	for (i = 0; i < sizeof(props) / sizeof(props[0]); i++) {
+		v = (const amqp_bytes_t *)(const void *)((const char *)p +
+		    props[i].off);
+		if (!(p->_flags & props[i].flag) || v->bytes == NULL ||
+		    dlq_utf8_is_text(v->bytes, v->len))
+			continue;
+		dlq_buf_printf(out, "%s\"%s\":\"", out->len ? "," : "{",
+		    props[i].key);
+		dlq_buf_base64(out, v->bytes, v->len);
+		dlq_buf_addc(out, '"');
+	}
+	if (out->len > 0)
+		dlq_buf_addc(out, '}');
+}
+
 static int
 prepare(struct dlq_pg *a)
 {
@@ -273,7 +320,12 @@ dlq_pg_put(struct dlq_pg *a, const struct dlq_record *r, bool *duplicate)
 	else
 		p.null[30] = true;
 	p_int(&p, 31, r->replay_count);
-	if (a->text.oom) {
+	raw_props(props, &a->raw);
+	if (a->raw.len > 0)
+		p_text(&p, 32, a->raw.data, a->raw.len);
+	else
+		p.null[32] = true;
+	if (a->text.oom || a->raw.oom) {
 		snprintf(dlq_pg_err, sizeof(dlq_pg_err), "insert: out of "
 		    "memory");
 		return -1;

@@ -86,6 +86,39 @@ drop(struct dlq_pg *a)
 	log_lost(a);
 }
 
+/* libpq keeps its input and output buffers as large as the largest
+ * message the connection carried, for the connection's life: one that
+ * carried a large dead letter (or a replay's claim of large ones) is
+ * closed once no transaction is open, and made again when next needed,
+ * so that the worker's memory goes back to where it was. */
+static void
+deflate(struct dlq_pg *a)
+{
+	if (!a->inflated || PQtransactionStatus(a->conn) != PQTRANS_IDLE)
+		return;
+	PQfinish(a->conn);
+	a->conn = NULL;
+	a->prepared = false;
+	a->inflated = false;
+}
+
+/* Notes a statement whose parameters are large. */
+static void
+note_params(struct dlq_pg *a, int n, const char *const *values,
+    const int *lengths, const int *formats)
+{
+	size_t bytes = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (formats != NULL && formats[i] == 1)
+			bytes += (size_t)lengths[i];
+		else if (values[i] != NULL)
+			bytes += strlen(values[i]);
+	if (bytes >= DLQ_PG_LARGE)
+		a->inflated = true;
+}
+
 int
 dlq_pg_connect(struct dlq_pg *a)
 {
@@ -183,6 +216,9 @@ dlq_pg_answer(struct dlq_pg *a, const char *what, int wait_ms)
 	switch (PQresultStatus(last)) {
 	case PGRES_COMMAND_OK:
 	case PGRES_TUPLES_OK:
+		if (PQresultMemorySize(last) >= DLQ_PG_LARGE)
+			a->inflated = true;
+		deflate(a);	/* the result stays the caller's */
 		return last;
 	default:
 		snprintf(dlq_pg_err, sizeof(dlq_pg_err), "%s: %s", what,
@@ -213,6 +249,7 @@ dlq_pg_query(struct dlq_pg *a, const char *what, const char *sql, int n,
 {
 	if (dlq_pg_connect(a) == -1)
 		return NULL;
+	note_params(a, n, values, lengths, formats);
 	if (!PQsendQueryParams(a->conn, sql, n, NULL, values, lengths,
 	    formats, 0)) {
 		dlq_pg_set_err(a, what);
@@ -228,6 +265,7 @@ dlq_pg_query_prepared(struct dlq_pg *a, const char *what, const char *name,
 {
 	if (dlq_pg_connect(a) == -1)
 		return NULL;
+	note_params(a, n, values, lengths, formats);
 	if (!PQsendQueryPrepared(a->conn, name, n, values, lengths, formats,
 	    0)) {
 		dlq_pg_set_err(a, what);
@@ -324,6 +362,7 @@ dlq_pg_open(const struct dlq_config *c)
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return NULL;
 	dlq_buf_init(&a->text);
+	dlq_buf_init(&a->raw);
 	a->wait_ms = c->busy_timeout_ms > DLQ_PG_MIN_WAIT_MS ?
 	    (int)c->busy_timeout_ms : DLQ_PG_MIN_WAIT_MS;
 	dlq_pg_target(c->archive_url, a->target, sizeof(a->target));
@@ -355,6 +394,7 @@ dlq_pg_close(struct dlq_pg *a)
 	free(a->conninfo);
 	dlq_record_enc_release(&a->enc);
 	dlq_buf_release(&a->text);
+	dlq_buf_release(&a->raw);
 	free(a);
 }
 

@@ -24,6 +24,9 @@
 /* Migrations and the advisory lock that orders them wait longer: the
  * first worker may be building indexes. */
 #define DLQ_PG_MIGRATE_WAIT_MS	(10 * 60 * 1000)
+/* A statement or answer this large leaves libpq's buffers as large for
+ * the connection's life: it is closed after it (conn.c). */
+#define DLQ_PG_LARGE		(1 << 20)
 
 struct dlq_pg {
 	PGconn		*conn;		/* NULL: lost, made again when needed */
@@ -33,9 +36,12 @@ struct dlq_pg {
 	bool		 in_tx;		/* began: holds the writer mutex */
 	bool		 prepared;	/* the insert, on this connection */
 	bool		 lost;		/* said archive_connection_lost */
+	bool		 inflated;	/* carried DLQ_PG_LARGE: closed at
+					 * the end of its transaction */
 	const atomic_bool *stop;	/* dlq_pg_stop_waits() */
 	struct dlq_record_enc enc;
 	struct dlq_buf	 text;		/* a put's text parameters */
+	struct dlq_buf	 raw;		/* a put's properties not text */
 	struct dlq_redact mask;		/* error texts read back: the rules
 					 * of now (log.mask_*) */
 };

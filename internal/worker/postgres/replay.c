@@ -132,6 +132,32 @@ dlq_pg_replay_plan(struct dlq_pg *a, const struct dlq_config *c,
 	return DLQ_OK;
 }
 
+/* The properties of the message (dlq_replay_message), in its order. */
+static const char *const PROPS[8] = { "message_id", "correlation_id",
+	"type", "content_type", "content_encoding", "app_id", "reply_to",
+	"user_id" };
+
+/* Each property whose exact bytes were kept (props_raw: they are not
+ * text) takes them instead of its text, decoded into raw[i]. */
+static void
+exact_props(const char *props_raw, struct dlq_replay_message *m,
+    struct dlq_buf raw[8])
+{
+	cJSON *j = cJSON_Parse(props_raw);
+	const cJSON *v;
+	int i;
+
+	for (i = 0; j != NULL && i < 8; i++) {
+		v = cJSON_GetObjectItemCaseSensitive(j, PROPS[i]);
+		if (!cJSON_IsString(v) || dlq_base64_decode(v->valuestring,
+		    &raw[i]) == -1)
+			continue;
+		m->props[i] = raw[i].data ? raw[i].data : "";
+		m->props_len[i] = raw[i].len;
+	}
+	cJSON_Delete(j);
+}
+
 /* The message to publish (dlq_replay_message_json) of the record `id`:
  * 0, 1 when its payload was purged (nothing to send), -1 on error. */
 static int
@@ -139,14 +165,18 @@ message_json(struct dlq_pg *a, const char *id, struct dlq_buf *out)
 {
 	const char *values[1] = { id };
 	struct dlq_replay_message m;
+	struct dlq_buf raw[8];
 	unsigned char *headers = NULL, *body = NULL;
 	PGresult *res;
 	int i, rc = 1;
 
+	for (i = 0; i < 8; i++)
+		dlq_buf_init(&raw[i]);
 	res = dlq_pg_query(a, "replay", "SELECT message_id, correlation_id,"
 	    " type, content_type, content_encoding, app_id, reply_to, user_id,"
-	    " timestamp, priority, headers_amqp, payload, purged_at FROM"
-	    " dead_letters WHERE id = $1", 1, values, NULL, NULL, a->wait_ms);
+	    " timestamp, priority, headers_amqp, payload, purged_at, props_raw"
+	    " FROM dead_letters WHERE id = $1", 1, values, NULL, NULL,
+	    a->wait_ms);
 	if (res == NULL)
 		return -1;
 	if (PQntuples(res) != 1 || !PQgetisnull(res, 0, 12))
@@ -157,6 +187,8 @@ message_json(struct dlq_pg *a, const char *id, struct dlq_buf *out)
 		    PQgetvalue(res, 0, i);
 		m.props_len[i] = (size_t)PQgetlength(res, 0, i);
 	}
+	if (!PQgetisnull(res, 0, 13))
+		exact_props(PQgetvalue(res, 0, 13), &m, raw);
 	m.has_timestamp = !PQgetisnull(res, 0, 8);
 	m.timestamp = num(res, 0, 8);
 	m.has_priority = !PQgetisnull(res, 0, 9);
@@ -176,6 +208,8 @@ message_json(struct dlq_pg *a, const char *id, struct dlq_buf *out)
 	dlq_replay_message_json(out, strtoll(id, NULL, 10), &m);
 	rc = 0;
 out:
+	for (i = 0; i < 8; i++)
+		dlq_buf_release(&raw[i]);
 	PQfreemem(headers);
 	PQfreemem(body);
 	PQclear(res);

@@ -82,7 +82,9 @@ static const char *const schema_v1[] = {
 /* 2: what replicas share beside the records (replicas.c): the leader's
  * lease, and the alert groups no digest has announced yet, per webhook
  * target (digest 0: pending, 1: in the digest being sent); whether a
- * signature is new is asked by (signature, received_at). */
+ * signature is new is asked by (signature, received_at); and the exact
+ * bytes of message properties that are not text, which a replay sends
+ * as they came (JSON of base64, archive.c). */
 static const char *const schema_v2[] = {
 	"CREATE TABLE leases ("
 	"  name text PRIMARY KEY, holder text NOT NULL,"
@@ -97,6 +99,8 @@ static const char *const schema_v2[] = {
 	"CREATE INDEX dead_letters_signature_at ON"
 	" dead_letters(signature, received_at)",
 	"DROP INDEX dead_letters_signature",
+	/* the exact bytes of properties that are not text, for replay */
+	"ALTER TABLE dead_letters ADD COLUMN props_raw text",
 	NULL,
 };
 
