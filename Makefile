@@ -162,7 +162,8 @@ check-integration: all tests
 # archive in PostgreSQL (DLQ_TEST_ARCHIVE=postgres: a database per rig on
 # the test server); their tests of the SQLite file itself are tagged
 # `sqlite` and left out. Needs DLQ_TEST_PG_URL too (scripts/test.sh).
-IT_PG := alerts cli control ops redrive replay termtext topology worker
+IT_PG := alerts archive cli control ops redrive replay termtext topology \
+	worker
 IT_PG_BIN := $(IT_PG:%=$(B)/tests/it_check_%)
 check-postgres-archive: all tests
 	@CK_TIMEOUT_MULTIPLIER=$(CK_MULT) DLQ_BIN=$(TB) \

@@ -8,6 +8,7 @@
 #include "archive.h"
 #include "cli.h"
 #include "config.h"
+#include "import.h"
 #include "roles.h"
 #include "preflight.h"
 #include "signature.h"
@@ -75,11 +76,16 @@ check_archive(const struct dlq_config *c)
 static void
 usage(FILE *f)
 {
-	fputs("usage: dlq-worker [-c FILE] [--check-config | --assert-only]\n"
+	fputs("usage: dlq-worker [-c FILE] [--check-config | --assert-only |\n"
+	    "                  --import-archive SQLITE-FILE]\n"
 	    "  -c, --config FILE  configuration file (default: built-in "
 	    "defaults + env)\n"
 	    "      --check-config validate the configuration and exit\n"
 	    "      --assert-only  assert the RabbitMQ topology and exit\n"
+	    "      --import-archive SQLITE-FILE\n"
+	    "                     copy an SQLite archive into the PostgreSQL "
+	    "archive of\n"
+	    "                     archive.url, verify it, and exit\n"
 	    "  -V, --version      print the version\n", f);
 }
 
@@ -90,11 +96,12 @@ main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "check-config", no_argument, NULL, 'n' },
 		{ "assert-only", no_argument, NULL, 'a' },
+		{ "import-archive", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = NULL;
+	const char *path = NULL, *import = NULL;
 	bool check = false, assert_only = false;
 	struct dlq_config cfg;
 	struct dlq_topology *top;
@@ -107,6 +114,7 @@ main(int argc, char **argv)
 		case 'c': path = optarg; break;
 		case 'n': check = true; break;
 		case 'a': assert_only = true; break;
+		case 'i': import = optarg; break;
 		case 'h': usage(stdout); return DLQ_EXIT_OK;
 		case 'V': print_version(); return DLQ_EXIT_OK;
 		case DLQ_CLI_ABBREVIATED:
@@ -118,13 +126,13 @@ main(int argc, char **argv)
 			return DLQ_EXIT_USAGE;
 		}
 	}
-	if (optind != argc || (check && assert_only)) {
+	if (optind != argc || check + assert_only + (import != NULL) > 1) {
 		if (optind != argc)
 			fprintf(stderr, "dlq-worker: unexpected argument '%s'\n",
 			    argv[optind]);
 		else
-			fputs("dlq-worker: --check-config and --assert-only "
-			    "exclude each other\n", stderr);
+			fputs("dlq-worker: --check-config, --assert-only and "
+			    "--import-archive exclude each other\n", stderr);
 		usage(stderr);
 		return DLQ_EXIT_USAGE;
 	}
@@ -134,7 +142,9 @@ main(int argc, char **argv)
 		dlq_roles_unknown_members(&cfg, print_unknown_member, NULL);
 		(void)dlq_preflight(&cfg, print_warning, NULL);
 		rc = check_archive(&cfg);
-	} else
+	} else if (import != NULL)
+		rc = dlq_archive_import(&cfg, import);
+	else
 		rc = dlq_worker_run(&cfg, top, assert_only);
 	dlq_topology_free(top);
 	dlq_config_release(&cfg);

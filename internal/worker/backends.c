@@ -1,8 +1,8 @@
 /* backends.c - the storage seam's one implementation of its operations:
  * a handle names the backend it was opened on, and each operation of
  * archive.h, cases.h, causes.h, alertbacklog.h, classrefresh.h,
- * replaysrv.h, replicas.h, housekeep.h, gauges.h, redrivedb.h and
- * sigrefresh.h
+ * replaysrv.h, replicas.h, import.h, housekeep.h, gauges.h, redrivedb.h
+ * and sigrefresh.h
  * passes to that backend's function of the same name. The writer mutex,
  * which orders the process's write transactions whatever the backend,
  * lives here. */
@@ -18,6 +18,7 @@
 #include "classrefresh.h"
 #include "gauges.h"
 #include "housekeep.h"
+#include "import.h"
 #include "pgdb.h"
 #include "redrivedb.h"
 #include "replaysrv.h"
@@ -227,6 +228,73 @@ dlq_archive_probe(struct dlq_archive *a, size_t bytes)
 	if (a->pg != NULL)
 		return dlq_pg_probe(a->pg, bytes);
 	return dlq_sqlite_probe(a->sqlite, bytes);
+}
+
+/* An import reads an SQLite file and writes into PostgreSQL. */
+struct dlq_export *
+dlq_archive_export_open(const char *path, char *err, size_t n)
+{
+	return dlq_sqlite_export_open(path, err, n);
+}
+
+void
+dlq_archive_export_close(struct dlq_export *x)
+{
+	dlq_sqlite_export_close(x);
+}
+
+int
+dlq_archive_export_rows(struct dlq_export *x, enum dlq_import_table t,
+    int64_t after, struct dlq_buf *json, int64_t *last)
+{
+	return dlq_sqlite_export_rows(x, t, after, json, last);
+}
+
+int64_t
+dlq_archive_export_count(struct dlq_export *x, enum dlq_import_table t)
+{
+	return dlq_sqlite_export_count(x, t);
+}
+
+const char *
+dlq_archive_export_errmsg(const struct dlq_export *x)
+{
+	return dlq_sqlite_export_errmsg(x);
+}
+
+int
+dlq_archive_import_begin(struct dlq_archive *a, char *err, size_t n)
+{
+	if (a->pg == NULL) {
+		snprintf(err, n, "an import writes into a PostgreSQL archive");
+		return -1;
+	}
+	return dlq_pg_import_begin(a->pg, err, n);
+}
+
+int64_t
+dlq_archive_import_after(struct dlq_archive *a, enum dlq_import_table t)
+{
+	return dlq_pg_import_after(a->pg, t);
+}
+
+int
+dlq_archive_import_rows(struct dlq_archive *a, enum dlq_import_table t,
+    const char *json)
+{
+	return dlq_pg_import_rows(a->pg, t, json);
+}
+
+int
+dlq_archive_import_finish(struct dlq_archive *a)
+{
+	return dlq_pg_import_finish(a->pg);
+}
+
+int64_t
+dlq_archive_import_count(struct dlq_archive *a, enum dlq_import_table t)
+{
+	return dlq_pg_import_count(a->pg, t);
 }
 
 bool

@@ -332,10 +332,10 @@ label_replica(struct dlq_buf *b, size_t from)
 void
 dlq_metrics_render(struct dlq_buf *b)
 {
-	size_t from = b->len;
 	static const char *const dl_keys[] = { "dlq", "reason", "class" };
 	static const char *const al_keys[] = { "target", "outcome" };
 	static const char *const rc_keys[] = { "dlq" };
+	size_t from = b->len;	/* the worker's own series from here */
 	uint64_t cum = 0;
 	size_t i;
 

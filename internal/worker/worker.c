@@ -704,15 +704,6 @@ dlq_worker_run(const struct dlq_config *c, const struct dlq_topology *t,
 	}
 	dlq_buf_release(&line);
 	(void)dlq_preflight(c, dlq_preflight_log, NULL);
-	if (c->archive_url != NULL)
-		dlq_log(DLQ_LOG_WARN, "archive_partial", "archive", archive,
-		    "advice", "the PostgreSQL archive records, counts and "
-		    "audits every dead letter across replicas, its leader "
-		    "sends the digests and redrives, and any answers every "
-		    "dlqctl command; the records' classes and signatures "
-		    "are not refreshed on it yet after a change of the "
-		    "classification rules or of the signatures' version",
-		    NULL);
 
 	/* before the topology: refused bindings are looked for over HTTP */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {

@@ -3124,56 +3124,71 @@ suite(void)
 {
 	Suite *s = suite_create("archive");
 	TCase *tc = tcase_create("cases");
+	TCase *file = tcase_create("sqlite_file");
 
 	tcase_set_timeout(tc, 180);
-	tcase_add_test(tc, a_file_that_is_not_an_archive_is_refused_untouched);
-	tcase_add_test(tc, a_directory_that_cannot_be_made_is_named);
-	tcase_add_test(tc,
-	    the_control_socket_is_0666_and_never_in_a_directory_all_can_write);
-	tcase_add_test(tc,
-	    the_control_socket_replaces_nothing_but_a_stale_socket);
 	tcase_add_test(tc, every_property_and_header_round_trips);
 	tcase_add_test(tc, bytes_that_are_not_utf8_answer_valid_json);
-	tcase_add_test(tc, sigkill_mid_drain_archives_each_exactly_once);
-	tcase_add_test(tc, a_crash_between_commit_and_ack_makes_no_second_record);
-	tcase_add_test(tc,
-	    an_upgraded_archive_recognises_redeliveries_of_its_old_records);
-	tcase_add_test(tc, an_unwritable_archive_leaves_deliveries_in_the_queue);
-	tcase_add_test(tc, a_long_archive_outage_returns_each_dead_letter_once);
-	tcase_add_test(tc, a_stop_does_not_wait_out_a_locked_archive);
-	tcase_add_test(tc, an_archive_outage_is_one_line_in_the_digest);
-	tcase_add_test(tc,
-	    an_archive_the_disk_refuses_leaves_deliveries_in_the_queue);
-	tcase_add_test(tc, an_archive_deleted_under_the_worker_loses_nothing);
-	tcase_add_test(tc, a_damaged_archive_is_named_and_loses_nothing);
-	tcase_add_test(tc, a_second_worker_on_the_same_dlqs_is_told_it_shares_them);
 	tcase_add_test(tc, a_consumer_that_comes_later_is_found_and_announced);
-	tcase_add_test(tc, asking_between_batches_loses_no_delivery);
-	tcase_add_test(tc, a_second_worker_on_the_same_archive_waits_for_the_first);
-	tcase_add_test(tc, a_second_worker_leaves_an_archive_the_first_keeps);
-	tcase_add_test(tc, triage_commands_answer_what_the_archive_holds);
 	tcase_add_test(tc, by_cause_gathers_one_failure_in_several_queues);
-	tcase_add_test(tc, a_selection_is_dropped_or_assigned_by_queue_and_class);
-	tcase_add_test(tc, a_reopen_by_selection_passes_over_what_stays_closed);
 	tcase_add_test(tc,
-	    an_interrupted_drop_finishes_its_chunk_and_says_what_is_left);
+	    a_selection_is_dropped_or_assigned_by_queue_and_class);
+	tcase_add_test(tc, a_reopen_by_selection_passes_over_what_stays_closed);
 	tcase_add_test(tc, roles_decide_who_sees_payloads_and_who_drops);
 	tcase_add_test(tc, purge_drops_payloads_and_keeps_records);
-	tcase_add_test(tc, a_purge_in_chunks_says_how_far_it_is);
 	tcase_add_test(tc, a_user_in_many_groups_has_the_role_of_the_last);
-	tcase_add_test(tc, retention_purges_old_resolved_payloads_at_start);
-	tcase_add_test(tc, warn_level_archives_without_dead_letter_lines);
 	tcase_add_test(tc, bad_control_requests_get_clear_errors);
-	tcase_add_test(tc, connections_left_open_lock_no_one_out);
 	tcase_add_test(tc, stats_tell_the_share_of_a_queues_traffic_that_died);
-	tcase_add_test(tc, a_version_1_archive_is_migrated_and_keeps_its_records);
-	tcase_add_test(tc, an_upgrade_keeps_one_cause_in_one_group);
 	tcase_add_test(tc, new_rules_class_the_open_records_again);
-	tcase_add_test(tc, an_archive_holding_a_fingerprint_twice_is_migrated);
-	tcase_add_test(tc, a_version_9_archive_gets_its_payloads_last);
-	tcase_add_test(tc,
-	    an_archive_without_room_for_the_new_layout_keeps_the_old_one);
 	suite_add_tcase(s, tc);
+	/* the SQLite file itself: read, damaged, locked, migrated or
+	 * filled (make check-postgres-archive leaves them out) */
+	tcase_set_tags(file, "sqlite");
+	tcase_set_timeout(file, 180);
+	tcase_add_test(file,
+	    a_file_that_is_not_an_archive_is_refused_untouched);
+	tcase_add_test(file, a_directory_that_cannot_be_made_is_named);
+	tcase_add_test(file,
+	    the_control_socket_is_0666_and_never_in_a_directory_all_can_write);
+	tcase_add_test(file,
+	    the_control_socket_replaces_nothing_but_a_stale_socket);
+	tcase_add_test(file, sigkill_mid_drain_archives_each_exactly_once);
+	tcase_add_test(file,
+	    a_crash_between_commit_and_ack_makes_no_second_record);
+	tcase_add_test(file,
+	    an_upgraded_archive_recognises_redeliveries_of_its_old_records);
+	tcase_add_test(file,
+	    an_unwritable_archive_leaves_deliveries_in_the_queue);
+	tcase_add_test(file,
+	    a_long_archive_outage_returns_each_dead_letter_once);
+	tcase_add_test(file, a_stop_does_not_wait_out_a_locked_archive);
+	tcase_add_test(file, an_archive_outage_is_one_line_in_the_digest);
+	tcase_add_test(file,
+	    an_archive_the_disk_refuses_leaves_deliveries_in_the_queue);
+	tcase_add_test(file, an_archive_deleted_under_the_worker_loses_nothing);
+	tcase_add_test(file, a_damaged_archive_is_named_and_loses_nothing);
+	tcase_add_test(file,
+	    a_second_worker_on_the_same_dlqs_is_told_it_shares_them);
+	tcase_add_test(file, asking_between_batches_loses_no_delivery);
+	tcase_add_test(file,
+	    a_second_worker_on_the_same_archive_waits_for_the_first);
+	tcase_add_test(file, a_second_worker_leaves_an_archive_the_first_keeps);
+	tcase_add_test(file, triage_commands_answer_what_the_archive_holds);
+	tcase_add_test(file,
+	    an_interrupted_drop_finishes_its_chunk_and_says_what_is_left);
+	tcase_add_test(file, a_purge_in_chunks_says_how_far_it_is);
+	tcase_add_test(file, retention_purges_old_resolved_payloads_at_start);
+	tcase_add_test(file, warn_level_archives_without_dead_letter_lines);
+	tcase_add_test(file, connections_left_open_lock_no_one_out);
+	tcase_add_test(file,
+	    a_version_1_archive_is_migrated_and_keeps_its_records);
+	tcase_add_test(file, an_upgrade_keeps_one_cause_in_one_group);
+	tcase_add_test(file,
+	    an_archive_holding_a_fingerprint_twice_is_migrated);
+	tcase_add_test(file, a_version_9_archive_gets_its_payloads_last);
+	tcase_add_test(file,
+	    an_archive_without_room_for_the_new_layout_keeps_the_old_one);
+	suite_add_tcase(s, file);
 	return s;
 }
 

@@ -374,6 +374,126 @@ START_TEST(only_the_leader_redrives)
 }
 END_TEST
 
+/* An SQLite archive moves into PostgreSQL whole: its records with their
+ * ids and lineage, attempts, audit and its links; a second run finds
+ * everything there and changes nothing; a worker on the PostgreSQL
+ * archive goes on after the copied ids. A file that is not an archive,
+ * a database that holds records already and a configuration without
+ * archive.url are refused. */
+START_TEST(an_sqlite_archive_moves_into_postgresql_whole)
+{
+	struct h_rig f, g;
+	amqp_table_entry_t e = h_str_entry("x-error", "upstream timeout");
+	amqp_table_t headers = { 1, &e };
+	const int N = 40;
+	char id[64], first[24], sqlite_cfg[300], *out, *err;
+	const char *url, *import[6];
+	int64_t original;
+	cJSON *j;
+	int i;
+
+	h_rig_name(&f, "pgi", 1);
+	h_rig_setup(&f, NULL);
+	h_rig_start(&f);
+	for (i = 0; i < N; i++) {
+		snprintf(id, sizeof(id), "mv-%d", i);
+		h_publish(f.c, f.exch, f.q[0], "{\"k\":1}", 7, id, &headers);
+	}
+	ck_assert_int_eq(h_reject(f.c, f.q[0], N, WAIT_MS), N);
+	original = h_archived(&f.w, "mv-0", 1, WAIT_MS);
+	ck_assert(h_worker_wait(&f.w, "dead_letter", N, WAIT_MS));
+	snprintf(first, sizeof(first), "%lld", (long long)original);
+	/* a case, a drop, and a replay that died again: lineage */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "assign",
+	    "2", "3", "--owner", "alice", "--decision", "wait", NULL }), 0);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "drop",
+	    "4", "--reason", "test", NULL }), 0);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "replay",
+	    first, "--execute", "--reason", "moved", NULL }), 0);
+	cJSON_Delete(j);
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
+	ck_assert(h_archived(&f.w, "mv-0", 2, WAIT_MS) > 0);
+	h_rig_stop(&f);
+	/* (the harness keeps a few configurations' paths at a time) */
+	snprintf(sqlite_cfg, sizeof(sqlite_cfg), "%s", f.cfg);
+
+	url = pg_rig(&g, "pgj", NULL);
+	import[0] = h_bin("dlq-worker");
+	import[1] = "-c";
+	import[2] = g.cfg;
+	import[3] = "--import-archive";
+	import[4] = f.db;
+	import[5] = NULL;
+	for (i = 0; i < 2; i++) {	/* the second finds it all there */
+		ck_assert_int_eq(h_run_split(import, NULL, &out, &err), 0);
+		ck_assert_msg(strstr(out, "import verified") != NULL &&
+		    strstr(out, "NOT THE SAME") == NULL, "%s%s", out, err);
+		ck_assert_ptr_nonnull(strstr(out, i == 0 ?
+		    "dead_letters: 41 copied" : "dead_letters: 0 copied"));
+		free(out);
+		free(err);
+	}
+	ck_assert_int_eq(records(url, ""), N + 1);
+	ck_assert_int_eq(records(url, "WHERE status = 'assigned' AND owner ="
+	    " 'alice'"), 2);
+	ck_assert_int_eq(records(url, "WHERE status = 'discarded'"), 1);
+	ck_assert_int_eq(records(url, "WHERE status = 'replayed'"), 1);
+	snprintf(id, sizeof(id), "WHERE replay_of = %s", first);
+	ck_assert_int_eq(records(url, id), 1);
+	ck_assert_int_eq(h_pg_int(url, "SELECT count(*) FROM attempts WHERE"
+	    " outcome = 'published'"), 1);
+	ck_assert_int_eq(h_pg_int(url, "SELECT count(*) FROM audit"),
+	    h_db_int(f.db, "SELECT count(*) FROM audit"));
+	ck_assert_int_eq(h_pg_int(url, "SELECT count(*) FROM audit_ids"),
+	    h_db_int(f.db, "SELECT count(*) FROM audit_ids"));
+	ck_assert_int_eq(h_pg_int(url, "SELECT count(*) FROM dead_letters"
+	    " WHERE hint IS NULL"), h_db_int(f.db, "SELECT count(*) FROM"
+	    " dead_letters WHERE hint IS NULL AND hint_id IS NULL"));
+
+	/* a worker on it: the copied records answer, new ones come after */
+	h_rig_start(&g);
+	ck_assert_int_eq(h_dlqctl(g.cfg, NULL, &j, (const char *[]){ "show",
+	    "2", NULL }), 0);
+	ck_assert_str_eq(h_jstr(j, "owner"), "alice");
+	cJSON_Delete(j);
+	h_fill_confirmed(g.dlq[0], 1, "after");
+	ck_assert(h_worker_wait(&g.w, "dead_letter", 1, WAIT_MS));
+	ck_assert_int_eq(records(url, ""), N + 2);
+	ck_assert_int_eq(h_pg_int(url, "SELECT min(id) FROM dead_letters WHERE"
+	    " message_id LIKE 'after%'"), N + 2);
+	h_rig_stop(&g);
+
+	/* refused: a database with records of its own, a file that is not
+	 * an archive, no archive.url */
+	(void)pg_rig(&g, "pgk2", NULL);
+	h_rig_start(&g);
+	h_fill_confirmed(g.dlq[0], 1, "own");
+	ck_assert(h_worker_wait(&g.w, "dead_letter", 1, WAIT_MS));
+	h_rig_stop(&g);
+	import[2] = g.cfg;
+	ck_assert_int_eq(h_run_split(import, NULL, &out, &err), 1);
+	ck_assert_msg(strstr(err, "holds 1 record already") != NULL, "%s",
+	    err);
+	free(out);
+	free(err);
+	import[4] = g.cfg;	/* a text file */
+	ck_assert_int_eq(h_run_split(import, NULL, &out, &err), 1);
+	ck_assert_msg(strstr(err, "not a dlq-monitor archive") != NULL ||
+	    strstr(err, "cannot open it") != NULL, "%s", err);
+	free(out);
+	free(err);
+	import[2] = sqlite_cfg;	/* an SQLite configuration */
+	import[4] = f.db;
+	i = h_run_split(import, NULL, &out, &err);
+	ck_assert_msg(i == 2 && strstr(err, "archive.url") != NULL, "exit %d:"
+	    " %s", i, err);
+	free(out);
+	free(err);
+}
+END_TEST
+
 START_TEST(postgres_restarted_mid_drain_loses_and_doubles_nothing)
 {
 	struct h_rig f;
@@ -741,6 +861,7 @@ suite(void)
 	tcase_add_test(tc,
 	    two_operators_on_two_replicas_replay_each_dead_letter_once);
 	tcase_add_test(tc, only_the_leader_redrives);
+	tcase_add_test(tc, an_sqlite_archive_moves_into_postgresql_whole);
 	tcase_add_test(tc, postgres_restarted_mid_drain_loses_and_doubles_nothing);
 	tcase_add_test(tc, a_frozen_postgres_pauses_consumption_and_acks_nothing);
 	tcase_add_test(tc,

@@ -20,6 +20,7 @@
 #include "classrefresh.h"
 #include "gauges.h"
 #include "housekeep.h"
+#include "import.h"
 #include "redrivedb.h"
 #include "replaysrv.h"
 #include "replicas.h"
@@ -61,6 +62,12 @@ int	dlq_pg_alerts_stage(struct dlq_pg *, const char *const *targets,
 int64_t	dlq_pg_alerts_take(struct dlq_pg *, const char *target,
 	    struct dlq_digest *out);
 int	dlq_pg_alerts_done(struct dlq_pg *, const char *target);
+int	dlq_pg_import_begin(struct dlq_pg *, char *err, size_t n);
+int64_t	dlq_pg_import_after(struct dlq_pg *, enum dlq_import_table);
+int	dlq_pg_import_rows(struct dlq_pg *, enum dlq_import_table,
+	    const char *json);
+int	dlq_pg_import_finish(struct dlq_pg *);
+int64_t	dlq_pg_import_count(struct dlq_pg *, enum dlq_import_table);
 int	dlq_pg_signatures(struct dlq_pg *, int max, void (*each)(void *ctx,
 	    const char *signature), void *ctx);
 int	dlq_pg_cases_list(struct dlq_pg *, const struct dlq_list_filter *,

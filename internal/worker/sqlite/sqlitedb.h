@@ -20,6 +20,7 @@
 #include "classrefresh.h"
 #include "gauges.h"
 #include "housekeep.h"
+#include "import.h"
 #include "redrivedb.h"
 #include "replaysrv.h"
 #include "sigrefresh.h"
@@ -35,6 +36,13 @@ struct sqlite3 *dlq_sqlite_db(struct dlq_sqlite *);
 
 int	dlq_sqlite_claim(const char *path, int *fd);
 struct dlq_sqlite *dlq_sqlite_open(const struct dlq_config *);
+struct dlq_export *dlq_sqlite_export_open(const char *path, char *err,
+	    size_t n);
+void	dlq_sqlite_export_close(struct dlq_export *);
+int	dlq_sqlite_export_rows(struct dlq_export *, enum dlq_import_table,
+	    int64_t after, struct dlq_buf *json, int64_t *last);
+int64_t	dlq_sqlite_export_count(struct dlq_export *, enum dlq_import_table);
+const char *dlq_sqlite_export_errmsg(const struct dlq_export *);
 void	dlq_sqlite_close(struct dlq_sqlite *);
 int	dlq_sqlite_cache(struct dlq_sqlite *, int64_t kib);
 void	dlq_sqlite_release_memory(struct dlq_sqlite *);
