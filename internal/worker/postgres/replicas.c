@@ -135,10 +135,10 @@ dlq_pg_alerts_stage(struct dlq_pg *a, const char *const *targets, size_t n,
 		return 0;
 	dlq_buf_init(&keys);
 	dlq_buf_init(&groups);
-	/* the keys are hex digests or "log": plain array elements */
+	/* the keys are hex digests or "log": quoted, nothing to escape */
 	dlq_buf_addc(&keys, '{');
 	for (i = 0; i < n; i++)
-		dlq_buf_printf(&keys, "%s%s", i > 0 ? "," : "", targets[i]);
+		dlq_buf_printf(&keys, "%s\"%s\"", i > 0 ? "," : "", targets[i]);
 	dlq_buf_addc(&keys, '}');
 	groups_json(batch, &groups);
 	if (keys.oom || groups.oom) {
