@@ -384,6 +384,14 @@ dlq_cases_stats(struct dlq_archive *a, int64_t now_ms, int64_t owner_sla_ms,
 }
 
 int
+dlq_cases_version(struct dlq_archive *a, struct dlq_buf *out)
+{
+	if (a->pg != NULL)
+		return dlq_pg_cases_version(a->pg, out);
+	return dlq_sqlite_cases_version(a->sqlite, out);
+}
+
+int
 dlq_cases_traffic(struct dlq_archive *a, int64_t since_ms, int64_t limit,
     struct dlq_buf *out)
 {

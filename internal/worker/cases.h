@@ -40,10 +40,22 @@ struct dlq_list_filter {
 	int64_t		 before_id;	/* older than this id; 0: any */
 	int64_t		 limit;
 	bool		 reopenable;	/* only discarded ones a reopen takes */
+	const char	*text;		/* in message_id or correlation_id;
+					 * NULL: any */
+	bool		 text_in_error;	/* and in the error text */
+	bool		 preview;	/* each one's payload_preview: its
+					 * first DLQ_PREVIEW_BYTES */
 };
+
+#define DLQ_PREVIEW_BYTES	120
 
 int	dlq_cases_list(struct dlq_archive *, const struct dlq_list_filter *,
 	    struct dlq_buf *out);
+/* Where the archive is: [newest record id, newest audit id] (null for
+ * an empty table), two index lookups. Any change an operator sees moves
+ * one of them (a new dead letter, or a change, which is audited): the
+ * console's conditional requests compare it. */
+int	dlq_cases_version(struct dlq_archive *, struct dlq_buf *out);
 /* `payload`: include headers and the payload (text, or base64). */
 int	dlq_cases_show(struct dlq_archive *, int64_t id, bool payload, struct dlq_buf *out);
 /* Counts, escalations (cases.owner_sla `owner_sla_ms`), decision

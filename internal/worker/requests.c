@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ struct req {
 	struct dlq_archive *archive;
 	const cJSON	*j;
 	const char	*user;
+	enum dlq_role	 role;
 	struct dlq_buf	*data;		/* the "data" of the answer */
 	char		 err[256];	/* usage or other error text */
 	int		 peer;		/* for progress lines; -1: none */
@@ -184,12 +186,28 @@ cmd_list(struct req *r)
 	f.message_id = opt_str(r, "message_id");
 	f.correlation_id = opt_str(r, "correlation_id");
 	f.owner = opt_str(r, "owner");
+	/* the error text is searched for those who may read payloads: the
+	 * masked text a viewer sees is what dlq_mask makes at read time,
+	 * and a search of the stored one would tell what the mask hid */
+	f.text = opt_str(r, "text");
+	f.text_in_error = r->role >= DLQ_ROLE_OPERATOR;
+	if (f.text != NULL && !dlq_json_text_fits(r->j, "text", r->err,
+	    sizeof(r->err)))
+		return DLQ_USAGE;
 	if (!opt_int(r, "since_ms", 0, DLQ_JSON_INT_MAX, 0, &since) ||
 	    !opt_int(r, "before_id", 1, DLQ_JSON_INT_MAX, 0, &f.before_id) ||
 	    !opt_int(r, "limit", 1, DLQ_CONTROL_LIST_MAX,
 	    DLQ_CONTROL_LIST_DEFAULT, &f.limit) ||
-	    !opt_bool(r, "reopenable", &f.reopenable))
+	    !opt_bool(r, "reopenable", &f.reopenable) ||
+	    !opt_bool(r, "preview", &f.preview))
 		return DLQ_USAGE;
+	/* payload bytes, as show --payload: for operators and up */
+	if (f.preview && r->role < DLQ_ROLE_OPERATOR) {
+		snprintf(r->err, sizeof(r->err), "a payload preview needs the "
+		    "operator role; %.64s is %s", r->user,
+		    dlq_role_name(r->role));
+		return DLQ_PERMISSION;
+	}
 	if (f.status != NULL && !dlq_status_valid(f.status)) {
 		snprintf(r->err, sizeof(r->err), "unknown status '%.40s' (%s)",
 		    f.status, DLQ_STATUS_LIST);
@@ -742,6 +760,7 @@ static struct refusals {
 	int	 stored;
 	long	 counted;	/* past REFUSALS_STORED in this window */
 } refusals[REFUSAL_UIDS];
+static pthread_mutex_t refusals_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* The window of `uid`, a new one when its last ended (the oldest slot
  * is taken over when all are in use). */
@@ -779,14 +798,19 @@ refused(struct dlq_archive *archive, const struct command *c, enum dlq_role role
 	struct refusals *w;
 	struct dlq_buf line = { 0 };
 	char result[200];
+	long counted;
 
 	dlq_metrics_control_refused();
 	if (role == DLQ_ROLE_NONE || c->writes == W_NONE || archive == NULL)
 		return;
+	/* the control socket's thread and the console's share the windows */
+	pthread_mutex_lock(&refusals_mu);
 	w = refusal_window(uid, dlq_now_ms());
 	if (w->stored >= REFUSALS_STORED) {
+		counted = ++w->counted;
+		pthread_mutex_unlock(&refusals_mu);
 		/* said once a window: the flood itself is not logged */
-		if (w->counted++ == 0 && dlq_log_begin(&line, DLQ_LOG_WARN,
+		if (counted == 1 && dlq_log_begin(&line, DLQ_LOG_WARN,
 		    "control_refusals_not_audited")) {
 			dlq_log_str(&line, "user", user);
 			dlq_log_int(&line, "uid", uid);
@@ -798,6 +822,7 @@ refused(struct dlq_archive *archive, const struct command *c, enum dlq_role role
 		return;
 	}
 	w->stored++;
+	pthread_mutex_unlock(&refusals_mu);
 	snprintf(result, sizeof(result), "refused: %.180s", why);
 	dlq_archive_writer_lock();
 	dlq_cases_audit_add(archive, dlq_wall_ms(), user, uid, c->name, NULL,
@@ -857,6 +882,7 @@ dlq_requests_handle(const struct dlq_config *cfg, struct dlq_archive *archive, c
 	r.archive = archive;
 	r.j = j;
 	r.user = user;
+	r.role = role;
 	r.data = &data;
 	r.peer = peer;
 	/* a mutation and its audit entry wait their turn among the writers */

@@ -15,7 +15,7 @@
 #include "proto.h"
 #include "redact.h"
 
-#define N_ARGS		12
+#define N_ARGS		14
 
 /* Text parameters of one query, numbers printed into slots. */
 struct args {
@@ -188,9 +188,10 @@ dlq_pg_cases_list(struct dlq_pg *pg, const struct dlq_list_filter *f,
 {
 	static const char *const keys[] = { "id", "received_at", "dlq",
 	    "queue", "message_id", "reason", "class", "signature", "status",
-	    "owner", "error", "retry_count", "replay_count", "payload_bytes" };
+	    "owner", "error", "retry_count", "replay_count", "payload_bytes",
+	    "hint", "payload_preview" };
 	static const bool number[] = { true, true, false, false, false, false,
-	    false, false, false, false, false, true, true, true };
+	    false, false, false, false, false, true, true, true, false, false };
 	struct args a;
 	PGresult *res;
 
@@ -206,9 +207,15 @@ dlq_pg_cases_list(struct dlq_pg *pg, const struct dlq_list_filter *f,
 	a_int(&a, 8, f->before_id > 0 ? f->before_id : INT64_MAX);
 	a.v[9] = f->owner;
 	a.v[10] = f->reopenable ? "1" : "0";
+	a.v[11] = f->text;
+	a.v[12] = f->text_in_error ? "1" : "0";
+	a.v[13] = f->preview ? "1" : "0";
 	res = dlq_pg_query(pg, "list", "SELECT id, received_at, dlq, queue,"
 	    " message_id, reason, class, signature, status, owner, error,"
-	    " retry_count, replay_count, payload_bytes FROM dead_letters WHERE"
+	    " retry_count, replay_count, payload_bytes, COALESCE(hint, (SELECT"
+	    " text FROM hints WHERE hints.id = hint_id)), CASE WHEN $14::int = 1"
+	    " THEN encode(substring(payload FROM 1 FOR 120), 'escape') END"
+	    " FROM dead_letters WHERE"
 	    " ($1::text IS NULL OR queue = $1 OR dlq = $1) AND"
 	    " ($2::text IS NULL OR status = $2) AND"
 	    " ($3::text IS NULL OR class = $3) AND"
@@ -216,7 +223,10 @@ dlq_pg_cases_list(struct dlq_pg *pg, const struct dlq_list_filter *f,
 	    " ($7::text IS NULL OR message_id = $7) AND"
 	    " ($8::text IS NULL OR correlation_id = $8) AND"
 	    " ($10::text IS NULL OR owner = $10) AND ($11::int = 0 OR "
-	    DLQ_PG_REOPENABLE ") AND id < $9 ORDER BY id DESC LIMIT $6", 11, a.v,
+	    DLQ_PG_REOPENABLE ") AND ($12::text IS NULL OR"
+	    " strpos(message_id, $12) > 0 OR strpos(correlation_id, $12) > 0"
+	    " OR ($13::int = 1 AND strpos(error, $12) > 0))"
+	    " AND id < $9 ORDER BY id DESC LIMIT $6", 14, a.v,
 	    NULL, NULL, pg->wait_ms);
 	if (res == NULL)
 		return dlq_pg_fail(out);
@@ -490,4 +500,11 @@ dlq_pg_cases_returns(struct dlq_pg *pg, const char *ids_json,
 		return dlq_pg_fail(out);
 	return rows_json(pg, res, keys, number, sizeof(keys) / sizeof(keys[0]),
 	    5, out);
+}
+
+int
+dlq_pg_cases_version(struct dlq_pg *pg, struct dlq_buf *out)
+{
+	return dlq_pg_query_json(pg, "SELECT json_build_array((SELECT max(id)"
+	    " FROM dead_letters), (SELECT max(id) FROM audit))", 0, NULL, out);
 }

@@ -72,6 +72,7 @@ int	dlq_pg_signatures(struct dlq_pg *, int max, void (*each)(void *ctx,
 	    const char *signature), void *ctx);
 int	dlq_pg_cases_list(struct dlq_pg *, const struct dlq_list_filter *,
 	    struct dlq_buf *out);
+int	dlq_pg_cases_version(struct dlq_pg *, struct dlq_buf *);
 int	dlq_pg_cases_show(struct dlq_pg *, int64_t id, bool payload,
 	    struct dlq_buf *out);
 int	dlq_pg_cases_stats(struct dlq_pg *, int64_t now_ms,

@@ -11,6 +11,9 @@
 #include "suggest.h"
 
 #define UNRESOLVED	"('open','assigned','replaying')"
+#define STR(x)		#x
+#define XSTR(x)		STR(x)
+#define PREVIEW		XSTR(DLQ_PREVIEW_BYTES)
 
 enum ptype { P_NULL, P_TEXT, P_INT };
 
@@ -122,18 +125,33 @@ dlq_sqlite_cases_list(struct dlq_sqlite *archive, const struct dlq_list_filter *
 	    TEXT(f->class), TEXT(f->signature), INT(f->since_ms),
 	    INT(f->limit), TEXT(f->message_id), TEXT(f->correlation_id),
 	    INT(f->before_id > 0 ? f->before_id : INT64_MAX), TEXT(f->owner),
-	    INT(f->reopenable) };
+	    INT(f->reopenable), TEXT(f->text), INT(f->text_in_error),
+	    INT(f->preview) };
 
 	/* id < ?9 always: a range of the rowid, where the next page starts */
 	return query_list(db, "SELECT json_group_array(json_object("
-	    SUMMARY_FIELDS ")) FROM (SELECT * FROM dead_letters WHERE"
+	    SUMMARY_FIELDS ", 'hint', COALESCE(hint, (SELECT text FROM hints"
+	    " WHERE hints.id = hint_id)), 'payload_preview', CASE WHEN ?14"
+	    " THEN CAST(substr(payload, 1, " PREVIEW ") AS TEXT) END))"
+	    " FROM (SELECT * FROM dead_letters WHERE"
 	    " (?1 IS NULL OR queue = ?1 OR dlq = ?1) AND"
 	    " (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR class = ?3) AND"
 	    " (?4 IS NULL OR signature = ?4) AND received_at >= ?5 AND"
 	    " (?7 IS NULL OR message_id = ?7) AND"
 	    " (?8 IS NULL OR correlation_id = ?8) AND"
 	    " (?10 IS NULL OR owner = ?10) AND (?11 = 0 OR " REOPENABLE ")"
-	    " AND id < ?9 ORDER BY id DESC LIMIT ?6)", p, 11, out);
+	    " AND (?12 IS NULL OR instr(message_id, ?12) > 0 OR"
+	    " instr(correlation_id, ?12) > 0 OR"
+	    " (?13 AND instr(dlq_mask(error), ?12) > 0))"
+	    " AND id < ?9 ORDER BY id DESC LIMIT ?6)", p, 14, out);
+}
+
+int
+dlq_sqlite_cases_version(struct dlq_sqlite *archive, struct dlq_buf *out)
+{
+	return query_json(dlq_sqlite_db(archive), "SELECT json_array((SELECT"
+	    " max(id) FROM dead_letters), (SELECT max(id) FROM audit))", NULL,
+	    0, out);
 }
 
 /* The payload as a JSON field: text when it is printable UTF-8, else

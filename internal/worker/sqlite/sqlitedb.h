@@ -64,6 +64,7 @@ int	dlq_sqlite_signatures(struct dlq_sqlite *, int max,
 	    void (*each)(void *ctx, const char *signature), void *ctx);
 int	dlq_sqlite_cases_list(struct dlq_sqlite *,
 	    const struct dlq_list_filter *, struct dlq_buf *out);
+int	dlq_sqlite_cases_version(struct dlq_sqlite *, struct dlq_buf *);
 int	dlq_sqlite_cases_show(struct dlq_sqlite *, int64_t id, bool payload,
 	    struct dlq_buf *out);
 int	dlq_sqlite_cases_stats(struct dlq_sqlite *, int64_t now_ms,
