@@ -1,14 +1,16 @@
 /* dlqctl's commands on the broker and the webhooks, without the worker:
- * topology show / assert, test-alert, inject. */
+ * topology show / assert, test-alert, inject, console token. */
 #include <curl/curl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "alerttest.h"
 #include "amqp.h"
 #include "buf.h"
 #include "ctlargs.h"
 #include "inject.h"
+#include "token.h"
 #include "topology.h"
 
 #include "dlqctl.h"
@@ -139,4 +141,53 @@ cmd_inject(struct dlqctl *x, int argc, char **argv)
 out:
 	cJSON_Delete(r);
 	return rc;
+}
+
+/* A new console token for NAME with ROLE: the token once, on stdout,
+ * and the line for console.tokens_file, which holds only its hash. */
+int
+cmd_console_token(struct dlqctl *x, int argc, char **argv)
+{
+	char token[DLQ_TOKEN_LEN + 1], hash[DLQ_TOKEN_HASH_LEN + 1];
+	const char *file = x->cfg.console_tokens_file;
+	cJSON *j;
+	char *text;
+
+	if (argc != 3 || argv[1][0] == '-' || argv[2][0] == '-') {
+		fprintf(stderr, "usage: dlqctl console token NAME ROLE\n");
+		return DLQ_EXIT_USAGE;
+	}
+	if (!dlq_user_name_valid(argv[1])) {
+		fprintf(stderr, "dlqctl: a user name is 1 to %d letters, digits, "
+		    ". _ @ or -\n", DLQ_USER_NAME_MAX);
+		return DLQ_EXIT_USAGE;
+	}
+	if (dlq_role_parse(argv[2]) == DLQ_ROLE_NONE) {
+		fprintf(stderr, "dlqctl: unknown role '%.20s' (viewer, operator, "
+		    "admin)\n", argv[2]);
+		return DLQ_EXIT_USAGE;
+	}
+	if (!dlq_token_new(token)) {
+		fprintf(stderr, "dlqctl: no random bytes from the kernel\n");
+		return DLQ_EXIT_ERROR;
+	}
+	dlq_token_hash(token, strlen(token), hash);
+	if (x->json) {
+		j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "name", argv[1]);
+		cJSON_AddStringToObject(j, "role", argv[2]);
+		cJSON_AddStringToObject(j, "token", token);
+		cJSON_AddStringToObject(j, "sha256", hash);
+		text = cJSON_PrintUnformatted(j);
+		printf("%s\n", text);
+		cJSON_free(text);
+		cJSON_Delete(j);
+		return DLQ_EXIT_OK;
+	}
+	printf("token: %s\n", token);
+	printf("Give it to %s (it is shown once), and add this line to %s:\n",
+	    argv[1], file != NULL ? file : "the file console.tokens_file "
+	    "names");
+	printf("%s %s %s\n", argv[1], argv[2], hash);
+	return DLQ_EXIT_OK;
 }

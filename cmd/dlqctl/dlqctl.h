@@ -36,6 +36,7 @@ int	cmd_topology_show(struct dlqctl *x, int argc, char **argv);
 int	cmd_topology_assert(struct dlqctl *x, int argc, char **argv);
 int	cmd_test_alert(struct dlqctl *x, int argc, char **argv);
 int	cmd_inject(struct dlqctl *x, int argc, char **argv);
+int	cmd_console_token(struct dlqctl *x, int argc, char **argv);
 
 /* triage.c: requests to the worker's control socket */
 int	cmd_list(struct dlqctl *x, int argc, char **argv);

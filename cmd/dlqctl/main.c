@@ -60,6 +60,7 @@ static const struct cmd cmds[] = {
 	{ "topology show", cmd_topology_show, "topology show" },
 	{ "topology assert", cmd_topology_assert, "topology assert" },
 	{ "test-alert", cmd_test_alert, "test-alert" },
+	{ "console token", cmd_console_token, "console token NAME ROLE" },
 	{ "inject", cmd_inject, "inject --queue Q [--count N] [--error TEXT] "
 	    "[--retries K]" },
 };

@@ -125,6 +125,16 @@ static const struct opt opts[] = {
 	    100, 3600000, 10000, NULL, NULL },
 	{ "http", "listen", "DLQ_HTTP_LISTEN", OPT_STR, OFF(http_listen),
 	    0, 0, 0, "127.0.0.1:9464", NULL },
+	{ "console", "tokens_file", "DLQ_CONSOLE_TOKENS_FILE", OPT_STR,
+	    OFF(console_tokens_file), 0, 0, 0, NULL, NULL },
+	{ "console", "public_url", "DLQ_CONSOLE_PUBLIC_URL", OPT_STR,
+	    OFF(console_public_url), 0, 0, 0, NULL, NULL },
+	{ "console", "session_ms", NULL, OPT_INT, OFF(console_session_ms),
+	    60000, 7LL * 86400000, 8LL * 3600000, NULL, NULL },
+	{ "console", "trusted_proxies", NULL, OPT_LIST, OFF(console_proxies),
+	    0, 0, 0, NULL, no_names },
+	{ "console", "proxy_user_header", NULL, OPT_STR,
+	    OFF(console_proxy_header), 0, 0, 0, NULL, NULL },
 	{ "log", "level", "DLQ_LOG_LEVEL", OPT_LEVEL, OFF(log_level),
 	    0, 0, 0, "info", NULL },
 	{ "log", "payload_max_bytes", NULL, OPT_INT, OFF(payload_max_bytes),
@@ -247,7 +257,8 @@ static bool
 is_file(const struct opt *o)
 {
 	return o->kind == OPT_STR && (strncmp(o->name, "tls_", 4) == 0 ||
-	    strcmp(o->name, "webhook_ca_cert") == 0);
+	    strcmp(o->name, "webhook_ca_cert") == 0 ||
+	    strcmp(o->name, "tokens_file") == 0);
 }
 
 /* Checks a string value of `o`; NULL when fine, else the reason. */
@@ -284,6 +295,27 @@ check_str(const struct opt *o, const char *v)
 		dlq_broker_release(&b);
 		return why;
 	}
+	if (strcmp(o->name, "public_url") == 0) {
+		if (*v == '\0')
+			return NULL;
+		if (strncmp(v, "http://", 7) != 0 &&
+		    strncmp(v, "https://", 8) != 0)
+			return "must be an http:// or https:// URL (where "
+			    "operators open the console, e.g. "
+			    "https://dlq.example.com)";
+		if (dlq_term_has_control(v, false) || strpbrk(v, " <>|\"") !=
+		    NULL)
+			return "must not contain spaces, control characters or "
+			    "< > | \" (it goes into chat links)";
+		return NULL;
+	}
+	if (strcmp(o->name, "proxy_user_header") == 0) {
+		if (*v == '\0' || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef"
+		    "ghijklmnopqrstuvwxyz0123456789-") != strlen(v))
+			return "must be a header name (letters, digits and -, "
+			    "e.g. X-Forwarded-User)";
+		return NULL;
+	}
 	if (strcmp(o->name, "webhook_url") == 0 ||
 	    strcmp(o->name, "management_url") == 0) {
 		return *v == '\0' ? NULL : dlq_url_http_problem(v);
@@ -310,7 +342,9 @@ check_str(const struct opt *o, const char *v)
 		if (*v == '\0')
 			return strstr(o->name, "ca_cert") != NULL ?
 			    "must not be empty (leave the setting out for the "
-			    "system's CAs)" : "must not be empty (leave the "
+			    "system's CAs)" : strcmp(o->name, "tokens_file") ==
+			    0 ? "must not be empty (leave the setting out for "
+			    "no console users)" : "must not be empty (leave the "
 			    "setting out for no client certificate)";
 		if (dlq_term_has_control(v, false))
 			return "must not contain control characters (a trailing "

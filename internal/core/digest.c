@@ -514,11 +514,63 @@ render_seen(const char *sample, int64_t first_ms, int64_t last_ms,
 	}
 }
 
+/* `text` linked to the console's `url` + "/ops/dlq" + `query` (none
+ * when `url` is NULL: `text` alone), in `f`'s link syntax. `url` and
+ * `query` are URL text (no space, <, >, |, "); `text` is ours. */
+static void
+add_link(struct dlq_buf *b, enum dlq_alert_format f, const char *url,
+    const char *query, const char *text)
+{
+	size_t n;
+
+	if (url == NULL) {
+		dlq_buf_adds(b, text);
+		return;
+	}
+	n = strlen(url);
+	while (n > 0 && url[n - 1] == '/')
+		n--;
+	switch (f) {
+	case DLQ_FORMAT_SLACK:
+	case DLQ_FORMAT_GOOGLE_CHAT:
+		dlq_buf_addc(b, '<');
+		dlq_buf_add(b, url, n);
+		dlq_buf_printf(b, "/ops/dlq%s|%s>", query, text);
+		break;
+	case DLQ_FORMAT_DISCORD:
+		dlq_buf_printf(b, "[%s](<", text);
+		dlq_buf_add(b, url, n);
+		dlq_buf_printf(b, "/ops/dlq%s>)", query);
+		break;
+	default:
+		dlq_buf_printf(b, "%s ", text);
+		dlq_buf_add(b, url, n);
+		dlq_buf_printf(b, "/ops/dlq%s", query);
+	}
+}
+
+/* "; next: STEP" for the group's class, and its link */
+static void
+render_next(const struct dlq_group *g, enum dlq_alert_format f,
+    const char *url, const char *query, struct dlq_buf *b)
+{
+	const char *step = dlq_class_next_step(g->class);
+
+	if (step != NULL) {
+		dlq_buf_adds(b, "; next: ");
+		add_text(b, f, step);
+	}
+	if (url != NULL) {
+		dlq_buf_adds(b, " ");
+		add_link(b, f, url, query, "open");
+	}
+}
+
 static void
 render_group(const struct dlq_group *g, enum dlq_alert_format f,
-    struct dlq_buf *b)
+    const char *url, struct dlq_buf *b)
 {
-	char sig[DLQ_SIGNATURE_ID_LEN + 1];
+	char sig[DLQ_SIGNATURE_ID_LEN + 1], query[64];
 
 	render_head(g, g->is_new, g->queue, g->count, f, b);
 	render_seen(g->n_samples > 0 ? g->samples[0] : NULL, g->first_ms,
@@ -526,7 +578,10 @@ render_group(const struct dlq_group *g, enum dlq_alert_format f,
 	dlq_signature_id(g->hash, sig);
 	dlq_buf_adds(b, ", sig ");
 	dlq_buf_adds(b, sig);
-	dlq_buf_adds(b, ")\n");
+	dlq_buf_adds(b, ")");
+	snprintf(query, sizeof(query), "?signature=%s", sig);
+	render_next(g, f, url, query, b);
+	dlq_buf_addc(b, '\n');
 }
 
 static int
@@ -621,7 +676,8 @@ gather_causes(const struct dlq_group *const *order, size_t n,
  * `dlqctl groups --by-cause` lists them under the cause (causes.c). */
 static void
 render_cause(const struct cause *c, const struct dlq_group *const *order,
-    const struct slot *slots, enum dlq_alert_format f, struct dlq_buf *b)
+    const struct slot *slots, enum dlq_alert_format f, const char *url,
+    struct dlq_buf *b)
 {
 	const struct dlq_group *g, *lead = order[c->lead];
 	const char *sample = NULL;
@@ -646,7 +702,9 @@ render_cause(const struct cause *c, const struct dlq_group *const *order,
 		dlq_buf_printf(b, " and %zu more", c->n - DIGEST_CAUSE_QUEUES);
 	dlq_buf_adds(b, "; ");
 	render_seen(sample, c->first_ms, c->last_ms, f, b);
-	dlq_buf_adds(b, ")\n");
+	dlq_buf_adds(b, ")");
+	render_next(lead, f, url, "?view=causes", b);
+	dlq_buf_addc(b, '\n');
 }
 
 /* "• text (subject and N more)", "• text (×N)" */
@@ -737,6 +795,13 @@ void
 dlq_digest_render(const struct dlq_digest *d, enum dlq_alert_format f,
     const char *title, size_t max_bytes, struct dlq_buf *out)
 {
+	dlq_digest_render_linked(d, f, title, NULL, max_bytes, out);
+}
+
+void
+dlq_digest_render_linked(const struct dlq_digest *d, enum dlq_alert_format f,
+    const char *title, const char *url, size_t max_bytes, struct dlq_buf *out)
+{
 	const struct dlq_group **order;
 	struct slot *slots;
 	struct cause *causes;
@@ -748,6 +813,10 @@ dlq_digest_render(const struct dlq_digest *d, enum dlq_alert_format f,
 		max_bytes = DISCORD_MAX_BYTES;
 	dlq_buf_init(&line);
 	dlq_digest_add_bold(out, f, title);
+	if (url != NULL) {
+		dlq_buf_addc(out, ' ');
+		add_link(out, f, url, "", "console");
+	}
 	if (d->total > 0 || d->n_notices == 0)
 		dlq_buf_printf(out, ": %llu dead letter%s in %zu group%s\n",
 		    (unsigned long long)d->total, d->total == 1 ? "" : "s",
@@ -769,9 +838,9 @@ dlq_digest_render(const struct dlq_digest *d, enum dlq_alert_format f,
 	for (i = 0; i < nc; i++) {
 		dlq_buf_reset(&line);
 		if (causes[i].n == 1)
-			render_group(order[causes[i].lead], f, &line);
+			render_group(order[causes[i].lead], f, url, &line);
 		else
-			render_cause(&causes[i], order, slots, f, &line);
+			render_cause(&causes[i], order, slots, f, url, &line);
 		if (out->len - start + line.len + FOOTER_RESERVE > max_bytes) {
 			if (shown > 0)
 				break;

@@ -129,6 +129,13 @@ void	dlq_digest_merge(struct dlq_digest *dst, const struct dlq_digest *src);
 void	dlq_digest_render(const struct dlq_digest *, enum dlq_alert_format,
 	    const char *title, size_t max_bytes, struct dlq_buf *out);
 
+/* The same with links into the console at `url` (console.public_url;
+ * NULL: none): the title's to the overview, each group's to its
+ * signature's dead letters, each cause's to the groups by cause. */
+void	dlq_digest_render_linked(const struct dlq_digest *,
+	    enum dlq_alert_format, const char *title, const char *url,
+	    size_t max_bytes, struct dlq_buf *out);
+
 /* Appends `s` in bold for `format` (as is in plain text), escaped as
  * group texts are. */
 void	dlq_digest_add_bold(struct dlq_buf *, enum dlq_alert_format,

@@ -53,6 +53,18 @@ dlq_role_name(enum dlq_role r)
 	    role_names[r] : "none";
 }
 
+enum dlq_role
+dlq_role_parse(const char *s)
+{
+	if (strcmp(s, "viewer") == 0)
+		return DLQ_ROLE_VIEWER;
+	if (strcmp(s, "operator") == 0)
+		return DLQ_ROLE_OPERATOR;
+	if (strcmp(s, "admin") == 0)
+		return DLQ_ROLE_ADMIN;
+	return DLQ_ROLE_NONE;
+}
+
 bool
 dlq_status_valid(const char *s)
 {

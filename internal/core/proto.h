@@ -71,6 +71,8 @@ enum dlq_role { DLQ_ROLE_NONE, DLQ_ROLE_VIEWER, DLQ_ROLE_OPERATOR,
 
 /* "none", "viewer", "operator", "admin" */
 const char *dlq_role_name(enum dlq_role);
+/* The role named `s` (viewer, operator, admin); DLQ_ROLE_NONE when none. */
+enum dlq_role dlq_role_parse(const char *s);
 
 /* A record's statuses, as list --status takes them (the list NULL-ended). */
 #define DLQ_STATUS_LIST	"open, assigned, replaying, replayed, discarded"

@@ -16,6 +16,32 @@ dlq_class_valid(const char *s)
 	return dlq_word_known(s, dlq_class_names);
 }
 
+const char *
+dlq_class_next_step(const char *class)
+{
+	static const char *const steps[][2] = {
+		{ "transient", "replay once the dependency is back" },
+		{ "rate_limited", "slow the producer, then replay" },
+		{ "validation", "fix the payload or its producer; do not replay "
+		    "as is" },
+		{ "configuration", "fix the consumer's configuration, then "
+		    "replay" },
+		{ "contract", "align producer and consumer on the message "
+		    "schema" },
+		{ "security", "check credentials and permissions; never "
+		    "replay blindly" },
+		{ "expired", "resend fresh or drop; a replay is stale" },
+		{ "manual", "needs an owner's decision" },
+		{ "unknown", "inspect payload and consumer logs" },
+	};
+	size_t i;
+
+	for (i = 0; class != NULL && i < sizeof(steps) / sizeof(steps[0]); i++)
+		if (strcmp(steps[i][0], class) == 0)
+			return steps[i][1];
+	return NULL;
+}
+
 void
 dlq_strlist_release(struct dlq_strlist *l)
 {

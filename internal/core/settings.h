@@ -114,6 +114,13 @@ struct dlq_config {
 	/* http */
 	char			*http_listen;	/* host:port; NULL: off */
 
+	/* console (the web console and API on the HTTP listener) */
+	char			*console_tokens_file;	/* NULL: no users */
+	char			*console_public_url;	/* for digest links */
+	int64_t			 console_session_ms;	/* a login lasts */
+	struct dlq_strlist	 console_proxies;	/* trusted addresses */
+	char			*console_proxy_header;	/* their user header */
+
 	/* thresholds (alert.*) */
 	int64_t			 threshold;		/* unresolved; 0: off */
 	int64_t			 threshold_max_age_ms;	/* oldest; 0: off */
@@ -166,6 +173,9 @@ extern const char *const dlq_class_names[];
 
 /* True for a class of DLQ_CLASS_LIST. */
 bool	dlq_class_valid(const char *);
+/* What to do next about a dead letter of `class`, in a few words (a
+ * digest line's "next:"); NULL for no class. */
+const char *dlq_class_next_step(const char *class);
 
 void	dlq_strlist_release(struct dlq_strlist *);
 bool	dlq_strlist_contains(const struct dlq_strlist *, const char *);

@@ -165,6 +165,13 @@ static const struct {
 "Sends a clearly marked test digest to every webhook target now and\n"
 "prints each one's HTTP status; exit 1 if any failed or none is set.\n"
 "Needs no worker.\n" },
+	{ "console token",
+"Makes a token for the web console's user NAME with ROLE (viewer,\n"
+"operator or admin) and prints it once, with the line to add to the\n"
+"file console.tokens_file names: NAME ROLE SHA256-OF-TOKEN. The file\n"
+"holds no secret. The user signs in at /login with the token, or sends\n"
+"it as Authorization: Bearer TOKEN. Needs no worker: the worker reads\n"
+"the file again when it changes.\n" },
 	{ "inject",
 "Demo traffic: publishes N messages to work queue Q and fails each one\n"
 "as an application would, so that real dead letters reach its DLQ.\n"

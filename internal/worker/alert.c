@@ -224,8 +224,9 @@ render(struct dlq_alerter *a, const struct target *t,
     const struct dlq_digest *d)
 {
 	dlq_buf_reset(&a->text);
-	dlq_digest_render(d, t->cfg ? t->cfg->format :
-	    DLQ_FORMAT_PLAIN, a->title, (size_t)a->cfg->max_chars, &a->text);
+	dlq_digest_render_linked(d, t->cfg ? t->cfg->format :
+	    DLQ_FORMAT_PLAIN, a->title, a->cfg->console_public_url,
+	    (size_t)a->cfg->max_chars, &a->text);
 }
 
 /* A digest in the log is an alert (there is no webhook, or it could not
