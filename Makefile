@@ -46,17 +46,20 @@ CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 # and that no two modules include each other).
 CORE_INC := -iquote internal/core
 WORKER_INC := $(CORE_INC) -iquote internal/worker \
-	-iquote internal/worker/sqlite -iquote internal/worker/postgres
+	-iquote internal/worker/sqlite -iquote internal/worker/postgres \
+	-iquote internal/worker/console
 CTL_INC := $(CORE_INC) -iquote internal/dlqctl
 ALL_INC := $(WORKER_INC) -iquote internal/dlqctl
 
 CORE_SRC := $(wildcard internal/core/*.c)
 WORKER_SRC := $(wildcard internal/worker/*.c internal/worker/sqlite/*.c \
-	internal/worker/postgres/*.c)
+	internal/worker/postgres/*.c internal/worker/console/*.c)
+# The console's page, script and style, built into the worker.
+CONSOLE_WEB := $(wildcard internal/worker/console/web/*)
 CTL_SRC := $(wildcard internal/dlqctl/*.c)
 LIB_SRC := $(CORE_SRC) $(WORKER_SRC) $(CTL_SRC)
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/topology_default.o
-WORKER_OBJ := $(WORKER_SRC:%.c=$(B)/obj/%.o)
+WORKER_OBJ := $(WORKER_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/console_assets.o
 CTL_OBJ := $(CTL_SRC:%.c=$(B)/obj/%.o)
 DLQCTL_MAIN := $(patsubst %.c,$(B)/obj/%.o,$(wildcard cmd/dlqctl/*.c))
 UNIT_SRC := $(wildcard tests/unit/check_*.c)
@@ -100,6 +103,14 @@ $(B)/gen/topology_default.c: topology/line.conf
 $(B)/obj-hooks/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(INC) -DDLQ_TEST_HOOKS $(CFLAGS) -c -o $@ $<
+
+$(B)/gen/console_assets.c: scripts/embed-assets.sh $(CONSOLE_WEB)
+	@mkdir -p $(@D)
+	scripts/embed-assets.sh $@ $(CONSOLE_WEB)
+
+$(B)/obj/gen/console_assets.o: $(B)/gen/console_assets.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(WORKER_INC) $(CFLAGS) -c -o $@ $<
 
 $(B)/obj/gen/topology_default.o: $(B)/gen/topology_default.c
 	@mkdir -p $(@D)
@@ -162,8 +173,8 @@ check-integration: all tests
 # archive in PostgreSQL (DLQ_TEST_ARCHIVE=postgres: a database per rig on
 # the test server); their tests of the SQLite file itself are tagged
 # `sqlite` and left out. Needs DLQ_TEST_PG_URL too (scripts/test.sh).
-IT_PG := alerts archive cli control ops redrive replay termtext topology \
-	worker
+IT_PG := alerts archive cli console control ops redrive replay termtext \
+	topology worker
 IT_PG_BIN := $(IT_PG:%=$(B)/tests/it_check_%)
 check-postgres-archive: all tests
 	@CK_TIMEOUT_MULTIPLIER=$(CK_MULT) DLQ_BIN=$(TB) \
@@ -198,8 +209,9 @@ $(B)/bench: bench/bench.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDLIBS)
 
-# libFuzzer targets (clang, ASan + UBSan) for the dead-letter decoder and
-# the control request parser, FUZZ_SECONDS each, from the seed corpus in
+# libFuzzer targets (clang, ASan + UBSan) for the dead-letter decoder,
+# the control request parser and the console's door (authentication,
+# forms, query and body parsing), FUZZ_SECONDS each, from the seed corpus in
 # tests/fuzz/corpus (new inputs stay in build/fuzz; crashes fail the run
 # and leave build/fuzz/crash-*: turn each into a regression test).
 FUZZ_SECONDS ?= 60
@@ -207,7 +219,8 @@ FZ := build/fuzz
 FUZZ_CC ?= clang
 FUZZ_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -pthread $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-FUZZ_OBJ := $(LIB_SRC:%.c=$(FZ)/obj/%.o) $(FZ)/obj/topology_default.o
+FUZZ_OBJ := $(LIB_SRC:%.c=$(FZ)/obj/%.o) $(FZ)/obj/topology_default.o \
+	$(FZ)/obj/console_assets.o
 
 $(FZ)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -217,20 +230,26 @@ $(FZ)/obj/topology_default.o: $(B)/gen/topology_default.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) $(CORE_INC) $(FUZZ_FLAGS) -c -o $@ $<
 
+$(FZ)/obj/console_assets.o: $(B)/gen/console_assets.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) $(WORKER_INC) $(FUZZ_FLAGS) -c -o $@ $<
+
 $(FZ)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
 	$(FUZZ_CC) $(CPPFLAGS) $(ALL_INC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
-# The two targets run at once (a core each), each one's last lines
-# printed when both are done; either failing fails the run.
-fuzz: $(FZ)/fuzz_deadletter $(FZ)/fuzz_control
-	@for t in deadletter control; do \
+# The targets run at once, each one's last lines printed when all are
+# done; any failing fails the run. Their objects are kept between runs.
+.SECONDARY: $(FUZZ_OBJ)
+FUZZ_TARGETS := deadletter control console
+fuzz: $(FUZZ_TARGETS:%=$(FZ)/fuzz_%)
+	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FZ)/corpus-$$t; \
 	  ( $(FZ)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 	    -artifact_prefix=$(FZ)/crash-$$t- -print_final_stats=1 \
 	    $(FZ)/corpus-$$t tests/fuzz/corpus/$$t > $(FZ)/$$t.log 2>&1; \
 	    echo $$? > $(FZ)/$$t.rc ) & \
 	done; wait; rc=0; \
-	for t in deadletter control; do \
+	for t in $(FUZZ_TARGETS); do \
 	  echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
 	  tail -n 12 $(FZ)/$$t.log; \
 	  [ "$$(cat $(FZ)/$$t.rc)" = 0 ] || rc=1; \
@@ -239,8 +258,8 @@ fuzz: $(FZ)/fuzz_deadletter $(FZ)/fuzz_control
 # The inputs a fuzz run found that reach new code, merged into the seed
 # corpus (tests/fuzz/corpus, committed): each run of make fuzz and of CI
 # starts from them.
-fuzz-merge: $(FZ)/fuzz_deadletter $(FZ)/fuzz_control
-	@for t in deadletter control; do \
+fuzz-merge: $(FUZZ_TARGETS:%=$(FZ)/fuzz_%)
+	@for t in $(FUZZ_TARGETS); do \
 	  [ -d $(FZ)/corpus-$$t ] || continue; \
 	  before=$$(ls tests/fuzz/corpus/$$t | wc -l); \
 	  $(FZ)/fuzz_$$t -merge=1 -max_len=65536 tests/fuzz/corpus/$$t \

@@ -21,7 +21,11 @@ if [ "${1:-}" = test ]; then
 		systemd				# systemd-analyze checks the unit
 		clang libclang-rt-14-dev	# make fuzz (libFuzzer)
 		groff-base			# make check-man (groff -man -ww)
+		chromium			# the console's browser tests
 	)
+	# Node.js drives Chromium (playwright-core, below); a machine that
+	# has its own Node.js keeps it
+	command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 fi
 case ${1:-} in
 test|bench) pkgs+=(postgresql) ;;		# the PostgreSQL archive's
@@ -54,4 +58,19 @@ if [ "${1:-}" = test ] && [ ! -x "$promtool" ]; then
 	    { $sudo apt-get update -qq && apt-get download -qq prometheus; }; } )
 	dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/root"
 	$sudo install -D -m 0755 "$tmp/root/usr/bin/promtool" "$promtool"
+fi
+
+# The console's browser tests drive Debian's Chromium with playwright-core
+# from npm, pinned, installed outside the checkout (check_console.c finds
+# it there, or at DLQ_PLAYWRIGHT). Only the library: it downloads no
+# browser of its own.
+playwright=/usr/local/lib/dlq-monitor/browser
+playwright_version=1.65.2
+if [ "${1:-}" = test ] && ! grep -qs "\"version\": \"$playwright_version\"" \
+    "$playwright/node_modules/playwright-core/package.json"; then
+	echo "deps: installing playwright-core $playwright_version from npm" >&2
+	$sudo mkdir -p "$playwright"
+	( cd "$playwright" && $sudo npm install \
+	    --no-audit --no-fund --no-save --silent \
+	    "playwright-core@$playwright_version" >&2 )
 fi

@@ -5,7 +5,9 @@
 #      only: core includes core; internal/worker and cmd/worker include
 #      core and worker; internal/dlqctl and cmd/dlqctl include core and
 #      dlqctl. dlqctl never sees a worker header (it reaches the archive
-#      only through the worker's socket).
+#      only through the worker's socket). The worker's folders
+#      (internal/worker and its sqlite/, postgres/ and console/) are one
+#      binary's: they may include each other's headers.
 #   2. No include circle between modules (a module is x.c with x.h):
 #      tsort(1) of the include graph must find no loop.
 #   3. <sqlite3.h> is included by the SQLite backend (internal/worker/
@@ -33,7 +35,7 @@ allowed() {	# folder of the including file -> folders it may include
 	internal/core) echo "internal/core" ;;
 	internal/worker|internal/worker/*|cmd/worker)
 		echo "internal/core internal/worker internal/worker/sqlite" \
-		    "internal/worker/postgres" ;;
+		    "internal/worker/postgres internal/worker/console" ;;
 	internal/dlqctl|cmd/dlqctl) echo "internal/core internal/dlqctl" ;;
 	esac
 }
