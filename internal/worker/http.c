@@ -151,6 +151,9 @@ send_console(struct dlq_http *h, struct MHD_Connection *c, const char *url,
 	    MHD_HTTP_HEADER_IF_NONE_MATCH);
 	q.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    MHD_HTTP_HEADER_CONTENT_TYPE);
+	q.origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	q.host = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_HOST);
 	q.peer = peer;
 	q.args = a.kv;
 	q.nargs = a.n;

@@ -529,6 +529,18 @@ START_TEST(the_login_form_makes_a_session_whose_changes_need_csrf)
 	c.cookie = cookie;
 	ck_assert_int_eq(http(&f, &c, &r), 401);
 	reply_free(&r);
+	/* another site's page cannot post here, not even the login form */
+	memset(&c, 0, sizeof(c));
+	c.method = "POST";
+	c.path = "/login";
+	c.type = "application/x-www-form-urlencoded";
+	snprintf(body, sizeof(body), "token=%s", f.op.token);
+	c.body = body;
+	c.header = "Origin: https://evil.example";
+	ck_assert_int_eq(http(&f, &c, &r), 403);
+	ck_assert_str_eq(code(&r), "csrf");
+	ck_assert_str_eq(header(&r, "Set-Cookie"), "");
+	reply_free(&r);
 	/* a wrong token in the form: the form again, 401 */
 	memset(&c, 0, sizeof(c));
 	c.method = "POST";

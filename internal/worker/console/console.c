@@ -290,7 +290,10 @@ security_headers(struct dlq_console_res *res, bool cache)
 {
 	dlq_console_header(res, "Content-Security-Policy", CSP);
 	dlq_console_header(res, "X-Content-Type-Options", "nosniff");
-	dlq_console_header(res, "Referrer-Policy", "no-referrer");
+	/* same-origin, not no-referrer: with that a browser posts its forms
+	 * with "Origin: null", which same_origin() cannot tell from another
+	 * site's */
+	dlq_console_header(res, "Referrer-Policy", "same-origin");
 	dlq_console_header(res, "Cache-Control", cache ? "no-cache" :
 	    "no-store");
 }
@@ -299,6 +302,30 @@ static bool
 is_get(const struct dlq_console_req *q)
 {
 	return strcmp(q->method, "GET") == 0 || strcmp(q->method, "HEAD") == 0;
+}
+
+/* Whether a change comes from a page of this console: a browser's Origin
+ * names this host (the Host it asked) or console.public_url's; a client
+ * that sends none (a script) is let through to the other checks. Stops
+ * another site's form posting here, the login form included. */
+static bool
+same_origin(const struct dlq_console *con, const struct dlq_console_req *q)
+{
+	const char *o = q->origin, *pub = con->cfg->console_public_url, *host;
+	size_t n;
+
+	if (o == NULL)
+		return true;
+	if (pub != NULL) {
+		n = strlen(pub);
+		while (n > 0 && pub[n - 1] == '/')
+			n--;
+		if (strlen(o) == n && strncmp(o, pub, n) == 0)
+			return true;
+	}
+	if ((host = strstr(o, "://")) == NULL || q->host == NULL)
+		return false;
+	return strcmp(host + 3, q->host) == 0;
 }
 
 /* The public part: the login form, its post, the static files. */
@@ -369,6 +396,10 @@ dlq_console_handle(struct dlq_console *con, const struct dlq_console_req *q,
 	bool limited, api = prefixed(q->url, "/api/");
 
 	security_headers(res, prefixed(q->url, "/static/"));
+	if (!is_get(q) && !same_origin(con, q)) {
+		api_error(res, 403, "csrf", "a change from another site's page");
+		return;
+	}
 	if (public_part(con, q, res))
 		return;
 	/* nobody gets further without a user: nothing is looked up, locked

@@ -27,6 +27,7 @@ struct dlq_console_req {
 	const char		*proxy_user;	/* console.proxy_user_header */
 	const char		*if_none_match;
 	const char		*content_type;
+	const char		*origin, *host;	/* headers; NULL: none */
 	const char		*peer;		/* client address, text */
 	const struct dlq_kv	*args;
 	size_t			 nargs;
