@@ -914,20 +914,24 @@ scenario_alert_latency(void)
 	    summ(lat, n, "%.0f", s1, sizeof(s1)));
 }
 
-/* B of the replay scenario: one message at a time, each confirmed, of
- * the same kind as a replayed one: persistent, 512 bytes, a message id
- * and headers, into a durable queue (the broker writes it to disk before
- * it confirms, as it does for the replay's target). */
+/* B of the replay scenario: the strongest simple publisher of what a
+ * replay sends: persistent, 512 bytes, a message id and headers, into a
+ * durable queue (the broker writes it to disk before it confirms, as it
+ * does for the replay's target), mandatory, with publisher confirms
+ * awaited per window of `window` messages (1: each one before the next,
+ * the old baseline, kept as a footnote). */
 static double
-confirmed_publisher(const char *queue, int n)
+confirmed_publisher(const char *queue, int n, int window)
 {
 	amqp_connection_state_t c = connect_broker();
 	amqp_basic_properties_t props;
 	amqp_table_entry_t h[2];
 	amqp_frame_t f;
+	amqp_basic_ack_t *ack;
 	char body[513], id[64];
+	uint64_t acked = 0;
 	int64_t t0;
-	int i;
+	int i, k;
 
 	amqp_queue_declare(c, 1, amqp_cstring_bytes(queue), 0, 1, 0, 0,
 	    amqp_empty_table);
@@ -947,17 +951,31 @@ confirmed_publisher(const char *queue, int n)
 	props.headers.num_entries = 2;
 	props.headers.entries = h;
 	t0 = now_us();
-	for (i = 0; i < n; i++) {
-		snprintf(id, sizeof(id), "baseline-%d", i);
-		props.message_id = amqp_cstring_bytes(id);
-		amqp_basic_publish(c, 1, amqp_cstring_bytes(""),
-		    amqp_cstring_bytes(queue), 1, 0, &props,
-		    (amqp_bytes_t){ 512, body });
-		do {
+	for (i = 0; i < n; ) {
+		for (k = 0; k < window && i < n; k++, i++) {
+			snprintf(id, sizeof(id), "baseline-%d", i);
+			props.message_id = amqp_cstring_bytes(id);
+			if (amqp_basic_publish(c, 1, amqp_cstring_bytes(""),
+			    amqp_cstring_bytes(queue), 1, 0, &props,
+			    (amqp_bytes_t){ 512, body }) != AMQP_STATUS_OK)
+				die("baseline publisher lost the broker");
+		}
+		/* every confirm of the window (an ack may cover several) */
+		while (acked < (uint64_t)i) {
 			if (amqp_simple_wait_frame(c, &f) != AMQP_STATUS_OK)
 				die("baseline publisher lost the broker");
-		} while (f.frame_type != AMQP_FRAME_METHOD ||
-		    f.payload.method.id != AMQP_BASIC_ACK_METHOD);
+			if (f.frame_type != AMQP_FRAME_METHOD)
+				continue;
+			if (f.payload.method.id == AMQP_BASIC_NACK_METHOD ||
+			    f.payload.method.id == AMQP_BASIC_RETURN_METHOD)
+				die("the broker refused a baseline message");
+			if (f.payload.method.id != AMQP_BASIC_ACK_METHOD)
+				continue;
+			/* in order on one channel: the highest tag so far */
+			ack = f.payload.method.decoded;
+			if (ack->delivery_tag > acked)
+				acked = ack->delivery_tag;
+		}
 	}
 	t0 = now_us() - t0;
 	amqp_queue_delete(c, 1, amqp_cstring_bytes(queue), 0, 0);
@@ -968,8 +986,8 @@ confirmed_publisher(const char *queue, int n)
 static void
 scenario_replay(void)
 {
-	double a[16], b[16], ratio[16];
-	char p[32], q[64], rk[64], s1[128], s2[128], s3[128], path[256];
+	double a[16], b[16], one[16], ratio[16];
+	char p[32], q[64], rk[64], s1[128], s2[128], s3[128], s4[128], path[256];
 	char reason[] = "bench", limit[16];
 	struct tail t = { -1, 0, "" };
 	char log[256];
@@ -1011,17 +1029,22 @@ scenario_replay(void)
 		a[r] = REPLAY_N / ((double)(now_us() - t0) / 1e6);
 		stop_worker(pid);
 		snprintf(q, sizeof(q), "%s_baseline", p);
-		b[r] = confirmed_publisher(q, REPLAY_N);
+		b[r] = confirmed_publisher(q, REPLAY_N, 1000);
+		one[r] = confirmed_publisher(q, REPLAY_N, 1);
 		ratio[r] = a[r] / b[r];
-		printf("  round %d: replay %.0f msg/s, confirmed publisher %.0f "
-		    "msg/s\n", r + 1, a[r], b[r]);
+		printf("  round %d: replay %.0f msg/s, windowed confirmed "
+		    "publisher %.0f msg/s (one at a time %.0f)\n", r + 1, a[r],
+		    b[r], one[r]);
 	}
-	say("| | A: dlqctl replay --execute --rate 0 | B: bare confirmed "
-	    "publisher |\n|---|---|---|\n| msg/s | %s | %s |\n\n"
-	    "ratio A/B: %s (goal ≥ 0.8)\n",
+	say("| | A: dlqctl replay --execute --rate 0 | B: bare publisher, "
+	    "mandatory, confirms awaited per window of 1000 |\n|---|---|---|\n"
+	    "| msg/s | %s | %s |\n\nratio A/B: %s (goal ≥ 0.8)\n\n"
+	    "(footnote: the same publisher awaiting each confirm before the "
+	    "next: %s msg/s)\n",
 	    summ(a, ROUNDS, "%.0f", s1, sizeof(s1)),
 	    summ(b, ROUNDS, "%.0f", s2, sizeof(s2)),
-	    summ(ratio, ROUNDS, "%.2f", s3, sizeof(s3)));
+	    summ(ratio, ROUNDS, "%.2f", s3, sizeof(s3)),
+	    summ(one, ROUNDS, "%.0f", s4, sizeof(s4)));
 }
 
 /* Runs `sql` on the archive of `p`, once the worker has made it (so the
