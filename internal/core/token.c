@@ -23,8 +23,8 @@ random_bytes(unsigned char *p, size_t n)
 bool
 dlq_token_new(char out[DLQ_TOKEN_LEN + 1])
 {
-	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789-_";
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789-_";
 	unsigned char raw[33];
 	size_t i, o = 0;
 	uint32_t v;

@@ -413,6 +413,8 @@ START_TEST(wrong_requests_get_the_status_and_code_that_fit)
 		    "\"reason\":\"x\"}", NULL, 404, "not_found" },
 		{ "POST", "/api/v1/replays", "{\"ids\":[1],\"execute\":true}",
 		    NULL, 400, "usage" },
+		{ "POST", "/api/v1/replays", "{\"ids\":[1],\"execute\":\"yes\","
+		    "\"reason\":\"r\"}", NULL, 400, "usage" },
 		{ "POST", "/api/v1/redrive/resume", "{\"queue\":\"q\",\"reason\":"
 		    "\"x\"}", NULL, 404, "not_found" },
 	};

@@ -84,20 +84,6 @@ dlq_api_free(struct dlq_api *a)
 	free(a);
 }
 
-static void
-error(struct dlq_console_res *res, unsigned status, const char *code,
-    const char *msg)
-{
-	res->status = status;
-	res->type = "application/json";
-	dlq_buf_reset(res->body);
-	dlq_buf_adds(res->body, "{\"ok\":false,\"code\":");
-	dlq_buf_json_cstr(res->body, code);
-	dlq_buf_adds(res->body, ",\"error\":");
-	dlq_buf_json_cstr(res->body, msg);
-	dlq_buf_adds(res->body, "}\n");
-}
-
 /* The HTTP status of a control answer's code. */
 static unsigned
 status_of(const char *code)
@@ -131,7 +117,7 @@ run(struct dlq_api *a, const struct dlq_console_user *u, cJSON *req,
 
 	cJSON_Delete(req);
 	if (line == NULL) {
-		error(res, 500, "error", "out of memory");
+		dlq_console_error(res, 500, "error", "out of memory");
 		return;
 	}
 	dlq_requests_handle(a->cfg, a->archive, line, strlen(line), u->role,
@@ -173,20 +159,21 @@ from_query(const struct dlq_console_req *q, const char *cmd,
 
 	cJSON_AddStringToObject(req, "cmd", cmd);
 	if (q->too_many_args) {
-		error(res, 400, "usage", "too many query parameters");
+		dlq_console_error(res, 400, "usage",
+		    "too many query parameters");
 		goto fail;
 	}
 	for (i = 0; i < q->nargs; i++) {
 		if ((p = param_named(ps, q->args[i].k)) == NULL) {
 			snprintf(msg, sizeof(msg), "unknown parameter '%.40s'",
 			    q->args[i].k);
-			error(res, 400, "usage", msg);
+			dlq_console_error(res, 400, "usage", msg);
 			goto fail;
 		}
 		if (cJSON_HasObjectItem(req, p->key)) {
 			snprintf(msg, sizeof(msg), "'%s' is given twice",
 			    p->name);
-			error(res, 400, "usage", msg);
+			dlq_console_error(res, 400, "usage", msg);
 			goto fail;
 		}
 		switch (p->kind) {
@@ -198,7 +185,7 @@ from_query(const struct dlq_console_req *q, const char *cmd,
 			if (*q->args[i].v == '\0' || *end != '\0') {
 				snprintf(msg, sizeof(msg), "'%s' must be an "
 				    "integer", p->name);
-				error(res, 400, "usage", msg);
+				dlq_console_error(res, 400, "usage", msg);
 				goto fail;
 			}
 			cJSON_AddNumberToObject(req, p->key, (double)v);
@@ -206,9 +193,10 @@ from_query(const struct dlq_console_req *q, const char *cmd,
 		case K_BOOL:
 			if (strcmp(q->args[i].v, "true") != 0 &&
 			    strcmp(q->args[i].v, "false") != 0) {
-				snprintf(msg, sizeof(msg), "'%s' must be true or "
+				snprintf(msg, sizeof(msg),
+				    "'%s' must be true or "
 				    "false", p->name);
-				error(res, 400, "usage", msg);
+				dlq_console_error(res, 400, "usage", msg);
 				goto fail;
 			}
 			cJSON_AddBoolToObject(req, p->key, q->args[i].v[0] ==
@@ -218,7 +206,7 @@ from_query(const struct dlq_console_req *q, const char *cmd,
 			if ((v = dlq_parse_duration(q->args[i].v)) <= 0) {
 				snprintf(msg, sizeof(msg), "'%s' must be a "
 				    "duration such as 30m, 2h or 7d", p->name);
-				error(res, 400, "usage", msg);
+				dlq_console_error(res, 400, "usage", msg);
 				goto fail;
 			}
 			cJSON_AddNumberToObject(req, p->key, (double)v);
@@ -241,25 +229,28 @@ from_body(const struct dlq_console_req *q, const char *cmd,
 	char msg[256];
 
 	if (q->nargs > 0 || q->too_many_args) {
-		error(res, 400, "usage", "a change takes no query parameters; "
+		dlq_console_error(res, 400, "usage",
+		    "a change takes no query parameters; "
 		    "its options go in the JSON body");
 		return NULL;
 	}
 	if (q->body_too_large) {
 		snprintf(msg, sizeof(msg), "the body is too large (at most %d "
 		    "bytes)", DLQ_CONSOLE_BODY_MAX);
-		error(res, 400, "usage", msg);
+		dlq_console_error(res, 400, "usage", msg);
 		return NULL;
 	}
 	if (q->content_type == NULL || strncmp(q->content_type,
 	    "application/json", 16) != 0) {
-		error(res, 400, "usage", "the body must be application/json");
+		dlq_console_error(res, 400, "usage",
+		    "the body must be application/json");
 		return NULL;
 	}
-	if ((req = cJSON_ParseWithLength(q->body ? q->body : "", q->body_len)) ==
-	    NULL || !cJSON_IsObject(req)) {
+	if ((req = cJSON_ParseWithLength(q->body ? q->body : "",
+	    q->body_len)) == NULL || !cJSON_IsObject(req)) {
 		cJSON_Delete(req);
-		error(res, 400, "usage", "the body must be one JSON object");
+		dlq_console_error(res, 400, "usage",
+		    "the body must be one JSON object");
 		return NULL;
 	}
 	cJSON_ArrayForEach(e, req) {
@@ -268,7 +259,7 @@ from_body(const struct dlq_console_req *q, const char *cmd,
 		if (*k == NULL) {
 			snprintf(msg, sizeof(msg), "unknown field '%.40s'",
 			    e->string);
-			error(res, 400, "usage", msg);
+			dlq_console_error(res, 400, "usage", msg);
 			cJSON_Delete(req);
 			return NULL;
 		}
@@ -339,7 +330,8 @@ show(struct dlq_api *a, const struct dlq_console_user *u,
 	long long v = strtoll(id, &end, 10);
 
 	if (*id == '\0' || *end != '\0' || v < 1) {
-		error(res, 404, "not_found", "no such resource (a dead letter "
+		dlq_console_error(res, 404, "not_found",
+		    "no such resource (a dead letter "
 		    "is named by its archive id)");
 		return;
 	}
@@ -366,7 +358,8 @@ topology(struct dlq_api *a, struct dlq_console_res *res)
 	dlq_buf_init(&why);
 	t = dlq_topology_load(a->cfg->topology_file, a->cfg->dlq_suffix, &why);
 	if (t == NULL) {
-		error(res, 500, "error", why.data ? why.data : "no topology");
+		dlq_console_error(res, 500, "error",
+		    why.data ? why.data : "no topology");
 		dlq_buf_release(&why);
 		return;
 	}
@@ -389,7 +382,8 @@ topology(struct dlq_api *a, struct dlq_console_res *res)
 		dlq_buf_json_cstr(res->body, t->queues[i].retry_name);
 		dlq_buf_printf(res->body, ",\"type\":\"%s\",\"retry_delay_ms\":"
 		    "%lld,\"max_retries\":%lld,\"monitored\":%s}",
-		    t->queues[i].type == DLQ_QUEUE_QUORUM ? "quorum" : "classic",
+		    t->queues[i].type == DLQ_QUEUE_QUORUM ? "quorum" :
+		    "classic",
 		    (long long)t->queues[i].retry_delay_ms,
 		    (long long)t->queues[i].max_retries,
 		    t->queues[i].monitored ? "true" : "false");
@@ -437,7 +431,7 @@ body_int(const cJSON *req, const char *k, int64_t min, int64_t max,
 	if (!dlq_json_int(v, min, max, out)) {
 		snprintf(msg, sizeof(msg), "'%s' must be an integer in "
 		    "%lld..%lld", k, (long long)min, (long long)max);
-		error(res, 400, "usage", msg);
+		dlq_console_error(res, 400, "usage", msg);
 		return false;
 	}
 	return true;
@@ -460,6 +454,13 @@ replay(struct dlq_api *a, const struct dlq_console_user *u,
 	if (req == NULL)
 		return;
 	execute = cJSON_IsTrue(cJSON_GetObjectItem(req, "execute"));
+	if (cJSON_HasObjectItem(req, "execute") &&
+	    !cJSON_IsBool(cJSON_GetObjectItem(req, "execute"))) {
+		cJSON_Delete(req);
+		dlq_console_error(res, 400, "usage", "'execute' must be true "
+		    "or false (false, the default: a dry run)");
+		return;
+	}
 	memset(&o, 0, sizeof(o));
 	o.rate = a->cfg->replay_rate;
 	o.canary_watch_ms = CANARY_WATCH_MS;
@@ -477,7 +478,8 @@ replay(struct dlq_api *a, const struct dlq_console_user *u,
 		    0 ? cJSON_GetArraySize(ids) : 1);
 	if (execute && body_text(req, "reason") == NULL) {
 		cJSON_Delete(req);
-		error(res, 400, "usage", "an executed replay needs a 'reason' "
+		dlq_console_error(res, 400, "usage",
+		    "an executed replay needs a 'reason' "
 		    "(it goes into x-replay-reason and the audit)");
 		return;
 	}
@@ -501,7 +503,8 @@ replay(struct dlq_api *a, const struct dlq_console_user *u,
 	job = elig == NULL ? 0 : dlq_replay_job_start(a->jobs, &o,
 	    actor_of(u, actor, sizeof(actor)), u->role, why, sizeof(why));
 	if (job == 0)
-		error(res, 409, "refused", elig == NULL ? "out of memory" : why);
+		dlq_console_error(res, 409, "refused",
+		    elig == NULL ? "out of memory" : why);
 	else {
 		dlq_buf_reset(res->body);
 		res->status = 202;
@@ -528,13 +531,15 @@ replay_job(struct dlq_api *a, const struct dlq_console_user *u,
 	long long v = strtoll(id, &end, 10);
 
 	if (u->role < DLQ_ROLE_OPERATOR) {
-		error(res, 403, "permission", "replay needs the operator role");
+		dlq_console_error(res, 403, "permission",
+		    "replay needs the operator role");
 		return;
 	}
 	dlq_buf_adds(res->body, "{\"ok\":true,\"data\":");
 	if (*id == '\0' || *end != '\0' || !dlq_replay_job_json(a->jobs, v,
 	    res->body)) {
-		error(res, 404, "not_found", "no such replay (only the last one "
+		dlq_console_error(res, 404, "not_found",
+		    "no such replay (only the last one "
 		    "is kept)");
 		return;
 	}
@@ -566,11 +571,13 @@ dlq_api_handle(struct dlq_api *a, const struct dlq_console_user *u,
     const struct dlq_console_req *q, struct dlq_console_res *res)
 {
 	const char *path = q->url + strlen(PREFIX);
-	bool get = strcmp(q->method, "GET") == 0 || strcmp(q->method, "HEAD") == 0;
+	bool get = strcmp(q->method, "GET") == 0 || strcmp(q->method,
+	    "HEAD") == 0;
 	cJSON *req;
 
 	if (strncmp(q->url, PREFIX, strlen(PREFIX)) != 0) {
-		error(res, 404, "not_found", "the API is under /api/v1/");
+		dlq_console_error(res, 404, "not_found",
+		    "the API is under /api/v1/");
 		return;
 	}
 	if (get && strcmp(path, "dead-letters") == 0)
@@ -602,9 +609,10 @@ dlq_api_handle(struct dlq_api *a, const struct dlq_console_user *u,
 		change(a, u, q, "redrive_resume", resume_keys, res);
 	else if (is(q, "POST", "replays"))
 		replay(a, u, q, res);
+	else if (get || strcmp(q->method, "POST") == 0)
+		dlq_console_error(res, 404, "not_found", "no such resource "
+		    "(docs/openapi.json lists them)");
 	else
-		error(res, get || strcmp(q->method, "POST") == 0 ? 404 : 405,
-		    get || strcmp(q->method, "POST") == 0 ? "not_found" :
-		    "usage", "no such resource or method (docs/openapi.json "
-		    "lists them)");
+		dlq_console_error(res, 405, "usage", "no such method (GET and "
+		    "POST; docs/openapi.json)");
 }

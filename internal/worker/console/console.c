@@ -109,18 +109,17 @@ redirect(struct dlq_console_res *res, const char *to)
 	dlq_buf_printf(res->body, "see %s\n", to);
 }
 
-/* An answer of the API's shape: {"ok":false,"code","error"}. */
-static void
-api_error(struct dlq_console_res *res, unsigned status, const char *code,
-    const char *msg)
+
+static int
+hexval(char c)
 {
-	res->status = status;
-	res->type = "application/json";
-	dlq_buf_adds(res->body, "{\"ok\":false,\"code\":");
-	dlq_buf_json_cstr(res->body, code);
-	dlq_buf_adds(res->body, ",\"error\":");
-	dlq_buf_json_cstr(res->body, msg);
-	dlq_buf_adds(res->body, "}\n");
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
 /* The value of `key` in a form body (application/x-www-form-urlencoded),
@@ -131,7 +130,7 @@ form_value(const char *body, size_t len, const char *key, char *out,
 {
 	size_t klen = strlen(key), i = 0, o = 0;
 	const char *p = body, *end = body + len;
-	unsigned hi, lo;
+	int hi, lo;
 
 	while (p < end) {
 		if ((size_t)(end - p) > klen && strncmp(p, key, klen) == 0 &&
@@ -142,8 +141,9 @@ form_value(const char *body, size_t len, const char *key, char *out,
 					return false;
 				if (p[i] == '+')
 					out[o++] = ' ';
-				else if (p[i] == '%' && p + i + 2 < end + 0 &&
-				    sscanf(p + i + 1, "%1x%1x", &hi, &lo) == 2) {
+				else if (p[i] == '%' && p + i + 2 < end &&
+				    (hi = hexval(p[i + 1])) >= 0 &&
+				    (lo = hexval(p[i + 2])) >= 0) {
 					out[o++] = (char)(hi << 4 | lo);
 					i += 2;
 				} else
@@ -207,7 +207,8 @@ login(struct dlq_console *con, const struct dlq_console_req *q,
 		return;
 	}
 	if ((s = dlq_sessions_open(con->sessions, &u, now)) == NULL) {
-		api_error(res, 503, "error", "no random bytes for a session");
+		dlq_console_error(res, 503, "error",
+		    "no random bytes for a session");
 		return;
 	}
 	session_cookie(con, res, s->id, con->cfg->console_session_ms / 1000);
@@ -335,7 +336,8 @@ public_part(struct dlq_console *con, const struct dlq_console_req *q,
 {
 	if (prefixed(q->url, "/static/")) {
 		if (!is_get(q)) {
-			api_error(res, 405, "usage", "method not allowed");
+			dlq_console_error(res, 405, "usage",
+			    "method not allowed");
 			dlq_console_header(res, "Allow", "GET, HEAD");
 		} else
 			asset(res, q->url + strlen("/static/"));
@@ -347,7 +349,8 @@ public_part(struct dlq_console *con, const struct dlq_console_req *q,
 		else if (strcmp(q->method, "POST") == 0)
 			login(con, q, res);
 		else {
-			api_error(res, 405, "usage", "method not allowed");
+			dlq_console_error(res, 405, "usage",
+			    "method not allowed");
 			dlq_console_header(res, "Allow", "GET, POST");
 		}
 		return true;
@@ -397,7 +400,8 @@ dlq_console_handle(struct dlq_console *con, const struct dlq_console_req *q,
 
 	security_headers(res, prefixed(q->url, "/static/"));
 	if (!is_get(q) && !same_origin(con, q)) {
-		api_error(res, 403, "csrf", "a change from another site's page");
+		dlq_console_error(res, 403, "csrf",
+		    "a change from another site's page");
 		return;
 	}
 	if (public_part(con, q, res))
@@ -409,15 +413,16 @@ dlq_console_handle(struct dlq_console *con, const struct dlq_console_req *q,
 			snprintf(retry, sizeof(retry), "%d",
 			    DLQ_LOGIN_WINDOW_MS / 1000);
 			dlq_console_header(res, "Retry-After", retry);
-			api_error(res, 429, "rate_limited", "too many failed "
-			    "logins from this address; try again later");
+			dlq_console_error(res, 429, "rate_limited", "too many "
+			    "failed logins from this address; try again later");
 		} else if (api || !is_get(q)) {
 			dlq_console_header(res, "WWW-Authenticate",
 			    "Bearer realm=\"dlq-monitor\"");
-			api_error(res, 401, "unauthenticated", con->users ==
-			    NULL ? "no console users (console.tokens_file is "
-			    "not set)" : "sign in: Authorization: Bearer TOKEN, "
-			    "or the login form at /login");
+			dlq_console_error(res, 401, "unauthenticated",
+			    con->users == NULL ? "no console users "
+			    "(console.tokens_file is not set)" : "sign in: "
+			    "Authorization: Bearer TOKEN, or the login form at "
+			    "/login");
 		} else
 			redirect(res, "/login");
 		return;
@@ -426,13 +431,14 @@ dlq_console_handle(struct dlq_console *con, const struct dlq_console_req *q,
 	if (!is_get(q) && via != VIA_TOKEN && (q->csrf == NULL ||
 	    strlen(q->csrf) != DLQ_CSRF_LEN || !dlq_token_equal(q->csrf, csrf,
 	    DLQ_CSRF_LEN))) {
-		api_error(res, 403, "csrf", "a change from the console needs "
-		    "its X-CSRF-Token header (reload the page)");
+		dlq_console_error(res, 403, "csrf", "a change from the "
+		    "console needs its X-CSRF-Token header (reload the page)");
 		return;
 	}
 	if (strcmp(q->url, "/logout") == 0) {
 		if (strcmp(q->method, "POST") != 0) {
-			api_error(res, 405, "usage", "method not allowed");
+			dlq_console_error(res, 405, "usage",
+			    "method not allowed");
 			dlq_console_header(res, "Allow", "POST");
 		} else
 			logout(con, q, res);
@@ -449,7 +455,8 @@ dlq_console_handle(struct dlq_console *con, const struct dlq_console_req *q,
 	if (strcmp(q->url, "/ops/dlq") == 0 || strcmp(q->url, "/ops/dlq/") ==
 	    0) {
 		if (!is_get(q)) {
-			api_error(res, 405, "usage", "method not allowed");
+			dlq_console_error(res, 405, "usage",
+			    "method not allowed");
 			dlq_console_header(res, "Allow", "GET, HEAD");
 		} else
 			asset(res, "console.html");

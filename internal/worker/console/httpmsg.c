@@ -15,3 +15,17 @@ dlq_console_header(struct dlq_console_res *res, const char *name,
 	    sizeof(res->headers[0].value), "%s", value);
 	res->nheaders++;
 }
+
+void
+dlq_console_error(struct dlq_console_res *res, unsigned status,
+    const char *code, const char *msg)
+{
+	res->status = status;
+	res->type = "application/json";
+	dlq_buf_reset(res->body);
+	dlq_buf_adds(res->body, "{\"ok\":false,\"code\":");
+	dlq_buf_json_cstr(res->body, code);
+	dlq_buf_adds(res->body, ",\"error\":");
+	dlq_buf_json_cstr(res->body, msg);
+	dlq_buf_adds(res->body, "}\n");
+}

@@ -50,6 +50,10 @@ struct dlq_console_res {
 	}		 headers[DLQ_CONSOLE_HEADERS_MAX];
 };
 
+/* Answers `status` with the control protocol's error shape,
+ * {"ok":false,"code":CODE,"error":MSG} (the body emptied first). */
+void	dlq_console_error(struct dlq_console_res *, unsigned status,
+	    const char *code, const char *msg);
 /* Adds a response header (dropped past DLQ_CONSOLE_HEADERS_MAX). */
 void	dlq_console_header(struct dlq_console_res *, const char *name,
 	    const char *value);

@@ -284,7 +284,8 @@ canary_returned(struct dlq_replay_jobs *j, struct dlq_archive *a,
 	cJSON_AddNumberToObject(req, "since_at_ms", (double)since_ms);
 	ids = cJSON_AddArrayToObject(req, "ids");
 	for (i = 0; i < o->canary && i < o->n; i++)
-		cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)o->ids[i]));
+		cJSON_AddItemToArray(ids,
+		    cJSON_CreateNumber((double)o->ids[i]));
 	if ((ans = ask(j, a, req, why, n)) == NULL)
 		return -1;
 	back = cJSON_GetArraySize(cJSON_GetObjectItem(ans, "data"));
@@ -367,8 +368,8 @@ run(void *arg)
 				dlq_publisher_close(pub);
 				dlq_archive_close(a);
 				end(j, back > 0 ? "canary_failed" : "failed",
-				    back > 0 ? "canary messages died again; the "
-				    "rest was not sent" : why);
+				    back > 0 ? "canary messages died again; "
+				    "the rest was not sent" : why);
 				return NULL;
 			}
 		}
@@ -408,7 +409,8 @@ dlq_replay_job_start(struct dlq_replay_jobs *j,
 	j->joinable = false;
 	order_free(&job->o);
 	dlq_buf_reset(&job->results);
-	if ((ids = calloc((size_t)(o->n > 0 ? o->n : 1), sizeof(*ids))) == NULL) {
+	if ((ids = calloc((size_t)(o->n > 0 ? o->n : 1),
+	    sizeof(*ids))) == NULL) {
 		snprintf(why, n, "out of memory");
 		return 0;
 	}

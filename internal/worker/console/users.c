@@ -47,12 +47,14 @@ parse_line(char *line, struct entry *e, char *why, size_t n)
 		return -1;
 	}
 	if (!dlq_user_name_valid(name)) {
-		snprintf(why, n, "a name is 1 to %d letters, digits, . _ @ or -",
+		snprintf(why, n, "a name is 1 to %d letters, digits, . _ @ "
+		    "or -",
 		    DLQ_USER_NAME_MAX);
 		return -1;
 	}
 	if ((e->user.role = dlq_role_parse(role)) == DLQ_ROLE_NONE) {
-		snprintf(why, n, "unknown role '%.20s' (viewer, operator, admin)",
+		snprintf(why, n, "unknown role '%.20s' (viewer, operator, "
+		    "admin)",
 		    role);
 		return -1;
 	}
@@ -102,8 +104,8 @@ read_file(const char *path, struct entry **out, size_t *count, char *why,
 		}
 		for (i = 0; i < k; i++)
 			if (strcmp(v[i].user.name, e.user.name) == 0) {
-				snprintf(why, n, "%s:%d: %s is there twice", path,
-				    lineno, e.user.name);
+				snprintf(why, n, "%s:%d: %s is there twice",
+				    path, lineno, e.user.name);
 				goto fail;
 			}
 		if (k == USERS_MAX) {
