@@ -15,7 +15,8 @@
  * /metrics scrape) on an empty archive and on a large one.
  *
  * Scenario 9 drains into a PostgreSQL archive with one and two workers
- * (replicas) beside one worker on SQLite.
+ * (replicas) beside one worker on SQLite; scenario 11 drains a flood with
+ * /metrics scraped every second and without.
  *
  * Environment: DLQ_TEST_AMQP_URL, BENCH_N (20000), BENCH_ROUNDS (5),
  * BENCH_FLOOD (100000), BENCH_REPLAY_N (2000), BENCH_ARCHIVE_ROWS
@@ -1188,6 +1189,84 @@ scrape(int port)
 	return total;
 }
 
+/* A thread that scrapes /metrics on `port` once a second until told to
+ * stop: Prometheus during an outage. */
+struct scraper {
+	int		 port;
+	volatile int	 stop;
+	int		 scrapes;
+};
+
+static void *
+scrape_every_second(void *arg)
+{
+	struct scraper *s = arg;
+	int64_t next = now_us();
+
+	while (!s->stop) {
+		if (now_us() >= next) {
+			if (scrape(s->port) > 0)
+				s->scrapes++;
+			next += 1000000;
+		}
+		nap_ms(10);
+	}
+	return NULL;
+}
+
+/* 11 (issue 64): a flood drained with /metrics scraped every second and
+ * without, A and B alternating; the difference should be noise. */
+static void
+scenario_scrapes(void)
+{
+	double a[16], b[16], ca[16], cb[16];
+	char p[32], extra[96], s1[128], s2[128], s3[128], s4[128];
+	struct scraper sc;
+	struct result res;
+	pthread_t t;
+	const char *cfg;
+	int port = 9900 + (int)(getpid() % 90), r, k;
+
+	say("\n## 11. A flood of %d drained with a /metrics scrape every second "
+	    "and without, %d rounds\n\n", FLOOD, ROUNDS);
+	snprintf(extra, sizeof(extra), "http = { listen = \"127.0.0.1:%d\"; };",
+	    port);
+	for (r = 0; r < ROUNDS; r++)
+		for (k = 0; k < 2; k++) {
+			snprintf(p, sizeof(p), "bS%d%c_%d", r, k ? 'B' : 'A',
+			    (int)getpid());
+			cfg = setup(p, 1, extra);
+			assert_topology(cfg);
+			fill(p, 1, FLOOD);
+			memset(&sc, 0, sizeof(sc));
+			sc.port = port;
+			if (k == 0)
+				pthread_create(&t, NULL, scrape_every_second, &sc);
+			res = drain_worker(p, cfg, FLOOD, "info", NULL);
+			if (k == 0) {
+				sc.stop = 1;
+				pthread_join(t, NULL);
+			}
+			(k ? b : a)[r] = FLOOD / res.secs;
+			(k ? cb : ca)[r] = res.cpu_s * 1e6 / FLOOD;
+			if (k == 0)
+				printf("  round %d: scraped %d times: %.0f msg/s, "
+				    "%.1f µs CPU per dead letter\n", r + 1,
+				    sc.scrapes, a[r], ca[r]);
+			else
+				printf("  round %d: not scraped: %.0f msg/s, "
+				    "%.1f µs\n", r + 1, b[r], cb[r]);
+		}
+	say("| | A: scraped every second | B: not scraped |\n|---|---|---|\n"
+	    "| msg/s | %s | %s |\n| worker CPU per dead letter, µs | %s | %s |\n"
+	    "\n(goal: the difference within noise; the scrapes' cost grows "
+	    "with the archive: section 8)\n",
+	    summ(a, ROUNDS, "%.0f", s1, sizeof(s1)),
+	    summ(b, ROUNDS, "%.0f", s2, sizeof(s2)),
+	    summ(ca, ROUNDS, "%.1f", s3, sizeof(s3)),
+	    summ(cb, ROUNDS, "%.1f", s4, sizeof(s4)));
+}
+
 /* 8: what on-call waits for: dlqctl stats, groups (by cause too: the
  * prefill's 1 995 signatures are one cause), show and list by message
  * id, and a /metrics scrape, on an empty archive and on one of
@@ -1505,6 +1584,8 @@ main(void)
 		scenario_operator_queries();
 	if (wanted("replicas"))
 		scenario_replicas();
+	if (wanted("scrapes"))
+		scenario_scrapes();
 	say("\n(whole run: %.0f s; results also in %s)\n",
 	    (double)(now_us() - t0) / 1e6, path);
 	fclose(md);
