@@ -1058,8 +1058,12 @@ prefill(const char *p, const char *cfg, const char *sql)
 
 	stop_worker(start_ready(cfg, 1));
 	snprintf(path, sizeof(path), "%s/%s.db", dir, p);
+	/* records written around the worker: its tallies are counted
+	 * again at its next start */
 	if (sqlite3_open(path, &db) != SQLITE_OK ||
-	    sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+	    sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(db, "DELETE FROM archive_meta WHERE key = 'tallies'",
+	    NULL, NULL, NULL) != SQLITE_OK)
 		die("cannot prefill the archive");
 	sqlite3_close(db);
 }

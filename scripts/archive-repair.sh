@@ -92,6 +92,8 @@ if ! sqlite3 "$tmp" <"$tmp.sql" >>"$tmp.err" 2>&1 ||
 	    "there and archives the dead letters that wait in their queues"
 	exit 1
 fi
+# The worker counts its tallies (stats, /metrics) again at its next start:
+# records that could not be read are not in them any more.
 # A record that could not be read leaves its replay attempts and audit
 # index behind; a new record may take its id (the next id is the highest
 # one left plus one), and would show that history as its own.
@@ -103,6 +105,7 @@ orphans=$(sqlite3 "$tmp" "BEGIN;
         (SELECT id FROM dead_letters);
     UPDATE dead_letters SET replay_of = NULL WHERE replay_of NOT IN
         (SELECT id FROM dead_letters);
+    DELETE FROM archive_meta WHERE key = 'tallies';
     COMMIT;
     PRAGMA user_version = $version;")
 check=$(sqlite3 "$tmp" "PRAGMA quick_check" 2>&1 | head -n 1)

@@ -1711,6 +1711,64 @@ START_TEST(a_user_in_many_groups_has_the_role_of_the_last)
 }
 END_TEST
 
+/* The tallies (stats, /metrics) against a count of the records in the
+ * file, by DLQ, queue, class, status and purged payload: 1 when they
+ * agree. */
+#define TALLIES_AGREE \
+	"SELECT (SELECT group_concat(k, ';') FROM (SELECT dlq || '/' ||" \
+	" queue || '/' || class || '/' || status || '/' || (purged_at IS" \
+	" NOT NULL) || '=' || count(*) k FROM dead_letters GROUP BY dlq," \
+	" queue, class, status, purged_at IS NOT NULL ORDER BY 1)) IS" \
+	" (SELECT group_concat(k, ';') FROM (SELECT dlq || '/' || queue ||" \
+	" '/' || class || '/' || status || '/' || purged || '=' || n k FROM" \
+	" tallies WHERE n > 0 ORDER BY 1)) AND (SELECT sum(n) FROM arrivals)" \
+	" IS (SELECT count(*) FROM dead_letters)"
+
+/* Every kind of change keeps the tallies what the records hold: the
+ * inserts, assign, drop, reopen, replay, purge, and a restart (which
+ * finds them there). */
+START_TEST(the_tallies_count_what_the_records_hold_after_every_change)
+{
+	struct h_rig f;
+	cJSON *j;
+
+	start(&f, NULL);
+	die_in(&f, 0, 4, "timeout");
+	die_in(&f, 1, 2, "boom");
+	ck_assert(h_worker_wait(&f.w, "dead_letter", 6, WAIT_MS));
+	ck_assert_int_eq(h_db_int(f.db, TALLIES_AGREE), 1);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
+	    "assign", "1", "--owner", "ann", "--decision", "wait", NULL }), 0);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "drop",
+	    "2", "5", "--reason", "obsolete", "--yes", NULL }), 0);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
+	    "reopen", "5", "--reason", "not obsolete", "--yes", NULL }), 0);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
+	    "replay", "3", "--execute", "--reason", "fixed", NULL }), 0);
+	ck_assert_int_eq(h_db_int(f.db, TALLIES_AGREE), 1);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){ "purge",
+	    "--older-than", "1ms", "--yes", NULL }), 0);
+	ck_assert_int_eq(h_db_int(f.db, "SELECT count(*) FROM dead_letters"
+	    " WHERE purged_at IS NOT NULL"), 2);
+	ck_assert_int_eq(h_db_int(f.db, TALLIES_AGREE), 1);
+	ck_assert_int_eq(h_worker_stop(&f.w, 10000, NULL), 0);
+	h_rig_start(&f);
+	ck_assert_int_eq(h_db_int(f.db, TALLIES_AGREE), 1);
+	/* and stats read them */
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "stats",
+	    NULL }), 0);
+	ck_assert_int_eq(h_jnum(j, "total"), 6);
+	ck_assert_int_eq(h_jnum(j, "unresolved"), 4);
+	ck_assert_int_eq(h_jnum(j, "payloads_purged"), 2);
+	ck_assert_int_eq(h_jnum(j, "new_last_hour"), 6);
+	ck_assert_int_eq(h_jnum(get(j, "by_status"), "assigned"), 1);
+	ck_assert_int_eq(h_jnum(get(j, "by_status"), "replayed"), 1);
+	ck_assert_int_eq(h_jnum(get(j, "by_status"), "discarded"), 1);
+	cJSON_Delete(j);
+	h_rig_stop(&f);
+}
+END_TEST
+
 START_TEST(purge_drops_payloads_and_keeps_records)
 {
 	struct h_rig f;
@@ -2237,10 +2295,16 @@ start_upgrading(struct h_rig *f, int from)
 	h_events_free(ev, n);
 }
 
-/* Undoes schemas 9 (the audit's index of ids) and 8 (the aggregates'
- * indexes): the first steps of each "make it what release N wrote"
- * below. */
+/* Undoes the tallies (made at every open, whatever the schema), schemas
+ * 9 (the audit's index of ids) and 8 (the aggregates' indexes): the
+ * first steps of each "make it what release N wrote" below. */
 #define UNDO_V8 \
+	"DELETE FROM archive_meta WHERE key = 'tallies'", \
+	"DROP TRIGGER tallies_update", \
+	"DROP TRIGGER tallies_delete", "DROP TABLE tallies", \
+	"DROP TABLE arrivals", \
+	"DROP INDEX dead_letters_redrive_stopped", \
+	"DROP INDEX dead_letters_open_owned", \
 	"DROP TRIGGER audit_ids_fill", "DROP TABLE audit_ids", \
 	"DROP INDEX dead_letters_assigned"
 
@@ -3147,6 +3211,8 @@ suite(void)
 	tcase_set_timeout(file, 180);
 	tcase_add_test(file,
 	    a_file_that_is_not_an_archive_is_refused_untouched);
+	tcase_add_test(file,
+	    the_tallies_count_what_the_records_hold_after_every_change);
 	tcase_add_test(file, a_directory_that_cannot_be_made_is_named);
 	tcase_add_test(file,
 	    the_control_socket_is_0666_and_never_in_a_directory_all_can_write);

@@ -439,7 +439,7 @@ dlq_sqlite_open(const struct dlq_config *c)
 		    0);
 		goto fail;
 	}
-	if (dlq_sqlite_migrate(a) == -1)
+	if (dlq_sqlite_migrate(a) == -1 || dlq_sqlite_tallies(a) == -1)
 		goto fail;
 	a->payload_last = dlq_sqlite_schema_version(a) >= 10;
 	a->mask = (struct dlq_redact){ &c->mask_keys, c->mask_emails,
@@ -452,6 +452,12 @@ dlq_sqlite_open(const struct dlq_config *c)
 	    mask_fn, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v3(a->db, INSERT_SQL, -1, SQLITE_PREPARE_PERSISTENT,
 	    &a->insert, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(a->db, "INSERT INTO tallies VALUES (?1, ?2, ?3,"
+	    " 'open', 0, ?4) ON CONFLICT DO UPDATE SET n = n + excluded.n", -1,
+	    SQLITE_PREPARE_PERSISTENT, &a->tally_add, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(a->db, "INSERT INTO arrivals VALUES (?1, ?2, ?3)"
+	    " ON CONFLICT DO UPDATE SET n = n + excluded.n", -1,
+	    SQLITE_PREPARE_PERSISTENT, &a->arrival_add, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v3(a->db, "INSERT OR IGNORE INTO hints (text)"
 	    " VALUES (?1)", -1, SQLITE_PREPARE_PERSISTENT, &a->hint_add,
 	    NULL) != SQLITE_OK ||
@@ -476,12 +482,14 @@ fail:
 }
 
 /* Ends a transaction for the hint ids it looked up: kept once committed
- * (a rolled-back insert of a new hint leaves no row behind). */
+ * (a rolled-back insert of a new hint leaves no row behind); and for the
+ * new records it counted (in the tallies by then, or rolled back). */
 static void
 settle_hints(struct dlq_sqlite *a, bool committed)
 {
 	size_t i;
 
+	a->n_news = 0;
 	for (i = 0; i < a->n_pending; i++) {
 		if (committed && a->n_hints < HINT_CACHE)
 			a->hints[a->n_hints++] = a->pending[i];
@@ -497,6 +505,8 @@ dlq_sqlite_close(struct dlq_sqlite *a)
 	if (a == NULL)
 		return;
 	sqlite3_finalize(a->insert);
+	sqlite3_finalize(a->tally_add);
+	sqlite3_finalize(a->arrival_add);
 	sqlite3_finalize(a->find);
 	sqlite3_finalize(a->find_legacy);
 	sqlite3_finalize(a->hint_add);
@@ -582,10 +592,13 @@ dlq_sqlite_moved(struct dlq_sqlite *a)
 	    &side) == SQLITE_OK && side != 0;
 }
 
+static int	tally_news(struct dlq_sqlite *);
+
 int
 dlq_sqlite_commit_hold(struct dlq_sqlite *a)
 {
-	if (dlq_sqlite_known_damaged(a) || dlq_sqlite_exec(a, "COMMIT") == -1) {
+	if (dlq_sqlite_known_damaged(a) || tally_news(a) == -1 ||
+	    dlq_sqlite_exec(a, "COMMIT") == -1) {
 		/* rolled back, but the turn is still the caller's: it ends
 		 * it with dlq_sqlite_rollback() */
 		if (!sqlite3_get_autocommit(a->db))
@@ -784,6 +797,62 @@ write_payload(struct dlq_sqlite *a, int64_t id,
 	return rc == SQLITE_OK ? 0 : -1;
 }
 
+/* Adds this transaction's new records to the tallies and arrivals: one
+ * statement per key, not a trigger per row. 0 / -1. */
+static int
+tally_news(struct dlq_sqlite *a)
+{
+	struct tally_new *t;
+	int rc = 0;
+
+	for (t = a->news; t < a->news + a->n_news && rc == 0; t++) {
+		sqlite3_bind_text(a->tally_add, 1, t->dlq, -1, SQLITE_STATIC);
+		sqlite3_bind_text(a->tally_add, 2, t->queue, -1, SQLITE_STATIC);
+		sqlite3_bind_text(a->tally_add, 3, t->class, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(a->tally_add, 4, t->n);
+		sqlite3_bind_int64(a->arrival_add, 1, t->minute);
+		sqlite3_bind_text(a->arrival_add, 2, t->queue, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(a->arrival_add, 3, t->n);
+		if (sqlite3_step(a->tally_add) != SQLITE_DONE ||
+		    sqlite3_step(a->arrival_add) != SQLITE_DONE) {
+			dlq_sqlite_set_err(a, "tallies");
+			rc = -1;
+		}
+		sqlite3_reset(a->tally_add);
+		sqlite3_reset(a->arrival_add);
+	}
+	a->n_news = 0;
+	return rc;
+}
+
+/* Counts a new record of this transaction. */
+static int
+count_new(struct dlq_sqlite *a, struct dlq_str dlq, const char *queue,
+    const char *class, int64_t received_ms)
+{
+	int64_t minute = received_ms / 60000;
+	struct tally_new *t;
+	char name[256];
+
+	snprintf(name, sizeof(name), "%.*s", (int)(dlq.n < 255 ? dlq.n : 255),
+	    dlq.p != NULL ? dlq.p : "");
+	for (t = a->news; t < a->news + a->n_news; t++)
+		if (t->minute == minute && strcmp(t->dlq, name) == 0 &&
+		    strcmp(t->queue, queue) == 0 && strcmp(t->class, class) == 0) {
+			t->n++;
+			return 0;
+		}
+	if (a->n_news == TALLY_NEW_MAX && tally_news(a) == -1)
+		return -1;
+	t = &a->news[a->n_news++];
+	memcpy(t->dlq, name, sizeof(name));
+	snprintf(t->queue, sizeof(t->queue), "%s", queue);
+	snprintf(t->class, sizeof(t->class), "%s", class);
+	t->minute = minute;
+	t->n = 1;
+	return 0;
+}
+
 int64_t
 dlq_sqlite_put(struct dlq_sqlite *a, const struct dlq_record *r,
     bool *duplicate)
@@ -872,6 +941,9 @@ dlq_sqlite_put(struct dlq_sqlite *a, const struct dlq_record *r,
 	sqlite3_clear_bindings(st);
 	if (inserted && stream && write_payload(a, id, d) == -1)
 		return -1;	/* the caller rolls back the record */
+	if (inserted && count_new(a, d->dlq, r->queue, r->class,
+	    r->received_ms) == -1)
+		return -1;
 	if (done && !inserted) {	/* the fingerprint is there */
 		if ((id = find(a, e->fingerprint)) > 0)
 			*duplicate = true;

@@ -263,6 +263,10 @@ dlq_sqlite_cases_show(struct dlq_sqlite *archive, int64_t id, bool payload, stru
 	return DLQ_OK;
 }
 
+/* The oldest record of status `s`: a seek of the status index. */
+#define OLDEST(s)	"SELECT (SELECT min(received_at) FROM dead_letters" \
+	" WHERE status = '" s "') t"
+
 /* Time from dead-lettering to owner at the `pct` percentile. */
 #define OWNER_PCT(pct) \
 	"(SELECT assigned_at - received_at FROM dead_letters" \
@@ -275,54 +279,64 @@ dlq_sqlite_cases_stats(struct dlq_sqlite *archive, int64_t now_ms, int64_t owner
     struct dlq_buf *out)
 {
 	sqlite3 *db = dlq_sqlite_db(archive);
-	const struct param p[] = { INT(now_ms), INT(owner_sla_ms) };
+	int64_t unowned = dlq_sqlite_unowned_past_sla(archive, now_ms,
+	    owner_sla_ms);
+	const struct param p[] = { INT(now_ms), INT(owner_sla_ms),
+	    INT(unowned) };
 
+	/* counts from the tallies, the oldest by a seek per status, the
+	 * cases past the SLA by the oldest first: with a million open
+	 * records as with ten */
 	return query_json(db, "SELECT json_object("
-	    " 'total', (SELECT count(*) FROM dead_letters),"
-	    " 'unresolved', (SELECT count(*) FROM dead_letters"
+	    " 'total', (SELECT coalesce(sum(n), 0) FROM tallies),"
+	    " 'unresolved', (SELECT coalesce(sum(n), 0) FROM tallies"
 	    "   WHERE status IN " UNRESOLVED "),"
-	    " 'by_queue', (SELECT json_group_object(queue, n) FROM"
-	    "   (SELECT queue, count(*) n FROM dead_letters WHERE status IN "
-	    UNRESOLVED " GROUP BY queue ORDER BY n DESC)),"
-	    " 'by_class', (SELECT json_group_object(class, n) FROM"
-	    "   (SELECT class, count(*) n FROM dead_letters WHERE status IN "
-	    UNRESOLVED " GROUP BY class ORDER BY n DESC)),"
+	    " 'by_queue', (SELECT json_group_object(queue, c) FROM"
+	    "   (SELECT queue, sum(n) c FROM tallies WHERE status IN "
+	    UNRESOLVED " GROUP BY queue HAVING c > 0 ORDER BY c DESC)),"
+	    " 'by_class', (SELECT json_group_object(class, c) FROM"
+	    "   (SELECT class, sum(n) c FROM tallies WHERE status IN "
+	    UNRESOLVED " GROUP BY class HAVING c > 0 ORDER BY c DESC)),"
 	    /* what each owner still has to decide: the 50 with the most */
 	    " 'by_owner', (SELECT json_group_object(owner, n) FROM"
 	    "   (SELECT owner, count(*) n FROM dead_letters WHERE status ="
 	    "   'assigned' GROUP BY owner ORDER BY n DESC, owner LIMIT 50)),"
-	    " 'by_status', (SELECT json_group_object(status, n) FROM"
-	    "   (SELECT status, count(*) n FROM dead_letters GROUP BY status)),"
-	    " 'oldest_unresolved_age_ms', (SELECT ?1 - min(received_at)"
-	    "   FROM dead_letters WHERE status IN " UNRESOLVED "),"
-	    " 'new_last_hour', (SELECT count(*) FROM dead_letters"
-	    "   WHERE received_at >= ?1 - 3600000),"
-	    " 'new_last_day', (SELECT count(*) FROM dead_letters"
-	    "   WHERE received_at >= ?1 - 86400000),"
-	    " 'replaying_unknown', (SELECT count(*) FROM dead_letters"
+	    " 'by_status', (SELECT json_group_object(status, c) FROM"
+	    "   (SELECT status, sum(n) c FROM tallies GROUP BY status"
+	    "   HAVING c > 0)),"
+	    " 'oldest_unresolved_age_ms', (SELECT ?1 - min(t) FROM"
+	    "   (" OLDEST("open") " UNION ALL " OLDEST("assigned") " UNION ALL "
+	    OLDEST("replaying") ")),"
+	    /* to the minute: the arrivals are kept by minute */
+	    " 'new_last_hour', (SELECT coalesce(sum(n), 0) FROM arrivals"
+	    "   WHERE minute >= (?1 - 3600000) / 60000),"
+	    " 'new_last_day', (SELECT coalesce(sum(n), 0) FROM arrivals"
+	    "   WHERE minute >= (?1 - 86400000) / 60000),"
+	    " 'replaying_unknown', (SELECT coalesce(sum(n), 0) FROM tallies"
 	    "   WHERE status = 'replaying'),"
 	    " 'repeated_cycles', (SELECT count(*) FROM dead_letters"
 	    "   WHERE replay_of IS NOT NULL),"
-	    " 'payloads_purged', (SELECT count(*) FROM dead_letters"
-	    "   WHERE purged_at IS NOT NULL),"
+	    " 'payloads_purged', (SELECT coalesce(sum(n), 0) FROM tallies"
+	    "   WHERE purged = 1),"
 	    " 'escalations', (SELECT json_object("
 	    "   'past_escalate_at', (SELECT count(*) FROM dead_letters"
 	    "     WHERE status = 'assigned' AND escalate_at < ?1),"
-	    "   'unowned_past_sla', (SELECT count(*) FROM dead_letters"
-	    "     WHERE ?2 > 0 AND status = 'open' AND owner IS NULL"
-	    "     AND received_at < ?1 - ?2),"
+	    "   'unowned_past_sla', ?3,"
 	    "   'owner_sla_ms', ?2,"
+	    /* the 20 most overdue: of the assigned past escalate-at (few)
+	     * and of the open, the 20 oldest (a walk of the status index
+	     * from its oldest, not a sort of every open record) */
 	    "   'cases', (SELECT json_group_array(json_object('id', id,"
 	    "     'queue', queue, 'kind', k, 'owner', owner, 'decision',"
 	    "     decision, 'overdue_ms', late)) FROM"
-	    "     (SELECT id, queue, owner, decision,"
-	    "      CASE WHEN status = 'assigned' THEN 'no_decision'"
-	    "      ELSE 'no_owner' END k,"
-	    "      CASE WHEN status = 'assigned' THEN ?1 - escalate_at"
-	    "      ELSE ?1 - received_at - ?2 END late FROM dead_letters"
-	    "      WHERE (status = 'assigned' AND escalate_at < ?1) OR"
-	    "      (?2 > 0 AND status = 'open' AND owner IS NULL AND"
-	    "      received_at < ?1 - ?2) ORDER BY late DESC LIMIT 20)))),"
+	    "     (SELECT * FROM (SELECT id, queue, owner, decision,"
+	    "      'no_decision' k, ?1 - escalate_at late FROM dead_letters"
+	    "      WHERE status = 'assigned' AND escalate_at < ?1"
+	    "      UNION ALL SELECT * FROM (SELECT id, queue, owner, decision,"
+	    "      'no_owner' k, ?1 - received_at - ?2 late FROM dead_letters"
+	    "      WHERE ?2 > 0 AND status = 'open' AND owner IS NULL AND"
+	    "      received_at < ?1 - ?2 ORDER BY received_at LIMIT 20))"
+	    "      ORDER BY late DESC LIMIT 20)))),"
 	    " 'decisions', (SELECT json_object("
 	    "   'time_to_owner_ms', json_object("
 	    "     'count', (SELECT count(*) FROM dead_letters"
@@ -330,8 +344,8 @@ dlq_sqlite_cases_stats(struct dlq_sqlite *archive, int64_t now_ms, int64_t owner
 	    "     'p50', " OWNER_PCT(50) ", 'p90', " OWNER_PCT(90) ","
 	    "     'max', (SELECT max(assigned_at - received_at)"
 	    "       FROM dead_letters WHERE assigned_at IS NOT NULL)),"
-	    "   'oldest_awaiting_decision_age_ms', (SELECT ?1 - min(received_at)"
-	    "     FROM dead_letters WHERE status IN ('open', 'assigned')),"
+	    "   'oldest_awaiting_decision_age_ms', (SELECT ?1 - min(t) FROM"
+	    "     (" OLDEST("open") " UNION ALL " OLDEST("assigned") ")),"
 	    "   'replays_without_evidence', (SELECT count(*) FROM attempts"
 	    "     WHERE evidence IS NULL),"
 	    "   'max_cycles_per_message', (SELECT coalesce(max(replay_count), 0)"
@@ -340,11 +354,11 @@ dlq_sqlite_cases_stats(struct dlq_sqlite *archive, int64_t now_ms, int64_t owner
 	    "   'outcomes', (SELECT json_group_object(outcome, n) FROM"
 	    "     (SELECT outcome, count(*) n FROM attempts"
 	    "      WHERE actor = '" DLQ_REDRIVE_ACTOR "' GROUP BY outcome)),"
-	    "   'left_for_humans', (SELECT count(*) FROM dead_letters"
-	    "     WHERE redrive_stopped_at IS NOT NULL AND status IN"
-	    "     ('open', 'assigned')),"
+	    "   'left_for_humans', (SELECT count(*) FROM dead_letters INDEXED BY"
+	    "     dead_letters_redrive_stopped WHERE redrive_stopped_at IS NOT"
+	    "     NULL AND status IN ('open', 'assigned')),"
 	    "   'circuits_open', (SELECT json_group_array(queue) FROM"
-	    "     redrive_circuits WHERE resumed_at IS NULL))))", p, 2, out);
+	    "     redrive_circuits WHERE resumed_at IS NULL))))", p, 3, out);
 }
 
 int
@@ -356,8 +370,8 @@ dlq_sqlite_cases_traffic(struct dlq_sqlite *archive, int64_t since_ms, int64_t l
 
 	return query_list(db, "SELECT json_group_array(json_object("
 	    " 'queue', queue, 'dead_lettered', n)) FROM"
-	    " (SELECT queue, count(*) n FROM dead_letters"
-	    "  WHERE received_at >= ?1 GROUP BY queue ORDER BY n DESC"
+	    " (SELECT queue, sum(n) AS n FROM arrivals"
+	    "  WHERE minute >= ?1 / 60000 GROUP BY queue ORDER BY 2 DESC"
 	    "  LIMIT ?2)", p, 2, out);
 }
 
@@ -657,7 +671,7 @@ dlq_sqlite_cases_audit_expire(struct dlq_sqlite *archive, int64_t cutoff_ms, lon
 {
 	sqlite3 *db = dlq_sqlite_db(archive);
 	const struct param p[] = { INT(cutoff_ms) };
-	int changes = 0, rc;
+	int changes = 0, pruned, rc;
 
 	*deleted = 0;
 	dlq_archive_writer_lock();
@@ -665,8 +679,10 @@ dlq_sqlite_cases_audit_expire(struct dlq_sqlite *archive, int64_t cutoff_ms, lon
 	    && exec_changes(db, "DELETE FROM audit_ids WHERE audit_id IN"
 	    " (SELECT id FROM audit WHERE at < ?1)", p, 1, &changes) == 0 &&
 	    exec_changes(db, "DELETE FROM audit WHERE at < ?1", p, 1,
-	    &changes) == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) ==
-	    SQLITE_OK ? 0 : -1;
+	    &changes) == 0 && exec_changes(db, "DELETE FROM arrivals WHERE"
+	    " minute < CAST(strftime('%s', 'now') AS INTEGER) / 60 - 2 * 1440",
+	    NULL, 0, &pruned) == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL,
+	    NULL) == SQLITE_OK ? 0 : -1;
 	if (rc == -1) {
 		dlq_buf_adds(out, sqlite3_errmsg(db));
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

@@ -25,15 +25,20 @@ number(struct dlq_sqlite *archive, const char *sql, int64_t now)
 int64_t
 dlq_sqlite_unresolved(struct dlq_sqlite *archive)
 {
-	return number(archive, "SELECT count(*) FROM dead_letters WHERE status "
-	    "IN ('open', 'assigned', 'replaying')", 0);
+	return number(archive, "SELECT coalesce(sum(n), 0) FROM tallies WHERE "
+	    "status IN ('open', 'assigned', 'replaying')", 0);
 }
 
 int64_t
 dlq_sqlite_oldest_unresolved(struct dlq_sqlite *archive, int64_t now_ms)
 {
-	return number(archive, "SELECT ?1 - min(received_at) FROM dead_letters"
-	    " WHERE status IN ('open', 'assigned', 'replaying')", now_ms);
+	/* a seek of the status index per status */
+	return number(archive, "SELECT ?1 - min(t) FROM (SELECT (SELECT"
+	    " min(received_at) FROM dead_letters WHERE status = 'open') t"
+	    " UNION ALL SELECT (SELECT min(received_at) FROM dead_letters"
+	    " WHERE status = 'assigned') UNION ALL SELECT (SELECT"
+	    " min(received_at) FROM dead_letters WHERE status = 'replaying'))",
+	    now_ms);
 }
 
 int

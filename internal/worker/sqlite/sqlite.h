@@ -26,9 +26,21 @@ struct hint_id {
 	int64_t		 id;
 };
 
+/* New records of a transaction by DLQ, queue, class and minute, added to
+ * the tallies once per key when it commits (schema.c). */
+#define TALLY_NEW_MAX	16
+struct tally_new {
+	char		 dlq[256], queue[256], class[16];
+	int64_t		 minute, n;
+};
+
 struct dlq_sqlite {
 	sqlite3		*db;
 	sqlite3_stmt	*insert;
+	sqlite3_stmt	*tally_add;	/* new records into the tallies */
+	sqlite3_stmt	*arrival_add;	/* ... and the arrivals */
+	struct tally_new news[TALLY_NEW_MAX];
+	size_t		 n_news;
 	sqlite3_stmt	*find;		/* by fingerprint */
 	sqlite3_stmt	*find_legacy;	/* by a fingerprint of before v5 */
 	sqlite3_stmt	*hint_add;	/* INSERT OR IGNORE INTO hints */
@@ -76,6 +88,20 @@ int	dlq_sqlite_schema_version(struct dlq_sqlite *);
 /* Brings the schema up to DLQ_ARCHIVE_SCHEMA, once however many handles
  * open at once; refuses a newer one. 0 / -1 with the error kept. */
 int	dlq_sqlite_migrate(struct dlq_sqlite *);
+/* Makes sure the archive keeps its tallies (records by DLQ, queue,
+ * class, status and purged payload; arrivals by minute and queue), kept
+ * in the transaction that changes them (new records by dlq_sqlite_put,
+ * changes by triggers), and the partial indexes the gauges read: made,
+ * and counted, when they are not there or do not count every record
+ * (schema 10's relayout drops the triggers with the table; an older
+ * dlq-worker does not count its inserts). Outside the schema's
+ * versions: an older dlq-worker opens the archive as before. -1 only
+ * when the tables cannot be made. */
+int	dlq_sqlite_tallies(struct dlq_sqlite *);
+/* Open records without an owner past `owner_sla_ms` (0: off) at
+ * `now_ms`, mostly from the tallies (gauges.c); -1 on error. */
+int64_t	dlq_sqlite_unowned_past_sla(struct dlq_sqlite *, int64_t now_ms,
+	    int64_t owner_sla_ms);
 
 /* SQLite's message for the last error on `db`, for a handle of the
  * archive (the case queries, replay); valid until the calling thread's
