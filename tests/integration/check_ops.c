@@ -506,6 +506,54 @@ START_TEST(metrics_count_what_happened)
 }
 END_TEST
 
+/* The age of the oldest unresolved dead letter of the rig's DLQ q in a
+ * scrape; -1 when it has no series. */
+static double
+oldest_unresolved_age(struct fixture *f, int q)
+{
+	char *body, want[300];
+	double age;
+
+	ck_assert_int_eq(metrics_get(f, &body), 200);
+	snprintf(want, sizeof(want), "dlq_oldest_unresolved_age_seconds{dlq="
+	    "\"%s\"}", f->rig.dlq[q]);
+	age = check_exposition(body, want);
+	free(body);
+	return age;
+}
+
+/* The oldest unresolved age of a DLQ is that of the record still
+ * unresolved: when the oldest is dropped the next one's age shows, and
+ * the series goes with the last; another DLQ's stays. */
+START_TEST(the_oldest_unresolved_age_follows_what_is_resolved)
+{
+	struct fixture f;
+	int64_t first, second, other;
+	char id[24];
+	double age;
+
+	start(&f, 0, NULL);
+	die_in(&f, 0, 1, "timeout", &first);
+	die_in(&f, 1, 1, "timeout", &other);
+	usleep(1500 * 1000);	/* makes the next one 1.5 s younger */
+	die_in(&f, 0, 1, "timeout", &second);
+	ck_assert_double_ge(oldest_unresolved_age(&f, 0), 1.5);
+	snprintf(id, sizeof(id), "%lld", (long long)first);
+	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, NULL, (const char *[]){
+	    "drop", id, "--reason", "obsolete", "--yes", NULL }), 0);
+	age = oldest_unresolved_age(&f, 0);
+	ck_assert_msg(age >= 0 && age < 1.5, "age %.3f", age);
+	ck_assert_double_ge(oldest_unresolved_age(&f, 1), 1.5);
+	snprintf(id, sizeof(id), "%lld", (long long)second);
+	ck_assert_int_eq(h_dlqctl(f.rig.cfg, NULL, NULL, (const char *[]){
+	    "drop", id, "--reason", "obsolete", "--yes", NULL }), 0);
+	ck_assert_double_eq(oldest_unresolved_age(&f, 0), -1);
+	ck_assert_double_ge(oldest_unresolved_age(&f, 1), 1.5);
+	(void)other;
+	h_rig_stop(&f.rig);
+}
+END_TEST
+
 static bool
 wait_status(struct fixture *f, const char *path, long want, int ms)
 {
@@ -1111,6 +1159,7 @@ suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, metrics_count_what_happened);
+	tcase_add_test(tc, the_oldest_unresolved_age_follows_what_is_resolved);
 	tcase_add_test(tc,
 	    health_metrics_and_reads_answer_while_the_broker_is_down);
 	tcase_add_test(tc, readyz_follows_the_broker);

@@ -168,12 +168,13 @@ dlq_sqlite_metrics(struct dlq_sqlite *archive, int64_t now_ms,
 	    "DLQ and status.", "SELECT dlq, status, sum(n) FROM tallies WHERE "
 	    "status IN ('open', 'assigned', 'replaying') GROUP BY dlq, status "
 	    "HAVING sum(n) > 0", qs, 2);
-	/* still a walk of the unresolved records (issue 64: an index of
-	 * them by DLQ made each insert cost 30 µs or more in the worker) */
+	/* a seek per DLQ and unresolved status the tallies name */
 	family(h, "dlq_oldest_unresolved_age_seconds", "gauge", "Age of the "
-	    "oldest unresolved dead letter by DLQ.", "SELECT dlq, "
-	    "(?1 - min(received_at)) / 1000.0 FROM dead_letters WHERE status IN "
-	    "('open', 'assigned', 'replaying') GROUP BY dlq", q, 1);
+	    "oldest unresolved dead letter by DLQ.", "SELECT dlq, (?1 - min(("
+	    "SELECT min(received_at) FROM dead_letters d WHERE d.dlq = t.dlq "
+	    "AND d.status = t.status))) / 1000.0 FROM (SELECT DISTINCT dlq, "
+	    "status FROM tallies WHERE status IN ('open', 'assigned', "
+	    "'replaying') AND n > 0) t GROUP BY dlq", q, 1);
 	family(h, "dlq_replays_total", "counter", "Replay attempts by outcome.",
 	    "SELECT outcome, count(*) FROM attempts GROUP BY outcome", o, 1);
 	family(h, "dlq_repeated_cycles_total", "counter", "Dead letters of "

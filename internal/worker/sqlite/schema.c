@@ -366,6 +366,8 @@ dlq_sqlite_migrate(struct dlq_sqlite *a)
 #define TALLY_IS(r)	"dlq = " r ".dlq AND queue = " r ".queue AND class = " \
 	r ".class AND status = " r ".status AND purged = (" r ".purged_at" \
 	" IS NOT NULL)"
+/* 2: the index dead_letters_dlq_status too */
+#define TALLIES_VERSION	"2"
 #define TALLIES_TABLE	"CREATE TABLE IF NOT EXISTS tallies (dlq TEXT NOT NULL," \
 	" queue TEXT NOT NULL, class TEXT NOT NULL, status TEXT NOT NULL," \
 	" purged INTEGER NOT NULL, n INTEGER NOT NULL," \
@@ -401,10 +403,16 @@ static const char *const tallies_sql[] = {
 	"CREATE INDEX IF NOT EXISTS dead_letters_open_owned ON"
 	" dead_letters(received_at) WHERE status = 'open' AND owner IS NOT"
 	" NULL",
-	/* the last: it says the others are there. (A new record is
-	 * counted by the worker's insert, per batch, not by a trigger: a
-	 * trigger costs 10 µs or more for each row.) */
-	"INSERT OR REPLACE INTO archive_meta VALUES ('tallies', 1)",
+	/* the oldest unresolved record of each DLQ: a seek per DLQ and
+	 * status for /metrics (the tallies say which are unresolved) */
+	"CREATE INDEX IF NOT EXISTS dead_letters_dlq_status ON"
+	" dead_letters(dlq, status, received_at)",
+	/* the last: it says the others are there, as of this version
+	 * (TALLIES_VERSION). (A new record is counted by the worker's
+	 * insert, per batch, not by a trigger: a trigger costs 10 µs or
+	 * more for each row.) */
+	"INSERT OR REPLACE INTO archive_meta VALUES ('tallies', "
+	TALLIES_VERSION ")",
 	NULL,
 };
 
@@ -422,7 +430,8 @@ tallies_kept(struct dlq_sqlite *a)
 	if (made != 1)
 		return made == 0 ? 0 : -1;
 	return (int)dlq_sqlite_pragma_int(a, "SELECT (SELECT count(*) FROM"
-	    " archive_meta WHERE key = 'tallies') AND (SELECT count(*) FROM"
+	    " archive_meta WHERE key = 'tallies' AND value >= "
+	    TALLIES_VERSION ") AND (SELECT count(*) FROM"
 	    " sqlite_master WHERE type = 'trigger' AND name ="
 	    " 'tallies_update') AND (SELECT coalesce(sum(n), 0) FROM tallies)"
 	    " = (SELECT count(*) FROM dead_letters)");
