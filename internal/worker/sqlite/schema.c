@@ -142,9 +142,6 @@ static const char *const schema_v8[] = {
  * audited request named, kept by a trigger on every insert into audit.
  * `show` read the arguments of every request ever audited: 0.45 s with
  * 50 000 requests of 100 ids, and redrive audits a claim every tick. */
-#define AUDIT_IDS_IN(args)						\
-	"json_each(CASE WHEN json_valid(" args ") THEN " args " END,"	\
-	" '$.ids') j WHERE j.type IN ('integer', 'real')"
 static const char *const schema_v9[] = {
 	"CREATE TABLE audit_ids (dead_letter_id INTEGER NOT NULL, audit_id"
 	" INTEGER NOT NULL, PRIMARY KEY (dead_letter_id, audit_id))"

@@ -17,6 +17,12 @@
 #include "redact.h"
 
 #define HINT_CACHE	64	/* hint texts whose id a handle remembers */
+/* The record ids an audited request named (its args' "ids"), as j.value:
+ * what the table audit_ids holds for it, filled by a trigger (schema 9)
+ * and taken away with the request (audit retention). */
+#define AUDIT_IDS_IN(args)						\
+	"json_each(CASE WHEN json_valid(" args ") THEN " args " END,"	\
+	" '$.ids') j WHERE j.type IN ('integer', 'real')"
 /* archive_meta: until when records of before schema 5 were written */
 #define LEGACY_KEY	"legacy_fingerprints_until"
 #define DLQ_SQLITE_ERR_MAX	512
