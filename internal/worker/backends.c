@@ -605,14 +605,14 @@ dlq_archive_oldest_unresolved(struct dlq_archive *a, int64_t now_ms)
 
 int
 dlq_archive_escalations(struct dlq_archive *a, int64_t now_ms,
-    int64_t owner_sla_ms, void (*each)(void *arg,
+    int64_t owner_sla_ms, int64_t *swept_ms, void (*each)(void *arg,
     const struct dlq_escalation *), void *arg)
 {
 	if (a->pg != NULL)
-		return dlq_pg_escalations(a->pg, now_ms, owner_sla_ms, each,
-		    arg);
-	return dlq_sqlite_escalations(a->sqlite, now_ms, owner_sla_ms, each,
-	    arg);
+		return dlq_pg_escalations(a->pg, now_ms, owner_sla_ms, swept_ms,
+		    each, arg);
+	return dlq_sqlite_escalations(a->sqlite, now_ms, owner_sla_ms,
+	    swept_ms, each, arg);
 }
 
 void

@@ -181,6 +181,7 @@ struct services {
 	size_t			 n_mons;
 	int64_t			 next_retention_ms;
 	int64_t			 next_threshold_ms;
+	int64_t			 owner_swept_ms;	/* housekeep.h */
 	int64_t			 next_missing_ms;
 	int64_t			 threshold_fired_ms[2];	/* wall clock */
 };
@@ -480,7 +481,7 @@ note_escalations(const struct dlq_config *c, struct services *s, int64_t now)
 	struct escalating x = { c, s, now };
 
 	(void)dlq_archive_escalations(s->archive, now, c->owner_sla_ms,
-	    escalate, &x);
+	    &s->owner_swept_ms, escalate, &x);
 }
 
 /* For consumers that found their DLQ missing (`dlq` the first), the

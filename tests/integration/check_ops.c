@@ -764,6 +764,29 @@ START_TEST(escalations_show_in_stats_metrics_and_once_in_the_digest)
 }
 END_TEST
 
+/* A flood past the owner SLA: more cases than one chunk of the sweep
+ * (DLQ_ESCALATE_CHUNK), many received in the same millisecond, each
+ * announced once, however many checks run, and a later one too. */
+START_TEST(a_flood_past_the_owner_sla_is_announced_once_each)
+{
+	struct fixture f;
+	enum { FLOOD = 2500 };
+
+	start(&f, 0, "alert = { threshold = 0; max_age_ms = 0; "
+	    "threshold_check_ms = 100; };\n"
+	    "cases = { owner_sla_ms = 1500; };");
+	die_in(&f, 0, FLOOD, "flooded", NULL);
+	ck_assert(h_worker_wait(&f.rig.w, "dead_letter", FLOOD, WAIT_MS));
+	ck_assert(h_worker_wait(&f.rig.w, "case_escalated", FLOOD, WAIT_MS));
+	/* a dozen checks later, one more crosses the SLA */
+	die_in(&f, 1, 1, "later", NULL);
+	ck_assert(h_worker_wait(&f.rig.w, "case_escalated", FLOOD + 1,
+	    WAIT_MS));
+	ck_assert_int_eq(h_worker_count(&f.rig.w, "case_escalated"), FLOOD + 1);
+	h_rig_stop(&f.rig);
+}
+END_TEST
+
 START_TEST(inject_makes_real_dead_letters)
 {
 	struct fixture f;
@@ -1167,6 +1190,7 @@ suite(void)
 	tcase_add_test(tc, an_ipv6_listener_answers_both_families);
 	tcase_add_test(tc, a_threshold_alert_fires_once_per_cooldown);
 	tcase_add_test(tc, escalations_show_in_stats_metrics_and_once_in_the_digest);
+	tcase_add_test(tc, a_flood_past_the_owner_sla_is_announced_once_each);
 	tcase_add_test(tc, inject_makes_real_dead_letters);
 	tcase_add_test(tc, an_interrupted_inject_leaves_nothing_behind);
 	tcase_add_test(tc, a_vhost_with_a_slash_is_kept_to);

@@ -23,10 +23,8 @@ dlq_pg_cases_audit_add(struct dlq_pg *a, int64_t now_ms, const char *actor,
 	    " actor, uid, command, args, result) VALUES ($1, $2, $3, $4, $5,"
 	    " $6) RETURNING id, args::jsonb -> 'ids' AS ids)"
 	    " INSERT INTO audit_ids SELECT DISTINCT j.value::numeric::bigint,"
-	    " u.id FROM u, jsonb_array_elements(CASE jsonb_typeof(u.ids) WHEN"
-	    " 'array' THEN u.ids ELSE '[]' END) j WHERE jsonb_typeof(j.value) ="
-	    " 'number' ON CONFLICT DO NOTHING", 6, values, NULL, NULL,
-	    a->wait_ms);
+	    " u.id FROM u, " DLQ_PG_AUDIT_IDS("u") " ON CONFLICT DO NOTHING",
+	    6, values, NULL, NULL, a->wait_ms);
 	PQclear(res);
 	return res != NULL ? 0 : -1;
 }
@@ -62,10 +60,15 @@ dlq_pg_cases_audit_expire(struct dlq_pg *a, int64_t cutoff_ms,
 
 	snprintf(cutoff, sizeof(cutoff), "%lld", (long long)cutoff_ms);
 	*deleted = 0;
+	/* the links by their key, from the ids each expired request
+	 * named: audit_ids has no index by audit id (ten links per
+	 * record), and a walk of it would be daily and linear */
 	res = dlq_pg_query(a, "audit", "WITH gone AS (DELETE FROM audit WHERE"
-	    " at < $1::bigint RETURNING id), links AS (DELETE FROM audit_ids"
-	    " WHERE audit_id IN (SELECT id FROM gone)) SELECT count(*) FROM"
-	    " gone", 1, values, NULL, NULL, a->wait_ms);
+	    " at < $1::bigint RETURNING id, args::jsonb -> 'ids' AS ids),"
+	    " links AS (DELETE FROM audit_ids WHERE (dead_letter_id, audit_id)"
+	    " IN (SELECT j.value::numeric::bigint, g.id FROM gone g, "
+	    DLQ_PG_AUDIT_IDS("g") ")) SELECT count(*) FROM gone", 1, values,
+	    NULL, NULL, a->wait_ms);
 	if (res == NULL) {
 		dlq_buf_adds(out, dlq_pg_err);
 		return -1;

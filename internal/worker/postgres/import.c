@@ -27,9 +27,7 @@ static const char *const inserts[DLQ_IMPORT_TABLES] = {
 	" json_populate_recordset(NULL::audit, $1::json)"
 	" ON CONFLICT DO NOTHING RETURNING id, args::jsonb -> 'ids' AS ids)"
 	" INSERT INTO audit_ids SELECT DISTINCT j.value::numeric::bigint, a.id"
-	" FROM a, jsonb_array_elements(CASE jsonb_typeof(a.ids) WHEN 'array'"
-	" THEN a.ids ELSE '[]' END) j WHERE jsonb_typeof(j.value) = 'number'"
-	" ON CONFLICT DO NOTHING",
+	" FROM a, " DLQ_PG_AUDIT_IDS("a") " ON CONFLICT DO NOTHING",
 	"INSERT INTO redrive_circuits SELECT * FROM"
 	" json_populate_recordset(NULL::redrive_circuits, $1::json)"
 	" ON CONFLICT DO NOTHING",

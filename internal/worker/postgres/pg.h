@@ -102,6 +102,11 @@ int	dlq_pg_query_json(struct dlq_pg *, const char *sql, int n,
 
 /* The statuses of a record not resolved yet. */
 #define DLQ_PG_UNRESOLVED	"('open','assigned','replaying')"
+/* The record ids (j.value) an audited request `r` named, r.ids being
+ * its args' "ids": the links audit_ids keeps for it. */
+#define DLQ_PG_AUDIT_IDS(r)	"jsonb_array_elements(CASE jsonb_typeof(" \
+	r ".ids) WHEN 'array' THEN " r ".ids ELSE '[]' END) j WHERE" \
+	" jsonb_typeof(j.value) = 'number'"
 
 /* The failure signature groups (`g`: signature, sid its sample, fid
  * its first record ever, lid its last, n its records, u those

@@ -129,7 +129,7 @@ int	dlq_pg_replay_finish(struct dlq_pg *, const cJSON *req,
 int64_t	dlq_pg_unresolved(struct dlq_pg *);
 int64_t	dlq_pg_oldest_unresolved(struct dlq_pg *, int64_t now_ms);
 int	dlq_pg_escalations(struct dlq_pg *, int64_t now_ms,
-	    int64_t owner_sla_ms, void (*each)(void *arg,
+	    int64_t owner_sla_ms, int64_t *swept_ms, void (*each)(void *arg,
 	    const struct dlq_escalation *), void *arg);
 void	dlq_pg_metrics(struct dlq_pg *, int64_t now_ms,
 	    int64_t owner_sla_ms, struct dlq_buf *out);

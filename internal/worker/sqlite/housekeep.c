@@ -4,6 +4,8 @@
 
 #include "sqlite.h"
 
+#include <time.h>
+
 static int64_t
 number(struct dlq_sqlite *archive, const char *sql, int64_t now)
 {
@@ -41,27 +43,19 @@ dlq_sqlite_oldest_unresolved(struct dlq_sqlite *archive, int64_t now_ms)
 	    now_ms);
 }
 
-int
-dlq_sqlite_escalations(struct dlq_sqlite *archive, int64_t now_ms,
-    int64_t owner_sla_ms,
-    void (*each)(void *arg, const struct dlq_escalation *), void *arg)
+#define ESCALATED	" RETURNING id, queue, owner, decision, escalate_at," \
+			" received_at"
+
+/* Runs the noting statement `st` in the writers' turn and hands out
+ * what it noted: their number in *n, the newest received_at in *newest.
+ * 0 / -1 */
+static int
+announce(sqlite3_stmt *st, void (*each)(void *arg,
+    const struct dlq_escalation *), void *arg, int *n, int64_t *newest)
 {
 	struct dlq_escalation e;
-	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(dlq_sqlite_db(archive), "UPDATE dead_letters"
-	    " SET escalation_noted = CASE status WHEN 'assigned' THEN"
-	    "  'decision:' || escalate_at ELSE 'owner' END"
-	    " WHERE (status = 'assigned' AND escalate_at < ?1 AND"
-	    "  escalation_noted IS NOT 'decision:' || escalate_at)"
-	    " OR (?2 > 0 AND status = 'open' AND owner IS NULL AND"
-	    "  received_at < ?1 - ?2 AND escalation_noted IS NOT 'owner')"
-	    " RETURNING id, queue, owner, decision, escalate_at,"
-	    " received_at", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_int64(st, 1, now_ms);
-	sqlite3_bind_int64(st, 2, owner_sla_ms);
 	dlq_archive_writer_lock();
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		e.id = sqlite3_column_int64(st, 0);
@@ -70,9 +64,58 @@ dlq_sqlite_escalations(struct dlq_sqlite *archive, int64_t now_ms,
 		e.decision = (const char *)sqlite3_column_text(st, 3);
 		e.escalate_at_ms = sqlite3_column_int64(st, 4);
 		e.received_ms = sqlite3_column_int64(st, 5);
+		if (e.received_ms > *newest)
+			*newest = e.received_ms;
+		(*n)++;
 		each(arg, &e);
 	}
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	dlq_archive_writer_unlock();
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int
+dlq_sqlite_escalations(struct dlq_sqlite *archive, int64_t now_ms,
+    int64_t owner_sla_ms, int64_t *swept_ms,
+    void (*each)(void *arg, const struct dlq_escalation *), void *arg)
+{
+	const struct timespec pause = { 0, 2 * 1000 * 1000 };
+	sqlite3 *db = dlq_sqlite_db(archive);
+	int64_t from = *swept_ms, cut = now_ms - owner_sla_ms, unused = 0;
+	sqlite3_stmt *st;
+	int n = 0, rc;
+
+	/* assigned cases past their escalate-at: each made by a human */
+	if (sqlite3_prepare_v2(db, "UPDATE dead_letters SET escalation_noted"
+	    " = 'decision:' || escalate_at WHERE status = 'assigned' AND"
+	    " escalate_at < ?1 AND escalation_noted IS NOT 'decision:' ||"
+	    " escalate_at" ESCALATED, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, now_ms);
+	rc = announce(st, each, arg, &n, &unused);
+	sqlite3_finalize(st);
+	if (rc == -1 || owner_sla_ms <= 0)
+		return rc;
+	/* open ones past the SLA since the last sweep, oldest first, a
+	 * chunk per turn of the writers (a flood can make a million) */
+	n = 0;
+	if (sqlite3_prepare_v2(db, "UPDATE dead_letters SET escalation_noted"
+	    " = 'owner' WHERE id IN (SELECT id FROM dead_letters WHERE status"
+	    " = 'open' AND owner IS NULL AND received_at >= ?1 AND"
+	    " received_at < ?2 AND escalation_noted IS NOT 'owner' ORDER BY"
+	    " received_at LIMIT ?3)" ESCALATED, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	do {
+		if (n == DLQ_ESCALATE_CHUNK)
+			nanosleep(&pause, NULL);	/* consumers first */
+		sqlite3_bind_int64(st, 1, from);
+		sqlite3_bind_int64(st, 2, cut);
+		sqlite3_bind_int(st, 3, DLQ_ESCALATE_CHUNK);
+		n = 0;
+		rc = announce(st, each, arg, &n, &from);
+	} while (rc == 0 && n == DLQ_ESCALATE_CHUNK);
+	sqlite3_finalize(st);
+	if (rc == 0)
+		*swept_ms = cut;
+	return rc;
 }

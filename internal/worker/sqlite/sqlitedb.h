@@ -121,7 +121,7 @@ int	dlq_sqlite_replay_finish(struct dlq_sqlite *, const cJSON *req,
 int64_t	dlq_sqlite_unresolved(struct dlq_sqlite *);
 int64_t	dlq_sqlite_oldest_unresolved(struct dlq_sqlite *, int64_t now_ms);
 int	dlq_sqlite_escalations(struct dlq_sqlite *, int64_t now_ms,
-	    int64_t owner_sla_ms, void (*each)(void *arg,
+	    int64_t owner_sla_ms, int64_t *swept_ms, void (*each)(void *arg,
 	    const struct dlq_escalation *), void *arg);
 void	dlq_sqlite_metrics(struct dlq_sqlite *, int64_t now_ms,
 	    int64_t owner_sla_ms, struct dlq_buf *out);
