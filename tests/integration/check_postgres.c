@@ -112,6 +112,40 @@ START_TEST(two_replicas_archive_each_dead_letter_once)
 }
 END_TEST
 
+/* archive.audit_retention_days on PostgreSQL: an expired entry goes
+ * with the links to the records it named (taken by their key), the
+ * younger one and its links stay. */
+START_TEST(audit_entries_expire_with_their_links)
+{
+	struct h_rig f;
+	const char *url = pg_rig(&f, "pga", "audit_retention_days = 1;");
+	int64_t id;
+	char sid[24];
+
+	h_rig_start(&f);
+	h_publish(f.c, f.exch, f.q[0], "{}", 2, "aud-0", NULL);
+	ck_assert_int_eq(h_reject(f.c, f.q[0], 1, WAIT_MS), 1);
+	id = h_archived(&f.w, "aud-0", 1, WAIT_MS);
+	snprintf(sid, sizeof(sid), "%lld", (long long)id);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
+	    "assign", sid, "--owner", "a", "--decision", "old", NULL }), 0);
+	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, NULL, (const char *[]){
+	    "assign", sid, "--owner", "b", "--decision", "new", NULL }), 0);
+	ck_assert_int_eq(h_worker_stop(&f.w, WAIT_MS, NULL), 0);
+	ck_assert_int_eq(h_pg_int(url, "SELECT count(*) FROM audit_ids"), 2);
+	ck_assert_int_eq(h_pg_int(url, "WITH u AS (UPDATE audit SET at = at -"
+	    " 2 * 86400000 WHERE id = (SELECT min(id) FROM audit) RETURNING 1)"
+	    " SELECT count(*) FROM u"), 1);
+	h_rig_start(&f);
+	ck_assert(h_worker_wait(&f.w, "retention_applied", 1, WAIT_MS));
+	ck_assert_int_eq(h_pg_int(url, "SELECT count(*) FROM audit"), 1);
+	ck_assert_int_eq(h_pg_int(url, "SELECT count(*) FROM audit_ids"), 1);
+	ck_assert_int_eq(h_pg_int(url, "SELECT count(*) FROM audit_ids l JOIN"
+	    " audit u ON u.id = l.audit_id"), 1);
+	h_rig_stop(&f);
+}
+END_TEST
+
 START_TEST(a_replica_killed_mid_batch_leaves_its_deliveries_to_the_other)
 {
 	struct h_rig f;
@@ -855,6 +889,7 @@ suite(void)
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, two_replicas_archive_each_dead_letter_once);
+	tcase_add_test(tc, audit_entries_expire_with_their_links);
 	tcase_add_test(tc,
 	    a_replica_killed_mid_batch_leaves_its_deliveries_to_the_other);
 	tcase_add_test(tc, one_leader_sends_the_digests_and_another_takes_over);
