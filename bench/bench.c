@@ -16,13 +16,19 @@
  *
  * Scenario 9 drains into a PostgreSQL archive with one and two workers
  * (replicas) beside one worker on SQLite; scenario 11 drains a flood with
- * /metrics scraped every second and without.
+ * /metrics scraped every second and without; scenario 1b is 1 at
+ * prefetch 1000; scenario 12 times everything that grows with the
+ * archive at each size of BENCH_SCALE.
  *
  * Environment: DLQ_TEST_AMQP_URL, BENCH_N (20000), BENCH_ROUNDS (5),
  * BENCH_FLOOD (100000), BENCH_REPLAY_N (2000), BENCH_ARCHIVE_ROWS
  * (500000), DLQ_BENCH_PG_URL (scripts/bench.sh starts a private
- * PostgreSQL server), BENCH_PG_N (100000), BENCH_PG_ROUNDS (2), DLQ_BIN
- * (build). */
+ * PostgreSQL server), BENCH_PG_N (100000), BENCH_PG_ROUNDS (2),
+ * BENCH_SCALE (10000,100000,1000000: archive sizes; 10000000 takes
+ * about 25 minutes and 25 GB of disk), BENCH_SCALE_ROUNDS (3), BENCH_ONLY
+ * (drain, drain1000, memory, scaling, alert, replay, archive, queries,
+ * replicas, scrapes, scale: the scenarios to run), BENCH_KEEP (keep the
+ * run's files), DLQ_BIN (build). */
 #include <amqp.h>
 #include <amqp_tcp_socket.h>
 #include <arpa/inet.h>
@@ -48,7 +54,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PREFETCH	200
+#define PREFETCH	200	/* every scenario's, but 1's second run */
+static int prefetch = PREFETCH;
 #define MAX_Q		200
 
 static const char *url, *bin;
@@ -159,7 +166,7 @@ setup(const char *p, int k, const char *extra)
 	snprintf(cfg, sizeof(cfg), "%s/%s.conf", dir, p);
 	f = fopen(cfg, "w");
 	fprintf(f, "rabbitmq = { url = \"%s\"; prefetch = %d; };\n"
-	    "topology = { file = \"%s\"; };\n", url, PREFETCH, top);
+	    "topology = { file = \"%s\"; };\n", url, prefetch, top);
 	if (extra == NULL || strstr(extra, "archive =") == NULL)
 		fprintf(f, "archive = { path = \"%s/%s.db\"; };\n", dir, p);
 	fprintf(f, "control = { socket = \"%s/%s.sock\"; };\n%s"
@@ -554,7 +561,7 @@ drain_baseline(const char *dlq, int n)
 		amqp_envelope_t env;
 		int got = 0;
 
-		amqp_basic_qos(c, 1, 0, PREFETCH, 0);
+		amqp_basic_qos(c, 1, 0, (uint16_t)prefetch, 0);
 		amqp_basic_consume(c, 1, amqp_cstring_bytes(dlq), amqp_empty_bytes,
 		    0, 0, 0, amqp_empty_table);
 		while (got < n) {
@@ -585,6 +592,14 @@ cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n) (sorts it). */
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return v[n / 2];
 }
 
 /* "median (min–max)" of v[0..n) */
@@ -718,8 +733,10 @@ commit_stats(const char *log, double *lat, int *nlat, double *batch_sum)
 		fclose(f);
 }
 
+/* 1 at prefetch `pf` (both sides); the archive's commits (6) are
+ * reported from the first run only. */
 static void
-scenario_drain(void)
+scenario_drain(int pf, const char *section)
 {
 	double a_rate[16], b_rate[16], a_cpu[16], b_cpu[16], a_bro[16], b_bro[16];
 	double ratio[16], cpu_ratio[16], bsum = 0;
@@ -731,8 +748,9 @@ scenario_drain(void)
 	const char *cfg;
 	int r, nlat = 0, seq_before;
 
-	say("\n## 1. Drain rate and CPU, N = %d, %d rounds, A B alternating\n\n",
-	    N, ROUNDS);
+	prefetch = pf;
+	say("\n## %s. Drain rate and CPU, N = %d, %d rounds, A B alternating, "
+	    "prefetch %d\n\n", section, N, ROUNDS, pf);
 	for (r = 0; r < ROUNDS; r++) {
 		snprintf(p, sizeof(p), "bA%d_%d", r, (int)getpid());
 		cfg = setup(p, 1, alert_conf(300000));
@@ -782,7 +800,11 @@ scenario_drain(void)
 	say("\nratio A/B of CPU per message, round by round: %s (the VM's "
 	    "speed varies over the day and moves both; the ratio moves "
 	    "less)\n", summ(cpu_ratio, ROUNDS, "%.2f", s1, sizeof(s1)));
-	if (nlat > 0) {
+	say("\nworker CPU per dead letter: %s µs (goal ≤ 20, everything on: "
+	    "archive, redaction, JSON log, alerts)\n",
+	    summ(a_cpu, ROUNDS, "%.1f", s1, sizeof(s1)));
+	prefetch = PREFETCH;
+	if (nlat > 0 && pf == PREFETCH) {
 		qsort(lat, (size_t)nlat, sizeof(*lat), cmp_double);
 		say("\n## 6. Archive commits during the drains\n\n"
 		    "%d commits, mean batch %.1f deliveries, latency p50 %.2f ms, "
@@ -1058,10 +1080,15 @@ prefill(const char *p, const char *cfg, const char *sql)
 
 	stop_worker(start_ready(cfg, 1));
 	snprintf(path, sizeof(path), "%s/%s.db", dir, p);
-	/* records written around the worker: its tallies are counted
-	 * again at its next start */
+	/* records written around the worker, without a journal (it is
+	 * stopped; a crash of the bench loses only its own archive), then
+	 * back to WAL: its tallies are counted again at its next start */
 	if (sqlite3_open(path, &db) != SQLITE_OK ||
+	    sqlite3_exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous ="
+	    " OFF", NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) !=
+	    SQLITE_OK ||
 	    sqlite3_exec(db, "DELETE FROM archive_meta WHERE key = 'tallies'",
 	    NULL, NULL, NULL) != SQLITE_OK)
 		die("cannot prefill the archive");
@@ -1133,37 +1160,51 @@ scenario_archive_size(void)
 	say_row("KiB written per message", "%.1f", wk[0], wk[1]);
 }
 
+/* What prefill_cases writes besides the records' columns. */
+enum {
+	CASES_ALL_OPEN	= 1,	/* every record open: an outage */
+	CASES_PAYLOADS	= 2,	/* 512-byte payloads and an x-death */
+};
+
 /* An archive after months of incidents: `rows` records over 30 days in
- * 35 queues, 57 failure signatures each, 2 % still open, 1 % assigned
- * along the way, the rest replayed or discarded; and its audit: rows / 10
- * requests naming 100 records each (replays, drops, redrive claims), so
- * that each record is named by 10 of them. */
+ * 35 queues, 57 failure signatures each, 2 % still open (all with
+ * CASES_ALL_OPEN), 1 % assigned along the way, the rest replayed or
+ * discarded; and its audit: rows / 10 requests naming 100 records each
+ * (replays, drops, redrive claims), so that each record is named by 10
+ * of them. */
 static void
-prefill_cases(const char *p, const char *cfg, int rows)
+prefill_cases(const char *p, const char *cfg, int rows, int what)
 {
-	char sql[3072];
+	char sql[4096];
 
 	snprintf(sql, sizeof(sql), "BEGIN; WITH RECURSIVE c(x) AS (SELECT 1"
 	    " UNION ALL SELECT x + 1 FROM c WHERE x < %d) INSERT INTO"
 	    " dead_letters (fingerprint, dlq, queue, reason, class, signature,"
 	    " error, message_id, payload_bytes, received_at, status,"
-	    " assigned_at) SELECT randomblob(32), 'old_q' || (x %% 35) || '.dlq',"
+	    " assigned_at, payload, x_death) SELECT randomblob(32), 'old_q' ||"
+	    " (x %% 35) || '.dlq',"
 	    " 'old_q' || (x %% 35), 'rejected', 'transient',"
 	    " printf('%%06x%%06x', x %% 35, (x / 35) %% 57), 'timeout', 'm-' || x,"
 	    " 512, %lld - (%d - x) * (2592000000 / %d),"
-	    " CASE WHEN x %% 50 = 0 THEN 'open' WHEN x %% 2 = 0 THEN 'replayed'"
-	    " ELSE 'discarded' END, CASE WHEN x %% 100 = 1 THEN %lld - (%d - x)"
-	    " * (2592000000 / %d) + 600000 END FROM c;"
+	    " CASE WHEN x %% 50 = 0 OR %d THEN 'open' WHEN x %% 2 = 0 THEN"
+	    " 'replayed' ELSE 'discarded' END, CASE WHEN x %% 100 = 1 AND NOT %d"
+	    " THEN %lld - (%d - x) * (2592000000 / %d) + 600000 END,"
+	    " CASE WHEN %d THEN randomblob(512) END, CASE WHEN %d THEN"
+	    " '[{\"count\":1,\"reason\":\"rejected\",\"queue\":\"old_q' ||"
+	    " (x %% 35) || '\",\"time\":' || (%lld / 1000 - (%d - x) * 2592000 /"
+	    " %d) || ',\"exchange\":\"orders\",\"routing-keys\":[\"old_q' ||"
+	    " (x %% 35) || '\"]}]' END FROM c;"
 	    " WITH RECURSIVE a(y) AS (SELECT 0 UNION ALL SELECT y + 1 FROM a"
 	    " WHERE y < %d / 10 - 1) INSERT INTO audit (at, actor, uid,"
 	    " command, args, result) SELECT %lld - (%d / 10 - y) * 5000, 'oncall',"
 	    " 1000, 'replay_claim', (SELECT json_object('reason', 'provider back',"
 	    " 'ids', json_group_array((y * 100 + k) %% %d + 1)) FROM"
 	    " (WITH RECURSIVE b(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM b"
-	    " WHERE k < 99) SELECT k FROM b)), 'ok' FROM a; COMMIT;"
-	    " PRAGMA wal_checkpoint(TRUNCATE);", rows, (long long)wall_ms(),
-	    rows, rows, (long long)wall_ms(), rows, rows, rows,
-	    (long long)wall_ms(), rows, rows);
+	    " WHERE k < 99) SELECT k FROM b)), 'ok' FROM a; COMMIT;",
+	    rows, (long long)wall_ms(), rows, rows, what & CASES_ALL_OPEN,
+	    what & CASES_ALL_OPEN, (long long)wall_ms(), rows, rows,
+	    what & CASES_PAYLOADS, what & CASES_PAYLOADS, (long long)wall_ms(),
+	    rows, rows, rows, (long long)wall_ms(), rows, rows);
 	prefill(p, cfg, sql);
 }
 
@@ -1309,7 +1350,7 @@ scenario_operator_queries(void)
 		cfg = setup(p, 1, extra);
 		assert_topology(cfg);
 		if (k)
-			prefill_cases(p, cfg, ARCHIVE_ROWS);
+			prefill_cases(p, cfg, ARCHIVE_ROWS, 0);
 		pid = start_ready(cfg, 1);
 		for (r = 0; r < ROUNDS; r++)
 			for (c = 0; c < NQ; c++) {
@@ -1332,6 +1373,211 @@ scenario_operator_queries(void)
 		say("| %s, s | %s | %s |\n", what[c],
 		    summ(t[c][0], ROUNDS, "%.3f", s1, sizeof(s1)),
 		    summ(t[c][1], ROUNDS, "%.3f", s2, sizeof(s2)));
+}
+
+/* The archive of `p` deleted: the scale's are large (BENCH_KEEP=1
+ * keeps them). */
+static void
+remove_archive(const char *p)
+{
+	static const char *const ext[] = { ".db", ".db-wal", ".db-shm" };
+	char path[256];
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s%s", dir, p, ext[i]);
+		unlink(path);
+	}
+}
+
+/* The CPU of `pid` for one run of dlqctl `argv` (NULL: a scrape of
+ * /metrics on `port`), in ms, and its wall time in *wall_ms. */
+static double
+timed_ask(pid_t pid, const char *cfg, const char *const *argv, int port,
+    double *wall)
+{
+	const char *args[12];
+	char path[256];
+	double cpu = proc_cpu(pid);
+	int64_t t0 = now_us();
+	int i;
+
+	if (argv == NULL) {
+		if (scrape(port) < 0)
+			fprintf(stderr, "bench: a scrape failed\n");
+	} else {
+		snprintf(path, sizeof(path), "%s/dlqctl", bin);
+		args[0] = path, args[1] = "-c", args[2] = cfg, args[3] = "--json";
+		for (i = 0; argv[i] != NULL && i < 7; i++)
+			args[4 + i] = argv[i];
+		args[4 + i] = NULL;
+		if (run_wait(args) != 0)
+			fprintf(stderr, "bench: dlqctl %s failed\n", argv[0]);
+	}
+	*wall = (double)(now_us() - t0) / 1e3;
+	return (proc_cpu(pid) - cpu) * 1e3;
+}
+
+/* The size of the archive's files (database, WAL). */
+static double
+archive_bytes(const char *p)
+{
+	static const char *const ext[] = { ".db", ".db-wal" };
+	char path[256];
+	struct stat st;
+	double n = 0;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s%s", dir, p, ext[i]);
+		if (stat(path, &st) == 0)
+			n += (double)st.st_size;
+	}
+	return n;
+}
+
+/* 12 (issue 64): how each cost grows with the archive. For each size of
+ * BENCH_SCALE (10000,100000,1000000; 10000000 when asked), two archives
+ * made by the generator of scenario 8 (prefill_cases, with 512-byte
+ * payloads and an x-death): "resolved" (2 % open, the rest resolved
+ * over 30 days) and "open" (every record open: an outage). Timed: the
+ * first start (the tallies counted, the indexes made), a start, what
+ * on-call asks (median of BENCH_SCALE_ROUNDS, 3), a retention run (the
+ * payloads of resolved records older than 15 days purged), and the
+ * drain of N dead letters into it. */
+#define SCALE_MAX	6
+enum { SC_FIRST, SC_START, SC_SCRAPE, SC_STATS, SC_GROUPS, SC_CAUSES,
+	SC_LIST, SC_DEEP, SC_SHOW, SC_BYTES, SC_PURGE, SC_PURGE_KIB, SC_RATE,
+	SC_CPU, SC_N };
+static void
+scenario_scale(void)
+{
+	static const char *const what[SC_N] = {
+		"first start (tallies counted, indexes made), s",
+		"start-up to consuming, s", "GET /metrics, worker CPU ms",
+		"dlqctl stats, ms", "dlqctl groups, ms",
+		"dlqctl groups --by-cause, ms", "dlqctl list (first page), ms",
+		"dlqctl list --before ID/2 (a page deep in it), ms",
+		"dlqctl show ID, ms", "archive bytes per record",
+		"retention run (purge > 15 days), s",
+		"retention run, MiB written", "drain of N, msg/s",
+		"drain, worker CPU µs per dead letter" };
+	const char *sizes = getenv("BENCH_SCALE") ? getenv("BENCH_SCALE") :
+	    "10000,100000,1000000";
+	int rounds = env_int("BENCH_SCALE_ROUNDS", 3), port = 9400 +
+	    (int)(getpid() % 90), rows[SCALE_MAX], ns = 0, i, k, r, c;
+	double v[SC_N][SCALE_MAX][2], t[1][16], wall, cpu;
+	char p[32], extra[128], mid[24], s1[64];
+	const char *cfg, *sp;
+	struct start_cost sc;
+	struct result x, io0, io1;
+	pid_t pid;
+
+	for (sp = sizes; *sp != '\0' && ns < SCALE_MAX; sp += strcspn(sp, ","),
+	    sp += *sp == ',')
+		if (atoi(sp) > 0)
+			rows[ns++] = atoi(sp);
+	if (rounds > 16)
+		rounds = 16;
+	say("\n## 12. Scale: the costs by archive size (BENCH_SCALE), records "
+	    "made by the generator, N = %d drained into each\n\n", N);
+	/* without the owner SLA: its sweep marks every open record past it
+	 * once (1.7 KiB written for each, measured), which would land in
+	 * whichever figure runs then */
+	snprintf(extra, sizeof(extra), "http = { listen = \"127.0.0.1:%d\"; };"
+	    " cases = { owner_sla_ms = 0; };", port);
+	for (i = 0; i < ns; i++)
+		for (k = 0; k < 2; k++) {
+			snprintf(p, sizeof(p), "bZ%d%c_%d", i, k ? 'O' : 'R',
+			    (int)getpid());
+			cfg = setup(p, 1, extra);
+			assert_topology(cfg);
+			printf("  %d records, %s: generating\n", rows[i],
+			    k ? "all open" : "resolved");
+			prefill_cases(p, cfg, rows[i], CASES_PAYLOADS |
+			    (k ? CASES_ALL_OPEN : 0));
+			v[SC_BYTES][i][k] = archive_bytes(p) / rows[i];
+			for (c = 0; c < 2; c++) {
+				int64_t t0 = now_us();
+
+				stop_worker(start_ready(cfg, 1));
+				v[c ? SC_START : SC_FIRST][i][k] =
+				    (double)(now_us() - t0) / 1e6;
+			}
+			pid = start_ready(cfg, 1);
+			snprintf(mid, sizeof(mid), "%d", rows[i] / 2);
+			for (c = SC_SCRAPE; c <= SC_SHOW; c++) {
+				static const char *const argv[][4] = {
+					{ NULL }, { "stats", NULL },
+					{ "groups", NULL },
+					{ "groups", "--by-cause", NULL },
+					{ "list", NULL },
+					{ "list", "--before", "", NULL },
+					{ "show", "", NULL } };
+				const char *a[4];
+				int j;
+
+				for (j = 0; j < 4; j++)
+					a[j] = argv[c - SC_SCRAPE][j] != NULL &&
+					    argv[c - SC_SCRAPE][j][0] == '\0' ?
+					    mid : argv[c - SC_SCRAPE][j];
+				/* CPU in clock ticks: 20 scrapes a round */
+				for (r = 0; r < rounds; r++) {
+					t[0][r] = 0;
+					for (j = 0; j < (c == SC_SCRAPE ? 20 : 1);
+					    j++) {
+						cpu = timed_ask(pid, cfg, c ==
+						    SC_SCRAPE ? NULL : a, port,
+						    &wall);
+						t[0][r] += c == SC_SCRAPE ? cpu /
+						    20 : wall;
+					}
+				}
+				v[c][i][k] = median(t[0], rounds);
+			}
+			memset(&io0, 0, sizeof(io0));
+			memset(&io1, 0, sizeof(io1));
+			proc_io(pid, &io0);
+			timed_ask(pid, cfg, (const char *[]){ "purge",
+			    "--older-than", "15d", "--yes", NULL }, port, &wall);
+			proc_io(pid, &io1);
+			v[SC_PURGE][i][k] = wall / 1e3;
+			v[SC_PURGE_KIB][i][k] = (io1.wchar - io0.wchar) / 1048576.0;
+			stop_worker(pid);
+			sc = start_cost(cfg, 1);
+			fill(p, 1, N);
+			x = drain_worker(p, cfg, N, "info", &sc);
+			v[SC_RATE][i][k] = N / x.secs;
+			v[SC_CPU][i][k] = x.cpu_s * 1e6 / N;
+			printf("  %d records, %s: scrape %.1f ms CPU, stats %.0f "
+			    "ms, drain %.0f msg/s\n", rows[i], k ? "all open" :
+			    "resolved", v[SC_SCRAPE][i][k], v[SC_STATS][i][k],
+			    v[SC_RATE][i][k]);
+			if (getenv("BENCH_KEEP") == NULL)
+				remove_archive(p);
+		}
+	say("| records |");
+	for (i = 0; i < ns; i++)
+		say(" %d resolved | %d open |", rows[i], rows[i]);
+	say("\n|---|");
+	for (i = 0; i < ns; i++)
+		say("---|---|");
+	say("\n");
+	for (c = 0; c < SC_N; c++) {
+		say("| %s |", what[c]);
+		for (i = 0; i < ns; i++)
+			for (k = 0; k < 2; k++) {
+				snprintf(s1, sizeof(s1), c == SC_FIRST || c ==
+				    SC_START || c == SC_PURGE ? "%.2f" : c ==
+				    SC_SCRAPE || c == SC_CPU || c ==
+				    SC_PURGE_KIB ? "%.1f" : "%.0f",
+				    v[c][i][k]);
+				say(" %s |", s1);
+			}
+		say("\n");
+	}
+	say("\n(goals at 1 000 000 open records: a scrape ≤ 10 ms of worker "
+	    "CPU, stats ≤ 50 ms; medians of %d)\n", rounds);
 }
 
 /* The CPU seconds of the PostgreSQL server at `pg_url` so far: its
@@ -1573,7 +1819,9 @@ main(void)
 	    (double)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 1073741824.0,
 	    url, N, ROUNDS, FLOOD, REPLAY_N, PREFETCH);
 	if (wanted("drain"))
-		scenario_drain();
+		scenario_drain(PREFETCH, "1");
+	if (wanted("drain1000"))
+		scenario_drain(1000, "1b");
 	if (wanted("memory"))
 		scenario_memory();
 	if (wanted("scaling"))
@@ -1590,6 +1838,8 @@ main(void)
 		scenario_replicas();
 	if (wanted("scrapes"))
 		scenario_scrapes();
+	if (wanted("scale"))
+		scenario_scale();
 	say("\n(whole run: %.0f s; results also in %s)\n",
 	    (double)(now_us() - t0) / 1e6, path);
 	fclose(md);

@@ -2305,6 +2305,7 @@ start_upgrading(struct h_rig *f, int from)
 	"DROP TABLE arrivals", \
 	"DROP INDEX dead_letters_redrive_stopped", \
 	"DROP INDEX dead_letters_open_owned", \
+	"DROP INDEX dead_letters_dlq_status", \
 	"DROP TRIGGER audit_ids_fill", "DROP TABLE audit_ids", \
 	"DROP INDEX dead_letters_assigned"
 
