@@ -24,8 +24,8 @@
  * BENCH_FLOOD (100000), BENCH_REPLAY_N (2000), BENCH_ARCHIVE_ROWS
  * (500000), DLQ_BENCH_PG_URL (scripts/bench.sh starts a private
  * PostgreSQL server), BENCH_PG_N (100000), BENCH_PG_ROUNDS (2),
- * BENCH_SCALE (10000,100000,1000000: archive sizes; 10000000 takes
- * about 25 minutes and 25 GB of disk), BENCH_SCALE_ROUNDS (3), BENCH_ONLY
+ * BENCH_SCALE (10000,100000,1000000: archive sizes; 10000000 adds
+ * about 20 minutes and 13 GB of disk), BENCH_SCALE_ROUNDS (3), BENCH_ONLY
  * (drain, drain1000, memory, scaling, alert, replay, archive, queries,
  * replicas, scrapes, scale: the scenarios to run), BENCH_KEEP (keep the
  * run's files), DLQ_BIN (build). */
