@@ -113,6 +113,29 @@ dlq_sqlite_exec(struct dlq_sqlite *a, const char *sql)
 	return 0;
 }
 
+/* (sqlite.h) */
+int64_t
+dlq_sqlite_number(struct dlq_sqlite *a, const char *sql, int64_t a1,
+    int64_t a2)
+{
+	sqlite3_stmt *st;
+	int64_t v = -1;
+	int np;
+
+	if (sqlite3_prepare_v2(a->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	np = sqlite3_bind_parameter_count(st);
+	if (np >= 1)
+		sqlite3_bind_int64(st, 1, a1);
+	if (np >= 2)
+		sqlite3_bind_int64(st, 2, a2);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_type(st, 0) == SQLITE_NULL ? 0 :
+		    sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
 /* The number a PRAGMA answers (user_version, page_count); -1 on error. */
 int64_t
 dlq_sqlite_pragma_int(struct dlq_sqlite *a, const char *sql)

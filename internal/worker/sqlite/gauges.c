@@ -50,33 +50,14 @@ family(struct gauges *h, const char *name, const char *type,
 	sqlite3_finalize(st);
 }
 
-/* The first column of the one row `sql` answers, ?1 and ?2 bound; -1
- * on error. */
-static int64_t
-number(struct dlq_sqlite *archive, const char *sql, int64_t a1, int64_t a2)
-{
-	sqlite3_stmt *st;
-	int64_t n = -1;
-
-	if (sqlite3_prepare_v2(dlq_sqlite_db(archive), sql, -1, &st, NULL) !=
-	    SQLITE_OK)
-		return -1;
-	sqlite3_bind_int64(st, 1, a1);
-	sqlite3_bind_int64(st, 2, a2);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return n;
-}
-
 /* (sqlite.h) Open records older than cases.owner_sla without an owner,
- * counted on
- * the side of the SLA's age that holds fewer: the tallies count every
- * open record, so the newer ones are counted (at most SIDE_MAX) and
- * taken away, and open records with an owner (none, unless an older
- * dlq-worker made them) too; when the newer ones are more than that (a
- * flood within the SLA), the older ones are counted instead. Linear only
- * in an outage with more than SIDE_MAX open records on both sides. */
+ * counted on the side of the SLA's age that holds fewer: the tallies
+ * count every open record, so the newer ones are counted (at most
+ * SIDE_MAX) and taken away, and open records with an owner (none, unless
+ * an older dlq-worker made them) too; when the newer ones are more than
+ * that (a flood within the SLA), the older ones are counted instead.
+ * Linear only in an outage with more than SIDE_MAX open records on both
+ * sides. */
 #define SIDE_MAX	20000
 int64_t
 dlq_sqlite_unowned_past_sla(struct dlq_sqlite *archive, int64_t now_ms,
@@ -86,20 +67,21 @@ dlq_sqlite_unowned_past_sla(struct dlq_sqlite *archive, int64_t now_ms,
 
 	if (owner_sla_ms <= 0)
 		return 0;
-	newer = number(archive, "SELECT count(*) FROM (SELECT 1 FROM"
-	    " dead_letters WHERE status = 'open' AND received_at >= ?1"
+	newer = dlq_sqlite_number(archive, "SELECT count(*) FROM (SELECT 1"
+	    " FROM dead_letters WHERE status = 'open' AND received_at >= ?1"
 	    " LIMIT ?2)", cut, SIDE_MAX);
-	open = number(archive, "SELECT coalesce(sum(n), 0) FROM tallies"
-	    " WHERE status = 'open'", 0, 0);
-	owned = number(archive, "SELECT count(*) FROM dead_letters INDEXED BY"
-	    " dead_letters_open_owned WHERE status = 'open' AND owner IS NOT"
-	    " NULL AND received_at < ?1", cut, 0);
+	open = dlq_sqlite_number(archive, "SELECT coalesce(sum(n), 0) FROM"
+	    " tallies WHERE status = 'open'", 0, 0);
+	owned = dlq_sqlite_number(archive, "SELECT count(*) FROM dead_letters"
+	    " INDEXED BY dead_letters_open_owned WHERE status = 'open' AND"
+	    " owner IS NOT NULL AND received_at < ?1", cut, 0);
 	if (newer < 0 || open < 0 || owned < 0)
 		return -1;
 	if (newer < SIDE_MAX)
 		return open - newer - owned;
-	return number(archive, "SELECT count(*) FROM dead_letters WHERE"
-	    " status = 'open' AND owner IS NULL AND received_at < ?1", cut, 0);
+	return dlq_sqlite_number(archive, "SELECT count(*) FROM dead_letters"
+	    " WHERE status = 'open' AND owner IS NULL AND received_at < ?1",
+	    cut, 0);
 }
 
 static void

@@ -6,41 +6,23 @@
 
 #include <time.h>
 
-static int64_t
-number(struct dlq_sqlite *archive, const char *sql, int64_t now)
-{
-	sqlite3_stmt *st;
-	int64_t v = -1;
-
-	if (sqlite3_prepare_v2(dlq_sqlite_db(archive), sql, -1, &st, NULL) !=
-	    SQLITE_OK)
-		return -1;
-	if (sqlite3_bind_parameter_count(st) > 0)
-		sqlite3_bind_int64(st, 1, now);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_type(st, 0) == SQLITE_NULL ? 0 :
-		    sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 int64_t
 dlq_sqlite_unresolved(struct dlq_sqlite *archive)
 {
-	return number(archive, "SELECT coalesce(sum(n), 0) FROM tallies WHERE "
-	    "status IN ('open', 'assigned', 'replaying')", 0);
+	return dlq_sqlite_number(archive, "SELECT coalesce(sum(n), 0) FROM"
+	    " tallies WHERE status IN ('open', 'assigned', 'replaying')", 0, 0);
 }
 
 int64_t
 dlq_sqlite_oldest_unresolved(struct dlq_sqlite *archive, int64_t now_ms)
 {
 	/* a seek of the status index per status */
-	return number(archive, "SELECT ?1 - min(t) FROM (SELECT (SELECT"
-	    " min(received_at) FROM dead_letters WHERE status = 'open') t"
+	return dlq_sqlite_number(archive, "SELECT ?1 - min(t) FROM (SELECT"
+	    " (SELECT min(received_at) FROM dead_letters WHERE status = 'open') t"
 	    " UNION ALL SELECT (SELECT min(received_at) FROM dead_letters"
 	    " WHERE status = 'assigned') UNION ALL SELECT (SELECT"
 	    " min(received_at) FROM dead_letters WHERE status = 'replaying'))",
-	    now_ms);
+	    now_ms, 0);
 }
 
 #define ESCALATED	" RETURNING id, queue, owner, decision, escalate_at," \

@@ -87,6 +87,10 @@ bool	dlq_sqlite_known_damaged(struct dlq_sqlite *);
 int	dlq_sqlite_exec(struct dlq_sqlite *, const char *sql);
 /* The number a PRAGMA answers; -1 on error. */
 int64_t	dlq_sqlite_pragma_int(struct dlq_sqlite *, const char *sql);
+/* The first column of the one row `sql` answers, with ?1 and ?2 (when
+ * it has them) bound to a1 and a2; 0 for NULL, -1 on error. */
+int64_t	dlq_sqlite_number(struct dlq_sqlite *, const char *sql, int64_t a1,
+	    int64_t a2);
 
 /* The schema version of the open file (PRAGMA user_version); -1 on
  * error (schema.c). */
