@@ -263,10 +263,6 @@ dlq_sqlite_cases_show(struct dlq_sqlite *archive, int64_t id, bool payload, stru
 	return DLQ_OK;
 }
 
-/* The oldest record of status `s`: a seek of the status index. */
-#define OLDEST(s)	"SELECT (SELECT min(received_at) FROM dead_letters" \
-	" WHERE status = '" s "') t"
-
 /* Time from dead-lettering to owner at the `pct` percentile. */
 #define OWNER_PCT(pct) \
 	"(SELECT assigned_at - received_at FROM dead_letters" \

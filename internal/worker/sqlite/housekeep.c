@@ -17,12 +17,9 @@ int64_t
 dlq_sqlite_oldest_unresolved(struct dlq_sqlite *archive, int64_t now_ms)
 {
 	/* a seek of the status index per status */
-	return dlq_sqlite_number(archive, "SELECT ?1 - min(t) FROM (SELECT"
-	    " (SELECT min(received_at) FROM dead_letters WHERE status = 'open') t"
-	    " UNION ALL SELECT (SELECT min(received_at) FROM dead_letters"
-	    " WHERE status = 'assigned') UNION ALL SELECT (SELECT"
-	    " min(received_at) FROM dead_letters WHERE status = 'replaying'))",
-	    now_ms, 0);
+	return dlq_sqlite_number(archive, "SELECT ?1 - min(t) FROM ("
+	    OLDEST("open") " UNION ALL " OLDEST("assigned") " UNION ALL "
+	    OLDEST("replaying") ")", now_ms, 0);
 }
 
 #define ESCALATED	" RETURNING id, queue, owner, decision, escalate_at," \

@@ -17,6 +17,10 @@
 #include "redact.h"
 
 #define HINT_CACHE	64	/* hint texts whose id a handle remembers */
+/* The oldest record of status `s`, as a row (t): a seek of the status
+ * index. */
+#define OLDEST(s)	"SELECT (SELECT min(received_at) FROM dead_letters" \
+	" WHERE status = '" s "') t"
 /* The record ids an audited request named (its args' "ids"), as j.value:
  * what the table audit_ids holds for it, filled by a trigger (schema 9)
  * and taken away with the request (audit retention). */
