@@ -22,8 +22,9 @@
 
 #include "replaylive.h"
 #include "replaytally.h"
+#include "ctllane.h"
 
-#define CLAIM_CHUNK	100
+#define CLAIM_CHUNK	250
 #define CANARY_POLL_MS	250
 /* How long a chunk's outcomes wait for a worker that does not answer (a
  * restart, a deploy) before they are given up, and how often asked. */
@@ -227,71 +228,156 @@ finish(const struct dlq_config *c, cJSON *fin)
 	cJSON_Delete(parts);
 }
 
-/* Claims, publishes and records one chunk of eligible ids. Returns how
- * many of them it settled (claimed or refused): the worker defers the
- * rest of a chunk whose messages are large, to be asked for again. */
-static int
-replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
-    struct dlq_publisher *pub, const int64_t *ids, int n, struct dlq_tally *t)
-{
-	cJSON *req, *ans, *fin, *res, *cl, *ref, *claims;
-	struct dlq_pub_pending *pend = NULL;
-	bool *back = NULL;	/* claimed, not sent: given back */
-	char why[512];
-	int64_t id;
-	int i, k, settled;
-	bool sent;
+/* A chunk's claim: asked on the lane, answered while the chunk before
+ * it is published. */
+struct claim {
+	const struct dlq_config	*c;
+	cJSON			*req;	/* sent and freed on the lane */
+	cJSON			*ans;	/* NULL: nothing claimed, see why */
+	char			 why[512];
+	const int64_t		*ids;
+	int			 n;
+	uint64_t		 ticket;
+};
 
-	req = cJSON_CreateObject();
-	cJSON_AddStringToObject(req, "cmd", "replay_claim");
-	cJSON_AddItemToObject(req, "ids", cJSON_CreateArray());
+static void
+claim_run(void *arg)
+{
+	struct claim *cl = arg;
+
+	cl->ans = dlq_replay_ask(cl->c, cl->req, cl->why, sizeof(cl->why),
+	    NULL);
+	cl->req = NULL;
+}
+
+/* Puts the claim of the next chunk of ids[0..left) on the lane. */
+static void
+claim_ask(struct dlq_lane *lane, const struct dlq_config *c,
+    const struct dlq_replay_opts *o, const int64_t *ids, int left,
+    struct claim *cl)
+{
+	int i, n = left < chunk_size(o) ? left : chunk_size(o);
+
+	memset(cl, 0, sizeof(*cl));
+	cl->c = c;
+	cl->ids = ids;
+	cl->n = n;
+	cl->req = cJSON_CreateObject();
+	cJSON_AddStringToObject(cl->req, "cmd", "replay_claim");
+	cJSON_AddItemToObject(cl->req, "ids", cJSON_CreateArray());
 	for (i = 0; i < n; i++)
-		cJSON_AddItemToArray(cJSON_GetObjectItem(req, "ids"),
+		cJSON_AddItemToArray(cJSON_GetObjectItem(cl->req, "ids"),
 		    cJSON_CreateNumber((double)ids[i]));
-	dlq_replay_add_options(req, o);
-	if ((ans = dlq_replay_ask(c, req, why, sizeof(why), NULL)) == NULL) {
-		for (i = 0; i < n; i++) {
+	dlq_replay_add_options(cl->req, o);
+	cl->ticket = dlq_lane_put(lane, claim_run, cl);
+}
+
+/* Waits for the claim and tallies what it refused. Returns how many of
+ * its ids it settled (claimed or refused): the worker defers the rest of
+ * a chunk whose messages are large, to be asked for again. Its answer
+ * stays only when it claimed some. */
+static int
+claim_settled(struct dlq_lane *lane, struct claim *cl, struct dlq_tally *t)
+{
+	const cJSON *ref;
+	int i, settled;
+
+	dlq_lane_wait(lane, cl->ticket);
+	if (cl->ans == NULL) {
+		for (i = 0; i < cl->n; i++) {
 			t->done++;
-			dlq_tally_refuse(t, ids[i], NULL, why);
+			dlq_tally_refuse(t, cl->ids[i], NULL, cl->why);
 		}
-		return n;
+		return cl->n;
 	}
 	/* the deferred are the chunk's last ids, in order */
-	settled = n - cJSON_GetArraySize(cJSON_GetObjectItem(
-	    cJSON_GetObjectItem(ans, "data"), "deferred"));
+	settled = cl->n - cJSON_GetArraySize(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(cl->ans, "data"), "deferred"));
 	if (settled <= 0) {	/* no progress: never ask again for them */
-		for (i = 0; i < n; i++) {
+		for (i = 0; i < cl->n; i++) {
 			t->done++;
-			dlq_tally_refuse(t, ids[i], NULL, "the worker deferred them all");
+			dlq_tally_refuse(t, cl->ids[i], NULL,
+			    "the worker deferred them all");
 		}
-		cJSON_Delete(ans);
-		return n;
+		cJSON_Delete(cl->ans);
+		cl->ans = NULL;
+		return cl->n;
 	}
-	cJSON_ArrayForEach(ref, cJSON_GetObjectItem(cJSON_GetObjectItem(ans,
-	    "data"), "refused")) {
+	cJSON_ArrayForEach(ref, cJSON_GetObjectItem(cJSON_GetObjectItem(
+	    cl->ans, "data"), "refused")) {
 		t->done++;
-		dlq_tally_refuse(t, (int64_t)cJSON_GetObjectItem(ref, "id")->valuedouble,
-		    NULL, cJSON_GetObjectItem(ref, "why")->valuestring);
+		dlq_tally_refuse(t, (int64_t)cJSON_GetObjectItem(ref,
+		    "id")->valuedouble, NULL, cJSON_GetObjectItem(ref,
+		    "why")->valuestring);
 	}
+	return settled;
+}
+
+/* A chunk's outcomes, recorded on the lane while the next is published. */
+struct finishing {
+	const struct dlq_config	*c;
+	cJSON			*fin;
+};
+
+static void
+finish_run(void *arg)
+{
+	struct finishing *f = arg;
+
+	finish(f->c, f->fin);
+	free(f);
+}
+
+static void
+finish_later(struct dlq_lane *lane, const struct dlq_config *c, cJSON *fin)
+{
+	struct finishing *f = malloc(sizeof(*f));
+
+	if (f == NULL) {
+		finish(c, fin);
+		return;
+	}
+	f->c = c;
+	f->fin = fin;
+	dlq_lane_put(lane, finish_run, f);
+}
+
+/* Publishes what `cl` claimed (its answer is freed) and puts the
+ * recording of their outcomes on the lane. */
+static void
+publish_claims(const struct dlq_config *c, const struct dlq_replay_opts *o,
+    struct dlq_publisher *pub, struct dlq_lane *lane, struct claim *cl,
+    struct dlq_tally *t)
+{
+	cJSON *fin, *res, *claims, *item;
+	struct dlq_pub_pending *pend = NULL;
+	bool *back = NULL;	/* claimed, not sent: given back */
+	int64_t id;
+	int i, k;
+	bool sent;
+
+	if (cl->ans == NULL)
+		return;
 	fin = cJSON_CreateObject();
 	cJSON_AddStringToObject(fin, "cmd", "replay_finish");
 	cJSON_AddItemToObject(fin, "ids", cJSON_CreateArray());
 	res = cJSON_AddArrayToObject(fin, "results");
-	claims = cJSON_GetObjectItem(cJSON_GetObjectItem(ans, "data"), "claims");
+	claims = cJSON_GetObjectItem(cJSON_GetObjectItem(cl->ans, "data"),
+	    "claims");
 	k = cJSON_GetArraySize(claims);
 	if (k > 0 && ((pend = calloc((size_t)k, sizeof(*pend))) == NULL ||
 	    (back = calloc((size_t)k, sizeof(*back))) == NULL)) {
 		fprintf(stderr, "dlqctl: out of memory; %d claims left replaying, "
 		    "outcome unknown\n", k);
 		free(pend);
-		cJSON_Delete(ans);
+		cJSON_Delete(cl->ans);
 		cJSON_Delete(fin);
-		return settled;
+		return;
 	}
 	/* post the chunk, reading confirms as they come, then wait for the
 	 * rest: two round trips per chunk, not one per message */
 	i = 0;
-	cJSON_ArrayForEach(cl, claims) {
+	cJSON_ArrayForEach(item, claims) {
 		if (dlq_stop_asked() || t->blocked) {
 			/* claimed, never sent: give it back, replayable */
 			pend[i].settled = true;
@@ -304,8 +390,8 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 			dlq_tally_pace(t, o->rate);
 			t->posted++;
 			dlq_publisher_pump(pub, pend, (size_t)i, DLQ_REPLAY_KEY_HEADER);
-			if (dlq_replay_post(c, pub, cl, o->reason, o->reset_retries,
-			    &pend[i]) == -1) {
+			if (dlq_replay_post(c, pub, item, o->reason,
+			    o->reset_retries, &pend[i]) == -1) {
 				if (dlq_publisher_blocked(pub)) {
 					t->blocked = true;
 					/* refused before sending: nothing went
@@ -329,12 +415,12 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	if (dlq_publisher_blocked(pub))
 		t->blocked = true;
 	i = 0;
-	cJSON_ArrayForEach(cl, claims) {
-		id = (int64_t)cJSON_GetObjectItem(cl, "id")->valuedouble;
+	cJSON_ArrayForEach(item, claims) {
+		id = (int64_t)cJSON_GetObjectItem(item, "id")->valuedouble;
 		sent = !back[i];
 		t->given_back += back[i];
 		t->done++;
-		dlq_replay_verdict(res, cl, pend[i].out, pend[i].detail);
+		dlq_replay_verdict(res, item, pend[i].out, pend[i].detail);
 		cJSON_AddItemToArray(cJSON_GetObjectItem(fin, "ids"),
 		    cJSON_CreateNumber((double)id));
 		if (sent)
@@ -344,25 +430,52 @@ replay_chunk(const struct dlq_config *c, const struct dlq_replay_opts *o,
 	}
 	free(pend);
 	free(back);
-	cJSON_Delete(ans);
-	if (cJSON_GetArraySize(res) == 0) {
+	cJSON_Delete(cl->ans);
+	cl->ans = NULL;
+	if (cJSON_GetArraySize(res) == 0)
 		cJSON_Delete(fin);
-		return settled;
-	}
-	finish(c, fin);
-	return settled;
+	else
+		finish_later(lane, c, fin);
 }
 
+static bool
+more_to_send(int i, int n, const struct dlq_tally *t)
+{
+	return i < n && !dlq_stop_asked() && !t->blocked;
+}
+
+/* Claims, publishes and records the eligible ids a chunk at a time. The
+ * lane claims the next chunk and records the last one's outcomes while
+ * this one is published; with a --rate the next is claimed only once
+ * this one went (a second's worth ahead at most). After an interrupt or
+ * a block, what was claimed ahead is given back unsent. Returns once
+ * every outcome is recorded. */
 static void
 send_ids(const struct dlq_config *c, const struct dlq_replay_opts *o,
-    struct dlq_publisher *pub, const int64_t *ids, int n, struct dlq_tally *t)
+    struct dlq_publisher *pub, struct dlq_lane *lane, const int64_t *ids,
+    int n, struct dlq_tally *t)
 {
-	int i, k;
+	struct claim cl[2];
+	int cur = 0, i = 0;
+	bool ahead;
 
-	for (i = 0; i < n && !dlq_stop_asked() && !t->blocked; i += k) {
-		k = n - i < chunk_size(o) ? n - i : chunk_size(o);
-		k = replay_chunk(c, o, pub, ids + i, k, t);
+	if (!more_to_send(i, n, t))
+		return;
+	claim_ask(lane, c, o, ids, n, &cl[cur]);
+	for (;;) {
+		i += claim_settled(lane, &cl[cur], t);
+		ahead = o->rate == 0 && more_to_send(i, n, t);
+		if (ahead)
+			claim_ask(lane, c, o, ids + i, n - i, &cl[1 - cur]);
+		publish_claims(c, o, pub, lane, &cl[cur], t);
+		if (!ahead) {
+			if (!more_to_send(i, n, t))
+				break;
+			claim_ask(lane, c, o, ids + i, n - i, &cl[1 - cur]);
+		}
+		cur = 1 - cur;
 	}
+	dlq_lane_drain(lane);
 }
 
 /* Asks the worker which of the canary's messages died again since
@@ -465,6 +578,7 @@ static int
 run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 {
 	struct dlq_publisher *pub = NULL;
+	struct dlq_lane *lane = NULL;
 	struct dlq_tally t;
 	cJSON *req, *plan, *item;
 	int64_t *ids;
@@ -519,20 +633,24 @@ run_archive(const struct dlq_config *c, const struct dlq_replay_opts *o)
 		fprintf(stderr, "dlqctl: %s\n", why);
 		goto out;
 	}
+	if (n > 0 && (lane = dlq_lane_open()) == NULL) {
+		fprintf(stderr, "dlqctl: out of memory; nothing was sent\n");
+		goto out;
+	}
 	t.start_ms = dlq_now_ms();
 	i = 0;
 	if (o->canary > 0 && n > 0) {
 		int64_t from = dlq_wall_ms();
 
 		k = o->canary < n ? (int)o->canary : n;
-		send_ids(c, o, pub, ids, k, &t);
+		send_ids(c, o, pub, lane, ids, k, &t);
 		if (!dlq_stop_asked() && !t.blocked &&
 		    !watch_canary(c, o, cJSON_GetObjectItem(plan, "data"), ids,
 		    k, n - k, from, &t))
 			n = k;	/* stop: the rest stays untouched */
 		i = k;
 	}
-	send_ids(c, o, pub, ids + i, n - i, &t);
+	send_ids(c, o, pub, lane, ids + i, n - i, &t);
 	rc = dlq_tally_summary(&t, o->json);
 	note_refusals(c, o, &t);
 	if (rc == DLQ_EXIT_CONFLICT && unknown_ids(plan))
@@ -543,6 +661,7 @@ out:
 	cJSON_Delete(t.results);
 	cJSON_Delete(t.canary);
 	cJSON_Delete(plan);
+	dlq_lane_close(lane);
 	dlq_publisher_close(pub);
 	return rc;
 }

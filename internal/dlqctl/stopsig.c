@@ -2,9 +2,12 @@
 #include "stopsig.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 
-static volatile sig_atomic_t asked;
+/* atomic: replay's lane thread reads it too (lock-free, so a handler
+ * may set it) */
+static atomic_int asked;
 
 static void
 on_stop(int sig)

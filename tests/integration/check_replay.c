@@ -1779,59 +1779,7 @@ START_TEST(rate_limits_the_replay)
 }
 END_TEST
 
-/* SIGTERM (or ^C, or a closed terminal) stops a replay after the message
- * in hand: what was published is replayed, what was claimed and not sent
- * is given back, nothing is left replaying, and the summary is printed. */
-START_TEST(a_signal_stops_a_replay_after_the_current_message)
-{
-	struct h_rig f;
-	struct h_worker r;
-	char id[32], *text;
-	cJSON *j;
-	int64_t end;
-	int i, rc, published;
-
-	start(&f, NULL);
-	for (i = 0; i < 100; i++) {
-		snprintf(id, sizeof(id), "s-%d", i);
-		h_publish(f.c, "", f.dlq[1], "{}", 2, id, NULL);
-	}
-	ck_assert(h_worker_wait(&f.w, "dead_letter", 100, WAIT_MS));
-	h_spawn(&r, "dlqctl", (const char *[]){ "-c", f.cfg, "--json",
-	    "replay", "--queue", f.q[1], "--rate", "20", "--execute",
-	    "--reason", "signal test", NULL }, NULL);
-	for (end = h_now_ms() + WAIT_MS; h_count(f.q[1]) < 5 &&
-	    h_now_ms() < end; )
-		usleep(20000);
-	kill(r.pid, SIGTERM);
-	rc = h_worker_exit(&r, 10000);
-	ck_assert_msg(rc == 0 || rc == 1, "exit %d", rc);
-	text = h_slurp(r.log);
-	ck_assert_ptr_nonnull(j = cJSON_Parse(text));
-	free(text);
-	ck_assert(cJSON_IsTrue(get(j, "interrupted")));
-	published = (int)get(j, "published")->valuedouble;
-	ck_assert_int_ge(published, 5);
-	ck_assert_int_lt(published, 100);
-	cJSON_Delete(j);
-	ck_assert(h_wait_count(f.q[1], published, WAIT_MS));
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
-	    "--status", "replaying", NULL }), 0);
-	ck_assert_int_eq(cJSON_GetArraySize(j), 0);
-	cJSON_Delete(j);
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
-	    "--status", "replayed", "--limit", "100", NULL }), 0);
-	ck_assert_int_eq(cJSON_GetArraySize(j), published);
-	cJSON_Delete(j);
-	ck_assert_int_eq(h_dlqctl(f.cfg, NULL, &j, (const char *[]){ "list",
-	    "--status", "open", "--limit", "100", NULL }), 0);
-	ck_assert_int_eq(cJSON_GetArraySize(j), 100 - published);
-	cJSON_Delete(j);
-	h_rig_stop(&f);
-}
-END_TEST
-
-/* Records of `cfg`'s archive in `status` (dlqctl list). */
+/* Records of `cfg`'s archive in `status` (dlqctl list, 10 000 at most). */
 static int
 with_status(const char *cfg, const char *status)
 {
@@ -1839,11 +1787,106 @@ with_status(const char *cfg, const char *status)
 	int n;
 
 	ck_assert_int_eq(h_dlqctl(cfg, NULL, &j, (const char *[]){ "list",
-	    "--status", status, NULL }), 0);
+	    "--status", status, "--limit", "10000", NULL }), 0);
 	n = cJSON_GetArraySize(j);
 	cJSON_Delete(j);
 	return n;
 }
+
+/* `n` dead letters "ID-0".. put straight into the second DLQ. */
+static void
+flood_dlq(struct h_rig *f, int n, const char *id)
+{
+	char mid[64];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(mid, sizeof(mid), "%s-%d", id, i);
+		h_publish(f->c, "", f->dlq[1], "{}", 2, mid, NULL);
+	}
+	ck_assert(h_worker_wait(&f->w, "dead_letter", n, WAIT_MS));
+}
+
+/* dlqctl --json replay of the second queue's dead letters at `rate`,
+ * sent SIGTERM once `first` of them are back in the queue: its summary,
+ * which says it was interrupted. */
+static cJSON *
+replay_interrupted(struct h_rig *f, const char *rate, const char *limit,
+    int first)
+{
+	struct h_worker r;
+	char *text;
+	cJSON *j;
+	int64_t end;
+	int rc;
+
+	h_spawn(&r, "dlqctl", (const char *[]){ "-c", f->cfg, "--json",
+	    "replay", "--queue", f->q[1], "--limit", limit, "--rate", rate,
+	    "--execute", "--reason", "signal test", NULL }, NULL);
+	for (end = h_now_ms() + WAIT_MS; h_count(f->q[1]) < first &&
+	    h_now_ms() < end; )
+		usleep(2000);
+	kill(r.pid, SIGTERM);
+	rc = h_worker_exit(&r, 30000);
+	ck_assert_msg(rc == 0 || rc == 1, "exit %d", rc);
+	text = h_slurp(r.log);
+	ck_assert_ptr_nonnull(j = cJSON_Parse(text));
+	free(text);
+	ck_assert(cJSON_IsTrue(get(j, "interrupted")));
+	ck_assert_int_eq(get(j, "unknown")->valuedouble, 0);
+	return j;
+}
+
+/* SIGTERM (or ^C, or a closed terminal) stops a replay after the message
+ * in hand: what was published is replayed, what was claimed and not sent
+ * is given back, nothing is left replaying, and the summary is printed. */
+START_TEST(a_signal_stops_a_replay_after_the_current_message)
+{
+	struct h_rig f;
+	cJSON *j;
+	int published;
+
+	start(&f, NULL);
+	flood_dlq(&f, 100, "s");
+	j = replay_interrupted(&f, "20", "100", 5);
+	published = (int)get(j, "published")->valuedouble;
+	ck_assert_int_ge(published, 5);
+	ck_assert_int_lt(published, 100);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(f.q[1], published, WAIT_MS));
+	ck_assert_int_eq(with_status(f.cfg, "replaying"), 0);
+	ck_assert_int_eq(with_status(f.cfg, "replayed"), published);
+	ck_assert_int_eq(with_status(f.cfg, "open"), 100 - published);
+	h_rig_stop(&f);
+}
+END_TEST
+
+/* Unthrottled, the next chunk is claimed while one is published: a
+ * signal then gives back both the rest of the chunk in hand and the one
+ * claimed ahead. Nothing is left replaying, nothing is sent twice. */
+START_TEST(a_signal_gives_back_the_chunk_claimed_ahead)
+{
+	enum { N = 3000 };
+	struct h_rig f;
+	cJSON *j;
+	int published, not_sent;
+
+	start(&f, NULL);
+	flood_dlq(&f, N, "g");
+	j = replay_interrupted(&f, "0", "3000", 1);
+	published = (int)get(j, "published")->valuedouble;
+	not_sent = (int)get(j, "not_sent")->valuedouble;
+	ck_assert_int_ge(published, 1);
+	ck_assert_int_lt(published + not_sent, N + 1);
+	cJSON_Delete(j);
+	ck_assert(h_wait_count(f.q[1], published, WAIT_MS));
+	ck_assert_int_eq(with_status(f.cfg, "replaying"), 0);
+	ck_assert_int_eq(with_status(f.cfg, "replayed"), published);
+	ck_assert_int_eq(with_status(f.cfg, "open"), N - published);
+	ck_assert_int_eq(h_count(f.q[1]), published);
+	h_rig_stop(&f);
+}
+END_TEST
 
 /* Whether the file at `path` holds `text`. */
 static bool
@@ -1987,6 +2030,7 @@ suite(void)
 	tcase_add_test(tc, from_queue_says_when_the_queue_counts_returns);
 	tcase_add_test(tc, rate_limits_the_replay);
 	tcase_add_test(tc, a_signal_stops_a_replay_after_the_current_message);
+	tcase_add_test(tc, a_signal_gives_back_the_chunk_claimed_ahead);
 	tcase_add_test(tc,
 	    a_worker_restarted_mid_replay_still_gets_the_outcomes);
 	suite_add_tcase(s, tc);
