@@ -10,6 +10,8 @@
  *   A  dlq-worker: archive on (WAL, synchronous=FULL), JSON log to a file,
  *      alerts on to a local receiver
  *   B  baseline: a bare rabbitmq-c consumer that only acks, same prefetch
+ *      (in 2, memory: one thread and connection per DLQ, as the worker
+ *      has, run as a program of its own: bench --bare-consumers)
  *
  * Scenario 8 times what on-call waits for (dlqctl stats and groups, a
  * /metrics scrape) on an empty archive and on a large one.
@@ -830,12 +832,125 @@ idle_rss(const char *cfg, int k, long *anon_kb, long *file_kb)
 	return kb;
 }
 
+/* The memory baseline: a bare consumer of the k DLQs of `p`, shaped
+ * like the worker (a thread with its own connection per DLQ, 256 KiB
+ * stacks, same prefetch), that only acks; n dead letters in all (0:
+ * idle for a second once every consumer runs). It runs as a fresh
+ * program (the bench re-executed), so its RSS is its own, and prints
+ * "peak-KiB rss-KiB anon-KiB file-KiB", the last three drained_ms after
+ * the last ack. */
+struct bare_queue {
+	char	dlq[160];
+	int	n;
+	pthread_barrier_t *ready;
+};
+
+static void *
+bare_consume(void *arg)
+{
+	struct bare_queue *q = arg;
+	amqp_connection_state_t c = connect_broker();
+	amqp_envelope_t env;
+	int got;
+
+	amqp_basic_qos(c, 1, 0, (uint16_t)prefetch, 0);
+	amqp_basic_consume(c, 1, amqp_cstring_bytes(q->dlq), amqp_empty_bytes,
+	    0, 0, 0, amqp_empty_table);
+	pthread_barrier_wait(q->ready);
+	for (got = 0; got < q->n; got++) {
+		amqp_maybe_release_buffers(c);
+		if (amqp_consume_message(c, &env, NULL, 0).reply_type !=
+		    AMQP_RESPONSE_NORMAL)
+			die("the bare consumer lost its connection");
+		amqp_basic_ack(c, 1, env.delivery_tag, 0);
+		amqp_destroy_envelope(&env);
+	}
+	pthread_barrier_wait(q->ready);	/* all drained: read the RSS */
+	pthread_barrier_wait(q->ready);	/* ... then close */
+	close_broker(c);
+	return NULL;
+}
+
+static int
+bare_consumers_main(const char *p, int k, int n, int drained_ms)
+{
+	struct bare_queue *qs = calloc((size_t)k, sizeof(*qs));
+	pthread_t *ts = calloc((size_t)k, sizeof(*ts));
+	pthread_barrier_t ready;
+	pthread_attr_t attr;
+	long peak;
+	int i;
+
+	pthread_barrier_init(&ready, NULL, (unsigned)k + 1);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	for (i = 0; i < k; i++) {
+		snprintf(qs[i].dlq, sizeof(qs[i].dlq), "%s_q%d.dlq", p, i);
+		qs[i].n = n / k + (i < n % k);	/* as fill() spread them */
+		qs[i].ready = &ready;
+		if (pthread_create(&ts[i], &attr, bare_consume, &qs[i]) != 0)
+			die("cannot start a bare consumer thread");
+	}
+	pthread_barrier_wait(&ready);	/* every consumer runs */
+	if (n == 0)
+		nap_ms(1000);
+	pthread_barrier_wait(&ready);	/* every dead letter acked */
+	peak = proc_hwm(getpid());
+	nap_ms(drained_ms);
+	printf("%ld %ld %ld %ld\n", peak, proc_status_kb(getpid(), "VmRSS"),
+	    proc_status_kb(getpid(), "RssAnon"),
+	    proc_status_kb(getpid(), "RssFile"));
+	pthread_barrier_wait(&ready);
+	for (i = 0; i < k; i++)
+		pthread_join(ts[i], NULL);
+	pthread_attr_destroy(&attr);
+	pthread_barrier_destroy(&ready);
+	free(qs);
+	free(ts);
+	return 0;
+}
+
+/* Runs bare_consumers_main() as its own program; its figures in `r`. */
+static void
+drain_bare_consumers(const char *p, int k, int n, struct result *r)
+{
+	char ks[16], ns[16], ms[16], line[128];
+	int fd[2], status;
+	int64_t t0 = now_us();
+	FILE *f;
+	pid_t pid;
+
+	snprintf(ks, sizeof(ks), "%d", k);
+	snprintf(ns, sizeof(ns), "%d", n);
+	snprintf(ms, sizeof(ms), "%d", n > 0 ? DRAINED_IDLE_MS : 0);
+	if (pipe(fd) != 0)
+		die("pipe");
+	if ((pid = fork()) == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		execl("/proc/self/exe", "bench", "--bare-consumers", p, ks, ns,
+		    ms, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	f = fdopen(fd[0], "r");
+	memset(r, 0, sizeof(*r));
+	if (f == NULL || fgets(line, sizeof(line), f) == NULL ||
+	    sscanf(line, "%ld %ld %ld %ld", &r->rss_kb, &r->rss_after_kb,
+	    &r->anon_after_kb, &r->file_after_kb) != 4)
+		die("the bare consumers failed");
+	r->secs = (double)(now_us() - t0) / 1e6 - (n > 0 ? DRAINED_IDLE_MS /
+	    1000.0 : 0);
+	fclose(f);
+	waitpid(pid, &status, 0);
+}
+
 static void
 scenario_memory(void)
 {
 	char p[32];
 	const char *cfg;
-	struct result a;
+	struct result a, b_idle, b;
 	long idle, anon, file;
 
 	say("\n## 2. Memory, 37 monitored DLQs (peak RSS, VmHWM)\n\n");
@@ -847,17 +962,28 @@ scenario_memory(void)
 	drained_idle_ms = DRAINED_IDLE_MS;
 	a = drain_worker(p, cfg, FLOOD, "info", NULL);
 	drained_idle_ms = 0;
-	say("| state | peak RSS |\n|---|---|\n| idle | %.1f MiB |\n"
-	    "| during a flood of %d dead letters (drained at %.0f msg/s) | "
-	    "%.1f MiB |\n\nRSS %d s after the flood was drained: %.1f MiB.\n"
-	    "goal: under 16 MiB\n\n"
-	    "Of which heap and stacks (RssAnon) and pages of the program and "
-	    "its libraries (RssFile; shared, and clean: the kernel may take "
-	    "them back): %.1f and %.1f MiB idle, %.1f and %.1f MiB after the "
-	    "flood.\n", idle / 1024.0, FLOOD, FLOOD / a.secs,
-	    a.rss_kb / 1024.0, DRAINED_IDLE_MS / 1000, a.rss_after_kb / 1024.0,
-	    anon / 1024.0, file / 1024.0, a.anon_after_kb / 1024.0,
-	    a.file_after_kb / 1024.0);
+	drain_bare_consumers(p, 37, 0, &b_idle);
+	fill(p, 37, FLOOD);
+	drain_bare_consumers(p, 37, FLOOD, &b);
+	say("| | A: dlq-worker | B: bare consumers (a thread and connection "
+	    "per DLQ, acks only) |\n|---|---|---|\n"
+	    "| peak RSS, idle | %.1f MiB | %.1f MiB |\n"
+	    "| peak RSS, during a flood of %d dead letters | %.1f MiB | "
+	    "%.1f MiB |\n"
+	    "| RSS %d s after the flood was drained | %.1f MiB | %.1f MiB |\n"
+	    "| of which heap and stacks (RssAnon) | %.1f MiB | %.1f MiB |\n"
+	    "| and pages of the program and its libraries (RssFile) | "
+	    "%.1f MiB | %.1f MiB |\n"
+	    "| drain rate of the flood, msg/s | %.0f | %.0f |\n\n"
+	    "goal: under 16 MiB idle, during and after the flood\n\n"
+	    "RssFile is shared and clean (the kernel may take it back). "
+	    "Idle, the worker's RssAnon is %.1f MiB and its RssFile %.1f MiB.\n",
+	    idle / 1024.0, b_idle.rss_kb / 1024.0, FLOOD, a.rss_kb / 1024.0,
+	    b.rss_kb / 1024.0, DRAINED_IDLE_MS / 1000, a.rss_after_kb / 1024.0,
+	    b.rss_after_kb / 1024.0, a.anon_after_kb / 1024.0,
+	    b.anon_after_kb / 1024.0, a.file_after_kb / 1024.0,
+	    b.file_after_kb / 1024.0, FLOOD / a.secs, FLOOD / b.secs,
+	    anon / 1024.0, file / 1024.0);
 }
 
 static void
@@ -1786,7 +1912,7 @@ env_int(const char *name, int def)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	char path[256], host[64] = "?", date[64];
 	time_t now = time(NULL);
@@ -1796,6 +1922,9 @@ main(void)
 	bin = getenv("DLQ_BIN") ? getenv("DLQ_BIN") : "build";
 	if (url == NULL)
 		die("set DLQ_TEST_AMQP_URL (make bench does)");
+	if (argc == 6 && strcmp(argv[1], "--bare-consumers") == 0)
+		return bare_consumers_main(argv[2], atoi(argv[3]), atoi(argv[4]),
+		    atoi(argv[5]));
 	N = env_int("BENCH_N", 20000);
 	ROUNDS = env_int("BENCH_ROUNDS", 5);
 	if (ROUNDS > 16)
