@@ -576,27 +576,41 @@ dlq_buf_base64(struct dlq_buf *b, const void *sv, size_t n)
 	}
 }
 
+/* The value of a digit of b64[], or -1 (a replay decodes every body's
+ * characters: arithmetic, not a search of the alphabet) */
+static int
+b64_value(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
 int
 dlq_base64_decode(const char *t, struct dlq_buf *out)
 {
 	uint32_t v = 0;
-	int bits = 0, pad = 0;
-	const char *p;
-	char c;
+	int bits = 0, pad = 0, d;
 
+	/* room for all of it at once (out of memory: `oom` says so, as
+	 * for any append) */
+	dlq_buf_reserve(out, strlen(t) / 4 * 3 + 3);
 	for (; *t != '\0'; t++) {
 		if (*t == '=') {
 			pad++;
 			continue;
 		}
-		if (pad > 0 || (p = strchr(b64, *t)) == NULL || *t == '\0')
+		if (pad > 0 || (d = b64_value(*t)) < 0)
 			return -1;
-		v = (v << 6) | (uint32_t)(p - b64);
+		v = (v << 6) | (uint32_t)d;
 		bits += 6;
 		if (bits >= 8) {
 			bits -= 8;
-			c = (char)(v >> bits & 0xff);
-			dlq_buf_addc(out, c);
+			dlq_buf_addc(out, (char)(v >> bits & 0xff));
 		}
 	}
 	return pad > 2 ? -1 : 0;

@@ -1,6 +1,7 @@
 /* jsonexact.c - whole numbers through cJSON without rounding. */
 #include "jsonexact.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,34 @@ struct tokens {
 	size_t		 at;		/* where the next number is looked for */
 };
 
+/* Where the string opened by the quote at s[i] ends (past its closing
+ * quote, or n): a quote after an even run of backslashes closes it. A
+ * replay's answer is mostly strings (base64 bodies): memchr, not a loop
+ * of its own, walks them. */
+static size_t
+string_end(const char *s, size_t i, size_t n)
+{
+	const char *q;
+	size_t b;
+
+	for (i++; i < n; i = (size_t)(q - s) + 1) {
+		if ((q = memchr(s + i, '"', n - i)) == NULL)
+			return n;
+		for (b = 0; q - b > s + i && q[-1 - (ptrdiff_t)b] == '\\'; b++)
+			;
+		if (b % 2 == 0)
+			return (size_t)(q - s) + 1;
+	}
+	return n;
+}
+
+static bool
+in_number(char c)
+{
+	return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' ||
+	    c == '+' || c == '-';
+}
+
 /* The next number literal of the text, outside strings (where only a
  * number has a digit or a '-'): its start and length; false at the end. */
 static bool
@@ -23,15 +52,11 @@ next_number(struct tokens *t, size_t *start, size_t *len)
 
 	while (i < t->n) {
 		if (s[i] == '"') {
-			for (i++; i < t->n && s[i] != '"'; i++)
-				if (s[i] == '\\')
-					i++;
-			i++;
+			i = string_end(s, i, t->n);
 			continue;
 		}
 		if (s[i] == '-' || (s[i] >= '0' && s[i] <= '9')) {
-			for (k = i + 1; k < t->n && strchr("0123456789.eE+-",
-			    s[k]) != NULL && s[k] != '\0'; k++)
+			for (k = i + 1; k < t->n && in_number(s[k]); k++)
 				;
 			*start = i;
 			*len = k - i;

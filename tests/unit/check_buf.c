@@ -1,4 +1,4 @@
-/* check_buf.c - JSON text building: escaping, UTF-8, timestamps. */
+/* check_buf.c - JSON text building: escaping, UTF-8, timestamps, base64. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
@@ -252,6 +252,48 @@ START_TEST(timestamps_stay_right_across_seconds_and_ranges)
 }
 END_TEST
 
+/* A replay's body and headers cross the control socket in base64: every
+ * byte value, every length's padding, back as they went; a text that is
+ * not base64 is refused. */
+START_TEST(base64_gives_back_every_byte)
+{
+	static const char *const bad[] = { "QQ*=", "QQ=A", "Q Q=", "QQ===",
+	    "-_8=" };
+	unsigned char bytes[259];
+	struct dlq_buf enc, dec;
+	size_t n, i;
+
+	for (i = 0; i < sizeof(bytes); i++)
+		bytes[i] = (unsigned char)(255 - i % 256);
+	for (n = 0; n <= sizeof(bytes); n++) {
+		dlq_buf_init(&enc);
+		dlq_buf_init(&dec);
+		dlq_buf_base64(&enc, bytes, n);
+		ck_assert_uint_eq(enc.len, (n + 2) / 3 * 4);
+		ck_assert_int_eq(dlq_base64_decode(enc.len ? enc.data : "", &dec),
+		    0);
+		ck_assert_uint_eq(dec.len, n);
+		ck_assert(n == 0 || memcmp(dec.data, bytes, n) == 0);
+		dlq_buf_release(&enc);
+		dlq_buf_release(&dec);
+	}
+	dlq_buf_init(&dec);
+	ck_assert_int_eq(dlq_base64_decode("aGVsbG8gd29ybGQ=", &dec), 0);
+	ck_assert_str_eq(dec.data, "hello world");
+	dlq_buf_release(&dec);
+	dlq_buf_init(&dec);
+	ck_assert_int_eq(dlq_base64_decode("+/+/", &dec), 0);
+	ck_assert_uint_eq(dec.len, 3);
+	ck_assert(memcmp(dec.data, "\xfb\xff\xbf", 3) == 0);
+	dlq_buf_release(&dec);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		dlq_buf_init(&dec);
+		ck_assert_msg(dlq_base64_decode(bad[i], &dec) == -1, "%s", bad[i]);
+		dlq_buf_release(&dec);
+	}
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -268,6 +310,7 @@ suite(void)
 	tcase_add_test(tc, special_bytes_are_found_at_every_offset);
 	tcase_add_test(tc, timestamps_are_rfc3339_utc);
 	tcase_add_test(tc, timestamps_stay_right_across_seconds_and_ranges);
+	tcase_add_test(tc, base64_gives_back_every_byte);
 	suite_add_tcase(s, tc);
 	return s;
 }

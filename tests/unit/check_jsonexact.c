@@ -53,6 +53,15 @@ START_TEST(long_integers_print_as_written)
 	printed_as(cJSON_GetObjectItem(j, "l"),
 	    "[9007199254740993,2,[18446744073709551615]]");
 	cJSON_Delete(j);
+	/* a string that ends in an escaped backslash ends there; one with
+	 * an escaped quote goes on, digits and all */
+	j = parse("{\"a\\\\\":1796492074007203839,\"b\":\"x\\\\\\\"1234567890"
+	    "1234567890\",\"c\":[1796492074007203840]}");
+	printed_as(j, "{\"a\\\\\":1796492074007203839,\"b\":\"x\\\\\\\"1234567890"
+	    "1234567890\",\"c\":[1796492074007203840]}");
+	ck_assert_str_eq(dlq_json_literal(cJSON_GetArrayItem(
+	    cJSON_GetObjectItem(j, "c"), 0)), "1796492074007203840");
+	cJSON_Delete(j);
 	/* a lone number */
 	j = parse("1796492074007203839");
 	printed_as(j, "1796492074007203839");
