@@ -1,6 +1,7 @@
 /* replayrun.c - dlqctl's replay loop over archived dead letters: plan,
- * then claim, publish and finish a chunk at a time, a canary first when
- * asked; --from-queue is replaylive.c's. */
+ * then claim, publish and finish a chunk at a time (the claims and
+ * finishes on a lane, ctllane.h, beside the publishing), a canary first
+ * when asked; --from-queue is replaylive.c's. */
 #include "replayrun.h"
 
 #include <signal.h>
